@@ -1,0 +1,15 @@
+/* olla-onnx command line: one function per sub-command, each in its own
+ * cli/cmd_*.c file. argv[0] is the sub-command name. Return the exit code. */
+#ifndef OLLA_CLI_H
+#define OLLA_CLI_H
+
+int olla_cmd_convert(int argc, char **argv);
+int olla_cmd_check(int argc, char **argv);
+int olla_cmd_shapes(int argc, char **argv);
+int olla_cmd_place(int argc, char **argv);
+
+/* Shared helpers (cli/util.c). */
+int olla_cli_parse_i64(const char *s, long long *out);
+int olla_cli_parse_double(const char *s, double *out);
+
+#endif

@@ -1,0 +1,30 @@
+#include <errno.h>
+#include <stdlib.h>
+
+#include "cli/cli.h"
+
+int olla_cli_parse_i64(const char *s, long long *out)
+{
+    if (!s || !*s)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || !end || *end)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+int olla_cli_parse_double(const char *s, double *out)
+{
+    if (!s || !*s)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || !end || *end || v != v)
+        return 0;
+    *out = v;
+    return 1;
+}

@@ -1,0 +1,24 @@
+#include "olla_error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+olla_status olla_error_set(olla_error *err, olla_status code, const char *fmt, ...)
+{
+    if (!err || err->code != OLLA_OK)
+        return err ? err->code : code;
+    err->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void olla_error_clear(olla_error *err)
+{
+    if (!err)
+        return;
+    err->code = OLLA_OK;
+    err->message[0] = '\0';
+}

@@ -1,0 +1,75 @@
+/* olla-onnx: a minimal unit-test harness. Each test file defines tests with
+ * OLLA_TEST(name) and lists them in OLLA_TEST_MAIN(...). */
+#ifndef OLLA_TEST_H
+#define OLLA_TEST_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int olla_test_failures;
+
+#define OLLA_CHECK(cond)                                                          \
+    do {                                                                          \
+        if (!(cond)) {                                                            \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            olla_test_failures++;                                                 \
+        }                                                                         \
+    } while (0)
+
+#define OLLA_CHECK_EQ_I64(a, b)                                                              \
+    do {                                                                                     \
+        int64_t va_ = (int64_t)(a), vb_ = (int64_t)(b);                                      \
+        if (va_ != vb_) {                                                                    \
+            fprintf(stderr, "%s:%d: %s == %s failed: %" PRId64 " != %" PRId64 "\n", __FILE__, \
+                    __LINE__, #a, #b, va_, vb_);                                             \
+            olla_test_failures++;                                                            \
+        }                                                                                    \
+    } while (0)
+
+#define OLLA_CHECK_STR_CONTAINS(hay, needle)                                                 \
+    do {                                                                                     \
+        const char *h_ = (hay), *n_ = (needle);                                              \
+        if (!h_ || !strstr(h_, n_)) {                                                        \
+            fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__,  \
+                    h_ ? h_ : "(null)", n_);                                                 \
+            olla_test_failures++;                                                            \
+        }                                                                                    \
+    } while (0)
+
+#define OLLA_TEST(name) static void name(void)
+
+typedef void (*olla_test_fn)(void);
+typedef struct {
+    const char *name;
+    olla_test_fn fn;
+} olla_test_case;
+
+#define OLLA_T(fn) {#fn, fn}
+
+static inline int olla_test_run(const olla_test_case *cases, int n)
+{
+    int passed = 0, failed = 0;
+    for (int i = 0; i < n; i++) {
+        int before = olla_test_failures;
+        cases[i].fn();
+        if (olla_test_failures == before) {
+            passed++;
+        } else {
+            failed++;
+            fprintf(stderr, "FAIL %s\n", cases[i].name);
+        }
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
+
+#define OLLA_TEST_MAIN(...)                                                          \
+    int main(void)                                                                   \
+    {                                                                                \
+        static const olla_test_case cases_[] = {__VA_ARGS__};                        \
+        return olla_test_run(cases_, (int)(sizeof cases_ / sizeof cases_[0]));       \
+    }
+
+#endif
