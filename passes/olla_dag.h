@@ -28,6 +28,11 @@ typedef struct olla_dag {
     int *producer;               /* node that produces each tensor */
     int64_t *bytes;              /* planned size in bytes; 0 = not planned */
     unsigned char *is_output;    /* 1: live until the last step */
+    /* Optional, borrowed from the graph (may be NULL): each node's operator
+     * type and domain ("" = default ONNX domain), for analyses that recognise
+     * training patterns such as optimizer and gradient-accumulation nodes. */
+    const char *const *op_type;
+    const char *const *op_domain;
 } olla_dag;
 
 /* Builder: collects nodes and tensors, then freezes them into CSR form. */
