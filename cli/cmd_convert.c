@@ -128,7 +128,7 @@ int olla_cmd_convert(int argc, char **argv)
         }
     }
     if (!in || !out) {
-        usage(stderr);
+        fprintf(stderr, "usage: olla-onnx [options] in.onnx out.onnx (see olla-onnx --help)\n");
         rc = 2;
         goto out;
     }
