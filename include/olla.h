@@ -8,6 +8,7 @@
 #ifndef OLLA_H
 #define OLLA_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "olla_error.h"
@@ -75,6 +76,13 @@ void olla_report_clear(olla_report *report);
  * temporary file and a rename. External data is made available next to
  * out_path when it goes to another folder. */
 olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const char *out_path, olla_error *err);
+
+/* Async-signal-safe: removes the temporary file olla_write_model() is
+ * writing, if any, so an interrupted run leaves no output behind. */
+void olla_write_abandon(void);
+
+/* Set (from a signal handler, say) to ask long phases to stop early. */
+extern volatile sig_atomic_t olla_stop_requested;
 
 /* Verifies a written model on its own: topological node order, every planned
  * tensor in the plan with its true (aligned) size, no two tensors live at the
