@@ -89,6 +89,8 @@ extern volatile sig_atomic_t olla_stop_requested;
  * same step overlapping, and the arena bounding every tensor. */
 olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_error *err);
 
+/* The report as JSON text (malloc'd; NULL when out of memory). */
+char *olla_report_to_json(const olla_report *r, int pretty);
 /* The --report JSON. */
 olla_status olla_report_write_json(const olla_report *r, const char *path, olla_error *err);
 
