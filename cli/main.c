@@ -16,6 +16,7 @@ typedef struct {
 
 static const olla_command commands[] = {
     {"check", olla_cmd_check},
+    {"batch", olla_cmd_batch},
 };
 
 /* Ctrl-C: leave no partial output and stop at once. */
