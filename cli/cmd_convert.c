@@ -12,6 +12,7 @@ static void usage(FILE *f)
           "       olla-onnx check [--dim NAME=VALUE ...] model.onnx\n"
           "       olla-onnx shapes [--dim NAME=VALUE ...] model.onnx\n"
           "       olla-onnx place in.csv out.csv [--capacity BYTES]\n"
+          "       olla-onnx batch IN_DIR OUT_DIR [-j N] [--report FILE.jsonl] [options]\n"
           "\n"
           "Reorders the nodes of an ONNX model to minimise the peak of live tensor bytes,\n"
           "gives every planned tensor an offset in one arena, and writes the model with\n"
@@ -23,6 +24,7 @@ static void usage(FILE *f)
           "  --align BYTES        arena alignment (default 64)\n"
           "  --keep-order         keep the input node order; only place tensors\n"
           "  --report FILE.json   write the report as JSON\n"
+          "  --svg FILE.svg       draw live bytes over the steps and the arena layout\n"
           "  -q, --quiet          no summary\n"
           "  -v, --verbose        more detail\n"
           "  --help, --version\n"
@@ -36,7 +38,7 @@ int olla_cmd_convert(int argc, char **argv)
     olla_cli_plan_opts po;
     olla_cli_plan_opts_init(&po);
     olla_options opt;
-    const char *in = NULL, *out = NULL, *report_path = NULL;
+    const char *in = NULL, *out = NULL, *report_path = NULL, *svg_path = NULL;
     int rc = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -53,6 +55,13 @@ int olla_cmd_convert(int argc, char **argv)
         } else if (strcmp(a, "--version") == 0) {
             printf("olla-onnx %s\n", OLLA_VERSION_STRING);
             goto out;
+        } else if (strcmp(a, "--svg") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "olla-onnx: --svg needs a file name\n");
+                rc = 2;
+                goto out;
+            }
+            svg_path = argv[++i];
         } else if (strcmp(a, "--report") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "olla-onnx: --report needs a file name\n");
@@ -88,7 +97,8 @@ int olla_cmd_convert(int argc, char **argv)
     memset(&rep, 0, sizeof rep);
     if (olla_model_load(in, &model, &err) == OLLA_OK && olla_optimize(model, &opt, &plan, &rep, &err) == OLLA_OK &&
         olla_write_model(model, plan, out, &err) == OLLA_OK &&
-        (!report_path || olla_report_write_json(&rep, report_path, &err) == OLLA_OK)) {
+        (!report_path || olla_report_write_json(&rep, report_path, &err) == OLLA_OK) &&
+        (!svg_path || olla_plan_write_svg(plan, in, svg_path, &err) == OLLA_OK)) {
         if (opt.verbosity > 0) {
             char a[32], b[32], c[32];
             olla_cli_human_bytes(rep.input_order_peak_bytes, a, sizeof a);

@@ -53,6 +53,7 @@ typedef struct olla_plan_entry {
     const char *name; /* borrowed from the model */
     int64_t offset;
     int64_t bytes;    /* rounded up to the alignment */
+    int first_step, last_step; /* live on these steps of the planned order, inclusive */
 } olla_plan_entry;
 
 typedef struct olla_plan {
@@ -62,7 +63,14 @@ typedef struct olla_plan {
     olla_plan_entry *entries; /* in allocation order */
     int64_t arena_bytes;
     int64_t alignment;
+    int64_t *live_input;     /* live bytes at each step of the input order */
+    int64_t *live_planned;   /* live bytes at each step of the planned order */
+    int64_t lower_bound;     /* -1 when none was computed */
 } olla_plan;
+
+/* Draws the plan as SVG: live bytes over the steps for the input and the
+ * planned order (peak and lower bound marked), and the arena layout. */
+olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const char *path, olla_error *err);
 
 /* Plans a model. On success *plan and *report are filled; free with
  * olla_plan_free and olla_report_clear. */
