@@ -1,0 +1,285 @@
+/* olla-onnx benchmark: shape inference against ONNX's per-operator test models.
+ *
+ * For every <dir>/<test>/model.onnx, runs olla_infer_shapes with
+ * ignore_value_info=1 (the declared graph-output types are not read) and
+ * compares each graph output with the type the model declares.
+ *
+ * Matching rule (strict):
+ *  - tensor outputs: the element type must be equal; when the declaration has
+ *    a shape, the rank must be equal and every dimension declared as a number
+ *    must be inferred as that same number, every dimension declared as a name
+ *    must be inferred as that same name; a declared dimension with neither
+ *    (no information) accepts anything;
+ *  - sequence and optional outputs: the kind must be equal and the element
+ *    type of the innermost tensor must be equal (the table keeps no element
+ *    shape for them).
+ * A model matches when all its outputs match.
+ *
+ * Usage: shapes_node_bench [-v] <onnx-node dir>
+ * Prints one line per mismatching model (test, output, declared, inferred,
+ * reason) and a summary. With -v also prints every match. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "olla_error.h"
+#include "passes/olla_shapes.h"
+
+typedef struct {
+    char **names;
+    size_t n, cap;
+} name_list;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int list_tests(const char *root, name_list *out)
+{
+    DIR *d = opendir(root);
+    if (!d) return -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        if (out->n == out->cap) {
+            size_t nc = out->cap ? out->cap * 2 : 256;
+            char **nn = realloc(out->names, nc * sizeof *nn);
+            if (!nn) break;
+            out->names = nn;
+            out->cap = nc;
+        }
+        out->names[out->n] = strdup(e->d_name);
+        if (!out->names[out->n]) break;
+        out->n++;
+    }
+    closedir(d);
+    qsort(out->names, out->n, sizeof *out->names, cmp_str);
+    return 0;
+}
+
+static unsigned char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *buf = malloc(cap);
+    while (buf) {
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (n < cap) break;
+        unsigned char *nb = realloc(buf, cap * 2);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+/* Formats a declared type into buf. */
+static void fmt_declared(const Onnx__TypeProto *t, char *buf, size_t cap)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    if (!t) {
+        snprintf(buf, cap, "(none)");
+        return;
+    }
+    while (t && t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+        if (t->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && t->sequence_type) {
+            k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, "seq(");
+            t = t->sequence_type->elem_type;
+        } else if (t->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && t->optional_type) {
+            k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, "opt(");
+            t = t->optional_type->elem_type;
+        } else {
+            snprintf(buf + k, k < cap ? cap - k : 0, "?");
+            return;
+        }
+    }
+    if (!t || !t->tensor_type) return;
+    const char *en = olla_elem_type_name(t->tensor_type->elem_type);
+    k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, "%s", en ? en : "?");
+    const Onnx__TensorShapeProto *s = t->tensor_type->shape;
+    if (!s) return;
+    k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, "[");
+    for (size_t i = 0; i < s->n_dim; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = s->dim[i];
+        const char *sep = i ? "," : "";
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+            k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, "%s%lld", sep, (long long)d->dim_value);
+        else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
+            k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, "%s%s", sep, d->dim_param);
+        else
+            k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, "%s?", sep);
+    }
+    snprintf(buf + k, k < cap ? cap - k : 0, "]");
+}
+
+static void fmt_inferred(const olla_value_type *v, char *buf, size_t cap)
+{
+    size_t k = 0;
+    if (!v) {
+        snprintf(buf, cap, "(absent)");
+        return;
+    }
+    static const char *kinds[] = {"", "sparse(", "seq(", "map(", "opt("};
+    const char *en = olla_elem_type_name(v->elem_type);
+    k += (size_t)snprintf(buf, cap, "%s%s", (unsigned)v->kind < 5 ? kinds[v->kind] : "?(",
+                          en ? en : "?");
+    if (v->kind != OLLA_VALUE_TENSOR) return;
+    if (v->rank < 0) {
+        snprintf(buf + k, k < cap ? cap - k : 0, "[rank?]");
+        return;
+    }
+    k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, "[");
+    for (int i = 0; i < v->rank; i++) {
+        const char *sep = i ? "," : "";
+        if (v->dims[i].value >= 0)
+            k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, "%s%lld", sep,
+                                  (long long)v->dims[i].value);
+        else if (v->dims[i].param)
+            k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, "%s%s", sep, v->dims[i].param);
+        else
+            k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, "%s?", sep);
+    }
+    snprintf(buf + k, k < cap ? cap - k : 0, "]");
+}
+
+/* 1 when the inferred value satisfies the declaration (rule at the top). */
+static int matches(const Onnx__TypeProto *t, const olla_value_type *v)
+{
+    if (!t) return 1;
+    if (!v) return 0;
+    if (t->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ||
+        t->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE) {
+        olla_value_kind want = t->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE
+                                   ? OLLA_VALUE_SEQUENCE
+                                   : OLLA_VALUE_OPTIONAL;
+        if (v->kind != want) return 0;
+        const Onnx__TypeProto *in = t;
+        while (in && in->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+            if (in->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && in->sequence_type)
+                in = in->sequence_type->elem_type;
+            else if (in->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && in->optional_type)
+                in = in->optional_type->elem_type;
+            else
+                return 0;
+        }
+        if (!in || !in->tensor_type) return 0;
+        return in->tensor_type->elem_type == v->elem_type;
+    }
+    if (t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !t->tensor_type) return 0;
+    if (v->kind != OLLA_VALUE_TENSOR) return 0;
+    if (t->tensor_type->elem_type != v->elem_type) return 0;
+    const Onnx__TensorShapeProto *s = t->tensor_type->shape;
+    if (!s) return 1;
+    if (v->rank != (int)s->n_dim) return 0;
+    for (size_t i = 0; i < s->n_dim; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = s->dim[i];
+        const olla_dim *o = &v->dims[i];
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+            if (o->value != d->dim_value) return 0;
+        } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) {
+            if (o->value >= 0 || !o->param || strcmp(o->param, d->dim_param) != 0) return 0;
+        }
+    }
+    return 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    int verbose = 0, ai = 1;
+    if (ai < argc && strcmp(argv[ai], "-v") == 0) {
+        verbose = 1;
+        ai++;
+    }
+    if (ai >= argc) {
+        fprintf(stderr, "usage: shapes_node_bench [-v] <onnx-node dir>\n");
+        return 2;
+    }
+    const char *root = argv[ai];
+    name_list tests = {0};
+    if (list_tests(root, &tests) != 0) {
+        fprintf(stderr, "shapes_node_bench: cannot read directory %s\n", root);
+        return 1;
+    }
+    size_t n_models = 0, n_match = 0, n_err = 0, n_outputs = 0, n_out_match = 0;
+    double t_infer = 0;
+    char path[4096], decl[512], inf[512];
+    for (size_t ti = 0; ti < tests.n; ti++) {
+        snprintf(path, sizeof path, "%s/%s/model.onnx", root, tests.names[ti]);
+        size_t len = 0;
+        unsigned char *buf = read_all(path, &len);
+        if (!buf) continue;
+        Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+        free(buf);
+        if (!m) {
+            printf("MISMATCH %s: cannot parse model.onnx\n", tests.names[ti]);
+            n_models++;
+            n_err++;
+            continue;
+        }
+        n_models++;
+        olla_shape_options opt = {NULL, 0, 1};
+        olla_shape_table *tab = NULL;
+        olla_error err;
+        olla_error_clear(&err);
+        double t0 = now_s();
+        olla_status st = olla_infer_shapes(m, &opt, &tab, &err);
+        t_infer += now_s() - t0;
+        if (st != OLLA_OK) {
+            printf("MISMATCH %s: error %d: %s\n", tests.names[ti], (int)st, err.message);
+            n_err++;
+            onnx__model_proto__free_unpacked(m, NULL);
+            continue;
+        }
+        int all = 1;
+        const Onnx__GraphProto *g = m->graph;
+        for (size_t oi = 0; g && oi < g->n_output; oi++) {
+            const Onnx__ValueInfoProto *o = g->output[oi];
+            const olla_value_type *v = olla_shape_lookup(tab, o->name);
+            n_outputs++;
+            int ok = matches(o->type, v);
+            if (ok) {
+                n_out_match++;
+                if (verbose) {
+                    fmt_inferred(v, inf, sizeof inf);
+                    printf("match    %s: %s %s\n", tests.names[ti], o->name, inf);
+                }
+                continue;
+            }
+            all = 0;
+            fmt_declared(o->type, decl, sizeof decl);
+            fmt_inferred(v, inf, sizeof inf);
+            const char *why = olla_shape_unknown_reason(tab, o->name);
+            printf("MISMATCH %s: output %s declared %s inferred %s%s%s\n", tests.names[ti],
+                   o->name, decl, inf, why ? " reason: " : "", why ? why : "");
+        }
+        if (all) n_match++;
+        olla_shape_table_free(tab);
+        onnx__model_proto__free_unpacked(m, NULL);
+    }
+    printf("models: %zu, matching exactly: %zu (%.2f%%), errors: %zu\n", n_models, n_match,
+           n_models ? 100.0 * (double)n_match / (double)n_models : 0.0, n_err);
+    printf("graph outputs: %zu, matching: %zu\n", n_outputs, n_out_match);
+    printf("inference time over all models: %.3f s\n", t_infer);
+    for (size_t i = 0; i < tests.n; i++) free(tests.names[i]);
+    free(tests.names);
+    return 0;
+}
