@@ -205,5 +205,15 @@ extern const olla_shape_rule_entry olla_shape_rules_linalg[];
 extern const olla_shape_rule_entry olla_shape_rules_reduce[];
 extern const olla_shape_rule_entry olla_shape_rules_control[];
 extern const olla_shape_rule_entry olla_shape_rules_training[];
+extern const olla_shape_rule_entry olla_shape_rules_conv[];
+extern const olla_shape_rule_entry olla_shape_rules_norm[];
+extern const olla_shape_rule_entry olla_shape_rules_rnn[];
+extern const olla_shape_rule_entry olla_shape_rules_resize[];
+extern const olla_shape_rule_entry olla_shape_rules_datadep[];
+extern const olla_shape_rule_entry olla_shape_rules_quant[];
+extern const olla_shape_rule_entry olla_shape_rules_random[];
+extern const olla_shape_rule_entry olla_shape_rules_signal[];
+extern const olla_shape_rule_entry olla_shape_rules_seq[];
+extern const olla_shape_rule_entry olla_shape_rules_misc[];
 
 #endif

@@ -6,6 +6,16 @@
 
 static const olla_shape_rule_entry *const families[] = {
     olla_shape_rules_elementwise,
+    olla_shape_rules_conv,
+    olla_shape_rules_norm,
+    olla_shape_rules_rnn,
+    olla_shape_rules_resize,
+    olla_shape_rules_datadep,
+    olla_shape_rules_quant,
+    olla_shape_rules_random,
+    olla_shape_rules_signal,
+    olla_shape_rules_seq,
+    olla_shape_rules_misc,
 };
 
 static int domain_match(const char *want, const char *have)
