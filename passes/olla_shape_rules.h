@@ -145,6 +145,8 @@ olla_status olla_shape_set_out_kind(olla_shape_ctx *c, int i, olla_value_kind ki
 /* Partially evaluated value of output i (set its type first; n must equal
  * the number of elements of that type). Ignored when n exceeds the limit. */
 olla_status olla_shape_set_out_value(olla_shape_ctx *c, int i, const olla_sval *e, int64_t n);
+/* Output i is the constant tensor tp (type and, when small, value). */
+olla_status olla_shape_set_out_tensor(olla_shape_ctx *c, int i, const Onnx__TensorProto *tp);
 /* Marks output i unknown with a reason ("data-dependent output of NonZero",
  * ...). The engine prefixes the tensor and node. printf-style. */
 void olla_shape_set_unknown(olla_shape_ctx *c, int i, const char *fmt, ...)
