@@ -12,6 +12,7 @@ typedef struct {
 
 static const olla_command commands[] = {
     {"check", olla_cmd_check},
+    {"shapes", olla_cmd_shapes},
 };
 
 int main(int argc, char **argv)

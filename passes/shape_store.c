@@ -1,66 +1,10 @@
-/* olla-onnx: storage for shape inference: arena, string map, element types,
- * and conversion of ONNX type and tensor protos. */
+/* olla-onnx: storage for shape inference: arena, string map, and conversion of ONNX type and tensor protos. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "passes/shape_engine.h"
-
-/* ---- element types ---- */
-
-static const struct {
-    const char *name;
-    int bits;
-} elem_types[] = {
-    {NULL, 0},          {"float32", 32},       {"uint8", 8},           {"int8", 8},
-    {"uint16", 16},     {"int16", 16},         {"int32", 32},          {"int64", 64},
-    {"string", 0},      {"bool", 8},           {"float16", 16},        {"float64", 64},
-    {"uint32", 32},     {"uint64", 64},        {"complex64", 64},      {"complex128", 128},
-    {"bfloat16", 16},   {"float8e4m3fn", 8},   {"float8e4m3fnuz", 8},  {"float8e5m2", 8},
-    {"float8e5m2fnuz", 8}, {"uint4", 4},       {"int4", 4},            {"float4e2m1", 4},
-    {"float8e8m0", 8},
-};
-
-const char *olla_elem_type_name(int32_t elem_type)
-{
-    if (elem_type <= 0 || (size_t)elem_type >= sizeof elem_types / sizeof elem_types[0])
-        return NULL;
-    return elem_types[elem_type].name;
-}
-
-int olla_elem_type_bits(int32_t elem_type)
-{
-    if (elem_type <= 0 || (size_t)elem_type >= sizeof elem_types / sizeof elem_types[0])
-        return 0;
-    return elem_types[elem_type].bits;
-}
-
-int64_t olla_value_bytes(const olla_value_type *t)
-{
-    if (!t || t->kind != OLLA_VALUE_TENSOR || t->rank < 0)
-        return -1;
-    int bits = olla_elem_type_bits(t->elem_type);
-    if (bits == 0)
-        return -1;
-    int64_t n = 1;
-    int overflow = 0;
-    for (int d = 0; d < t->rank; d++) {
-        int64_t v = t->dims[d].value;
-        if (v < 0)
-            return -1;
-        if (v != 0 && n > INT64_MAX / v)
-            overflow = 1;
-        else
-            n *= v;
-    }
-    for (int d = 0; d < t->rank; d++)
-        if (t->dims[d].value == 0)
-            return 0;
-    if (overflow || n > (INT64_MAX - 7) / bits)
-        return -2;
-    return (n * bits + 7) / 8;
-}
 
 /* ---- arena ---- */
 
@@ -128,7 +72,7 @@ static size_t hash_str(const char *s)
     return h;
 }
 
-int olla_strmap_get(const olla_strmap *m, const char *key, size_t *val)
+int olla_namemap_get(const olla_namemap *m, const char *key, size_t *val)
 {
     if (!m->cap)
         return 0;
@@ -144,7 +88,7 @@ int olla_strmap_get(const olla_strmap *m, const char *key, size_t *val)
     return 0;
 }
 
-static olla_status strmap_grow(olla_strmap *m)
+static olla_status strmap_grow(olla_namemap *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
     const char **keys = calloc(cap, sizeof *keys);
@@ -171,7 +115,7 @@ static olla_status strmap_grow(olla_strmap *m)
     return OLLA_OK;
 }
 
-olla_status olla_strmap_put(olla_strmap *m, const char *key, size_t val)
+olla_status olla_namemap_put(olla_namemap *m, const char *key, size_t val)
 {
     if ((m->n + 1) * 2 > m->cap && strmap_grow(m) != OLLA_OK)
         return OLLA_ERR_INTERNAL;
@@ -189,7 +133,7 @@ olla_status olla_strmap_put(olla_strmap *m, const char *key, size_t val)
     return OLLA_OK;
 }
 
-void olla_strmap_free(olla_strmap *m)
+void olla_namemap_free(olla_namemap *m)
 {
     free(m->keys);
     free(m->vals);
@@ -201,10 +145,10 @@ const char *olla_shape__intern(olla_shape_table *t, const char *s)
     size_t v;
     if (!s)
         return NULL;
-    if (olla_strmap_get(&t->strings, s, &v))
+    if (olla_namemap_get(&t->strings, s, &v))
         return (const char *)(uintptr_t)v;
     char *copy = olla_arena_strdup(&t->arena, s);
-    if (!copy || olla_strmap_put(&t->strings, copy, (size_t)(uintptr_t)copy) != OLLA_OK)
+    if (!copy || olla_namemap_put(&t->strings, copy, (size_t)(uintptr_t)copy) != OLLA_OK)
         return NULL;
     return copy;
 }

@@ -15,7 +15,7 @@ olla_shape_entry *olla_shape__find(olla_shape_scope *s, const char *name)
 {
     size_t i;
     for (; s; s = s->parent)
-        if (olla_strmap_get(&s->map, name, &i))
+        if (olla_namemap_get(&s->map, name, &i))
             return &s->entries[i];
     return NULL;
 }
@@ -24,8 +24,8 @@ void olla_shape__scope_free(olla_shape_scope *s)
 {
     free(s->entries);
     free(s->decls);
-    olla_strmap_free(&s->map);
-    olla_strmap_free(&s->decl);
+    olla_namemap_free(&s->map);
+    olla_namemap_free(&s->decl);
     memset(s, 0, sizeof *s);
 }
 
@@ -36,7 +36,7 @@ static olla_shape_entry *scope_put(olla_shape_table *t, olla_shape_scope *s, con
     const char *key = olla_shape__intern(t, name);
     if (!key)
         return NULL;
-    if (olla_strmap_get(&s->map, key, &i)) {
+    if (olla_namemap_get(&s->map, key, &i)) {
         if (index)
             *index = i;
         return &s->entries[i];
@@ -53,7 +53,7 @@ static olla_shape_entry *scope_put(olla_shape_table *t, olla_shape_scope *s, con
     memset(&s->entries[i], 0, sizeof s->entries[i]);
     s->entries[i].name = key;
     s->entries[i].type.rank = -1;
-    if (olla_strmap_put(&s->map, key, i) != OLLA_OK)
+    if (olla_namemap_put(&s->map, key, i) != OLLA_OK)
         return NULL;
     if (index)
         *index = i;
@@ -73,7 +73,7 @@ static olla_status scope_decls(olla_shape_table *t, olla_shape_scope *s, const O
         if (!vi || !vi->name || !vi->name[0] || !vi->type)
             continue;
         s->decls[s->n_decls] = vi;
-        if (olla_strmap_put(&s->decl, vi->name, s->n_decls) != OLLA_OK)
+        if (olla_namemap_put(&s->decl, vi->name, s->n_decls) != OLLA_OK)
             return OLLA_ERR_INTERNAL;
         s->n_decls++;
     }
@@ -309,7 +309,7 @@ static olla_shape_rule_fn rule_for(olla_shape_table *t, const char *domain, cons
     char key[512];
     size_t i;
     snprintf(key, sizeof key, "%s\x1f%s", domain, op);
-    if (olla_strmap_get(&t->rules, key, &i))
+    if (olla_namemap_get(&t->rules, key, &i))
         return t->rule_fns[i];
     olla_shape_rule_fn fn = olla_shape_find_rule(domain, op);
     olla_shape_rule_fn *grown = realloc(t->rule_fns, (t->n_rule_fns + 1) * sizeof *grown);
@@ -321,7 +321,7 @@ static olla_shape_rule_fn rule_for(olla_shape_table *t, const char *domain, cons
     }
     t->rule_fns = grown;
     t->rule_fns[t->n_rule_fns] = fn;
-    if (olla_strmap_put(&t->rules, copy, t->n_rule_fns) == OLLA_OK)
+    if (olla_namemap_put(&t->rules, copy, t->n_rule_fns) == OLLA_OK)
         t->n_rule_fns++;
     return fn;
 }
@@ -332,7 +332,7 @@ static olla_status store_output(olla_shape_table *t, olla_shape_scope *scope, ol
     const char *name = c->node->output[i];
     size_t di;
     olla_value_type decl, *declp = NULL;
-    if (olla_strmap_get(&scope->decl, name, &di)) {
+    if (olla_namemap_get(&scope->decl, name, &di)) {
         if (olla_shape__type_from_proto(t, scope->decls[di]->type, &decl) != OLLA_OK)
             return OLLA_ERR_INTERNAL;
         if (decl.kind != OLLA_VALUE_TENSOR || decl.elem_type || decl.rank >= 0)
@@ -471,7 +471,7 @@ static void for_each_dep(const Onnx__NodeProto *node, name_fn fn, void *ud, int 
 }
 
 typedef struct {
-    const olla_strmap *producer;
+    const olla_namemap *producer;
     size_t self;
     size_t *edges; /* NULL: count only */
     size_t n;
@@ -481,7 +481,7 @@ static void count_dep(const char *name, void *ud)
 {
     dep_walk *w = ud;
     size_t p;
-    if (olla_strmap_get(w->producer, name, &p) && p != w->self) {
+    if (olla_namemap_get(w->producer, name, &p) && p != w->self) {
         if (w->edges)
             w->edges[w->n] = p;
         w->n++;
@@ -494,7 +494,7 @@ olla_status olla_shape__run_graph(olla_shape_table *t, olla_shape_scope *scope, 
     size_t n = g->n_node;
     if (n == 0)
         return OLLA_OK;
-    olla_strmap producer = {0};
+    olla_namemap producer = {0};
     size_t *indeg = calloc(n, sizeof *indeg), *start = calloc(n + 1, sizeof *start);
     size_t *queue = calloc(n, sizeof *queue), *edges = NULL, *adj = NULL, *fill = NULL;
     unsigned char *done = calloc(n, 1);
@@ -509,7 +509,7 @@ olla_status olla_shape__run_graph(olla_shape_table *t, olla_shape_scope *scope, 
             goto out;
         }
         for (size_t o = 0; o < node->n_output; o++)
-            if (node->output[o] && node->output[o][0] && olla_strmap_put(&producer, node->output[o], k) != OLLA_OK)
+            if (node->output[o] && node->output[o][0] && olla_namemap_put(&producer, node->output[o], k) != OLLA_OK)
                 goto oom;
     }
     /* dependency edges: consumer k depends on producer p; adjacency p -> k */
@@ -573,7 +573,7 @@ olla_status olla_shape__run_graph(olla_shape_table *t, olla_shape_scope *scope, 
 oom:
     st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
 out:
-    olla_strmap_free(&producer);
+    olla_namemap_free(&producer);
     free(indeg);
     free(start);
     free(queue);
@@ -676,8 +676,8 @@ void olla_shape_table_free(olla_shape_table *t)
     if (!t)
         return;
     olla_shape__scope_free(&t->main);
-    olla_strmap_free(&t->strings);
-    olla_strmap_free(&t->rules);
+    olla_namemap_free(&t->strings);
+    olla_namemap_free(&t->rules);
     free(t->rule_fns);
     free(t->order);
     free(t->warnings);
@@ -795,7 +795,7 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
                                    : pass == 1 ? (g->initializer[k] ? g->initializer[k]->name : NULL)
                                                : g->node[k]->output[o];
                 size_t idx;
-                if (!name || !name[0] || !olla_strmap_get(&t->main.map, name, &idx))
+                if (!name || !name[0] || !olla_namemap_get(&t->main.map, name, &idx))
                     continue;
                 if (add_listed(t, &listed, &cap, idx) != OLLA_OK) {
                     free(listed);
@@ -815,7 +815,7 @@ oom:
 const olla_value_type *olla_shape_lookup(const olla_shape_table *t, const char *name)
 {
     size_t i;
-    if (!t || !name || !olla_strmap_get(&t->main.map, name, &i))
+    if (!t || !name || !olla_namemap_get(&t->main.map, name, &i))
         return NULL;
     return &t->main.entries[i].type;
 }
@@ -823,7 +823,7 @@ const olla_value_type *olla_shape_lookup(const olla_shape_table *t, const char *
 const char *olla_shape_unknown_reason(const olla_shape_table *t, const char *name)
 {
     size_t i;
-    if (!t || !name || !olla_strmap_get(&t->main.map, name, &i))
+    if (!t || !name || !olla_namemap_get(&t->main.map, name, &i))
         return NULL;
     const olla_shape_entry *e = &t->main.entries[i];
     if (olla_value_bytes(&e->type) >= 0)
