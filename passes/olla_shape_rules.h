@@ -217,5 +217,6 @@ extern const olla_shape_rule_entry olla_shape_rules_random[];
 extern const olla_shape_rule_entry olla_shape_rules_signal[];
 extern const olla_shape_rule_entry olla_shape_rules_seq[];
 extern const olla_shape_rule_entry olla_shape_rules_misc[];
+extern const olla_shape_rule_entry olla_shape_rules_extra[];
 
 #endif

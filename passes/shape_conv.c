@@ -99,6 +99,13 @@ static olla_status read_window(olla_shape_ctx *c, int nsp, int w_input, window *
     return OLLA_OK;
 }
 
+/* d + k for a constant k of either sign (dims themselves are never negative). */
+static olla_dim dim_add_const(olla_shape_ctx *c, olla_dim d, int64_t k)
+{
+    if (olla_dim_is_known(d)) return d.value + k >= 0 ? olla_dim_known(d.value + k) : olla_dim_unknown();
+    return k >= 0 ? olla_dim_add(c, d, olla_dim_known(k)) : olla_dim_sub(c, d, olla_dim_known(-k));
+}
+
 /* Output size of spatial axis i for input size in. */
 static olla_dim window_out(olla_shape_ctx *c, const window *w, int i, olla_dim in)
 {
@@ -116,8 +123,8 @@ static olla_dim window_out(olla_shape_ctx *c, const window *w, int i, olla_dim i
         return olla_dim_known(out);
     }
     if (w->ceil_mode) return olla_dim_unknown(); /* the end-padding correction needs values */
-    olla_dim span = olla_dim_add(c, in, olla_dim_known(pads - ek));
-    return olla_dim_add(c, olla_dim_div(c, span, s), olla_dim_known(1));
+    /* floor((in + pads - ek) / s) + 1 = floor((in + pads - ek + s) / s) */
+    return olla_dim_div(c, dim_add_const(c, in, pads - ek + w->s[i]), s);
 }
 
 /* Sets output `out` to [N, C, spatial...] from input x. */
@@ -214,7 +221,7 @@ static olla_status rule_conv_transpose(olla_shape_ctx *c)
         int64_t ek = (w.k[i] - 1) * w.d[i] + 1;
         int64_t pads = w.pad == PAD_VALID ? 0 : w.pb[i] + w.pe[i];
         olla_dim t = olla_dim_mul(c, olla_dim_sub(c, in, olla_dim_known(1)), olla_dim_known(w.s[i]));
-        dims[2 + i] = olla_dim_add(c, t, olla_dim_known(outpad[i] + ek - pads));
+        dims[2 + i] = dim_add_const(c, t, outpad[i] + ek - pads);
     }
     return olla_shape_set_out(c, 0, elem, nsp + 2, dims);
 }
@@ -282,7 +289,7 @@ static olla_status rule_max_unpool(olla_shape_ctx *c)
     for (int i = 0; i < nsp; i++) {
         olla_dim t = olla_dim_mul(c, olla_dim_sub(c, xt->dims[2 + i], olla_dim_known(1)),
                                   olla_dim_known(w.s[i]));
-        dims[2 + i] = olla_dim_add(c, t, olla_dim_known(w.k[i] - w.pb[i] - w.pe[i]));
+        dims[2 + i] = dim_add_const(c, t, w.k[i] - w.pb[i] - w.pe[i]);
     }
     return olla_shape_set_out(c, 0, elem, nsp + 2, dims);
 }

@@ -16,6 +16,7 @@ static const olla_shape_rule_entry *const families[] = {
     olla_shape_rules_signal,
     olla_shape_rules_seq,
     olla_shape_rules_misc,
+    olla_shape_rules_extra,
 };
 
 static int domain_match(const char *want, const char *have)

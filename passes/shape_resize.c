@@ -82,7 +82,8 @@ static olla_status resize_out(olla_shape_ctx *c, const double *scales, int64_t n
         }
         return olla_shape_set_out(c, 0, elem, rank, dims);
     }
-    for (int i = 0; i < rank; i++) dims[i] = olla_dim_unknown();
+    /* Not known: the resized axes are unknown, the others keep their size. */
+    for (int64_t i = 0; i < n_axes; i++) dims[axes[i]] = olla_dim_unknown();
     olla_status st = olla_shape_set_out(c, 0, elem, rank, dims);
     if (param_input >= 0)
         olla_shape_set_unknown(c, 0, "output size depends on the run-time value of input '%s'",
