@@ -184,6 +184,11 @@ int olla_shape_broadcast(olla_shape_ctx *c, const int *idx, int n, int *rank, ol
 /* Normalizes axis into [0, rank) (negative counts from the end). Returns 1 on
  * success, 0 when out of range. */
 int olla_shape_axis(int64_t axis, int rank, int64_t *out);
+/* Flat index into input type `in` of element `flat` of `out`, which `in`
+ * broadcasts to (both static). */
+int64_t olla_shape_bcast_index(const olla_value_type *in, const olla_value_type *out, int64_t flat);
+/* Reads the first element of a small constant tensor; 0 when unreadable. */
+int olla_shape_tensor_scalar(const Onnx__TensorProto *tp, olla_sval *out);
 /* Number of elements as a dim (product of dims). */
 olla_dim olla_shape_numel(olla_shape_ctx *c, const olla_value_type *t);
 

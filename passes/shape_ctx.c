@@ -218,7 +218,7 @@ olla_status olla_shape_set_out(olla_shape_ctx *c, int i, int32_t elem_type, int 
         if (!o->dims)
             return OLLA_ERR_INTERNAL;
         for (int d = 0; d < o->rank; d++) {
-            o->dims[d] = dims[d];
+            o->dims[d] = dims ? dims[d] : olla_dim_unknown();
             if (o->dims[d].value < 0)
                 o->dims[d].value = -1;
         }
@@ -627,4 +627,34 @@ olla_status olla_shape_set_out_tensor(olla_shape_ctx *c, int i, const Onnx__Tens
     if (e)
         st = olla_shape_set_out_value(c, i, e, n);
     return st;
+}
+
+int64_t olla_shape_bcast_index(const olla_value_type *in, const olla_value_type *out, int64_t flat)
+{
+    int64_t idx = 0, stride = 1;
+    for (int d = out->rank - 1; d >= 0; d--) {
+        int64_t od = out->dims[d].value;
+        int64_t coord = od > 0 ? flat % od : 0;
+        flat = od > 0 ? flat / od : 0;
+        int id = d - (out->rank - in->rank);
+        if (id < 0)
+            continue;
+        int64_t n = in->dims[id].value;
+        if (n != 1)
+            idx += coord * stride;
+        stride *= n;
+    }
+    return idx;
+}
+
+int olla_shape_tensor_scalar(const Onnx__TensorProto *tp, olla_sval *out)
+{
+    olla_arena a = {0};
+    int64_t n = 0;
+    olla_sval *e = tp ? olla_shape__tensor_values(&a, tp, &n) : NULL;
+    int ok = e && n >= 1;
+    if (ok)
+        *out = e[0];
+    olla_arena_free(&a);
+    return ok;
 }
