@@ -45,15 +45,15 @@ static olla_status rule_layer_norm(olla_shape_ctx *c)
     int64_t axis = olla_shape_attr_int(c, "axis", -1);
     int32_t stash = (int32_t)olla_shape_attr_int(c, "stash_type", OLLA_DT_FLOAT);
     int rank = olla_shape_in_rank(c, 0);
+    int64_t a = 0;
+    if (rank >= 0 && !olla_shape_axis(axis, rank, &a))
+        return olla_shape_fail(c, "attribute 'axis' = %lld is out of range for rank %d",
+                               (long long)axis, rank);
     for (int i = 1; i <= 2 && i < olla_shape_n_outputs(c); i++) {
         if (!olla_shape_has_output(c, i)) continue;
         if (rank < 0 || rank > OLLA_SHAPE_MAX_RANK) {
             st = olla_shape_set_out(c, i, stash, -1, NULL);
         } else {
-            int64_t a;
-            if (!olla_shape_axis(axis, rank, &a))
-                return olla_shape_fail(c, "attribute 'axis' = %lld is out of range for rank %d",
-                                       (long long)axis, rank);
             olla_dim dims[OLLA_SHAPE_MAX_RANK];
             const olla_value_type *xt = olla_shape_in(c, 0);
             for (int d = 0; d < rank; d++) dims[d] = d < a ? xt->dims[d] : olla_dim_known(1);
