@@ -88,6 +88,13 @@ static int64_t static_count(const olla_value_type *t)
     return n;
 }
 
+/* Records that output 0 depends on the run-time value of input i. */
+static void runtime_input(olla_shape_ctx *c, int i)
+{
+    olla_shape_set_unknown(c, 0, "depends on the run-time value of input '%s'",
+                           olla_shape_has_input(c, i) ? olla_shape_input_name(c, i) : "?");
+}
+
 /* Same elements, new shape (Reshape, Squeeze, Unsqueeze, Flatten, Identity). */
 static olla_status keep_value(olla_shape_ctx *c, int out, int in)
 {
@@ -157,6 +164,7 @@ static olla_status rule_reshape(olla_shape_ctx *c)
             tv = (olla_sval *)v->e;
         } else {
             const olla_value_type *st = olla_shape_in(c, 1);
+            runtime_input(c, 1);
             if (st && st->rank == 1 && st->dims[0].value >= 0 && st->dims[0].value <= OLLA_SHAPE_MAX_RANK)
                 return olla_shape_set_out(c, 0, elem, (int)st->dims[0].value, NULL);
             return olla_shape_set_out(c, 0, elem, -1, NULL);
@@ -205,6 +213,8 @@ static olla_status rule_expand(olla_shape_ctx *c)
     const olla_shape_value *v = olla_shape_in_value(c, 1);
     if (!v || !x || x->rank < 0) {
         const olla_value_type *s = olla_shape_in(c, 1);
+        if (!v)
+            runtime_input(c, 1);
         if (s && s->rank == 1 && s->dims[0].value >= 0 && x && x->rank >= 0) {
             int64_t r = s->dims[0].value > x->rank ? s->dims[0].value : x->rank;
             if (r <= OLLA_SHAPE_MAX_RANK)
@@ -260,6 +270,8 @@ static olla_status rule_squeeze(olla_shape_ctx *c)
     int64_t axes[OLLA_SHAPE_MAX_RANK];
     int known;
     int64_t n = ints_attr_or_input(c, "axes", 1, 13, axes, OLLA_SHAPE_MAX_RANK, &known);
+    if (!known)
+        runtime_input(c, 1);
     if (!x || x->rank < 0 || !known)
         return olla_shape_set_out(c, 0, elem, -1, NULL);
     int drop[OLLA_SHAPE_MAX_RANK] = {0};
@@ -296,6 +308,8 @@ static olla_status rule_unsqueeze(olla_shape_ctx *c)
     int64_t axes[OLLA_SHAPE_MAX_RANK];
     int known;
     int64_t n = ints_attr_or_input(c, "axes", 1, 13, axes, OLLA_SHAPE_MAX_RANK, &known);
+    if (!known)
+        runtime_input(c, 1);
     if (!x || x->rank < 0 || !known || n < 0)
         return olla_shape_set_out(c, 0, elem, -1, NULL);
     int r = x->rank + (int)n;
@@ -447,6 +461,8 @@ static olla_status rule_split(olla_shape_ctx *c)
         olla_dim d = olla_dim_unknown();
         if (!known) {
             d = olla_dim_unknown();
+            olla_shape_set_unknown(c, i, "split sizes are the run-time value of input '%s'",
+                                   olla_shape_input_name(c, 1));
         } else if (ns >= 0) {
             if (ns != n_out)
                 return olla_shape_fail(c, "split has %lld entries for %d outputs", (long long)ns, n_out);
@@ -522,6 +538,7 @@ static olla_status rule_slice(olla_shape_ctx *c)
     }
     if (!ok) {
         /* unknown bounds: rank kept; sliced axes unknown */
+        olla_shape_set_unknown(c, 0, "the slice bounds are run-time values");
         olla_dim dims[OLLA_SHAPE_MAX_RANK];
         int64_t ax2[OLLA_SHAPE_MAX_RANK];
         int64_t n2 = olla_shape_has_input(c, 3) ? olla_shape_in_ints(c, 3, ax2, OLLA_SHAPE_MAX_RANK) : -1;
@@ -733,8 +750,10 @@ static olla_status rule_tile(olla_shape_ctx *c)
         dims[ax] = olla_dim_mul(c, dims[ax], olla_dim_known(t));
         return olla_shape_set_out(c, 0, elem, x->rank, dims);
     }
-    if (n < 0)
+    if (n < 0) {
+        runtime_input(c, 1);
         return olla_shape_set_out(c, 0, elem, x->rank, NULL);
+    }
     if (n != x->rank)
         return olla_shape_fail(c, "repeats has %lld entries for rank %d", (long long)n, x->rank);
     for (int d = 0; d < x->rank; d++)
@@ -764,12 +783,16 @@ static olla_status rule_pad(olla_shape_ctx *c)
         np = olla_shape_in_ints(c, 1, pads, 2 * OLLA_SHAPE_MAX_RANK);
         if (olla_shape_has_input(c, 3)) {
             na = olla_shape_in_ints(c, 3, axes, OLLA_SHAPE_MAX_RANK);
-            if (na < 0)
+            if (na < 0) {
+                runtime_input(c, 3);
                 return olla_shape_set_out(c, 0, elem, r, NULL);
+            }
         }
     }
-    if (np == -1)
+    if (np == -1) {
+        runtime_input(c, 1);
         return olla_shape_set_out(c, 0, elem, r, NULL);
+    }
     int64_t nax = na >= 0 ? na : r;
     if (np != 2 * nax)
         return olla_shape_fail(c, "pads has %lld entries for %lld axes", (long long)np, (long long)nax);
@@ -847,6 +870,7 @@ static olla_status rule_constant_of_shape(olla_shape_ctx *c)
     const olla_shape_value *v = olla_shape_in_value(c, 0);
     if (!v) {
         const olla_value_type *s = olla_shape_in(c, 0);
+        runtime_input(c, 0);
         if (s && s->rank == 1 && s->dims[0].value >= 0 && s->dims[0].value <= OLLA_SHAPE_MAX_RANK)
             return olla_shape_set_out(c, 0, elem, (int)s->dims[0].value, NULL);
         return olla_shape_set_out(c, 0, elem, -1, NULL);
@@ -989,6 +1013,8 @@ static olla_status rule_one_hot(olla_shape_ctx *c)
         return olla_shape_fail(c, "axis %lld is out of range for rank %d", (long long)axis, r);
     double depth;
     olla_dim dd = olla_shape_in_floats(c, 1, &depth, 1) == 1 ? olla_dim_known((int64_t)depth) : olla_dim_unknown();
+    if (dd.value < 0)
+        runtime_input(c, 1);
     olla_dim dims[OLLA_SHAPE_MAX_RANK];
     for (int d = 0, s = 0; d < r; d++)
         dims[d] = d == a ? dd : ix->dims[s++];
