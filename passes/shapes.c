@@ -351,6 +351,7 @@ static olla_status store_output(olla_shape_table *t, olla_shape_scope *scope, ol
     e->value.n = 0;
     e->cnst = NULL;
     e->reason = NULL;
+    e->producer = c->node;
     if (keep_value && c->out_val[i].e) {
         olla_sval *v = olla_arena_alloc(&t->arena, sizeof *v * (size_t)(c->out_val[i].n ? c->out_val[i].n : 1));
         if (!v)
@@ -420,6 +421,19 @@ static olla_status process_node(olla_shape_table *t, olla_shape_scope *scope, co
                                olla_shape_node_name(&c), olla_shape_op(&c));
             goto done;
         }
+    }
+    /* Storing outputs may grow the scope's entry array: keep the inputs in
+     * stable copies (their dims and values live in the arena). */
+    for (int k = 0; k < c.n_in; k++) {
+        if (!c.in[k])
+            continue;
+        olla_shape_entry *copy = olla_arena_alloc(&c.scratch, sizeof *copy);
+        if (!copy) {
+            st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
+            goto done;
+        }
+        *copy = *c.in[k];
+        c.in[k] = copy;
     }
     for (int i = 0; i < c.n_out; i++) {
         if (!olla_shape_has_output(&c, i))
