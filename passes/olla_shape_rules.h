@@ -113,6 +113,11 @@ const olla_shape_value *olla_shape_in_value(const olla_shape_ctx *c, int i);
 int64_t olla_shape_in_ints(const olla_shape_ctx *c, int i, int64_t *out, int64_t max);
 /* Same as floating values (integer inputs converted). */
 int64_t olla_shape_in_floats(const olla_shape_ctx *c, int i, double *out, int64_t max);
+/* Input j of the node that produced input i: its type (NULL when input i is
+ * not a node output or that node has no input j), and the producer's
+ * op_type. For gradient ops whose result has the shape of a forward input. */
+const olla_value_type *olla_shape_producer_input(const olla_shape_ctx *c, int i, int j);
+const char *olla_shape_producer_op(const olla_shape_ctx *c, int i);
 /* The constant tensor behind input i (an initializer or a Constant node's
  * value), or NULL. */
 const Onnx__TensorProto *olla_shape_in_const(const olla_shape_ctx *c, int i);

@@ -658,3 +658,21 @@ int olla_shape_tensor_scalar(const Onnx__TensorProto *tp, olla_sval *out)
     olla_arena_free(&a);
     return ok;
 }
+
+const olla_value_type *olla_shape_producer_input(const olla_shape_ctx *c, int i, int j)
+{
+    if (i < 0 || i >= c->n_in || !c->in[i] || !c->in[i]->producer)
+        return NULL;
+    const Onnx__NodeProto *p = c->in[i]->producer;
+    if (j < 0 || (size_t)j >= p->n_input || !p->input[j] || !p->input[j][0])
+        return NULL;
+    const olla_shape_entry *e = olla_shape__find(c->scope, p->input[j]);
+    return e ? &e->type : NULL;
+}
+
+const char *olla_shape_producer_op(const olla_shape_ctx *c, int i)
+{
+    if (i < 0 || i >= c->n_in || !c->in[i] || !c->in[i]->producer)
+        return NULL;
+    return c->in[i]->producer->op_type;
+}

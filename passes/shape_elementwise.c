@@ -445,6 +445,7 @@ const olla_shape_rule_entry olla_shape_rules_elementwise[] = {
     {"", "ThresholdedRelu", rule_unary}, {"", "HardSigmoid", rule_unary},
     {"", "HardSwish", rule_unary}, {"", "Mish", rule_unary}, {"", "Gelu", rule_unary},
     {"", "Celu", rule_unary}, {"", "Shrink", rule_unary}, {"", "BitwiseNot", rule_unary},
+    {"", "Swish", rule_unary}, {"", "CumProd", rule_unary},
     {"", "Not", rule_not}, {"", "Clip", rule_clip},
     {"", "IsNaN", rule_unary_bool}, {"", "IsInf", rule_unary_bool},
     /* broadcasting */

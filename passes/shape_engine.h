@@ -34,6 +34,7 @@ typedef struct olla_shape_entry {
     olla_shape_value value;          /* e == NULL when not evaluated */
     const Onnx__TensorProto *cnst;   /* initializer or Constant value */
     const char *reason;              /* why it has no size (root cause) */
+    const Onnx__NodeProto *producer; /* node that produced it, or NULL */
 } olla_shape_entry;
 
 typedef struct olla_shape_scope {

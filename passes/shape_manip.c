@@ -95,6 +95,15 @@ static void runtime_input(olla_shape_ctx *c, int i)
                            olla_shape_has_input(c, i) ? olla_shape_input_name(c, i) : "?");
 }
 
+/* Length of 1-D input i from its static shape, or -1. */
+static int64_t in_len(const olla_shape_ctx *c, int i)
+{
+    const olla_value_type *t = olla_shape_in(c, i);
+    if (!t || t->rank > 1 || t->rank < 0)
+        return -1;
+    return t->rank == 0 ? 1 : t->dims[0].value;
+}
+
 /* Same elements, new shape (Reshape, Squeeze, Unsqueeze, Flatten, Identity). */
 static olla_status keep_value(olla_shape_ctx *c, int out, int in)
 {
@@ -272,8 +281,10 @@ static olla_status rule_squeeze(olla_shape_ctx *c)
     int64_t n = ints_attr_or_input(c, "axes", 1, 13, axes, OLLA_SHAPE_MAX_RANK, &known);
     if (!known)
         runtime_input(c, 1);
-    if (!x || x->rank < 0 || !known)
-        return olla_shape_set_out(c, 0, elem, -1, NULL);
+    if (!x || x->rank < 0 || !known) {
+        int64_t len = known ? -1 : in_len(c, 1);
+        return olla_shape_set_out(c, 0, elem, x && x->rank >= len && len >= 0 ? (int)(x->rank - len) : -1, NULL);
+    }
     int drop[OLLA_SHAPE_MAX_RANK] = {0};
     if (n < 0) {
         for (int d = 0; d < x->rank; d++) {
@@ -310,8 +321,14 @@ static olla_status rule_unsqueeze(olla_shape_ctx *c)
     int64_t n = ints_attr_or_input(c, "axes", 1, 13, axes, OLLA_SHAPE_MAX_RANK, &known);
     if (!known)
         runtime_input(c, 1);
-    if (!x || x->rank < 0 || !known || n < 0)
-        return olla_shape_set_out(c, 0, elem, -1, NULL);
+    if (!x || x->rank < 0 || !known || n < 0) {
+        int64_t len = known ? -1 : in_len(c, 1);
+        return olla_shape_set_out(c, 0, elem,
+                                  x && x->rank >= 0 && len >= 0 && x->rank + len <= OLLA_SHAPE_MAX_RANK
+                                      ? (int)(x->rank + len)
+                                      : -1,
+                                  NULL);
+    }
     int r = x->rank + (int)n;
     if (r > OLLA_SHAPE_MAX_RANK)
         return olla_shape_fail(c, "result rank %d is too large", r);

@@ -35,7 +35,9 @@ static olla_status reduce_common(olla_shape_ctx *c, int32_t elem, int arg)
                 /* run-time axes: rank known only when keepdims */
                 olla_shape_set_unknown(c, 0, "the axes are the run-time value of input '%s'",
                                        olla_shape_input_name(c, 1));
-                return olla_shape_set_out(c, 0, elem, keep ? r : -1, NULL);
+                const olla_value_type *at = olla_shape_in(c, 1);
+                int64_t len = at && at->rank == 1 ? at->dims[0].value : -1;
+                return olla_shape_set_out(c, 0, elem, keep ? r : (len >= 0 && len <= r ? (int)(r - len) : -1), NULL);
             }
         }
         if (n <= 0) {

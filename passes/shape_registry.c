@@ -9,6 +9,8 @@ static const olla_shape_rule_entry *const families[] = {
     olla_shape_rules_manip,
     olla_shape_rules_reduce,
     olla_shape_rules_linalg,
+    olla_shape_rules_control,
+    olla_shape_rules_training,
     olla_shape_rules_conv,
     olla_shape_rules_norm,
     olla_shape_rules_rnn,
