@@ -20,9 +20,12 @@
  * it says the size depends on a value known only at run time (a graph input's
  * value or a data-dependent operator); every other mismatch is "wrong".
  *
- * Usage: shapes_node_bench [-v] <onnx-node dir>
- * Prints one line per mismatching model (test, output, declared, inferred,
- * reason) and a summary. With -v also prints every match. */
+ * Usage: shapes_node_bench [-v|-m] <onnx-node dir>
+ *        shapes_node_bench -c <nodes>
+ * Prints one line per mismatching output (test, class, declared, inferred,
+ * reason) and a summary; -v also prints every match, -m prints the
+ * mismatches as Markdown table rows. -c times inference of a synthetic chain
+ * of <nodes> nodes (Conv, Relu, Add, Reshape-free) and prints the best of 5. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,11 +232,158 @@ static int runtime_reason(const char *why)
     return why && (strstr(why, "run-time") || strstr(why, "data-dependent"));
 }
 
+static int markdown;
+
+/* Prints s with '|' replaced, for a Markdown cell. */
+static void md_cell(const char *s)
+{
+    for (; s && *s; s++) putchar(*s == '|' ? '/' : *s);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- synthetic chain ---- */
+
+static char *fmt_name(const char *p, int i)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%s%d", p, i);
+    return strdup(buf);
+}
+
+static Onnx__ValueInfoProto *tensor_input(const char *name, int32_t elem, int rank, const int64_t *dims)
+{
+    Onnx__ValueInfoProto *vi = calloc(1, sizeof *vi);
+    Onnx__TypeProto *tp = calloc(1, sizeof *tp);
+    Onnx__TypeProto__Tensor *tt = calloc(1, sizeof *tt);
+    Onnx__TensorShapeProto *sh = calloc(1, sizeof *sh);
+    if (!vi || !tp || !tt || !sh) abort();
+    onnx__value_info_proto__init(vi);
+    onnx__type_proto__init(tp);
+    onnx__type_proto__tensor__init(tt);
+    onnx__tensor_shape_proto__init(sh);
+    sh->dim = calloc((size_t)rank, sizeof *sh->dim);
+    for (int i = 0; i < rank; i++) {
+        Onnx__TensorShapeProto__Dimension *d = calloc(1, sizeof *d);
+        onnx__tensor_shape_proto__dimension__init(d);
+        d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+        d->dim_value = dims[i];
+        sh->dim[sh->n_dim++] = d;
+    }
+    tt->has_elem_type = 1;
+    tt->elem_type = elem;
+    tt->shape = sh;
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    tp->tensor_type = tt;
+    vi->name = strdup(name);
+    vi->type = tp;
+    return vi;
+}
+
+/* x -> [Conv(w_i) -> Relu -> Add(prev)] repeated: n nodes in total. */
+static Onnx__ModelProto *chain_model(int n)
+{
+    Onnx__ModelProto *m = calloc(1, sizeof *m);
+    Onnx__GraphProto *g = calloc(1, sizeof *g);
+    onnx__model_proto__init(m);
+    onnx__graph_proto__init(g);
+    m->has_ir_version = 1;
+    m->ir_version = 8;
+    m->graph = g;
+    m->opset_import = calloc(1, sizeof *m->opset_import);
+    Onnx__OperatorSetIdProto *os = calloc(1, sizeof *os);
+    onnx__operator_set_id_proto__init(os);
+    os->domain = strdup("");
+    os->has_version = 1;
+    os->version = 17;
+    m->opset_import[m->n_opset_import++] = os;
+    g->name = strdup("chain");
+    int n_conv = (n + 2) / 3;
+    g->input = calloc((size_t)n_conv + 1, sizeof *g->input);
+    int64_t xd[4] = {32, 64, 28, 28}, wd[4] = {64, 64, 3, 3};
+    g->input[g->n_input++] = tensor_input("x", 1, 4, xd);
+    g->node = calloc((size_t)n, sizeof *g->node);
+    char *prev = strdup("x"), *skip = strdup("x");
+    for (int i = 0; i < n; i++) {
+        Onnx__NodeProto *nd = calloc(1, sizeof *nd);
+        onnx__node_proto__init(nd);
+        nd->domain = strdup("");
+        nd->output = calloc(1, sizeof *nd->output);
+        nd->output[nd->n_output++] = fmt_name("t", i);
+        nd->input = calloc(2, sizeof *nd->input);
+        nd->input[nd->n_input++] = strdup(prev);
+        if (i % 3 == 0) {
+            char *w = fmt_name("w", i);
+            g->input[g->n_input++] = tensor_input(w, 1, 4, wd);
+            nd->op_type = strdup("Conv");
+            nd->input[nd->n_input++] = w;
+            nd->attribute = calloc(1, sizeof *nd->attribute);
+            Onnx__AttributeProto *a = calloc(1, sizeof *a);
+            onnx__attribute_proto__init(a);
+            a->name = strdup("pads");
+            a->has_type = 1;
+            a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+            a->ints = calloc(4, sizeof *a->ints);
+            for (int k = 0; k < 4; k++) a->ints[a->n_ints++] = 1;
+            nd->attribute[nd->n_attribute++] = a;
+        } else if (i % 3 == 1) {
+            nd->op_type = strdup("Relu");
+        } else {
+            nd->op_type = strdup("Add");
+            nd->input[nd->n_input++] = strdup(skip);
+        }
+        free(prev);
+        prev = strdup(nd->output[0]);
+        if (i % 3 == 2) {
+            free(skip);
+            skip = strdup(prev);
+        }
+        g->node[g->n_node++] = nd;
+    }
+    g->output = calloc(1, sizeof *g->output);
+    Onnx__ValueInfoProto *out = calloc(1, sizeof *out);
+    onnx__value_info_proto__init(out);
+    out->name = prev;
+    g->output[g->n_output++] = out;
+    free(skip);
+    return m;
+}
+
+static int chain_bench(int n)
+{
+    if (n < 3) n = 3;
+    Onnx__ModelProto *m = chain_model(n);
+    double best = 1e9;
+    size_t sized = 0, count = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        olla_shape_options opt = {NULL, 0, 1};
+        olla_shape_table *tab = NULL;
+        olla_error err;
+        olla_error_clear(&err);
+        double t0 = now_s();
+        olla_status st = olla_infer_shapes(m, &opt, &tab, &err);
+        double dt = now_s() - t0;
+        if (st != OLLA_OK) {
+            fprintf(stderr, "chain: %s\n", err.message);
+            onnx__model_proto__free_unpacked(m, NULL);
+            return 1;
+        }
+        if (dt < best) best = dt;
+        count = olla_shape_count(tab);
+        sized = 0;
+        for (size_t i = 0; i < count; i++)
+            if (olla_value_bytes(olla_shape_at(tab, i)) >= 0) sized++;
+        olla_shape_table_free(tab);
+    }
+    printf("chain of %d nodes (Conv/Relu/Add, 32x64x28x28): %zu values, %zu sized, best of 5: %.4f s\n",
+           n, count, sized, best);
+    onnx__model_proto__free_unpacked(m, NULL);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -242,6 +392,11 @@ int main(int argc, char **argv)
     if (ai < argc && strcmp(argv[ai], "-v") == 0) {
         verbose = 1;
         ai++;
+    } else if (ai < argc && strcmp(argv[ai], "-m") == 0) {
+        markdown = 1;
+        ai++;
+    } else if (ai + 1 < argc && strcmp(argv[ai], "-c") == 0) {
+        return chain_bench(atoi(argv[ai + 1]));
     }
     if (ai >= argc) {
         fprintf(stderr, "usage: shapes_node_bench [-v] <onnx-node dir>\n");
@@ -304,9 +459,16 @@ int main(int argc, char **argv)
             const char *why = olla_shape_unknown_reason(tab, o->name);
             int rt = consistent(o->type, v) && runtime_reason(why);
             if (!rt) runtime_only = 0;
-            printf("MISMATCH %s [%s]: output %s declared %s inferred %s%s%s\n", tests.names[ti],
-                   rt ? "run-time" : "wrong", o->name, decl, inf, why ? " reason: " : "",
-                   why ? why : "");
+            if (markdown) {
+                printf("| %s | %s | %s | `%s` | `%s` | ", tests.names[ti], rt ? "run-time" : "wrong",
+                       o->name, decl, inf);
+                md_cell(why ? why : "");
+                printf(" |\n");
+            } else {
+                printf("MISMATCH %s [%s]: output %s declared %s inferred %s%s%s\n", tests.names[ti],
+                       rt ? "run-time" : "wrong", o->name, decl, inf, why ? " reason: " : "",
+                       why ? why : "");
+            }
         }
         if (all) n_match++;
         else if (runtime_only) n_runtime++;

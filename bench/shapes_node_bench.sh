@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Shape inference against ONNX's per-operator test models (see
-# bench/shapes_node_bench.c for the matching rule).
-# Usage: bench/shapes_node_bench.sh [onnx-node dir] [-v]
-# Env: BUILD (default build-bench, a Release build of the library).
+# Shape inference against ONNX's per-operator test models (matching rule in
+# bench/shapes_node_bench.c), then the timing of a 20,000-node chain.
+# Usage: bench/shapes_node_bench.sh [-v|-m] [onnx-node dir]
+#   -v also lists the matches, -m prints the mismatches as Markdown rows.
+# Env: BUILD (default build-bench: a Release build of the library).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+flag=
+case "${1:-}" in -v|-m) flag=$1; shift ;; esac
 corpus=${1:-$here/../shared/corpus/onnx-node}
 build=${BUILD:-$here/build-bench}
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DOLLA_BUILD_TESTS=OFF >/dev/null
@@ -13,8 +16,5 @@ cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror \
    -I"$here/include" -I"$here" -I"$build/generated" \
    "$here/bench/shapes_node_bench.c" "$build/libolla.a" \
    $(pkg-config --libs libprotobuf-c cbc json-c) -lm -o "$build/shapes_node_bench"
-if [ "${2:-}" = "-v" ]; then
-  "$build/shapes_node_bench" -v "$corpus"
-else
-  "$build/shapes_node_bench" "$corpus"
-fi
+"$build/shapes_node_bench" $flag "$corpus"
+"$build/shapes_node_bench" -c 20000
