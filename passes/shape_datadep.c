@@ -1,5 +1,5 @@
 /* olla-onnx: shape rules for operators whose output size depends on tensor
- * values: TopK (run-time k), NonZero, Unique, NonMaxSuppression, Compress.
+ * values: TopK (run-time k), NonZero, Unique and NonMaxSuppression.
  * When the deciding value is known at inference time (a constant or folded
  * shape arithmetic) the size is computed; otherwise the dimension is unknown
  * and the output carries a reason naming the operator and the value. */
@@ -121,48 +121,9 @@ static olla_status rule_nms(olla_shape_ctx *c)
     return st;
 }
 
-/* Compress: the kept count is the number of true conditions. */
-static olla_status rule_compress(olla_shape_ctx *c)
-{
-    int32_t elem = olla_shape_in_elem(c, 0);
-    int rank = olla_shape_in_rank(c, 0);
-    const olla_shape_value *v = olla_shape_in_value(c, 1);
-    int known = v != NULL;
-    int64_t kept = 0;
-    for (int64_t i = 0; v && i < v->n; i++) {
-        if (v->e[i].state != OLLA_SV_KNOWN) {
-            known = 0;
-            break;
-        }
-        if (v->e[i].i != 0 || v->e[i].f != 0.0) kept++;
-    }
-    olla_dim n = known ? olla_dim_known(kept) : olla_dim_unknown();
-    olla_status st;
-    if (!olla_shape_attr_has(c, "axis")) {
-        st = olla_shape_set_out(c, 0, elem, 1, &n);
-    } else if (rank < 0 || rank > OLLA_SHAPE_MAX_RANK) {
-        st = olla_shape_set_out(c, 0, elem, -1, NULL);
-    } else {
-        int64_t axis = olla_shape_attr_int(c, "axis", 0), a;
-        if (!olla_shape_axis(axis, rank, &a))
-            return olla_shape_fail(c, "attribute 'axis' = %lld is out of range for rank %d",
-                                   (long long)axis, rank);
-        olla_dim dims[OLLA_SHAPE_MAX_RANK];
-        const olla_value_type *x = olla_shape_in(c, 0);
-        for (int i = 0; i < rank; i++) dims[i] = x->dims[i];
-        dims[a] = n;
-        st = olla_shape_set_out(c, 0, elem, rank, dims);
-    }
-    if (st == OLLA_OK && !known)
-        olla_shape_set_unknown(c, 0, "data-dependent output of Compress (run-time condition '%s')",
-                               olla_shape_input_name(c, 1));
-    return st;
-}
-
 const olla_shape_rule_entry olla_shape_rules_datadep[] = {
     {"", "TopK", rule_topk},
     {"", "NonZero", rule_nonzero},
     {"", "Unique", rule_unique},
     {"", "NonMaxSuppression", rule_nms},
-    {"", "Compress", rule_compress},
     {NULL, NULL, NULL}};

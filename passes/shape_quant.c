@@ -75,15 +75,9 @@ static olla_status rule_qlinear_matmul(olla_shape_ctx *c)
     return matmul_shape(c, 0, 3, elem);
 }
 
-static olla_status rule_matmul_integer(olla_shape_ctx *c)
-{
-    return matmul_shape(c, 0, 1, OLLA_DT_INT32);
-}
-
 const olla_shape_rule_entry olla_shape_rules_quant[] = {
     {"", "QuantizeLinear", rule_quantize},
     {"", "DequantizeLinear", rule_dequantize},
     {"", "DynamicQuantizeLinear", rule_dynamic_quantize},
     {"", "QLinearMatMul", rule_qlinear_matmul},
-    {"", "MatMulInteger", rule_matmul_integer},
     {NULL, NULL, NULL}};
