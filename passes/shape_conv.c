@@ -7,9 +7,17 @@
  *   SAME_*: out = ceil(in / s)
  * With ceil_mode a window that would start in the end padding is dropped.
  * Transposed convolutions and MaxUnpool invert it. */
+#include <stdint.h>
 #include <string.h>
 
 #include "passes/olla_shape_rules.h"
+
+/* Largest kernel, stride, dilation, pad or output size accepted; larger
+ * attribute values are rejected as malformed (and keep the arithmetic below
+ * far from int64 overflow). */
+#define WINDOW_MAX ((int64_t)1 << 30)
+/* Input sizes above this are treated as unknown for the same reason. */
+#define SIZE_MAX_SAFE (INT64_MAX / 4)
 
 typedef enum { PAD_NOTSET, PAD_VALID, PAD_SAME } pad_mode;
 
@@ -39,7 +47,7 @@ static olla_status read_list(olla_shape_ctx *c, const char *name, int64_t want, 
         return olla_shape_fail(c, "attribute '%s' has %lld values, expected %lld (one per spatial axis)",
                                name, (long long)n, (long long)want);
     for (int64_t i = 0; i < n; i++) {
-        if (v[i] < 0 || (dflt == 1 && v[i] < 1))
+        if (v[i] < 0 || (dflt == 1 && v[i] < 1) || v[i] > WINDOW_MAX)
             return olla_shape_fail(c, "attribute '%s' has an invalid value %lld", name,
                                    (long long)v[i]);
         out[i] = v[i];
@@ -60,7 +68,7 @@ static olla_status read_window(olla_shape_ctx *c, int nsp, int w_input, window *
             return olla_shape_fail(c, "attribute 'kernel_shape' has %lld values for %d spatial axes",
                                    (long long)nk, nsp);
         for (int i = 0; i < nsp; i++) {
-            if (ks[i] < 1)
+            if (ks[i] < 1 || ks[i] > WINDOW_MAX)
                 return olla_shape_fail(c, "attribute 'kernel_shape' has an invalid value %lld",
                                        (long long)ks[i]);
             w->k[i] = ks[i];
@@ -70,7 +78,9 @@ static olla_status read_window(olla_shape_ctx *c, int nsp, int w_input, window *
         const olla_value_type *wt = olla_shape_in(c, w_input);
         w->k_known = 1;
         for (int i = 0; i < nsp; i++) {
-            if (!olla_dim_is_known(wt->dims[2 + i])) w->k_known = 0;
+            if (!olla_dim_is_known(wt->dims[2 + i]) || wt->dims[2 + i].value < 1 ||
+                wt->dims[2 + i].value > WINDOW_MAX)
+                w->k_known = 0;
             else w->k[i] = wt->dims[2 + i].value;
         }
     }
@@ -84,7 +94,7 @@ static olla_status read_window(olla_shape_ctx *c, int nsp, int w_input, window *
             return olla_shape_fail(c, "attribute 'pads' has %lld values, expected %d", (long long)np,
                                    2 * nsp);
         for (int i = 0; i < nsp; i++) {
-            if (p[i] < 0 || p[nsp + i] < 0)
+            if (p[i] < 0 || p[nsp + i] < 0 || p[i] > WINDOW_MAX || p[nsp + i] > WINDOW_MAX)
                 return olla_shape_fail(c, "attribute 'pads' has a negative value");
             w->pb[i] = p[i];
             w->pe[i] = p[nsp + i];
@@ -102,7 +112,10 @@ static olla_status read_window(olla_shape_ctx *c, int nsp, int w_input, window *
 /* d + k for a constant k of either sign (dims themselves are never negative). */
 static olla_dim dim_add_const(olla_shape_ctx *c, olla_dim d, int64_t k)
 {
-    if (olla_dim_is_known(d)) return d.value + k >= 0 ? olla_dim_known(d.value + k) : olla_dim_unknown();
+    if (olla_dim_is_known(d)) {
+        if (d.value > SIZE_MAX_SAFE || k > SIZE_MAX_SAFE || k < -SIZE_MAX_SAFE) return olla_dim_unknown();
+        return d.value + k >= 0 ? olla_dim_known(d.value + k) : olla_dim_unknown();
+    }
     return k >= 0 ? olla_dim_add(c, d, olla_dim_known(k)) : olla_dim_sub(c, d, olla_dim_known(-k));
 }
 
@@ -114,6 +127,7 @@ static olla_dim window_out(olla_shape_ctx *c, const window *w, int i, olla_dim i
     if (!w->k_known) return olla_dim_unknown();
     int64_t ek = (w->k[i] - 1) * w->d[i] + 1;
     int64_t pads = w->pad == PAD_VALID ? 0 : w->pb[i] + w->pe[i];
+    if (olla_dim_is_known(in) && in.value > SIZE_MAX_SAFE) return olla_dim_unknown();
     if (olla_dim_is_known(in)) {
         int64_t span = in.value + pads - ek;
         if (span < 0) return olla_dim_unknown();
@@ -205,7 +219,11 @@ static olla_status rule_conv_transpose(olla_shape_ctx *c)
         if (nos != nsp && nos != nsp + 2)
             return olla_shape_fail(c, "attribute 'output_shape' has %lld values for %d spatial axes",
                                    (long long)nos, nsp);
-        for (int i = 0; i < nsp; i++) dims[2 + i] = olla_dim_known(os[nos - nsp + i]);
+        for (int i = 0; i < nsp; i++) {
+            if (os[nos - nsp + i] < 0)
+                return olla_shape_fail(c, "attribute 'output_shape' has a negative value");
+            dims[2 + i] = olla_dim_known(os[nos - nsp + i]);
+        }
         return olla_shape_set_out(c, 0, elem, nsp + 2, dims);
     }
     for (int i = 0; i < nsp; i++) {
@@ -352,7 +370,11 @@ static olla_status rule_col2im(olla_shape_ctx *c)
     dims[1] = olla_dim_unknown();
     if (xr == 3 && nb == nsp) {
         int64_t prod = 1;
-        for (int i = 0; i < nsp; i++) prod *= blk[i] > 0 ? blk[i] : 1;
+        for (int i = 0; i < nsp; i++) {
+            if (blk[i] < 1 || blk[i] > WINDOW_MAX || prod > WINDOW_MAX)
+                return olla_shape_fail(c, "block shape value %lld is invalid", (long long)blk[i]);
+            prod *= blk[i];
+        }
         dims[1] = olla_dim_div(c, xt->dims[1], olla_dim_known(prod));
     }
     for (int i = 0; i < nsp; i++) dims[2 + i] = ni >= 0 ? olla_dim_known(img[i]) : olla_dim_unknown();

@@ -1,6 +1,7 @@
 /* olla-onnx: shape rules for image, text and attention operators:
  * GridSample, AffineGrid, ImageDecoder, CenterCropPad, the string operators,
  * TfIdfVectorizer, RotaryEmbedding and Attention. */
+#include <stdint.h>
 #include <string.h>
 
 #include "passes/olla_shape_rules.h"
@@ -152,8 +153,11 @@ static olla_status rule_tfidf(olla_shape_ctx *c)
     int64_t n = olla_shape_attr_ints(c, "ngram_indexes", &ix);
     if (n < 0) return olla_shape_fail(c, "attribute 'ngram_indexes' is missing");
     int64_t m = -1;
-    for (int64_t i = 0; i < n; i++)
+    for (int64_t i = 0; i < n; i++) {
+        if (ix[i] < 0 || ix[i] >= INT64_MAX / 2)
+            return olla_shape_fail(c, "attribute 'ngram_indexes' has an invalid value %lld", (long long)ix[i]);
         if (ix[i] > m) m = ix[i];
+    }
     olla_dim out = olla_dim_known(m + 1);
     int rank = olla_shape_in_rank(c, 0);
     if (rank == 1) return olla_shape_set_out(c, 0, OLLA_DT_FLOAT, 1, &out);

@@ -9,6 +9,9 @@
 
 #include "passes/olla_shape_rules.h"
 
+/* Output sizes at or above this are treated as unknown (no int64 overflow). */
+#define MAX_OUT 4.0e18
+
 /* Resized shape of input 0. scales (n_scales entries, or -1 when not known
  * but present), sizes likewise; axes lists the axes they apply to. */
 static olla_status resize_out(olla_shape_ctx *c, const double *scales, int64_t n_scales,
@@ -41,6 +44,8 @@ static olla_status resize_out(olla_shape_ctx *c, const double *scales, int64_t n
             return olla_shape_fail(c, "'sizes' has %lld values for %lld axes", (long long)n_sizes,
                                    (long long)n_axes);
         const char *pol = olla_shape_attr_string(c, "keep_aspect_ratio_policy", "stretch");
+        for (int64_t i = 0; i < n_axes; i++)
+            if (sizes[i] < 0) return olla_shape_fail(c, "'sizes' has a negative value %lld", (long long)sizes[i]);
         if (strcmp(pol, "stretch") == 0) {
             for (int64_t i = 0; i < n_axes; i++) dims[axes[i]] = olla_dim_known(sizes[i]);
         } else {
@@ -58,9 +63,10 @@ static olla_status resize_out(olla_shape_ctx *c, const double *scales, int64_t n
                 double s = (double)sizes[i] / (double)d.value;
                 scale = larger ? fmax(scale, s) : fmin(scale, s);
             }
-            for (int64_t i = 0; i < n_axes; i++)
-                dims[axes[i]] = known ? olla_dim_known((int64_t)floor(scale * (double)x->dims[axes[i]].value + 0.5))
-                                      : olla_dim_unknown();
+            for (int64_t i = 0; i < n_axes; i++) {
+                double v = known ? floor(scale * (double)x->dims[axes[i]].value + 0.5) : -1.0;
+                dims[axes[i]] = v >= 0 && v < MAX_OUT ? olla_dim_known((int64_t)v) : olla_dim_unknown();
+            }
         }
         return olla_shape_set_out(c, 0, elem, rank, dims);
     }
@@ -70,11 +76,13 @@ static olla_status resize_out(olla_shape_ctx *c, const double *scales, int64_t n
                                    (long long)n_axes);
         for (int64_t i = 0; i < n_axes; i++) {
             olla_dim d = x->dims[axes[i]];
-            if (scales[i] <= 0) return olla_shape_fail(c, "scale %g is not positive", scales[i]);
+            if (!(scales[i] > 0) || scales[i] > MAX_OUT)
+                return olla_shape_fail(c, "scale %g is not a positive finite number", scales[i]);
             if (scales[i] == 1.0) continue;
             if (olla_dim_is_known(d)) {
-                dims[axes[i]] = olla_dim_known((int64_t)floor((double)d.value * scales[i]));
-            } else if (scales[i] == floor(scales[i])) {
+                double v = floor((double)d.value * scales[i]);
+                dims[axes[i]] = v < MAX_OUT ? olla_dim_known((int64_t)v) : olla_dim_unknown();
+            } else if (scales[i] == floor(scales[i]) && scales[i] < 1e9) {
                 dims[axes[i]] = olla_dim_mul(c, d, olla_dim_known((int64_t)scales[i]));
             } else {
                 dims[axes[i]] = olla_dim_unknown();

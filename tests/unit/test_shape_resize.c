@@ -16,6 +16,11 @@ static const olla_shape_case resize_cases[] = {
     {"Resize", 19, "X:float[1,3,8,8] - s:float[2]", "axes=ints:2,3", "Y:float[1,3,?,?]!"},
     {"Resize", 19, "X:float[1,3,8,8] - s:float[3]=1,2,2", "", "ERROR"},
     {"Resize", 19, "X:float[1,3,8,8] - - z:int64[2]=4,4", "axes=ints:2,3 keep_aspect_ratio_policy=s:bogus", "ERROR"},
+    {"Resize", 19, "X:float[1,3,8,8] - s:float[4]=1,1,1e30,2", "", "ERROR"},
+    {"Resize", 19, "X:float[1,3,8,8] - s:float[4]=1,1,-2,2", "", "ERROR"},
+    {"Resize", 19, "X:float[1,3,8,8] - - z:int64[4]=1,3,-4,4", "", "ERROR"},
+    {"Resize", 19, "X:float[1,3,4611686018427387904,8] - s:float[4]=1,1,4,1", "", "Y:float[1,3,?,8]"},
+    {"Upsample", 1, "X:float[1,1,2,2]", "height_scale=f:2 width_scale=f:3", "Y:float[1,1,4,6]"},
     {"Upsample", 9, "X:float[1,1,2,2] s:float[4]=1,1,2,3", "", "Y:float[1,1,4,6]"},
     {"Upsample", 7, "X:float[1,1,2,2]", "scales=floats:1,1,2,3", "Y:float[1,1,4,6]"},
 };
