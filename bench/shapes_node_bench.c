@@ -92,10 +92,13 @@ static unsigned char *read_all(const char *path, size_t *len)
     return buf;
 }
 
+static void fmt_tensor_decl(const Onnx__TypeProto__Tensor *tt, char *buf, size_t cap);
+
 /* Formats a declared type into buf. */
 static void fmt_declared(const Onnx__TypeProto *t, char *buf, size_t cap)
 {
     size_t k = 0;
+    int open = 0;
     buf[0] = '\0';
     if (!t) {
         snprintf(buf, cap, "(none)");
@@ -112,11 +115,26 @@ static void fmt_declared(const Onnx__TypeProto *t, char *buf, size_t cap)
             snprintf(buf + k, k < cap ? cap - k : 0, "?");
             return;
         }
+        open++;
     }
     if (!t || !t->tensor_type) return;
-    const char *en = olla_elem_type_name(t->tensor_type->elem_type);
+    fmt_tensor_decl(t->tensor_type, buf + (k < cap ? k : cap - 1), k < cap ? cap - k : 1);
+    k = strlen(buf);
+    while (open-- > 0 && k + 1 < cap) {
+        buf[k++] = ')';
+        buf[k] = '\0';
+    }
+}
+
+/* Formats a declared tensor type ("float32[1,3,?]") into buf. */
+static void fmt_tensor_decl(const Onnx__TypeProto__Tensor *tt, char *buf, size_t cap)
+{
+    size_t k = 0;
+    const Onnx__TypeProto__Tensor *tensor = tt;
+    buf[0] = '\0';
+    const char *en = olla_elem_type_name(tensor->elem_type);
     k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, "%s", en ? en : "?");
-    const Onnx__TensorShapeProto *s = t->tensor_type->shape;
+    const Onnx__TensorShapeProto *s = tensor->shape;
     if (!s) return;
     k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, "[");
     for (size_t i = 0; i < s->n_dim; i++) {
@@ -143,7 +161,10 @@ static void fmt_inferred(const olla_value_type *v, char *buf, size_t cap)
     const char *en = olla_elem_type_name(v->elem_type);
     k += (size_t)snprintf(buf, cap, "%s%s", (unsigned)v->kind < 5 ? kinds[v->kind] : "?(",
                           en ? en : "?");
-    if (v->kind != OLLA_VALUE_TENSOR) return;
+    if (v->kind != OLLA_VALUE_TENSOR) {
+        snprintf(buf + k, k < cap ? cap - k : 0, ")");
+        return;
+    }
     if (v->rank < 0) {
         snprintf(buf + k, k < cap ? cap - k : 0, "[rank?]");
         return;
@@ -380,7 +401,7 @@ static int chain_bench(int n)
             if (olla_value_bytes(olla_shape_at(tab, i)) >= 0) sized++;
         olla_shape_table_free(tab);
     }
-    printf("chain of %d nodes (Conv/Relu/Add, 32x64x28x28): %zu values, %zu sized, best of 5: %.4f s\n",
+    printf("- chain of %d nodes (Conv/Relu/Add, 32x64x28x28): %zu values, %zu sized, best of 5: %.4f s\n",
            n, count, sized, best);
     onnx__model_proto__free_unpacked(m, NULL);
     return 0;
@@ -409,6 +430,9 @@ int main(int argc, char **argv)
         return 1;
     }
     size_t n_models = 0, n_match = 0, n_err = 0, n_runtime = 0, n_outputs = 0, n_out_match = 0;
+    if (markdown)
+        printf("| test | class | output | declared | inferred | reason given by the table |\n"
+               "|---|---|---|---|---|---|\n");
     double t_infer = 0;
     char path[4096], decl[512], inf[512];
     for (size_t ti = 0; ti < tests.n; ti++) {
@@ -433,7 +457,13 @@ int main(int argc, char **argv)
         olla_status st = olla_infer_shapes(m, &opt, &tab, &err);
         t_infer += now_s() - t0;
         if (st != OLLA_OK) {
-            printf("MISMATCH %s [wrong]: error %d: %s\n", tests.names[ti], (int)st, err.message);
+            if (markdown) {
+                printf("| %s | wrong | | | | error %d: ", tests.names[ti], (int)st);
+                md_cell(err.message);
+                printf(" |\n");
+            } else {
+                printf("MISMATCH %s [wrong]: error %d: %s\n", tests.names[ti], (int)st, err.message);
+            }
             n_err++;
             onnx__model_proto__free_unpacked(m, NULL);
             continue;
@@ -475,15 +505,17 @@ int main(int argc, char **argv)
         olla_shape_table_free(tab);
         onnx__model_proto__free_unpacked(m, NULL);
     }
-    printf("models: %zu, matching exactly: %zu (%.2f%%), errors: %zu\n", n_models, n_match,
+    if (markdown) printf("\n");
+    const char *li = markdown ? "- " : "";
+    printf("%smodels: %zu, matching exactly: %zu (%.2f%%), errors: %zu\n", li, n_models, n_match,
            n_models ? 100.0 * (double)n_match / (double)n_models : 0.0, n_err);
-    printf("not matching because a size needs a run-time value: %zu; wrong or missing: %zu\n",
+    printf("%snot matching because a size needs a run-time value: %zu; wrong or missing: %zu\n", li,
            n_runtime, n_models - n_match - n_runtime);
     if (n_models > n_runtime)
-        printf("matching among the models decidable from the graph: %zu / %zu (%.2f%%)\n", n_match,
+        printf("%smatching among the models decidable from the graph: %zu / %zu (%.2f%%)\n", li, n_match,
                n_models - n_runtime, 100.0 * (double)n_match / (double)(n_models - n_runtime));
-    printf("graph outputs: %zu, matching: %zu\n", n_outputs, n_out_match);
-    printf("inference time over all models: %.3f s\n", t_infer);
+    printf("%sgraph outputs: %zu, matching: %zu\n", li, n_outputs, n_out_match);
+    printf("%sinference time over all models: %.3f s\n", li, t_infer);
     for (size_t i = 0; i < tests.n; i++) free(tests.names[i]);
     free(tests.names);
     return 0;
