@@ -206,6 +206,17 @@ olla_status olla_shape_infer_subgraph(olla_shape_ctx *c, const Onnx__GraphProto 
                                       const olla_value_type *const *in_types, int n_in,
                                       const olla_value_type ***out_types);
 
+/* Same, with each output's partially evaluated value (NULL if none) and the
+ * reason it has no size (NULL when sized). */
+typedef struct olla_shape_sub_out {
+    const olla_value_type *type;
+    const olla_shape_value *value;
+    const char *reason;
+} olla_shape_sub_out;
+olla_status olla_shape_infer_subgraph_ex(olla_shape_ctx *c, const Onnx__GraphProto *g,
+                                         const olla_value_type *const *in_types, int n_in,
+                                         const olla_shape_sub_out **outs);
+
 /* ---- registry ---- */
 /* Finds the rule for (domain, op_type); NULL when none. */
 olla_shape_rule_fn olla_shape_find_rule(const char *domain, const char *op_type);

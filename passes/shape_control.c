@@ -11,7 +11,9 @@ static olla_status set_merged(olla_shape_ctx *c, int i, const olla_value_type *a
         return b ? olla_shape_set_out_type(c, i, b) : OLLA_OK;
     if (!b || (b->rank < 0 && b->elem_type == 0 && b->kind == OLLA_VALUE_TENSOR))
         return olla_shape_set_out_type(c, i, a);
-    if (a->kind != OLLA_VALUE_TENSOR || b->kind != OLLA_VALUE_TENSOR)
+    if (a->kind != b->kind) /* e.g. an optional initial value, a sequence from the body: the body wins */
+        return olla_shape_set_out_kind(c, i, b->kind, b->elem_type ? b->elem_type : a->elem_type);
+    if (a->kind != OLLA_VALUE_TENSOR)
         return olla_shape_set_out_kind(c, i, a->kind, a->elem_type ? a->elem_type : b->elem_type);
     int32_t elem = a->elem_type ? a->elem_type : b->elem_type;
     if (a->rank < 0 || b->rank < 0 || a->rank != b->rank)
@@ -22,6 +24,13 @@ static olla_status set_merged(olla_shape_ctx *c, int i, const olla_value_type *a
     return olla_shape_set_out(c, i, elem, a->rank, dims);
 }
 
+/* Carries a subgraph output's reason to output i when it has no size. */
+static void sub_reason(olla_shape_ctx *c, int i, const olla_shape_sub_out *o)
+{
+    if (o && o->reason)
+        olla_shape_set_unknown(c, i, "from its subgraph: %s", o->reason);
+}
+
 static olla_status rule_if(olla_shape_ctx *c)
 {
     const Onnx__GraphProto *gt = olla_shape_attr_graph(c, "then_branch");
@@ -30,22 +39,30 @@ static olla_status rule_if(olla_shape_ctx *c)
         return olla_shape_fail(c, "If needs then_branch and else_branch graphs");
     int64_t cond;
     int known = olla_shape_in_ints(c, 0, &cond, 1) == 1;
-    const olla_value_type **to = NULL, **eo = NULL;
+    const olla_shape_sub_out *to = NULL, *eo = NULL;
     olla_status st = OLLA_OK;
     if (!known || cond)
-        st = olla_shape_infer_subgraph(c, gt, NULL, 0, &to);
+        st = olla_shape_infer_subgraph_ex(c, gt, NULL, 0, &to);
     if (st == OLLA_OK && (!known || !cond))
-        st = olla_shape_infer_subgraph(c, ge, NULL, 0, &eo);
+        st = olla_shape_infer_subgraph_ex(c, ge, NULL, 0, &eo);
     if (st != OLLA_OK)
         return st;
     int n = olla_shape_n_outputs(c);
     for (int i = 0; i < n && st == OLLA_OK; i++) {
-        const olla_value_type *a = to && (size_t)i < gt->n_output ? to[i] : NULL;
-        const olla_value_type *b = eo && (size_t)i < ge->n_output ? eo[i] : NULL;
-        if (known)
-            st = olla_shape_set_out_type(c, i, cond ? a : b);
-        else
-            st = set_merged(c, i, a, b);
+        const olla_shape_sub_out *a = to && (size_t)i < gt->n_output ? &to[i] : NULL;
+        const olla_shape_sub_out *b = eo && (size_t)i < ge->n_output ? &eo[i] : NULL;
+        if (known) {
+            const olla_shape_sub_out *o = cond ? a : b;
+            if (!o)
+                continue;
+            st = olla_shape_set_out_type(c, i, o->type);
+            if (st == OLLA_OK && o->value)
+                st = olla_shape_set_out_value(c, i, o->value->e, o->value->n);
+            sub_reason(c, i, o);
+        } else {
+            st = set_merged(c, i, a ? a->type : NULL, b ? b->type : NULL);
+            sub_reason(c, i, a && a->reason ? a : b);
+        }
     }
     return st;
 }
@@ -86,8 +103,8 @@ static olla_status rule_loop(olla_shape_ctx *c)
     ins[1] = &scalars[1];
     for (int k = 0; k < n_carried; k++)
         ins[2 + k] = olla_shape_in(c, 2 + k);
-    const olla_value_type **outs;
-    olla_status st = olla_shape_infer_subgraph(c, body, ins, n_carried + 2, &outs);
+    const olla_shape_sub_out *outs;
+    olla_status st = olla_shape_infer_subgraph_ex(c, body, ins, n_carried + 2, &outs);
     if (st != OLLA_OK)
         return st;
     /* trip count: known when M is known and there is no run-time condition */
@@ -99,7 +116,9 @@ static olla_status rule_loop(olla_shape_ctx *c)
     int n_out = olla_shape_n_outputs(c);
     for (int i = 0; i < n_out && st == OLLA_OK; i++) {
         size_t bo = (size_t)i + 1; /* body output index (after cond) */
-        const olla_value_type *b = bo < body->n_output ? outs[bo] : NULL;
+        const olla_value_type *b = bo < body->n_output ? outs[bo].type : NULL;
+        if (bo < body->n_output)
+            sub_reason(c, i, &outs[bo]);
         if (i < n_carried) {
             st = set_merged(c, i, olla_shape_in(c, 2 + i), b);
         } else {
@@ -160,15 +179,16 @@ static olla_status rule_scan(olla_shape_ctx *c)
         slices[k].rank = r;
         ins[k] = &slices[k];
     }
-    const olla_value_type **outs;
-    olla_status st = olla_shape_infer_subgraph(c, body, ins, n_in, &outs);
+    const olla_shape_sub_out *outs;
+    olla_status st = olla_shape_infer_subgraph_ex(c, body, ins, n_in, &outs);
     if (st != OLLA_OK)
         return st;
     int n_out = olla_shape_n_outputs(c);
     for (int i = 0; i < n_out && st == OLLA_OK; i++) {
-        const olla_value_type *b = (size_t)i < body->n_output ? outs[i] : NULL;
+        const olla_value_type *b = (size_t)i < body->n_output ? outs[i].type : NULL;
         if (!b)
             continue;
+        sub_reason(c, i, &outs[i]);
         if (i < n_state) {
             if (v8)
                 st = set_stacked(c, i, b, batch, 0);

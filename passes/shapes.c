@@ -600,23 +600,23 @@ out:
 
 /* ---- subgraphs ---- */
 
-olla_status olla_shape_infer_subgraph(olla_shape_ctx *c, const Onnx__GraphProto *g,
-                                      const olla_value_type *const *in_types, int n_in,
-                                      const olla_value_type ***out_types)
+olla_status olla_shape_infer_subgraph_ex(olla_shape_ctx *c, const Onnx__GraphProto *g,
+                                         const olla_value_type *const *in_types, int n_in,
+                                         const olla_shape_sub_out **out)
 {
     olla_shape_table *t = c->t;
-    *out_types = NULL;
+    *out = NULL;
     if (!g)
         return OLLA_OK;
-    const olla_value_type **outs = olla_arena_alloc(&c->scratch, sizeof *outs * (g->n_output + 1));
+    olla_shape_sub_out *outs = olla_arena_alloc(&c->scratch, sizeof *outs * (g->n_output + 1));
     olla_value_type *slots = olla_arena_alloc(&c->scratch, sizeof *slots * (g->n_output + 1));
     if (!outs || !slots)
         return OLLA_ERR_INTERNAL;
     for (size_t k = 0; k < g->n_output; k++) {
         slots[k].rank = -1;
-        outs[k] = &slots[k];
+        outs[k].type = &slots[k];
     }
-    *out_types = outs;
+    *out = outs;
     if (t->depth >= MAX_DEPTH)
         return OLLA_OK;
     olla_shape_scope s;
@@ -678,9 +678,39 @@ olla_status olla_shape_infer_subgraph(olla_shape_ctx *c, const Onnx__GraphProto 
             }
             memcpy(slots[k].dims, e->type.dims, sizeof *slots[k].dims * (size_t)e->type.rank);
         }
+        /* values and reasons live in the table arena */
+        outs[k].value = e->value.e ? &e->value : NULL;
+        if (outs[k].value) {
+            olla_shape_value *v = olla_arena_alloc(&c->scratch, sizeof *v);
+            if (!v) {
+                st = OLLA_ERR_INTERNAL;
+                break;
+            }
+            *v = e->value;
+            outs[k].value = v;
+        }
+        outs[k].reason = olla_value_bytes(&e->type) < 0 ? e->reason : NULL;
     }
     olla_shape__scope_free(&s);
     return st;
+}
+
+olla_status olla_shape_infer_subgraph(olla_shape_ctx *c, const Onnx__GraphProto *g,
+                                      const olla_value_type *const *in_types, int n_in,
+                                      const olla_value_type ***out_types)
+{
+    const olla_shape_sub_out *outs;
+    *out_types = NULL;
+    olla_status st = olla_shape_infer_subgraph_ex(c, g, in_types, n_in, &outs);
+    if (st != OLLA_OK || !outs)
+        return st;
+    const olla_value_type **types = olla_arena_alloc(&c->scratch, sizeof *types * (g->n_output + 1));
+    if (!types)
+        return OLLA_ERR_INTERNAL;
+    for (size_t k = 0; k < g->n_output; k++)
+        types[k] = outs[k].type;
+    *out_types = types;
+    return OLLA_OK;
 }
 
 /* ---- public API ---- */
