@@ -228,17 +228,11 @@ static olla_status rule_conv_transpose(olla_shape_ctx *c)
     }
     for (int i = 0; i < nsp; i++) {
         olla_dim in = xt->dims[2 + i];
-        if (w.pad == PAD_SAME && !w.k_known) {
-            dims[2 + i] = olla_dim_mul(c, in, olla_dim_known(w.s[i]));
-            continue;
-        }
         if (w.pad == PAD_SAME) {
-            /* in * stride, unless that needs negative total padding (kernel
-             * and output padding shorter than the stride): then no padding. */
-            int64_t ek = (w.k[i] - 1) * w.d[i] + 1;
-            int64_t excess = outpad[i] + ek - w.s[i];
-            olla_dim t = olla_dim_mul(c, in, olla_dim_known(w.s[i]));
-            dims[2 + i] = excess < 0 ? dim_add_const(c, t, excess) : t;
+            /* The pads are chosen so that out = in * stride (output_padding
+             * is part of the total padding), as the specification and ONNX's
+             * reference implementation do. */
+            dims[2 + i] = olla_dim_mul(c, in, olla_dim_known(w.s[i]));
             continue;
         }
         if (!w.k_known) {
