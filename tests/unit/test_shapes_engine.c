@@ -190,6 +190,46 @@ OLLA_TEST(test_fold_symbolic_chain)
     onnx__model_proto__free_unpacked(m, NULL);
 }
 
+/* Gather(s,1) * Gather(s,2) and Where(Equal(t,-1), Shape, t) feed Reshape and Expand. */
+OLLA_TEST(test_fold_arithmetic_where_expand)
+{
+    static const tnode nodes[] = {
+        {"Shape", "x", "s", ""},
+        {"Gather", "s,i0", "g0", ""},
+        {"Gather", "s,i1", "g1", ""},
+        {"Gather", "s,i2", "g2", ""},
+        {"Mul", "g1,g2", "p", ""},
+        {"Unsqueeze", "g0,ax", "u0", ""},
+        {"Unsqueeze", "p,ax", "up", ""},
+        {"Concat", "u0,up", "c", "axis=i:0"},
+        {"Reshape", "x,c", "flat", ""},
+        {"Equal", "t,m1", "e", ""},
+        {"Where", "e,s,t", "w", ""},
+        {"Expand", "small,w", "big", ""},
+        {"Cast", "s", "sf", "to=i:1"},
+        {"Div", "s,s", "ones", ""},
+        {"ReduceProd", "s", "numel", "keepdims=i:0"},
+        {"Reshape", "x,numel1", "all", ""},
+        {"Unsqueeze", "numel,ax", "numel1", ""},
+    };
+    Onnx__ModelProto *m = make_model(make_graph(
+        "x:float[batch,3,4] small:float[1,3,1] i0:int64[]=0 i1:int64[]=1 i2:int64[]=2 ax:int64[1]=0 "
+        "m1:int64[1]=-1 t:int64[3]=-1,3,4",
+        "flat big", nodes, 17));
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "flat", "float[batch,12]"));
+    OLLA_CHECK(has_shape(t, "big", "float[batch,3,4]"));
+    OLLA_CHECK(has_shape(t, "sf", "float[3]"));
+    OLLA_CHECK(has_shape(t, "all", "float[batch*12]"));
+    olla_shape_table_free(t);
+    olla_dim_binding b = {"batch", 7};
+    t = infer(m, &b, 1, 1);
+    OLLA_CHECK(has_shape(t, "all", "float[84]"));
+    OLLA_CHECK(has_shape(t, "big", "float[7,3,4]"));
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
 OLLA_TEST(test_unordered_nodes_and_listing_order)
 {
     tnode rev[6];
@@ -410,7 +450,7 @@ OLLA_TEST(test_elem_type_helpers)
     OLLA_CHECK_EQ_I64(olla_value_bytes(&b), -2);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_unordered_nodes_and_listing_order),
+OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_where_expand), OLLA_T(test_unordered_nodes_and_listing_order),
                OLLA_T(test_value_info_merge_and_warning), OLLA_T(test_declared_symbolic_kept_when_inferred_unknown),
                OLLA_T(test_cycle_terminates), OLLA_T(test_malformed_attribute_is_input_error),
                OLLA_T(test_if_merges_branches_with_outer_scope),
