@@ -270,6 +270,31 @@ static olla_status rule_neg_abs(olla_shape_ctx *c)
     return olla_shape_set_out_value(c, 0, res, v->n);
 }
 
+/* Floor, Ceil, Round: fold known values. */
+static olla_status rule_rounding(olla_shape_ctx *c)
+{
+    olla_status st = olla_shape_pass(c, 0, 0);
+    const olla_shape_value *v = olla_shape_in_value(c, 0);
+    if (st != OLLA_OK || !v)
+        return st;
+    const char *op = olla_shape_op(c);
+    int fl = is_float_type(olla_shape_in_elem(c, 0));
+    olla_sval *res = olla_shape_scratch(c, sizeof *res * (size_t)(v->n ? v->n : 1));
+    if (!res)
+        return OLLA_ERR_INTERNAL;
+    for (int64_t e = 0; e < v->n; e++) {
+        olla_sval s = v->e[e];
+        if (s.state == OLLA_SV_KNOWN && fl) {
+            double r = op[0] == 'F' ? floor(s.f) : op[0] == 'C' ? ceil(s.f) : nearbyint(s.f);
+            s = fabs(r) < 9e18 ? sv_known_f(r) : s;
+            if (fabs(r) >= 9e18)
+                s.state = OLLA_SV_UNKNOWN;
+        }
+        res[e] = s;
+    }
+    return olla_shape_set_out_value(c, 0, res, v->n);
+}
+
 static olla_status rule_not(olla_shape_ctx *c)
 {
     olla_status st = olla_shape_pass(c, 0, 0);
@@ -435,7 +460,7 @@ const olla_shape_rule_entry olla_shape_rules_elementwise[] = {
     {"", "Abs", rule_neg_abs}, {"", "Neg", rule_neg_abs}, {"", "Exp", rule_unary},
     {"", "Log", rule_unary}, {"", "Sqrt", rule_unary}, {"", "Reciprocal", rule_unary},
     {"", "Relu", rule_unary}, {"", "Sigmoid", rule_unary}, {"", "Tanh", rule_unary},
-    {"", "Floor", rule_unary}, {"", "Ceil", rule_unary}, {"", "Round", rule_unary},
+    {"", "Floor", rule_rounding}, {"", "Ceil", rule_rounding}, {"", "Round", rule_rounding},
     {"", "Sin", rule_unary}, {"", "Cos", rule_unary}, {"", "Tan", rule_unary},
     {"", "Asin", rule_unary}, {"", "Acos", rule_unary}, {"", "Atan", rule_unary},
     {"", "Sinh", rule_unary}, {"", "Cosh", rule_unary}, {"", "Asinh", rule_unary},

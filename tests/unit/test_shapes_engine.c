@@ -230,6 +230,22 @@ OLLA_TEST(test_fold_arithmetic_where_expand)
     onnx__model_proto__free_unpacked(m, NULL);
 }
 
+/* ceil(7 / 2) = 4 elements via float arithmetic, Cast and ConstantOfShape. */
+OLLA_TEST(test_fold_float_rounding)
+{
+    static const tnode nodes[] = {
+        {"Div", "lim,two", "q", ""},  {"Ceil", "q", "cq", ""},         {"Cast", "cq", "n", "to=i:7"},
+        {"Unsqueeze", "n,ax", "n1", ""}, {"ConstantOfShape", "n1", "y", ""}, {"Range", "z,n,one", "r", ""},
+    };
+    Onnx__ModelProto *m = make_model(make_graph(
+        "lim:float[]=7 two:float[]=2 ax:int64[1]=0 z:int64[]=0 one:int64[]=1", "y r", nodes, 6));
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "y", "float[4]"));
+    OLLA_CHECK(has_shape(t, "r", "int64[4]"));
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
 OLLA_TEST(test_unordered_nodes_and_listing_order)
 {
     tnode rev[6];
@@ -450,7 +466,7 @@ OLLA_TEST(test_elem_type_helpers)
     OLLA_CHECK_EQ_I64(olla_value_bytes(&b), -2);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_where_expand), OLLA_T(test_unordered_nodes_and_listing_order),
+OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_where_expand), OLLA_T(test_fold_float_rounding), OLLA_T(test_unordered_nodes_and_listing_order),
                OLLA_T(test_value_info_merge_and_warning), OLLA_T(test_declared_symbolic_kept_when_inferred_unknown),
                OLLA_T(test_cycle_terminates), OLLA_T(test_malformed_attribute_is_input_error),
                OLLA_T(test_if_merges_branches_with_outer_scope),
