@@ -1,7 +1,11 @@
 /* olla-onnx: shape rules for recent and auxiliary operators: BitCast,
  * TensorScatter, CausalConvWithState, LinearAttention, FlexAttention
  * (ai.onnx.preview), the optimizers of ai.onnx.preview.training and the
- * ai.onnx.ml operators found in ONNX's test models. */
+ * ai.onnx.ml operators whose output shapes follow from their inputs and
+ * attributes (the classifiers, maps and sequences are not covered). */
+#include <stdint.h>
+#include <string.h>
+
 #include "passes/olla_shape_rules.h"
 
 /* BitCast: same shape, element type 'to' (equal widths). */
@@ -154,6 +158,68 @@ static olla_status rule_tree_ensemble(olla_shape_ctx *c)
     return olla_shape_set_out(c, 0, elem, 2, dims);
 }
 
+/* Scaler, Normalizer: float of the input's shape. */
+static olla_status rule_ml_float_same(olla_shape_ctx *c)
+{
+    const olla_value_type *x = olla_shape_in(c, 0);
+    return olla_shape_set_out(c, 0, OLLA_DT_FLOAT, x ? x->rank : -1, x ? x->dims : NULL);
+}
+
+/* CategoryMapper: strings to int64 or int64 to strings, same shape. */
+static olla_status rule_category_mapper(olla_shape_ctx *c)
+{
+    const olla_value_type *x = olla_shape_in(c, 0);
+    int32_t elem = olla_shape_in_elem(c, 0) == OLLA_DT_STRING ? OLLA_DT_INT64
+                   : olla_shape_in_elem(c, 0) == OLLA_DT_INT64 ? OLLA_DT_STRING
+                                                               : 0;
+    return olla_shape_set_out(c, 0, elem, x ? x->rank : -1, x ? x->dims : NULL);
+}
+
+/* Batch size of a [N, C] (or [C], one row) input. */
+static olla_dim ml_rows(olla_shape_ctx *c, int i)
+{
+    int r = olla_shape_in_rank(c, i);
+    if (r == 2) return olla_shape_in(c, i)->dims[0];
+    return r == 1 ? olla_dim_known(1) : olla_dim_unknown();
+}
+
+/* LinearRegressor ('targets'), TreeEnsembleRegressor ('n_targets'): float [N, targets]. */
+static olla_status rule_ml_regressor(olla_shape_ctx *c)
+{
+    const char *attr = strcmp(olla_shape_op(c), "LinearRegressor") == 0 ? "targets" : "n_targets";
+    olla_dim dims[2] = {ml_rows(c, 0), olla_dim_known(olla_shape_attr_int(c, attr, 1))};
+    return olla_shape_set_out(c, 0, OLLA_DT_FLOAT, 2, dims);
+}
+
+/* FeatureVectorizer: float [N, sum(inputdimensions)]. */
+static olla_status rule_feature_vectorizer(olla_shape_ctx *c)
+{
+    const int64_t *d = NULL;
+    int64_t n = olla_shape_attr_ints(c, "inputdimensions", &d), sum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (d[i] < 0 || d[i] > INT64_MAX / 4 - sum)
+            return olla_shape_fail(c, "attribute 'inputdimensions' has an invalid value %lld", (long long)d[i]);
+        sum += d[i];
+    }
+    olla_dim dims[2] = {ml_rows(c, 0), n >= 0 ? olla_dim_known(sum) : olla_dim_unknown()};
+    return olla_shape_set_out(c, 0, OLLA_DT_FLOAT, 2, dims);
+}
+
+/* OneHotEncoder: float, the input's shape plus one axis of the categories. */
+static olla_status rule_one_hot_encoder(olla_shape_ctx *c)
+{
+    const int64_t *ci = NULL;
+    const ProtobufCBinaryData *cs = NULL;
+    int64_t n = olla_shape_attr_ints(c, "cats_int64s", &ci);
+    if (n < 0) n = olla_shape_attr_strings(c, "cats_strings", &cs);
+    int rank = olla_shape_in_rank(c, 0);
+    if (rank < 0 || rank >= OLLA_SHAPE_MAX_RANK) return olla_shape_set_out(c, 0, OLLA_DT_FLOAT, -1, NULL);
+    olla_dim dims[OLLA_SHAPE_MAX_RANK];
+    for (int i = 0; i < rank; i++) dims[i] = olla_shape_in(c, 0)->dims[i];
+    dims[rank] = n >= 0 ? olla_dim_known(n) : olla_dim_unknown();
+    return olla_shape_set_out(c, 0, OLLA_DT_FLOAT, rank + 1, dims);
+}
+
 const olla_shape_rule_entry olla_shape_rules_extra[] = {
     {"", "BitCast", rule_bitcast},
     {"", "TensorScatter", rule_pass0},
@@ -167,4 +233,12 @@ const olla_shape_rule_entry olla_shape_rules_extra[] = {
     {"ai.onnx.ml", "Binarizer", rule_pass0},
     {"ai.onnx.ml", "LabelEncoder", rule_label_encoder},
     {"ai.onnx.ml", "TreeEnsemble", rule_tree_ensemble},
+    {"ai.onnx.ml", "Scaler", rule_ml_float_same},
+    {"ai.onnx.ml", "Normalizer", rule_ml_float_same},
+    {"ai.onnx.ml", "Imputer", rule_pass0},
+    {"ai.onnx.ml", "CategoryMapper", rule_category_mapper},
+    {"ai.onnx.ml", "LinearRegressor", rule_ml_regressor},
+    {"ai.onnx.ml", "TreeEnsembleRegressor", rule_ml_regressor},
+    {"ai.onnx.ml", "FeatureVectorizer", rule_feature_vectorizer},
+    {"ai.onnx.ml", "OneHotEncoder", rule_one_hot_encoder},
     {NULL, NULL, NULL}};

@@ -39,6 +39,12 @@ static const olla_shape_case extra_cases[] = {
     {"ai.onnx.ml:ArrayFeatureExtractor", 1, "x:float[3,4] y:int64[2]", "", "z:float[3,2]"},
     {"ai.onnx.ml:LabelEncoder", 4, "x:string[5]", "keys_strings=strs:a,b values_int64s=ints:0,1", "y:int64[5]"},
     {"ai.onnx.ml:TreeEnsemble", 5, "x:double[3,2]", "n_targets=i:2", "y:double[3,2]"},
+    {"ai.onnx.ml:Scaler", 1, "x:int64[N,3]", "scale=floats:2,2,2", "y:float[N,3]"},
+    {"ai.onnx.ml:CategoryMapper", 1, "x:string[4]", "", "y:int64[4]"},
+    {"ai.onnx.ml:LinearRegressor", 1, "x:float[5,3]", "targets=i:2", "y:float[5,2]"},
+    {"ai.onnx.ml:TreeEnsembleRegressor", 3, "x:float[7,3]", "n_targets=i:3", "y:float[7,3]"},
+    {"ai.onnx.ml:FeatureVectorizer", 1, "a:float[4,2] b:int64[4,3]", "inputdimensions=ints:2,3", "y:float[4,5]"},
+    {"ai.onnx.ml:OneHotEncoder", 1, "x:int64[4,2]", "cats_int64s=ints:1,2,5", "y:float[4,2,3]"},
 };
 
 OLLA_TEST(test_misc) { OLLA_SHAPE_CASES(misc_cases); }
