@@ -17,6 +17,7 @@ typedef struct {
 static const olla_command commands[] = {
     {"check", olla_cmd_check},
     {"batch", olla_cmd_batch},
+    {"shapes", olla_cmd_shapes},
 };
 
 /* Ctrl-C: leave no partial output and stop at once. */
