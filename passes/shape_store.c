@@ -164,11 +164,11 @@ static olla_dim bound_dim(olla_shape_table *t, const Onnx__TensorShapeProto__Dim
         r.value = d->dim_value;
     } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
                d->dim_param[0]) {
-        for (int b = 0; b < t->n_bind; b++)
-            if (strcmp(t->bind[b].name, d->dim_param) == 0) {
-                r.value = t->bind[b].value;
-                return r;
-            }
+        int64_t v;
+        if (olla_dim_param_eval(d->dim_param, t->bind, t->n_bind, &v)) {
+            r.value = v;
+            return r;
+        }
         r.param = olla_shape__intern(t, d->dim_param);
     }
     return r;
