@@ -46,7 +46,7 @@ typedef struct olla_report {
     const char *placement_status;
     int n_unknown;                  /* tensors left out of the plan: size unknown */
     const char **unknown_names;
-    const char **unknown_reasons;
+    char **unknown_reasons;         /* owned */
     int n_warnings;                 /* shape inference disagreeing with value_info */
     char **warnings;
 } olla_report;

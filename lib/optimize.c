@@ -35,6 +35,8 @@ void olla_report_clear(olla_report *r)
     for (int i = 0; i < r->n_warnings; i++)
         free(r->warnings[i]);
     free(r->warnings);
+    for (int i = 0; r->unknown_reasons && i < r->n_unknown; i++)
+        free(r->unknown_reasons[i]);
     free(r->unknown_names);
     free(r->unknown_reasons);
     memset(r, 0, sizeof *r);
@@ -159,7 +161,9 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
         for (int t = 0; t < g->n_tensors; t++)
             if (g->tensors[t].producer >= 0 && g->tensors[t].bytes < 0) {
                 rep->unknown_names[k] = g->tensors[t].name;
-                rep->unknown_reasons[k++] = g->tensors[t].unknown_reason;
+                /* the reason lives in the shape table, freed before the report */
+                const char *why = g->tensors[t].unknown_reason;
+                rep->unknown_reasons[k++] = strdup(why ? why : "unknown");
             }
     }
     if ((st = olla_graph_dag(g, align, &dag, &gt, err)) != OLLA_OK)
