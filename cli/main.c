@@ -12,6 +12,7 @@ typedef struct {
 
 static const olla_command commands[] = {
     {"check", olla_cmd_check},
+    {"place", olla_cmd_place},
 };
 
 int main(int argc, char **argv)
