@@ -8,10 +8,12 @@
  * placements: each section keeps a floor (no remaining buffer live there can
  * go lower), and each remaining buffer its height, the highest floor along
  * its lifetime. At each node the lowest section is examined (lowest floor,
- * then most remaining bytes). Either some remaining buffer live there sits
+ * then fewest options). Either some remaining buffer live there sits
  * on that floor f (branch on each buffer whose height is f), or none does
- * and the section's floor rises to the next height a buffer could rest on
- * (the lowest height above f of its buffers, or f plus the smallest size).
+ * and the section's floor rises to the next height a buffer could rest on.
+ * Among the sections at floor f the one with the fewest options is taken
+ * (a section with none is a dead end); candidates that fill the valley
+ * around it exactly are tried first.
  *
  * Pruning: in every section, the bytes still to place must fit between the
  * lowest height of the buffers live there and the capacity (this catches
@@ -115,6 +117,47 @@ static int range_ok(const sctx *c, int lo, int hi)
     return 1;
 }
 
+/* If no remaining buffer live in section s sits at f, the lowest one, x,
+ * rests higher: on a placed buffer (then at its height h[x] > f) or on a
+ * buffer z still to place that is live beside s but not in s (then at
+ * least max(f, h[z]) + size of z). Returns the least such height, or
+ * INT64_MAX when there is none. */
+static int64_t next_floor(const sctx *c, size_t s, int64_t f)
+{
+    int64_t nf = INT64_MAX;
+    int lo = (int)s, hi = (int)s + 1, resting = 0;
+    for (int64_t p = c->sec_start[s]; p < c->sec_start[s + 1]; p++) {
+        int x = c->sec_buf[p];
+        if (c->placed[x])
+            continue;
+        if (c->h[x] > f) {
+            if (c->h[x] < nf)
+                nf = c->h[x];
+        } else {
+            resting = 1;
+            if (c->sb[x] < lo)
+                lo = c->sb[x];
+            if (c->se[x] > hi)
+                hi = c->se[x];
+        }
+    }
+    if (!resting)
+        return nf;
+    for (int j = lo; j < hi; j++) {
+        if ((size_t)j == s)
+            continue;
+        for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
+            int z = c->sec_buf[p];
+            if (c->placed[z] || ((size_t)c->sb[z] <= s && s < (size_t)c->se[z]))
+                continue;
+            int64_t t = (c->h[z] > f ? c->h[z] : f) + c->it[z].size;
+            if (t < nf)
+                nf = t;
+        }
+    }
+    return nf;
+}
+
 static int dfs(sctx *c)
 {
     c->nodes++;
@@ -132,6 +175,29 @@ static int dfs(sctx *c)
         }
     if (s == c->nsec)
         return 1;
+    {
+        /* among the sections at floor f, the one with the fewest options */
+        int best_count = -1;
+        for (size_t j = 0; j < c->nsec; j++) {
+            if (c->rem[j] == 0 || c->floor_[j] != f)
+                continue;
+            int count = f + c->min_size + c->rem[j] <= c->cap; /* a gap may be possible */
+            for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
+                int b = c->sec_buf[p];
+                if (c->placed[b] || c->h[b] > f || f + c->it[b].size > c->cap ||
+                    (c->twin[b] >= 0 && !c->placed[c->twin[b]]))
+                    continue;
+                count++;
+            }
+            if (count == 0)
+                return 0;
+            if (best_count < 0 || count < best_count ||
+                (count == best_count && c->rem[j] > c->rem[s])) {
+                best_count = count;
+                s = j;
+            }
+        }
+    }
     size_t base = c->cand_top, nc = 0;
     size_t need = base + (size_t)(c->sec_start[s + 1] - c->sec_start[s]);
     if (need > c->cand_cap) {
@@ -142,21 +208,42 @@ static int dfs(sctx *c)
         c->cand = grown;
         c->cand_cap = cap;
     }
-    int64_t nf = f + c->min_size; /* where the floor goes if nothing sits at f */
+    int64_t nf;
     for (int64_t p = c->sec_start[s]; p < c->sec_start[s + 1]; p++) {
         int b = c->sec_buf[p];
         if (c->placed[b])
             continue;
-        if (c->h[b] > f) {
-            if (c->h[b] < nf)
-                nf = c->h[b];
+        if (c->h[b] > f)
             continue;
-        }
         if (f + c->it[b].size > c->cap)
             continue;
         if (c->twin[b] >= 0 && !c->placed[c->twin[b]])
             continue;
         c->cand[base + nc++] = b;
+    }
+    if (nc > 1) {
+        /* buffers that fill the valley around s in width go first, then
+         * those flush with one of its ends */
+        size_t L = s, R = s + 1;
+        while (L > 0 && c->floor_[L - 1] == f)
+            L--;
+        while (R < c->nsec && c->floor_[R] == f)
+            R++;
+        size_t w = 0;
+        for (size_t k = 0; k < nc; k++) {
+            int b = c->cand[base + k];
+            if ((size_t)c->sb[b] == L && (size_t)c->se[b] == R) {
+                memmove(c->cand + base + w + 1, c->cand + base + w, (k - w) * sizeof *c->cand);
+                c->cand[base + w++] = b;
+            }
+        }
+        for (size_t k = w; k < nc; k++) {
+            int b = c->cand[base + k];
+            if ((size_t)c->sb[b] == L || (size_t)c->se[b] == R) {
+                memmove(c->cand + base + w + 1, c->cand + base + w, (k - w) * sizeof *c->cand);
+                c->cand[base + w++] = b;
+            }
+        }
     }
     c->cand_top += nc;
     c->depth++;
@@ -185,7 +272,9 @@ static int dfs(sctx *c)
         }
     }
     c->cand_top -= nc;
-    if (r == 0 && nf + c->rem[s] <= c->cap) {
+    if (r == 0)
+        nf = next_floor(c, s, f);
+    if (r == 0 && nf <= c->cap - c->rem[s]) {
         size_t mark = c->trail_top;
         int lo = (int)s, hi = (int)s + 1;
         c->floor_[s] = nf;
@@ -299,14 +388,19 @@ static int reset(sctx *c, int order)
         free(fill);
         return -2;
     }
+    uint64_t seed = (uint64_t)order * 0x9E3779B97F4A7C15ULL + 1;
     for (size_t i = 0; i < n; i++) {
         int64_t len = it[i].upper - it[i].lower;
         double area = (double)len * (double)it[i].size;
         switch (order) {
         case ORDER_LIFE: keys[i] = (olla_pkey){-len, -it[i].size, (int)i}; break;
         case ORDER_SIZE: keys[i] = (olla_pkey){-it[i].size, -len, (int)i}; break;
-        default:
+        case ORDER_AREA:
             keys[i] = (olla_pkey){area > 9e18 ? INT64_MIN : -(int64_t)area, -it[i].size, (int)i};
+            break;
+        default: /* a pseudo-random order, fixed by the order number */
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            keys[i] = (olla_pkey){(int64_t)(seed >> 33), 0, (int)i};
             break;
         }
     }
@@ -376,9 +470,10 @@ int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double d
     if (r == 0 && c.node_limit == 0) {
         /* restarts: each order in turn, node budget doubling every round */
         long long budget = 4096;
-        for (;;) {
+        for (int round = 0;; round++) {
             int done = 0;
-            for (int order = 0; order < ORDER_COUNT && !done; order++) {
+            for (int k = 0; k <= ORDER_COUNT && !done; k++) {
+                int order = k < ORDER_COUNT ? k : ORDER_COUNT + round;
                 if ((r = reset(&c, order)) != 0)
                     break;
                 c.node_limit = budget;
