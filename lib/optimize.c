@@ -207,7 +207,8 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     olla_dag_lifetimes(&dag, order, first, last);
     for (int t = 0; t < g->n_tensors; t++)
         offset[t] = -1;
-    olla_place_input pin = {&dag, first, last, align, opt};
+    double left = opt->time_limit > 0 ? opt->time_limit - (olla_now() - t0) : 0;
+    olla_place_input pin = {&dag, first, last, align, opt->time_limit > 0 ? (left > 0.1 ? left : 0.1) : 0, opt};
     int64_t *dag_offset = malloc(((size_t)nt + 1) * sizeof(int64_t));
     olla_place_outcome pout;
     if (!dag_offset) {
