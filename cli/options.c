@@ -77,6 +77,11 @@ void olla_cli_plan_opts_init(olla_cli_plan_opts *po)
 {
     memset(po, 0, sizeof *po);
     olla_options_init(&po->opt);
+    /* a site-wide default for unattended runs; --time-limit still wins */
+    double t;
+    const char *env = getenv("OLLA_TIME_LIMIT");
+    if (env && olla_cli_parse_double(env, &t) && t > 0)
+        po->opt.time_limit = t;
 }
 
 void olla_cli_plan_opts_free(olla_cli_plan_opts *po)

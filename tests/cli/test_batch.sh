@@ -2,7 +2,7 @@
 # Batch mode: relative paths kept, one JSON line per model, a failing model
 # reported and skipped, unchanged inputs not redone, the closing table.
 set -u
-OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
+OLLA=${OLLA:?} ; export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-5} ; SRC=${OLLA_SOURCE_DIR:?}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 ok() { pass=$((pass+1)); }

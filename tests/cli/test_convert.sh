@@ -2,7 +2,7 @@
 # The command on bundled models: the report, the summary, the checker,
 # external data written to another folder, and re-planning a planned model.
 set -u
-OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
+OLLA=${OLLA:?} ; export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-5} ; SRC=${OLLA_SOURCE_DIR:?}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 ok() { pass=$((pass+1)); }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Each bad input: the exact message, exit code 1, and no output file.
 set -u
-OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
+OLLA=${OLLA:?} ; export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-5} ; SRC=${OLLA_SOURCE_DIR:?}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 expect() { # expect CODE "message substring" args...

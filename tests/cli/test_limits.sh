@@ -2,7 +2,7 @@
 # Output that cannot be written (a full disk, a file-size limit) fails
 # cleanly: exit 3, a one-line message, no output and no temporary file.
 set -u
-OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
+OLLA=${OLLA:?} ; export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-5} ; SRC=${OLLA_SOURCE_DIR:?}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 # a file-size limit of 8 KiB: the planned infer_small model is larger

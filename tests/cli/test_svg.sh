@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --svg draws the plan; rendered by headless Chromium to a PNG that is not blank.
 set -u
-OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
+OLLA=${OLLA:?} ; export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-5} ; SRC=${OLLA_SOURCE_DIR:?}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 ok() { pass=$((pass+1)); }

@@ -33,6 +33,7 @@ static void roundtrip(const char *path, int expect_input_order)
     olla_options_init(&opt);
     opt.keep_order = 1;
     opt.verbosity = 0;
+    opt.time_limit = 2;
     opt.dims = dims;
     opt.n_dims = 4;
     char out[512];
