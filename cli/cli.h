@@ -33,6 +33,15 @@ void olla_cli_plan_opts_free(olla_cli_plan_opts *po);
  * 0 when it is not one, -1 after printing a usage error. */
 int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i);
 
+/* The live progress line (cli/progress.c). */
+typedef struct olla_cli_progress {
+    const char *model;
+    int tty, shown;
+    char last_phase[32];
+} olla_cli_progress;
+void olla_cli_progress_start(olla_cli_progress *p, olla_options *opt, const char *model);
+void olla_cli_progress_end(olla_cli_progress *p);
+
 double olla_cli_pct(int64_t part, int64_t whole);
 void olla_cli_human_bytes(int64_t b, char *buf, size_t n);
 

@@ -92,6 +92,8 @@ int olla_cmd_convert(int argc, char **argv)
     }
     opt = po.opt;
 
+    olla_cli_progress prog;
+    olla_cli_progress_start(&prog, &opt, in);
     olla_error err = {0};
     olla_model *model = NULL;
     olla_plan *plan = NULL;
@@ -101,6 +103,7 @@ int olla_cmd_convert(int argc, char **argv)
         olla_write_model(model, plan, out, &err) == OLLA_OK &&
         (!report_path || olla_report_write_json(&rep, report_path, &err) == OLLA_OK) &&
         (!svg_path || olla_plan_write_svg(plan, in, svg_path, &err) == OLLA_OK)) {
+        olla_cli_progress_end(&prog);
         if (opt.verbosity > 0) {
             char a[32], b[32], c[32];
             olla_cli_human_bytes(rep.input_order_peak_bytes, a, sizeof a);
@@ -124,6 +127,7 @@ int olla_cmd_convert(int argc, char **argv)
                     rep.schedule_status, rep.placement_status);
         }
     } else {
+        olla_cli_progress_end(&prog);
         fprintf(stderr, "olla-onnx: %s\n", err.message);
         rc = err.code ? (int)err.code : 3;
     }

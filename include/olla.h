@@ -19,6 +19,11 @@
 extern "C" {
 #endif
 
+/* Progress of a long run: the phase ("shapes", "graph", "ordering",
+ * "placement", "checking"), seconds since the start, and for the solver
+ * phases the best peak or arena so far and the proven bound (-1 unknown). */
+typedef void (*olla_progress_fn)(void *ctx, const char *phase, double elapsed, int64_t best, int64_t bound);
+
 typedef struct olla_options {
     double time_limit;        /* seconds for ordering plus placement; default 60 */
     int64_t alignment;        /* bytes; offsets are multiples, sizes rounded up; default 64 */
@@ -27,6 +32,8 @@ typedef struct olla_options {
     int verbosity;            /* 0 quiet, 1 summary, 2 details */
     const olla_dim_binding *dims; /* --dim NAME=VALUE bindings */
     int n_dims;
+    olla_progress_fn progress;    /* may be NULL */
+    void *progress_ctx;
 } olla_options;
 
 void olla_options_init(olla_options *opt);

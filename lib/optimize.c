@@ -102,10 +102,17 @@ static olla_status check_unknown(const olla_graph *g, olla_error *err)
     return OLLA_OK;
 }
 
+static void progress(const olla_options *opt, const char *phase, double t0, int64_t best, int64_t bound)
+{
+    if (opt->progress)
+        opt->progress(opt->progress_ctx, phase, olla_now() - t0, best, bound);
+}
+
 olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan_out, olla_report *rep,
                           olla_error *err)
 {
     double t0 = olla_now();
+    progress(opt, "shapes", t0, -1, -1);
     *plan_out = NULL;
     memset(rep, 0, sizeof *rep);
     rep->model = m->path;
@@ -122,6 +129,7 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     if (st != OLLA_OK)
         goto done;
     olla_type_source src = olla_graph_types_from_shapes(types);
+    progress(opt, "graph", t0, -1, -1);
     if ((rep->n_warnings = (int)olla_shape_warning_count(types)) > 0) {
         rep->warnings = calloc((size_t)rep->n_warnings, sizeof(char *));
         if (!rep->warnings) {
@@ -191,6 +199,7 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     rep->input_order_peak_bytes = olla_dag_peak(&dag, input_order, plan->live_input, NULL);
 
     /* lifetimes */
+    progress(opt, "ordering", t0, rep->input_order_peak_bytes, -1);
     double ts = olla_now();
     olla_order_result ores;
     if ((st = olla_stage_order(&dag, input_order, opt, order, &ores, err)) != OLLA_OK)
@@ -203,6 +212,7 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     olla_dag_peak(&dag, order, plan->live_planned, NULL);
 
     /* locations */
+    progress(opt, "placement", t0, ores.peak_bytes, ores.lower_bound_bytes);
     double tp = olla_now();
     olla_dag_lifetimes(&dag, order, first, last);
     for (int t = 0; t < g->n_tensors; t++)
@@ -255,6 +265,7 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     }
     free(dag_offset);
     /* every plan is checked before anyone sees it */
+    progress(opt, "checking", t0, plan->arena_bytes, -1);
     st = olla_plan_verify(g, plan->order, offset, bytes, plan->arena_bytes, align, err);
     if (st != OLLA_OK) {
         char msg[sizeof err->message];

@@ -40,6 +40,15 @@ done
 grep -q "warning: size of 'm' unknown" "$tmp/uerr" && ok || bad "no warning for the unsized tensor: $(cat "$tmp/uerr")"
 grep -q '"name": *"m"' "$tmp/u.json" && ok || bad "the report does not list the unsized tensor"
 "$OLLA" check "$tmp/u.onnx" >/dev/null && ok || bad "check of a plan with an unsized tensor"
+# progress: plain lines per phase in a log (no control characters), none with -q
+"$OLLA" -v "$SRC/models/mlp_train.onnx" "$tmp/v.onnx" 2>"$tmp/verr"
+grep -q "mlp_train.onnx: ordering" "$tmp/verr" && grep -q "mlp_train.onnx: placement" "$tmp/verr" && ok || bad "no phase lines with -v: $(head -3 "$tmp/verr")"
+! grep -q $'[\r\033]' "$tmp/verr" && ok || bad "control characters in a non-terminal log"
+# on a terminal the line is rewritten in place (script gives the command a terminal)
+if command -v script >/dev/null; then
+  script -qec "\"$OLLA\" \"$SRC/models/mlp_train.onnx\" \"$tmp/tty.onnx\"" /dev/null > "$tmp/tty.log" 2>&1
+  grep -q $'\r\033\[K' "$tmp/tty.log" && grep -q "ordering" "$tmp/tty.log" && ok || bad "no live line on a terminal"
+fi
 # --version and --help
 "$OLLA" --version | grep -qE "^olla-onnx [0-9]+\.[0-9]+\.[0-9]+$" && ok || bad "--version"
 "$OLLA" --help | grep -q -- "--time-limit" && ok || bad "--help"
