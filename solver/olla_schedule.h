@@ -39,6 +39,15 @@ olla_status olla_sched_dfs_post(const olla_dag *dag, int *order, olla_error *err
  * improved in place. Stops at deadline (seconds since the epoch of
  * olla_sched_now(); <=0 = none). Returns the new peak. */
 int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadline);
+/* Exact order by dynamic programming over the sets of nodes already run,
+ * looking only for peaks below ub. *outcome: OLLA_DP_FOUND (order and *peak
+ * hold an optimal order, peak < ub), OLLA_DP_NONE_BETTER (every order peaks
+ * at ub or more), OLLA_DP_GAVE_UP (more than max_states sets, or past the
+ * deadline, a olla_sched_now() time; <=0 = none). */
+enum { OLLA_DP_GAVE_UP = 0, OLLA_DP_FOUND = 1, OLLA_DP_NONE_BETTER = 2 };
+olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states, double deadline, int *order,
+                                int64_t *peak, int *outcome, olla_error *err);
+
 /* The scheduling ILP of the paper (eq. 12) with the reductions: binaries
  * S[v][t] = "v has run by step t" only inside v's window, one node per
  * step, and live-tensor terms only where a tensor may or may not be live.

@@ -352,8 +352,10 @@ olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hin
             Cbc_setInteger(model, S(&w, v, t));
     Cbc_setObjSense(model, 1.0);
     Cbc_setLogLevel(model, verbosity >= 3 ? 1 : 0);
-    if (time_limit > 0)
+    if (time_limit > 0) {
+        Cbc_setParameter(model, "timeMode", "elapsed");
         Cbc_setMaximumSeconds(model, time_limit);
+    }
     info->n_cols = nc;
     info->n_rows = m.nrows;
     if (start && olla_dag_is_topological(dag, start)) {

@@ -127,6 +127,27 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         fprintf(stderr, "olla: heuristic peak %lld, lower bound %lld (%.3f s)\n", (long long)k.best_peak,
                 (long long)lb, olla_sched_now() - t0);
 
+    /* exact search over sets of nodes run, for orders below the best peak */
+    if (k.best_peak > lb && (deadline <= 0 || olla_sched_now() < deadline)) {
+        int64_t dpk = 0;
+        int outcome = OLLA_DP_GAVE_UP;
+        olla_error derr = {0};
+        if (olla_sched_exact_dp(dag, k.best_peak, 2000000L, deadline, work, &dpk, &outcome, &derr) == OLLA_OK) {
+            if (outcome == OLLA_DP_FOUND) {
+                offer(&k, work, 1, "exact-dp");
+                if (dpk > lb)
+                    lb = dpk;
+            } else if (outcome == OLLA_DP_NONE_BETTER) {
+                lb = k.best_peak;
+            }
+        }
+        if (opt->verbosity >= 2)
+            fprintf(stderr, "olla: exact search: %s (%.3f s)\n",
+                    outcome == OLLA_DP_FOUND ? "optimal order found"
+                    : outcome == OLLA_DP_NONE_BETTER ? "no better order exists" : "gave up",
+                    olla_sched_now() - t0);
+    }
+
     /* the ILP, warm-started with the best order */
     if (opt->use_ilp && k.best_peak > lb) {
         double left = deadline > 0 ? deadline - olla_sched_now() : 0;

@@ -1,0 +1,247 @@
+/* olla-onnx: exact ordering by dynamic programming over the sets of nodes
+ * already run (predecessor-closed sets), layer by layer. The live bytes while
+ * a node runs depend only on that set, so the best peak reaching a set is
+ * all that needs to be remembered. Sets whose peak already reaches the upper
+ * bound are dropped, so the search either finds a better order, proves that
+ * none exists, or gives up at the state limit. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "solver/olla_schedule.h"
+
+typedef struct {
+    int words;
+    long n, cap;
+    uint64_t *keys;
+    int64_t *best, *cur;
+    int *parent, *node;
+    long *slot; /* hash table of indices, size hcap */
+    long hcap;
+} layer;
+
+static void layer_free(layer *l)
+{
+    free(l->keys);
+    free(l->best);
+    free(l->cur);
+    free(l->parent);
+    free(l->node);
+    free(l->slot);
+    memset(l, 0, sizeof *l);
+}
+
+static uint64_t hash_key(const uint64_t *k, int w)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < w; i++) {
+        h ^= k[i];
+        h *= 1099511628211ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+static int layer_grow(layer *l)
+{
+    long nc = l->cap ? 2 * l->cap : 256;
+    uint64_t *k = realloc(l->keys, (size_t)nc * (size_t)l->words * sizeof *k);
+    if (k)
+        l->keys = k;
+    int64_t *b = realloc(l->best, (size_t)nc * sizeof *b);
+    if (b)
+        l->best = b;
+    int64_t *c = realloc(l->cur, (size_t)nc * sizeof *c);
+    if (c)
+        l->cur = c;
+    int *p = realloc(l->parent, (size_t)nc * sizeof *p);
+    if (p)
+        l->parent = p;
+    int *nd = realloc(l->node, (size_t)nc * sizeof *nd);
+    if (nd)
+        l->node = nd;
+    if (!k || !b || !c || !p || !nd)
+        return 0;
+    l->cap = nc;
+    /* rehash */
+    long hc = 4 * nc;
+    long *s = malloc((size_t)hc * sizeof *s);
+    if (!s)
+        return 0;
+    for (long i = 0; i < hc; i++)
+        s[i] = -1;
+    for (long i = 0; i < l->n; i++) {
+        long h = (long)(hash_key(l->keys + i * l->words, l->words) % (uint64_t)hc);
+        while (s[h] >= 0)
+            h = (h + 1) % hc;
+        s[h] = i;
+    }
+    free(l->slot);
+    l->slot = s;
+    l->hcap = hc;
+    return 1;
+}
+
+/* inserts or improves a state; returns 0 on out of memory */
+static int layer_put(layer *l, const uint64_t *key, int64_t best, int64_t cur, int parent, int node)
+{
+    if (l->n + 1 > l->cap && !layer_grow(l))
+        return 0;
+    long h = (long)(hash_key(key, l->words) % (uint64_t)l->hcap);
+    while (l->slot[h] >= 0) {
+        long i = l->slot[h];
+        if (memcmp(l->keys + i * l->words, key, (size_t)l->words * sizeof *key) == 0) {
+            if (best < l->best[i]) {
+                l->best[i] = best;
+                l->parent[i] = parent;
+                l->node[i] = node;
+            }
+            return 1;
+        }
+        h = (h + 1) % l->hcap;
+    }
+    long i = l->n++;
+    memcpy(l->keys + i * l->words, key, (size_t)l->words * sizeof *key);
+    l->best[i] = best;
+    l->cur[i] = cur;
+    l->parent[i] = parent;
+    l->node[i] = node;
+    l->slot[h] = i;
+    return 1;
+}
+
+#define HAS(k, v) (((k)[(v) >> 6] >> ((v)&63)) & 1u)
+
+static int ready_in(const olla_dag *dag, const uint64_t *s, int v)
+{
+    for (int j = dag->in_start[v]; j < dag->in_start[v + 1]; j++)
+        if (!HAS(s, dag->producer[dag->in_list[j]]))
+            return 0;
+    return 1;
+}
+
+/* bytes freed right after v runs when the set s has run before it */
+static int64_t freed_by(const olla_dag *dag, const uint64_t *s, int v, const int64_t *deadb)
+{
+    int64_t freed = deadb[v];
+    for (int j = dag->in_start[v]; j < dag->in_start[v + 1]; j++) {
+        int e = dag->in_list[j];
+        if (dag->is_output[e])
+            continue;
+        int all = 1;
+        for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1] && all; q++) {
+            int x = dag->sink_list[q];
+            if (x != v && !HAS(s, x))
+                all = 0;
+        }
+        if (all)
+            freed += dag->bytes[e];
+    }
+    return freed;
+}
+
+olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states, double deadline, int *order,
+                                int64_t *peak, int *outcome, olla_error *err)
+{
+    int n = dag->n_nodes, W = (n + 63) / 64;
+    *outcome = OLLA_DP_GAVE_UP;
+    *peak = 0;
+    if (n == 0) {
+        *outcome = OLLA_DP_FOUND;
+        return OLLA_OK;
+    }
+    layer *L = calloc((size_t)n + 1, sizeof *L);
+    uint64_t *key = malloc((size_t)W * sizeof *key);
+    int64_t *outb = calloc((size_t)n, sizeof *outb), *deadb = calloc((size_t)n, sizeof *deadb);
+    if (!L || !key || !outb || !deadb) {
+        free(L);
+        free(key);
+        free(outb);
+        free(deadb);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the exact scheduler");
+    }
+    for (int e = 0; e < dag->n_tensors; e++) {
+        int p = dag->producer[e];
+        outb[p] += dag->bytes[e];
+        if (!dag->is_output[e] && dag->sink_start[e] == dag->sink_start[e + 1])
+            deadb[p] += dag->bytes[e];
+    }
+    for (int k = 0; k <= n; k++)
+        L[k].words = W;
+    olla_status st = OLLA_OK;
+    memset(key, 0, (size_t)W * sizeof *key);
+    if (!layer_put(&L[0], key, 0, 0, -1, -1)) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the exact scheduler");
+        goto done;
+    }
+    long total = 1;
+    for (int k = 0; k < n; k++) {
+        layer *a = &L[k], *b = &L[k + 1];
+        for (long i = 0; i < a->n; i++) {
+            const uint64_t *s = a->keys + i * W;
+            if (deadline > 0 && (i & 255) == 0 && olla_sched_now() > deadline)
+                goto done; /* gave up */
+            /* A ready node that frees at least what it allocates and whose
+             * step stays within the peak so far can run first in some best
+             * continuation (moving it forward only shrinks the steps it
+             * jumps over), so it is the only move tried. */
+            int forced = -1;
+            for (int v = 0; v < n && forced < 0; v++) {
+                if (HAS(s, v) || !ready_in(dag, s, v))
+                    continue;
+                if (a->cur[i] + outb[v] <= a->best[i] && freed_by(dag, s, v, deadb) >= outb[v])
+                    forced = v;
+            }
+            for (int v = forced < 0 ? 0 : forced; v < (forced < 0 ? n : forced + 1); v++) {
+                if (HAS(s, v))
+                    continue;
+                if (forced < 0 && !ready_in(dag, s, v))
+                    continue;
+                int64_t live = a->cur[i] + outb[v];
+                int64_t best = live > a->best[i] ? live : a->best[i];
+                if (best >= ub)
+                    continue;
+                int64_t freed = freed_by(dag, s, v, deadb);
+                memcpy(key, s, (size_t)W * sizeof *key);
+                key[v >> 6] |= (uint64_t)1 << (v & 63);
+                long before = b->n;
+                if (!layer_put(b, key, best, live - freed, (int)i, v)) {
+                    st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the exact scheduler");
+                    goto done;
+                }
+                total += b->n - before;
+                if (total > max_states)
+                    goto done; /* gave up */
+
+            }
+        }
+        /* only parents and nodes of a finished layer are needed again */
+        free(a->keys);
+        free(a->best);
+        free(a->cur);
+        free(a->slot);
+        a->keys = NULL;
+        a->best = a->cur = NULL;
+        a->slot = NULL;
+        if (b->n == 0) {
+            *outcome = OLLA_DP_NONE_BETTER;
+            goto done;
+        }
+    }
+    *outcome = OLLA_DP_FOUND;
+    *peak = L[n].best[0];
+    {
+        long i = 0;
+        for (int k = n; k > 0; k--) {
+            order[k - 1] = L[k].node[i];
+            i = L[k].parent[i];
+        }
+    }
+done:
+    for (int k = 0; k <= n; k++)
+        layer_free(&L[k]);
+    free(L);
+    free(key);
+    free(outb);
+    free(deadb);
+    return st;
+}
