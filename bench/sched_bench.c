@@ -1,6 +1,6 @@
 /* olla-onnx scheduling benchmark: reads text DAG files (bench/DAGFORMAT.md),
  * runs olla_schedule on each and prints one table row per file.
- * usage: sched_bench [-t seconds] [-n (no ILP)] [-v level] file.dag... */
+ * usage: sched_bench [-t seconds] [-n (no ILP)] [-v level] [-o dir] file.dag... */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +12,13 @@ int main(int argc, char **argv)
 {
     olla_schedule_options opt = {60.0, 1, 0};
     int first = 1;
+    const char *dump = NULL;
     while (first < argc && argv[first][0] == '-') {
         if (strcmp(argv[first], "-t") == 0 && first + 1 < argc) {
             opt.time_limit = atof(argv[first + 1]);
+            first += 2;
+        } else if (strcmp(argv[first], "-o") == 0 && first + 1 < argc) {
+            dump = argv[first + 1];
             first += 2;
         } else if (strcmp(argv[first], "-n") == 0) {
             opt.use_ilp = 0;
@@ -23,7 +27,7 @@ int main(int argc, char **argv)
             opt.verbosity = atoi(argv[first + 1]);
             first += 2;
         } else {
-            fprintf(stderr, "usage: sched_bench [-t seconds] [-n] [-v level] file.dag...\n");
+            fprintf(stderr, "usage: sched_bench [-t seconds] [-n] [-v level] [-o dir] file.dag...\n");
             return 2;
         }
     }
@@ -55,6 +59,16 @@ int main(int argc, char **argv)
                    (long long)res.input_order_peak, (long long)res.heuristic_peak, (long long)res.peak_bytes,
                    (long long)res.lower_bound_bytes, gap, saving, res.seconds, res.status);
             fflush(stdout);
+            if (dump) {
+                char path[4096];
+                snprintf(path, sizeof path, "%s/%s.order", dump, base);
+                FILE *fp = fopen(path, "w");
+                if (fp) {
+                    for (int t = 0; t < f.dag.n_nodes; t++)
+                        fprintf(fp, "%d\n", order[t]);
+                    fclose(fp);
+                }
+            }
         }
         free(order);
         free(input);

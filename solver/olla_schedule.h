@@ -48,6 +48,12 @@ enum { OLLA_DP_GAVE_UP = 0, OLLA_DP_FOUND = 1, OLLA_DP_NONE_BETTER = 2 };
 olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states, double deadline, int *order,
                                 int64_t *peak, int *outcome, olla_error *err);
 
+/* Large-neighbourhood improvement: around each step at the peak, reorders
+ * a window of about 2*half+1 consecutive steps exactly (the search above
+ * restricted to the window, everything else fixed) while that removes the
+ * peak step; order is improved in place. Returns the new peak. */
+int64_t olla_sched_window_improve(const olla_dag *dag, int *order, int half, long max_states, double deadline);
+
 /* The scheduling ILP of the paper (eq. 12) with the reductions: binaries
  * S[v][t] = "v has run by step t" only inside v's window, one node per
  * step, and live-tensor terms only where a tensor may or may not be live.

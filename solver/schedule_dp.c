@@ -139,17 +139,21 @@ static int64_t freed_by(const olla_dag *dag, const uint64_t *s, int v, const int
     return freed;
 }
 
-olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states, double deadline, int *order,
-                                int64_t *peak, int *outcome, olla_error *err)
+/* Runs the layered search from the set init (bytes allocated init_cur) over
+ * the nodes in cand only, ncand layers deep; the peak counts only the steps
+ * of cand. On OLLA_DP_FOUND out[] holds cand in the best order. */
+static olla_status dp_core(const olla_dag *dag, const uint64_t *init, int64_t init_cur, const int *cand, int ncand,
+                           int64_t ub, long max_states, double deadline, int *out, int64_t *peak, int *outcome,
+                           olla_error *err)
 {
     int n = dag->n_nodes, W = (n + 63) / 64;
     *outcome = OLLA_DP_GAVE_UP;
     *peak = 0;
-    if (n == 0) {
+    if (ncand == 0) {
         *outcome = OLLA_DP_FOUND;
         return OLLA_OK;
     }
-    layer *L = calloc((size_t)n + 1, sizeof *L);
+    layer *L = calloc((size_t)ncand + 1, sizeof *L);
     uint64_t *key = malloc((size_t)W * sizeof *key);
     int64_t *outb = calloc((size_t)n, sizeof *outb), *deadb = calloc((size_t)n, sizeof *deadb);
     if (!L || !key || !outb || !deadb) {
@@ -165,16 +169,16 @@ olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states
         if (!dag->is_output[e] && dag->sink_start[e] == dag->sink_start[e + 1])
             deadb[p] += dag->bytes[e];
     }
-    for (int k = 0; k <= n; k++)
+    for (int k = 0; k <= ncand; k++)
         L[k].words = W;
     olla_status st = OLLA_OK;
-    memset(key, 0, (size_t)W * sizeof *key);
-    if (!layer_put(&L[0], key, 0, 0, -1, -1)) {
+    memcpy(key, init, (size_t)W * sizeof *key);
+    if (!layer_put(&L[0], key, 0, init_cur, -1, -1)) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the exact scheduler");
         goto done;
     }
     long total = 1;
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; k < ncand; k++) {
         layer *a = &L[k], *b = &L[k + 1];
         for (long i = 0; i < a->n; i++) {
             const uint64_t *s = a->keys + i * W;
@@ -185,16 +189,18 @@ olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states
              * continuation (moving it forward only shrinks the steps it
              * jumps over), so it is the only move tried. */
             int forced = -1;
-            for (int v = 0; v < n && forced < 0; v++) {
+            for (int c = 0; c < ncand && forced < 0; c++) {
+                int v = cand[c];
                 if (HAS(s, v) || !ready_in(dag, s, v))
                     continue;
                 if (a->cur[i] + outb[v] <= a->best[i] && freed_by(dag, s, v, deadb) >= outb[v])
-                    forced = v;
+                    forced = c;
             }
-            for (int v = forced < 0 ? 0 : forced; v < (forced < 0 ? n : forced + 1); v++) {
+            for (int c = forced < 0 ? 0 : forced; c < (forced < 0 ? ncand : forced + 1); c++) {
+                int v = cand[c];
                 if (HAS(s, v))
                     continue;
-                if (forced < 0 && !ready_in(dag, s, v))
+                if (forced < 0 && (HAS(s, v) || !ready_in(dag, s, v)))
                     continue;
                 int64_t live = a->cur[i] + outb[v];
                 int64_t best = live > a->best[i] ? live : a->best[i];
@@ -228,20 +234,114 @@ olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states
         }
     }
     *outcome = OLLA_DP_FOUND;
-    *peak = L[n].best[0];
+    *peak = L[ncand].best[0];
     {
         long i = 0;
-        for (int k = n; k > 0; k--) {
-            order[k - 1] = L[k].node[i];
+        for (int k = ncand; k > 0; k--) {
+            out[k - 1] = L[k].node[i];
             i = L[k].parent[i];
         }
     }
 done:
-    for (int k = 0; k <= n; k++)
+    for (int k = 0; k <= ncand; k++)
         layer_free(&L[k]);
     free(L);
     free(key);
     free(outb);
     free(deadb);
     return st;
+}
+
+olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states, double deadline, int *order,
+                                int64_t *peak, int *outcome, olla_error *err)
+{
+    int n = dag->n_nodes, W = (n + 63) / 64;
+    uint64_t *init = calloc((size_t)W + 1, sizeof *init);
+    int *cand = malloc(((size_t)n + 1) * sizeof *cand);
+    if (!init || !cand) {
+        free(init);
+        free(cand);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the exact scheduler");
+    }
+    for (int v = 0; v < n; v++)
+        cand[v] = v;
+    olla_status st = dp_core(dag, init, 0, cand, n, ub, max_states, deadline, order, peak, outcome, err);
+    free(init);
+    free(cand);
+    return st;
+}
+
+/* bytes allocated after the first `len` nodes of order ran */
+static int64_t allocated_after(const olla_dag *dag, const int *order, int len, const uint64_t *set)
+{
+    int64_t cur = 0;
+    for (int e = 0; e < dag->n_tensors; e++) {
+        if (!HAS(set, dag->producer[e]))
+            continue;
+        if (dag->is_output[e]) {
+            cur += dag->bytes[e];
+            continue;
+        }
+        for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++)
+            if (!HAS(set, dag->sink_list[q])) {
+                cur += dag->bytes[e];
+                break;
+            }
+    }
+    (void)order;
+    (void)len;
+    return cur;
+}
+
+int64_t olla_sched_window_improve(const olla_dag *dag, int *order, int half, long max_states, double deadline)
+{
+    int n = dag->n_nodes, W = (n + 63) / 64;
+    int64_t *live = malloc(((size_t)n + 1) * sizeof *live);
+    uint64_t *set = calloc((size_t)W + 1, sizeof *set);
+    int *sub = malloc(((size_t)n + 1) * sizeof *sub);
+    int64_t peak = olla_dag_peak(dag, order, live, NULL);
+    if (!live || !set || !sub || n < 2)
+        goto done;
+    for (int round = 0; round < 4 * n; round++) {
+        if (deadline > 0 && olla_sched_now() > deadline)
+            break;
+        int improved = 0;
+        /* every step at the peak, in turn, with windows centred, before and after */
+        for (int p = 0; p < n && !improved; p++) {
+            if (live[p] != peak)
+                continue;
+            for (int shape = 0; shape < 3 && !improved; shape++) {
+                int lo = shape == 0 ? p - half : shape == 1 ? p - 2 * half : p;
+                int hi = shape == 0 ? p + half : shape == 1 ? p : p + 2 * half;
+                if (lo < 0)
+                    lo = 0;
+                if (hi > n - 1)
+                    hi = n - 1;
+                memset(set, 0, (size_t)W * sizeof *set);
+                for (int t = 0; t < lo; t++)
+                    set[order[t] >> 6] |= (uint64_t)1 << (order[t] & 63);
+                int64_t cur = allocated_after(dag, order, lo, set);
+                int64_t wpk = 0;
+                int outcome = OLLA_DP_GAVE_UP;
+                olla_error err = {0};
+                if (dp_core(dag, set, cur, order + lo, hi - lo + 1, peak, max_states, deadline, sub, &wpk, &outcome,
+                            &err) != OLLA_OK)
+                    goto done;
+                if (outcome == OLLA_DP_FOUND) {
+                    memcpy(order + lo, sub, (size_t)(hi - lo + 1) * sizeof *sub);
+                    improved = 1;
+                }
+                if (deadline > 0 && olla_sched_now() > deadline)
+                    break;
+            }
+        }
+        if (!improved)
+            break;
+        peak = olla_dag_peak(dag, order, live, NULL);
+    }
+done:
+    free(live);
+    free(set);
+    free(sub);
+    return peak;
 }

@@ -110,6 +110,19 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     offer(&k, work, 1, "best+local");
     res->heuristic_peak = k.best_peak;
 
+    /* exact reordering of windows around the peak */
+    static const int halves[] = {8, 16, 32};
+    for (size_t h = 0; h < sizeof halves / sizeof halves[0]; h++) {
+        if (deadline > 0 && olla_sched_now() > deadline)
+            break;
+        memcpy(work, best, (size_t)n * sizeof(int));
+        olla_sched_window_improve(dag, work, halves[h], 200000L, deadline);
+        olla_sched_local_improve(dag, work, deadline);
+        char name[64];
+        snprintf(name, sizeof name, "window%d+local", halves[h]);
+        offer(&k, work, 1, name);
+    }
+
     /* lower bounds */
     lb = olla_bound_node_io(dag);
     if (olla_reach_build(dag, &reach, err) == OLLA_OK) {
@@ -120,6 +133,13 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         if (olla_bound_closure(dag, &reach, upper, &cb, NULL, err) == OLLA_OK && cb > lb)
             lb = cb;
         olla_error_clear(err);
+        /* pairs get a share of the time: they only raise the bound */
+        double now = olla_sched_now();
+        double pdl = now + (deadline > 0 ? 0.25 * (deadline - now) : 2.0);
+        if (pdl > now + 2.0)
+            pdl = now + 2.0;
+        if (lb < k.best_peak && olla_bound_pairs(dag, &reach, upper, k.best_peak, 8, pdl, &lb, err) != OLLA_OK)
+            olla_error_clear(err);
     } else {
         olla_error_clear(err);
     }
