@@ -364,28 +364,39 @@ static int64_t max64(int64_t a, int64_t b)
     return a > b ? a : b;
 }
 
-olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int64_t *upper, int64_t ub, int tries,
+olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int *order, int64_t ub, int tries,
                              double deadline, int64_t *bound, olla_error *err)
 {
     int n = dag->n_nodes;
     int64_t *mc = malloc(((size_t)n + 1) * sizeof *mc);
     int *cand = malloc(((size_t)n + 1) * sizeof *cand);
     unsigned char *side = malloc((size_t)n + 1);
+    int64_t *upper = malloc(((size_t)n + 1) * sizeof *upper);
+    int64_t *live = malloc(((size_t)n + 1) * sizeof *live);
+    int *step = malloc(((size_t)n + 1) * sizeof *step);
     closure c;
     memset(&c, 0, sizeof c);
-    if (!mc || !cand || !side || !closure_init(&c, dag)) {
+    if (!mc || !cand || !side || !upper || !live || !step || !closure_init(&c, dag)) {
         free(mc);
         free(cand);
         free(side);
+        free(upper);
+        free(live);
+        free(step);
         closure_free(&c);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the pair bound");
+    }
+    olla_dag_peak(dag, order, live, NULL);
+    for (int t = 0; t < n; t++) {
+        upper[order[t]] = live[t];
+        step[order[t]] = t;
     }
     int64_t lb = *bound;
     /* per-node values for nodes that may reach the upper bound */
     int nc = 0;
     for (int v = 0; v < n; v++) {
         mc[v] = -1;
-        if (upper && upper[v] <= lb)
+        if (upper[v] <= lb)
             continue;
         mc[v] = closure_eval(&c, v, -1, -1, NULL);
         if (mc[v] > lb)
@@ -394,9 +405,8 @@ olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int
     }
     for (int i = 1; i < nc; i++) {
         int x = cand[i], j = i;
-        while (j > 0 && (upper ? (upper[cand[j - 1]] < upper[x] ||
-                                  (upper[cand[j - 1]] == upper[x] && mc[cand[j - 1]] < mc[x]))
-                               : mc[cand[j - 1]] < mc[x])) {
+        while (j > 0 && (upper[cand[j - 1]] < upper[x] ||
+                         (upper[cand[j - 1]] == upper[x] && mc[cand[j - 1]] < mc[x]))) {
             cand[j] = cand[j - 1];
             j--;
         }
@@ -412,11 +422,18 @@ olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int
             break;
         if (closure_eval(&c, v, -1, -1, side) < 0)
             continue;
-        for (int u = 0; u < n && lb < ub; u++) {
+        /* partners by distance from v in the order: near ones matter most */
+        int sv = step[v];
+        for (int d = 1; d < n && lb < ub; d++) {
+            if (deadline > 0 && (d & 31) == 0 && olla_sched_now_bounds() > deadline)
+                break;
+            for (int sgn = 0; sgn < 2; sgn++) {
+            int su = sgn ? sv + d : sv - d;
+            if (su < 0 || su >= n)
+                continue;
+            int u = order[su];
             if (olla_reach_comparable(r, u, v))
                 continue;
-            if (deadline > 0 && (u & 63) == 0 && olla_sched_now_bounds() > deadline)
-                break;
             /* case matching v's best set first: the same value for v */
             int u_before = side[u];
             int64_t b1 = u_before ? closure_eval(&c, u, -1, v, NULL) : closure_eval(&c, u, v, -1, NULL);
@@ -437,6 +454,7 @@ olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int
                 pair = opt1 < opt2 ? opt1 : opt2;
             if (pair > lb)
                 lb = pair;
+            }
         }
     }
     *bound = lb;
@@ -444,5 +462,8 @@ olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int
     free(mc);
     free(cand);
     free(side);
+    free(upper);
+    free(live);
+    free(step);
     return OLLA_OK;
 }

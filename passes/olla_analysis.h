@@ -68,13 +68,13 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
                                int *at, olla_error *err);
 
 /* Strengthens *bound (in: a valid bound, out: a better or equal one) with
- * pairs: for each of the `tries` nodes v at the highest steps of the order
- * behind upper (without upper: largest per-node value first) and
+ * pairs: for each of the `tries` nodes v at the highest steps of order (a
+ * topological order) and
  * each node u unordered with v, either u runs before v or after it, and the
  * peak is at least the smaller over the two cases of the larger of the two
  * constrained per-node values. Stops once the bound reaches ub or at the
  * deadline (CLOCK_MONOTONIC seconds; <=0 = none). */
-olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int64_t *upper, int64_t ub, int tries,
+olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int *order, int64_t ub, int tries,
                              double deadline, int64_t *bound, olla_error *err);
 
 #endif

@@ -138,7 +138,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         double pdl = now + (deadline > 0 ? 0.25 * (deadline - now) : 2.0);
         if (pdl > now + 2.0)
             pdl = now + 2.0;
-        if (lb < k.best_peak && olla_bound_pairs(dag, &reach, upper, k.best_peak, 8, pdl, &lb, err) != OLLA_OK)
+        if (lb < k.best_peak && olla_bound_pairs(dag, &reach, best, k.best_peak, 8, pdl, &lb, err) != OLLA_OK)
             olla_error_clear(err);
     } else {
         olla_error_clear(err);
