@@ -54,6 +54,17 @@ olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states
  * peak step; order is improved in place. Returns the new peak. */
 int64_t olla_sched_window_improve(const olla_dag *dag, int *order, int half, long max_states, double deadline);
 
+/* Decomposition: a node that is an ancestor or a descendant of every other
+ * node runs at the same step in every order and splits the problem; the
+ * segments between such nodes are solved separately by the exact search
+ * (with the tensors crossing a segment fixed by what ran before it), which
+ * is exact for the whole. order (topological) is improved in place.
+ * *all_solved is 1 when every segment was solved to optimality, so that the
+ * result is optimal. */
+struct olla_reach;
+olla_status olla_sched_split_solve(const olla_dag *dag, const struct olla_reach *r, int *order, long max_states,
+                                   double deadline, int *n_segments, int *all_solved, olla_error *err);
+
 /* The scheduling ILP of the paper (eq. 12) with the reductions: binaries
  * S[v][t] = "v has run by step t" only inside v's window, one node per
  * step, and live-tensor terms only where a tensor may or may not be live.

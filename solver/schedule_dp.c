@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "passes/olla_analysis.h"
 #include "solver/olla_schedule.h"
 
 typedef struct {
@@ -344,4 +345,66 @@ done:
     free(set);
     free(sub);
     return peak;
+}
+
+olla_status olla_sched_split_solve(const olla_dag *dag, const olla_reach *r, int *order, long max_states,
+                                   double deadline, int *n_segments, int *all_solved, olla_error *err)
+{
+    int n = dag->n_nodes, W = (n + 63) / 64;
+    *n_segments = 0;
+    *all_solved = 0;
+    int64_t *live = malloc(((size_t)n + 1) * sizeof *live);
+    uint64_t *set = calloc((size_t)W + 1, sizeof *set);
+    int *sub = malloc(((size_t)n + 1) * sizeof *sub);
+    unsigned char *cut = calloc((size_t)n + 1, 1);
+    if (!live || !set || !sub || !cut) {
+        free(live);
+        free(set);
+        free(sub);
+        free(cut);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory splitting the ordering problem");
+    }
+    /* a node ordered with every other node sits at the same step in every
+     * order, and the sets run before and after it are fixed */
+    for (int v = 0; v < n; v++)
+        cut[v] = r->n_anc[v] + r->n_desc[v] == n - 1;
+    olla_dag_peak(dag, order, live, NULL);
+    int solved = 1;
+    olla_status st = OLLA_OK;
+    for (int lo = 0; lo < n;) {
+        if (cut[order[lo]]) {
+            set[order[lo] >> 6] |= (uint64_t)1 << (order[lo] & 63);
+            lo++;
+            continue;
+        }
+        int hi = lo;
+        while (hi + 1 < n && !cut[order[hi + 1]])
+            hi++;
+        (*n_segments)++;
+        int64_t seg_max = 0;
+        for (int t = lo; t <= hi; t++)
+            if (live[t] > seg_max)
+                seg_max = live[t];
+        int64_t cur = allocated_after(dag, order, lo, set), pk = 0;
+        int outcome = OLLA_DP_GAVE_UP;
+        if (hi > lo) {
+            st = dp_core(dag, set, cur, order + lo, hi - lo + 1, seg_max + 1, max_states, deadline, sub, &pk,
+                         &outcome, err);
+            if (st != OLLA_OK)
+                break;
+            if (outcome == OLLA_DP_FOUND)
+                memcpy(order + lo, sub, (size_t)(hi - lo + 1) * sizeof *sub);
+            else
+                solved = 0;
+        }
+        for (int t = lo; t <= hi; t++)
+            set[order[t] >> 6] |= (uint64_t)1 << (order[t] & 63);
+        lo = hi + 1;
+    }
+    *all_solved = st == OLLA_OK && solved;
+    free(live);
+    free(set);
+    free(sub);
+    free(cut);
+    return st;
 }

@@ -30,6 +30,18 @@ static void offer(keeper *k, const int *order, int source, const char *name)
     }
 }
 
+/* pairs get a share of the time: they only raise the bound */
+static void raise_by_pairs(const olla_dag *dag, const olla_reach *reach, const keeper *k, double deadline,
+                           int64_t *lb, olla_error *err)
+{
+    double now = olla_sched_now();
+    double pdl = now + (deadline > 0 ? 0.25 * (deadline - now) : 2.0);
+    if (pdl > now + 2.0)
+        pdl = now + 2.0;
+    if (*lb < k->best_peak && olla_bound_pairs(dag, reach, k->best, k->best_peak, 8, pdl, lb, err) != OLLA_OK)
+        olla_error_clear(err);
+}
+
 typedef olla_status (*heur_fn)(const olla_dag *, int *, olla_error *);
 
 olla_status olla_schedule(const olla_dag *dag, const int *input_order, const olla_schedule_options *opt,
@@ -110,22 +122,11 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     offer(&k, work, 1, "best+local");
     res->heuristic_peak = k.best_peak;
 
-    /* exact reordering of windows around the peak */
-    static const int halves[] = {8, 16, 32};
-    for (size_t h = 0; h < sizeof halves / sizeof halves[0]; h++) {
-        if (deadline > 0 && olla_sched_now() > deadline)
-            break;
-        memcpy(work, best, (size_t)n * sizeof(int));
-        olla_sched_window_improve(dag, work, halves[h], 200000L, deadline);
-        olla_sched_local_improve(dag, work, deadline);
-        char name[64];
-        snprintf(name, sizeof name, "window%d+local", halves[h]);
-        offer(&k, work, 1, name);
-    }
-
     /* lower bounds */
     lb = olla_bound_node_io(dag);
-    if (olla_reach_build(dag, &reach, err) == OLLA_OK) {
+    int have_reach = olla_reach_build(dag, &reach, err) == OLLA_OK;
+    olla_error_clear(err);
+    if (have_reach) {
         olla_dag_peak(dag, best, live, NULL);
         for (int t = 0; t < n; t++)
             upper[best[t]] = live[t];
@@ -133,19 +134,42 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         if (olla_bound_closure(dag, &reach, upper, &cb, NULL, err) == OLLA_OK && cb > lb)
             lb = cb;
         olla_error_clear(err);
-        /* pairs get a share of the time: they only raise the bound */
-        double now = olla_sched_now();
-        double pdl = now + (deadline > 0 ? 0.25 * (deadline - now) : 2.0);
-        if (pdl > now + 2.0)
-            pdl = now + 2.0;
-        if (lb < k.best_peak && olla_bound_pairs(dag, &reach, best, k.best_peak, 8, pdl, &lb, err) != OLLA_OK)
-            olla_error_clear(err);
-    } else {
-        olla_error_clear(err);
+        raise_by_pairs(dag, &reach, &k, deadline, &lb, err);
     }
     if (opt->verbosity >= 2)
         fprintf(stderr, "olla: heuristic peak %lld, lower bound %lld (%.3f s)\n", (long long)k.best_peak,
                 (long long)lb, olla_sched_now() - t0);
+
+    /* exact reordering of windows around the peak */
+    static const int halves[] = {8, 16, 32};
+    for (size_t h = 0; h < sizeof halves / sizeof halves[0] && k.best_peak > lb; h++) {
+        if (deadline > 0 && olla_sched_now() > deadline)
+            break;
+        memcpy(work, best, (size_t)n * sizeof(int));
+        olla_sched_window_improve(dag, work, halves[h], 200000L, deadline);
+        olla_sched_local_improve(dag, work, deadline);
+        char name[64];
+        snprintf(name, sizeof name, "window%d+local", halves[h]);
+        int64_t before = k.best_peak;
+        offer(&k, work, 1, name);
+        if (have_reach && k.best_peak < before && k.best_peak > lb)
+            raise_by_pairs(dag, &reach, &k, deadline, &lb, err);
+    }
+
+    /* segments between nodes ordered with all others, solved exactly */
+    if (have_reach && k.best_peak > lb && (deadline <= 0 || olla_sched_now() < deadline)) {
+        int nseg = 0, solved = 0;
+        memcpy(work, best, (size_t)n * sizeof(int));
+        if (olla_sched_split_solve(dag, &reach, work, 2000000L, deadline, &nseg, &solved, err) == OLLA_OK) {
+            offer(&k, work, 1, "segments");
+            if (solved)
+                lb = k.best_peak;
+        }
+        olla_error_clear(err);
+        if (opt->verbosity >= 2)
+            fprintf(stderr, "olla: %d segments, %s (%.3f s)\n", nseg, solved ? "all solved" : "not all solved",
+                    olla_sched_now() - t0);
+    }
 
     /* exact search over sets of nodes run, for orders below the best peak */
     if (k.best_peak > lb && (deadline <= 0 || olla_sched_now() < deadline)) {
@@ -154,7 +178,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         olla_error derr = {0};
         if (olla_sched_exact_dp(dag, k.best_peak, 2000000L, deadline, work, &dpk, &outcome, &derr) == OLLA_OK) {
             if (outcome == OLLA_DP_FOUND) {
-                offer(&k, work, 1, "exact-dp");
+                offer(&k, work, 1, "exact");
                 if (dpk > lb)
                     lb = dpk;
             } else if (outcome == OLLA_DP_NONE_BETTER) {
@@ -163,8 +187,9 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         }
         if (opt->verbosity >= 2)
             fprintf(stderr, "olla: exact search: %s (%.3f s)\n",
-                    outcome == OLLA_DP_FOUND ? "optimal order found"
-                    : outcome == OLLA_DP_NONE_BETTER ? "no better order exists" : "gave up",
+                    outcome == OLLA_DP_FOUND         ? "best order found"
+                    : outcome == OLLA_DP_NONE_BETTER ? "no better order exists"
+                                                     : "gave up",
                     olla_sched_now() - t0);
     }
 
