@@ -303,8 +303,8 @@ static int64_t closure_eval(closure *c, int v, int before_v, int after_v, unsign
     return cut - c->sum_a + c->wout[v];
 }
 
-olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, int64_t *bound,
-                               int *at, olla_error *err)
+olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, double deadline,
+                               int64_t *bound, int *at, olla_error *err)
 {
     int n = dag->n_nodes, nt = dag->n_tensors;
     int64_t *cutb = malloc(((size_t)n + 1) * sizeof *cutb);
@@ -335,7 +335,7 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         cand[j] = x;
     }
     int64_t best = 0;
-    int best_v = 0;
+    int best_v = 0, late = 0;
     for (int i = 0; i < n; i++) {
         int v = cand[i];
         if (cutb[v] > best) {
@@ -344,6 +344,10 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         }
         if (upper && upper[v] <= best)
             continue;
+        if (late || (deadline > 0 && (i & 15) == 0 && olla_sched_now_bounds() > deadline)) {
+            late = 1; /* only the cheap per-node values from here on */
+            continue;
+        }
         int64_t val = closure_eval(&c, v, -1, -1, NULL);
         if (val > best) {
             best = val;
@@ -398,6 +402,8 @@ olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int
         mc[v] = -1;
         if (upper[v] <= lb)
             continue;
+        if (deadline > 0 && olla_sched_now_bounds() > deadline)
+            break;
         mc[v] = closure_eval(&c, v, -1, -1, NULL);
         if (mc[v] > lb)
             lb = mc[v];

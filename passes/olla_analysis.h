@@ -63,9 +63,11 @@ int64_t olla_bound_cut(const olla_dag *dag, const olla_reach *r, int *at);
  * is at least this for every v. Nodes whose value cannot exceed the best
  * bound found so far are skipped: upper (optional, n_nodes) gives for each
  * node the live bytes at its step in some order, an upper bound on its
- * value. Returns the largest value; *at (optional) receives its node. */
-olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, int64_t *bound,
-                               int *at, olla_error *err);
+ * value. Past the deadline (CLOCK_MONOTONIC seconds, <=0 = none) only the
+ * cheaper per-node bound above is used for the remaining nodes. *bound
+ * receives the largest value, *at (optional) its node. */
+olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, double deadline,
+                               int64_t *bound, int *at, olla_error *err);
 
 /* Strengthens *bound (in: a valid bound, out: a better or equal one) with
  * pairs: for each of the `tries` nodes v at the highest steps of order (a
