@@ -248,7 +248,7 @@ OLLA_TEST(test_split_matches_whole)
         tsu_state = (uint64_t)seed * 7919u + 1u;
         olla_dag_builder *b = olla_dag_builder_new(10, 20);
         /* nodes 0, 4, 9 are cut nodes; 1-3 and 5-8 are blocks */
-        int cuts[3] = {0, 4, 9};
+        static const int cuts[3] = {0, 4, 9};
         int prev = olla_dag_builder_tensor(b, 0, 1 + (int64_t)(tsu_rand() % 30), 0);
         for (int c = 0; c < 2; c++) {
             int lo = cuts[c] + 1, hi = cuts[c + 1] - 1;
@@ -275,7 +275,12 @@ OLLA_TEST(test_split_matches_whole)
             order[v] = v;
         int nseg = 0, solved = 0;
         OLLA_CHECK(olla_sched_split_solve(&dag, &r, order, 1000000L, 0, &nseg, &solved, &err) == OLLA_OK);
-        OLLA_CHECK_EQ_I64(nseg, 2);
+        /* nodes 0, 4 and 9 split it; a block that happens to be a chain has
+         * only split nodes */
+        OLLA_CHECK(nseg >= 0 && nseg <= 2);
+        for (int c = 0; c < 3; c++)
+            for (int u = 0; u < 10; u++)
+                OLLA_CHECK(olla_reach_comparable(&r, cuts[c], u));
         OLLA_CHECK(solved);
         OLLA_CHECK(olla_dag_is_topological(&dag, order));
         OLLA_CHECK_EQ_I64(olla_dag_peak(&dag, order, NULL, NULL), opt);

@@ -20,7 +20,7 @@ static unsigned tsu_rand(void)
 /* n nodes in topological id order; each makes one or two tensors read by
  * later nodes with probability density/100; some are graph outputs, some
  * unread, some of size 0. */
-static int tsu_random_dag(uint64_t seed, int n, int density, olla_dag *dag)
+static inline int tsu_random_dag(uint64_t seed, int n, int density, olla_dag *dag)
 {
     olla_error err = {0};
     tsu_state = seed * 2654435761u + 12345u;
@@ -85,7 +85,7 @@ static void tsu_rec(tsu_brute *s)
 
 /* smallest peak over every topological order (n <= 16, few orders);
  * best_order optional; visit (optional) sees every order */
-static int64_t tsu_enumerate(const olla_dag *dag, int *best_order, long *n_orders,
+static inline int64_t tsu_enumerate(const olla_dag *dag, int *best_order, long *n_orders,
                              void (*visit)(const olla_dag *, const int *, void *), void *ctx)
 {
     int n = dag->n_nodes;
@@ -99,7 +99,7 @@ static int64_t tsu_enumerate(const olla_dag *dag, int *best_order, long *n_order
     return s.best;
 }
 
-static int64_t tsu_brute_force(const olla_dag *dag, int *best_order, long *n_orders)
+static inline int64_t tsu_brute_force(const olla_dag *dag, int *best_order, long *n_orders)
 {
     return tsu_enumerate(dag, best_order, n_orders, NULL, NULL);
 }
