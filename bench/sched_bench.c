@@ -13,6 +13,7 @@ int main(int argc, char **argv)
     olla_schedule_options opt = {60.0, 1, 0};
     int first = 1;
     const char *dump = NULL;
+    int ilp_only = 0;
     while (first < argc && argv[first][0] == '-') {
         if (strcmp(argv[first], "-t") == 0 && first + 1 < argc) {
             opt.time_limit = atof(argv[first + 1]);
@@ -20,6 +21,9 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[first], "-o") == 0 && first + 1 < argc) {
             dump = argv[first + 1];
             first += 2;
+        } else if (strcmp(argv[first], "-i") == 0) {
+            ilp_only = 1;
+            first++;
         } else if (strcmp(argv[first], "-n") == 0) {
             opt.use_ilp = 0;
             first++;
@@ -27,10 +31,14 @@ int main(int argc, char **argv)
             opt.verbosity = atoi(argv[first + 1]);
             first += 2;
         } else {
-            fprintf(stderr, "usage: sched_bench [-t seconds] [-n] [-v level] [-o dir] file.dag...\n");
+            fprintf(stderr, "usage: sched_bench [-t seconds] [-n | -i] [-v level] [-o dir] file.dag...\n");
             return 2;
         }
     }
+    if (ilp_only)
+        printf("| model | nodes | columns | rows | input-order peak | ILP peak | ILP bound | proven | seconds |\n"
+               "|---|---:|---:|---:|---:|---:|---:|---|---:|\n");
+    else
     printf("| model | nodes | input-order peak | best heuristic peak | final peak | lower bound | gap | saving | "
            "seconds | status |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     int rc = 0;
@@ -47,7 +55,24 @@ int main(int argc, char **argv)
         for (int v = 0; v < f.dag.n_nodes; v++)
             input[v] = v;
         olla_schedule_result res;
-        if (olla_schedule(&f.dag, input, &opt, order, &res, &err) != OLLA_OK) {
+        if (ilp_only) {
+            /* the ILP alone, warm-started with the input order */
+            olla_ilp_info info;
+            double t0 = olla_sched_now();
+            int64_t in = olla_dag_peak(&f.dag, input, NULL, NULL);
+            olla_status st = olla_sched_ilp(&f.dag, input, 0, opt.time_limit, opt.verbosity, order, &info, &err);
+            const char *base = strrchr(argv[i], '/');
+            base = base ? base + 1 : argv[i];
+            if (st != OLLA_OK)
+                printf("| %s | %d | - | - | %lld | (%s) | - | no | %.2f |\n", base, f.dag.n_nodes, (long long)in,
+                       err.message, olla_sched_now() - t0);
+            else
+                printf("| %s | %d | %d | %d | %lld | %s%lld | %lld | %s | %.2f |\n", base, f.dag.n_nodes, info.n_cols,
+                       info.n_rows, (long long)in, info.found ? "" : "none, ",
+                       (long long)(info.found ? olla_dag_peak(&f.dag, order, NULL, NULL) : 0), (long long)info.bound,
+                       info.optimal ? "yes" : "no", olla_sched_now() - t0);
+            fflush(stdout);
+        } else if (olla_schedule(&f.dag, input, &opt, order, &res, &err) != OLLA_OK) {
             fprintf(stderr, "%s: %s\n", argv[i], err.message);
             rc = 1;
         } else {

@@ -19,6 +19,9 @@ typedef struct olla_reach {
     int *n_anc, *n_desc;
 } olla_reach;
 
+/* Refuses (OLLA_ERR_INTERNAL) graphs above OLLA_REACH_MAX_NODES nodes, whose
+ * bitsets would take gigabytes. */
+#define OLLA_REACH_MAX_NODES 60000
 olla_status olla_reach_build(const olla_dag *dag, olla_reach *r, olla_error *err);
 void olla_reach_free(olla_reach *r);
 /* 1 when u is a proper ancestor of v (u must run before v). */

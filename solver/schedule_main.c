@@ -31,6 +31,14 @@ static void offer(keeper *k, const int *order, int source, const char *name)
     }
 }
 
+/* states of the exact search kept within a few hundred MB */
+static long state_budget(int n)
+{
+    long per = (long)((n + 63) / 64) * 8 + 40;
+    long cap = (256L << 20) / per;
+    return cap < 2000000L ? cap : 2000000L;
+}
+
 /* pairs get a share of the time: they only raise the bound */
 static void raise_by_pairs(const olla_dag *dag, const olla_reach *reach, const keeper *k, double deadline,
                            int64_t *lb, olla_error *err)
@@ -178,7 +186,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         if (deadline > 0 && olla_sched_now() > deadline)
             break;
         memcpy(work, best, (size_t)n * sizeof(int));
-        olla_sched_window_improve(dag, work, halves[h], 200000L, deadline);
+        olla_sched_window_improve(dag, work, halves[h], state_budget(n) / 8, deadline);
         olla_sched_local_improve(dag, work, deadline);
         char name[64];
         snprintf(name, sizeof name, "window%d+local", halves[h]);
@@ -192,7 +200,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     if (have_reach && k.best_peak > lb && (deadline <= 0 || olla_sched_now() < deadline)) {
         int nseg = 0, solved = 0;
         memcpy(work, best, (size_t)n * sizeof(int));
-        if (olla_sched_split_solve(dag, &reach, work, 2000000L, deadline, &nseg, &solved, err) == OLLA_OK) {
+        if (olla_sched_split_solve(dag, &reach, work, state_budget(n), deadline, &nseg, &solved, err) == OLLA_OK) {
             offer(&k, work, 1, "segments");
             if (solved)
                 lb = k.best_peak;
@@ -208,7 +216,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         int64_t dpk = 0;
         int outcome = OLLA_DP_GAVE_UP;
         olla_error derr = {0};
-        if (olla_sched_exact_dp(dag, k.best_peak, 2000000L, deadline, work, &dpk, &outcome, &derr) == OLLA_OK) {
+        if (olla_sched_exact_dp(dag, k.best_peak, state_budget(n), deadline, work, &dpk, &outcome, &derr) == OLLA_OK) {
             if (outcome == OLLA_DP_FOUND) {
                 offer(&k, work, 1, "exact");
                 if (dpk > lb)
