@@ -340,7 +340,49 @@ OLLA_TEST(test_dagfile_reader)
     OLLA_CHECK(olla_dagfile_read("/nonexistent/x.dag", &f, &err) == OLLA_ERR_INPUT);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_heuristics_valid_orders), OLLA_T(test_exact_search_matches_brute_force),
+OLLA_TEST(test_window_improve)
+{
+    for (int seed = 0; seed < 80; seed++) {
+        olla_dag dag;
+        int n = 2 + seed % 8;
+        OLLA_CHECK(tsu_random_dag((uint64_t)seed + 4000, n, 30, &dag));
+        int64_t opt = tsu_brute_force(&dag, NULL, NULL);
+        int order[16];
+        int64_t in = identity_peak(&dag, order);
+        /* a small window: valid and never worse */
+        int64_t pk = olla_sched_window_improve(&dag, order, 1, 100000L, 0);
+        OLLA_CHECK(olla_dag_is_topological(&dag, order));
+        OLLA_CHECK(pk <= in);
+        OLLA_CHECK_EQ_I64(pk, olla_dag_peak(&dag, order, NULL, NULL));
+        /* a window covering the whole order is the exact search */
+        pk = olla_sched_window_improve(&dag, order, n, 100000L, 0);
+        OLLA_CHECK(olla_dag_is_topological(&dag, order));
+        OLLA_CHECK_EQ_I64(pk, opt);
+        olla_dag_free(&dag);
+    }
+}
+
+OLLA_TEST(test_tiny_graphs)
+{
+    olla_error err = {0};
+    olla_dag dag;
+    for (int n = 0; n <= 1; n++) {
+        olla_dag_builder *b = olla_dag_builder_new(n, 1);
+        if (n == 1)
+            olla_dag_builder_tensor(b, 0, 8, 1);
+        OLLA_CHECK(olla_dag_build(b, n, &dag, &err) == OLLA_OK);
+        int order[1] = {-1};
+        olla_schedule_result res;
+        OLLA_CHECK(olla_schedule(&dag, NULL, NULL, order, &res, &err) == OLLA_OK);
+        OLLA_CHECK_EQ_I64(res.peak_bytes, n == 1 ? 8 : 0);
+        OLLA_CHECK(strcmp(res.status, "optimal") == 0);
+        if (n == 1)
+            OLLA_CHECK_EQ_I64(order[0], 0);
+        olla_dag_free(&dag);
+    }
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_window_improve), OLLA_T(test_tiny_graphs), OLLA_T(test_heuristics_valid_orders), OLLA_T(test_exact_search_matches_brute_force),
                OLLA_T(test_ilp_matches_brute_force), OLLA_T(test_schedule_reaches_optimum),
                OLLA_T(test_diamond_beats_input_order), OLLA_T(test_training_step_updates_early),
                OLLA_T(test_time_limit_returns_valid_order), OLLA_T(test_split_matches_whole),
