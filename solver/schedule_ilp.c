@@ -25,7 +25,7 @@
 #include "passes/olla_analysis.h"
 #include "solver/olla_schedule.h"
 
-#define MAX_COLS 3000000L
+#define MAX_COLS 100000L /* larger models do not get past the root relaxation in minutes */
 #define MAX_NZ 40000000L
 
 typedef struct {
@@ -199,7 +199,10 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
             break;
     }
     if (ncols > MAX_COLS) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "the scheduling ILP would need over %ld columns", MAX_COLS);
+        st = olla_error_set(err, OLLA_ERR_INTERNAL,
+                            "the scheduling ILP of %d nodes would need over %ld columns; the best order found so "
+                            "far is used",
+                            n, MAX_COLS);
         goto done;
     }
     win w = {asap, alap, sidx};
@@ -303,8 +306,10 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
                 if (n_var == 0) /* every reader ran before t */
                     continue;
                 if (ncols + 1 > MAX_COLS) {
-                    st = olla_error_set(err, OLLA_ERR_INTERNAL, "the scheduling ILP would need over %ld columns",
-                                        MAX_COLS);
+                    st = olla_error_set(err, OLLA_ERR_INTERNAL,
+                                        "the scheduling ILP of %d nodes would need over %ld columns; the best order "
+                                        "found so far is used",
+                                        n, MAX_COLS);
                     goto done;
                 }
                 int lc = (int)ncols++;
@@ -521,22 +526,36 @@ olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hin
         double lim = 0.85 * time_limit - 0.05;
         if (lim < 0.01)
             lim = 0.01;
-        int ok = ilp_solve(dag, start, lb_hint, lim, verbosity, order, &ci, &cerr) == OLLA_OK;
-        if (ok && write_all(fds[1], &ci, sizeof ci) && write_all(fds[1], order, (size_t)n * sizeof(int)))
-            _exit(0);
-        _exit(1);
+        int code = (int)ilp_solve(dag, start, lb_hint, lim, verbosity, order, &ci, &cerr);
+        int sent = write_all(fds[1], &code, sizeof code);
+        if (sent && code != OLLA_OK)
+            sent = write_all(fds[1], cerr.message, sizeof cerr.message);
+        else if (sent)
+            sent = write_all(fds[1], &ci, sizeof ci) && write_all(fds[1], order, (size_t)n * sizeof(int));
+        _exit(sent ? 0 : 1);
     }
     close(fds[1]);
     olla_ilp_info got;
+    int code = -1;
+    char msg[sizeof err->message];
     int *buf = malloc(((size_t)n + 1) * sizeof(int));
-    int ok = buf && read_all_until(fds[0], &got, sizeof got, deadline + 0.05) &&
-             read_all_until(fds[0], buf, (size_t)n * sizeof(int), deadline + 0.2);
+    int ok = buf && read_all_until(fds[0], &code, sizeof code, deadline + 0.05);
+    if (ok && code != OLLA_OK)
+        ok = read_all_until(fds[0], msg, sizeof msg, deadline + 0.2);
+    else if (ok)
+        ok = read_all_until(fds[0], &got, sizeof got, deadline + 0.2) &&
+             read_all_until(fds[0], buf, (size_t)n * sizeof(int), deadline + 0.3);
     close(fds[0]);
     if (!ok)
         kill(pid, SIGKILL);
     int wst;
     while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
         ;
+    if (ok && code != OLLA_OK) {
+        free(buf);
+        msg[sizeof msg - 1] = '\0';
+        return olla_error_set(err, code == OLLA_ERR_INPUT ? OLLA_ERR_INPUT : OLLA_ERR_INTERNAL, "%s", msg);
+    }
     if (!ok) {
         free(buf);
         if (verbosity >= 2)
