@@ -25,7 +25,13 @@ typedef struct olla_schedule_result {
 
 /* Writes to order_out (n_nodes entries) a topological order whose peak is
  * never above input_order's. input_order may be NULL (the stable topological
- * order is used then). */
+ * order is used then); OLLA_ERR_INPUT when it is not a topological order.
+ * Stages: constructive heuristics and local improvement; lower bounds
+ * (per-node minimum cuts, then pairs of unordered nodes); exact reordering
+ * of windows around the peak; exact segments between nodes ordered with all
+ * others; exact search over sets of nodes run; the ILP when opt->use_ilp.
+ * Each stage stops at the time limit and the best order so far is kept. opt
+ * may be NULL (no limit, ILP on, quiet). */
 olla_status olla_schedule(const olla_dag *dag, const int *input_order, const olla_schedule_options *opt,
                           int *order_out, olla_schedule_result *res, olla_error *err);
 
@@ -35,9 +41,10 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
 olla_status olla_sched_greedy_free(const olla_dag *dag, int *order, olla_error *err);
 olla_status olla_sched_least_peak(const olla_dag *dag, int *order, olla_error *err);
 olla_status olla_sched_dfs_post(const olla_dag *dag, int *order, olla_error *err);
-/* Moves and swaps nodes within their windows while the peak drops; order is
- * improved in place. Stops at deadline (seconds since the epoch of
- * olla_sched_now(); <=0 = none). Returns the new peak. */
+/* Moves nodes within their windows (between their last producer and first
+ * reader) across the peak step while (peak, steps at the peak) drops; order
+ * is improved in place. Stops at deadline (a olla_sched_now() time; <=0 =
+ * none). Returns the new peak. */
 int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadline);
 /* Exact order by dynamic programming over the sets of nodes already run,
  * looking only for peaks below ub. *outcome: OLLA_DP_FOUND (order and *peak
