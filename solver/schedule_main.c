@@ -57,6 +57,8 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
                           int *order_out, olla_schedule_result *res, olla_error *err)
 {
     double t0 = olla_sched_now();
+    if (!dag || !order_out || !res)
+        return olla_error_set(err, OLLA_ERR_USAGE, "olla_schedule needs a graph, an output order and a result");
     olla_schedule_options dflt = {0, 1, 0};
     if (!opt)
         opt = &dflt;
