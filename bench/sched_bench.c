@@ -1,6 +1,6 @@
 /* olla-onnx scheduling benchmark: reads text DAG files (bench/DAGFORMAT.md),
  * runs olla_schedule on each and prints one table row per file.
- * usage: sched_bench [-t seconds] [-n (no ILP)] [-v level] file.dag... */
+ * usage: sched_bench [-t seconds] [-n (no ILP)] [-v level] [-o dir] file.dag... */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +12,18 @@ int main(int argc, char **argv)
 {
     olla_schedule_options opt = {60.0, 1, 0};
     int first = 1;
+    const char *dump = NULL;
+    int ilp_only = 0;
     while (first < argc && argv[first][0] == '-') {
         if (strcmp(argv[first], "-t") == 0 && first + 1 < argc) {
             opt.time_limit = atof(argv[first + 1]);
             first += 2;
+        } else if (strcmp(argv[first], "-o") == 0 && first + 1 < argc) {
+            dump = argv[first + 1];
+            first += 2;
+        } else if (strcmp(argv[first], "-i") == 0) {
+            ilp_only = 1;
+            first++;
         } else if (strcmp(argv[first], "-n") == 0) {
             opt.use_ilp = 0;
             first++;
@@ -23,10 +31,14 @@ int main(int argc, char **argv)
             opt.verbosity = atoi(argv[first + 1]);
             first += 2;
         } else {
-            fprintf(stderr, "usage: sched_bench [-t seconds] [-n] [-v level] file.dag...\n");
+            fprintf(stderr, "usage: sched_bench [-t seconds] [-n | -i] [-v level] [-o dir] file.dag...\n");
             return 2;
         }
     }
+    if (ilp_only)
+        printf("| model | nodes | columns | rows | input-order peak | ILP peak | ILP bound | proven | seconds |\n"
+               "|---|---:|---:|---:|---:|---:|---:|---|---:|\n");
+    else
     printf("| model | nodes | input-order peak | best heuristic peak | final peak | lower bound | gap | saving | "
            "seconds | status |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     int rc = 0;
@@ -43,7 +55,24 @@ int main(int argc, char **argv)
         for (int v = 0; v < f.dag.n_nodes; v++)
             input[v] = v;
         olla_schedule_result res;
-        if (olla_schedule(&f.dag, input, &opt, order, &res, &err) != OLLA_OK) {
+        if (ilp_only) {
+            /* the ILP alone, warm-started with the input order */
+            olla_ilp_info info;
+            double t0 = olla_sched_now();
+            int64_t in = olla_dag_peak(&f.dag, input, NULL, NULL);
+            olla_status st = olla_sched_ilp(&f.dag, input, 0, opt.time_limit, opt.verbosity, order, &info, &err);
+            const char *base = strrchr(argv[i], '/');
+            base = base ? base + 1 : argv[i];
+            if (st != OLLA_OK)
+                printf("| %s | %d | - | - | %lld | (%s) | - | no | %.2f |\n", base, f.dag.n_nodes, (long long)in,
+                       err.message, olla_sched_now() - t0);
+            else
+                printf("| %s | %d | %d | %d | %lld | %s%lld | %lld | %s | %.2f |\n", base, f.dag.n_nodes, info.n_cols,
+                       info.n_rows, (long long)in, info.found ? "" : "none, ",
+                       (long long)(info.found ? olla_dag_peak(&f.dag, order, NULL, NULL) : 0), (long long)info.bound,
+                       info.optimal ? "yes" : "no", olla_sched_now() - t0);
+            fflush(stdout);
+        } else if (olla_schedule(&f.dag, input, &opt, order, &res, &err) != OLLA_OK) {
             fprintf(stderr, "%s: %s\n", argv[i], err.message);
             rc = 1;
         } else {
@@ -55,6 +84,16 @@ int main(int argc, char **argv)
                    (long long)res.input_order_peak, (long long)res.heuristic_peak, (long long)res.peak_bytes,
                    (long long)res.lower_bound_bytes, gap, saving, res.seconds, res.status);
             fflush(stdout);
+            if (dump) {
+                char path[4096];
+                snprintf(path, sizeof path, "%s/%s.order", dump, base);
+                FILE *fp = fopen(path, "w");
+                if (fp) {
+                    for (int t = 0; t < f.dag.n_nodes; t++)
+                        fprintf(fp, "%d\n", order[t]);
+                    fclose(fp);
+                }
+            }
         }
         free(order);
         free(input);

@@ -4,6 +4,15 @@
 
 #include "passes/olla_analysis.h"
 
+#include <time.h>
+
+static double olla_sched_now_bounds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int64_t olla_bound_node_io(const olla_dag *dag)
 {
     int64_t best = 0;
@@ -196,25 +205,39 @@ static int64_t net_maxflow(flow_net *f, int s, int t, int *stack_v, int *stack_a
 /* Closure model: node u "ran before v" (source side) costs the bytes of its
  * outputs; helper a_e (source side = every reader of e ran before v) gains
  * bytes(e) back. Implications become infinite arcs. */
-olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, int64_t *bound,
-                               int *at, olla_error *err)
+typedef struct {
+    const olla_dag *dag;
+    flow_net f;
+    int S, T;
+    int *src_arc, *snk_arc, *sv, *sa;
+    int64_t *wout;
+    int64_t sum_a;
+} closure;
+
+static void closure_free(closure *c)
+{
+    net_free(&c->f);
+    free(c->src_arc);
+    free(c->snk_arc);
+    free(c->sv);
+    free(c->sa);
+    free(c->wout);
+}
+
+static int closure_init(closure *c, const olla_dag *dag)
 {
     int n = dag->n_nodes, nt = dag->n_tensors;
+    memset(c, 0, sizeof *c);
+    c->dag = dag;
     int *aidx = malloc(((size_t)nt + 1) * sizeof *aidx);
-    int64_t *wout = calloc((size_t)n + 1, sizeof *wout);
-    int64_t *cutb = malloc(((size_t)n + 1) * sizeof *cutb);
-    int *cand = malloc(((size_t)n + 1) * sizeof *cand);
-    if (!aidx || !wout || !cutb || !cand) {
+    c->wout = calloc((size_t)n + 1, sizeof *c->wout);
+    if (!aidx || !c->wout) {
         free(aidx);
-        free(wout);
-        free(cutb);
-        free(cand);
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the closure bound");
+        return 0;
     }
     int na = 0, m = 0;
-    int64_t sum_a = 0;
     for (int e = 0; e < nt; e++) {
-        wout[dag->producer[e]] += dag->bytes[e];
+        c->wout[dag->producer[e]] += dag->bytes[e];
         aidx[e] = -1;
         if (dag->bytes[e] > 0 && !dag->is_output[e]) {
             aidx[e] = n + na++;
@@ -222,41 +245,77 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         }
         m += dag->sink_start[e + 1] - dag->sink_start[e];
     }
-    int S = n + na, T = S + 1;
+    c->S = n + na;
+    c->T = c->S + 1;
     m += 2 * n;
-    flow_net f;
-    int ok = net_init(&f, T + 1, m);
-    int *sv = malloc(((size_t)T + 2) * sizeof *sv);
-    int *sa = malloc(((size_t)T + 2) * sizeof *sa);
-    int *src_arc = malloc(((size_t)n + 1) * sizeof *src_arc);
-    int *snk_arc = malloc(((size_t)n + 1) * sizeof *snk_arc);
-    if (!ok || !sv || !sa || !src_arc || !snk_arc) {
-        net_free(&f);
-        free(sv);
-        free(sa);
-        free(src_arc);
-        free(snk_arc);
+    int ok = net_init(&c->f, c->T + 1, m);
+    c->sv = malloc(((size_t)c->T + 2) * sizeof *c->sv);
+    c->sa = malloc(((size_t)c->T + 2) * sizeof *c->sa);
+    c->src_arc = malloc(((size_t)n + 1) * sizeof *c->src_arc);
+    c->snk_arc = malloc(((size_t)n + 1) * sizeof *c->snk_arc);
+    if (!ok || !c->sv || !c->sa || !c->src_arc || !c->snk_arc) {
         free(aidx);
-        free(wout);
-        free(cutb);
-        free(cand);
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the closure bound");
+        return 0;
     }
     for (int u = 0; u < n; u++) {
-        src_arc[u] = net_arc(&f, S, u, 0);
-        snk_arc[u] = net_arc(&f, u, T, wout[u]);
+        c->src_arc[u] = net_arc(&c->f, c->S, u, 0);
+        c->snk_arc[u] = net_arc(&c->f, u, c->T, c->wout[u]);
     }
     for (int e = 0; e < nt; e++) {
         int p = dag->producer[e];
         for (int k = dag->sink_start[e]; k < dag->sink_start[e + 1]; k++)
-            net_arc(&f, dag->sink_list[k], p, FLOW_INF);
+            net_arc(&c->f, dag->sink_list[k], p, FLOW_INF);
         if (aidx[e] >= 0) {
-            net_arc(&f, S, aidx[e], dag->bytes[e]);
-            sum_a += dag->bytes[e];
-            net_arc(&f, aidx[e], p, FLOW_INF);
+            net_arc(&c->f, c->S, aidx[e], dag->bytes[e]);
+            c->sum_a += dag->bytes[e];
+            net_arc(&c->f, aidx[e], p, FLOW_INF);
             for (int k = dag->sink_start[e]; k < dag->sink_start[e + 1]; k++)
-                net_arc(&f, aidx[e], dag->sink_list[k], FLOW_INF);
+                net_arc(&c->f, aidx[e], dag->sink_list[k], FLOW_INF);
         }
+    }
+    free(aidx);
+    return 1;
+}
+
+/* Least live bytes at v's step over the sets that can run before v, with
+ * node before_v forced to run before v and node after_v after it (-1: none).
+ * Returns -1 when the constraints cannot be met. When side is given, side[u]
+ * is set to 1 for the nodes of a best set. */
+static int64_t closure_eval(closure *c, int v, int before_v, int after_v, unsigned char *side)
+{
+    const olla_dag *dag = c->dag;
+    flow_net *f = &c->f;
+    for (int a = 0; a < f->m; a++)
+        f->cap[a] = f->base[a];
+    for (int k = dag->in_start[v]; k < dag->in_start[v + 1]; k++)
+        f->cap[c->src_arc[dag->producer[dag->in_list[k]]]] = FLOW_INF;
+    f->cap[c->snk_arc[v]] = FLOW_INF;
+    if (before_v >= 0)
+        f->cap[c->src_arc[before_v]] = FLOW_INF;
+    if (after_v >= 0)
+        f->cap[c->snk_arc[after_v]] = FLOW_INF;
+    int64_t cut = net_maxflow(f, c->S, c->T, c->sv, c->sa);
+    if (cut >= FLOW_INF)
+        return -1;
+    if (side)
+        for (int u = 0; u < dag->n_nodes; u++)
+            side[u] = f->level[u] >= 0; /* reachable from the source in the residual graph */
+    return cut - c->sum_a + c->wout[v];
+}
+
+olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, double deadline,
+                               int64_t *bound, int *at, olla_error *err)
+{
+    int n = dag->n_nodes, nt = dag->n_tensors;
+    int64_t *cutb = malloc(((size_t)n + 1) * sizeof *cutb);
+    int *cand = malloc(((size_t)n + 1) * sizeof *cand);
+    closure c;
+    memset(&c, 0, sizeof c);
+    if (!cutb || !cand || !closure_init(&c, dag)) {
+        free(cutb);
+        free(cand);
+        closure_free(&c);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the closure bound");
     }
     /* visit nodes by their simple cut bound, largest first */
     for (int v = 0; v < n; v++) {
@@ -267,7 +326,7 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         cutb[v] = s;
         cand[v] = v;
     }
-    for (int i = 1; i < n; i++) { /* insertion sort by cutb descending (n is modest) */
+    for (int i = 1; i < n; i++) { /* insertion sort by cutb descending */
         int x = cand[i], j = i;
         while (j > 0 && cutb[cand[j - 1]] < cutb[x]) {
             cand[j] = cand[j - 1];
@@ -276,7 +335,7 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         cand[j] = x;
     }
     int64_t best = 0;
-    int best_v = 0;
+    int best_v = 0, late = 0;
     for (int i = 0; i < n; i++) {
         int v = cand[i];
         if (cutb[v] > best) {
@@ -285,15 +344,11 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         }
         if (upper && upper[v] <= best)
             continue;
-        for (int a = 0; a < f.m; a++)
-            f.cap[a] = f.base[a];
-        for (int k = dag->in_start[v]; k < dag->in_start[v + 1]; k++)
-            f.cap[src_arc[dag->producer[dag->in_list[k]]]] = FLOW_INF;
-        f.cap[snk_arc[v]] = FLOW_INF;
-        int64_t cut = net_maxflow(&f, S, T, sv, sa);
-        if (cut >= FLOW_INF)
-            continue; /* cannot happen on a DAG; skip defensively */
-        int64_t val = cut - sum_a + wout[v];
+        if (late || (deadline > 0 && (i & 15) == 0 && olla_sched_now_bounds() > deadline)) {
+            late = 1; /* only the cheap per-node values from here on */
+            continue;
+        }
+        int64_t val = closure_eval(&c, v, -1, -1, NULL);
         if (val > best) {
             best = val;
             best_v = v;
@@ -302,14 +357,119 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
     *bound = best;
     if (at)
         *at = best_v;
-    net_free(&f);
-    free(sv);
-    free(sa);
-    free(src_arc);
-    free(snk_arc);
-    free(aidx);
-    free(wout);
+    closure_free(&c);
     free(cutb);
     free(cand);
+    return OLLA_OK;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int *order, int64_t ub, int tries,
+                             double deadline, int64_t *bound, olla_error *err)
+{
+    int n = dag->n_nodes;
+    int64_t *mc = malloc(((size_t)n + 1) * sizeof *mc);
+    int *cand = malloc(((size_t)n + 1) * sizeof *cand);
+    unsigned char *side = malloc((size_t)n + 1);
+    int64_t *upper = malloc(((size_t)n + 1) * sizeof *upper);
+    int64_t *live = malloc(((size_t)n + 1) * sizeof *live);
+    int *step = malloc(((size_t)n + 1) * sizeof *step);
+    closure c;
+    memset(&c, 0, sizeof c);
+    if (!mc || !cand || !side || !upper || !live || !step || !closure_init(&c, dag)) {
+        free(mc);
+        free(cand);
+        free(side);
+        free(upper);
+        free(live);
+        free(step);
+        closure_free(&c);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the pair bound");
+    }
+    olla_dag_peak(dag, order, live, NULL);
+    for (int t = 0; t < n; t++) {
+        upper[order[t]] = live[t];
+        step[order[t]] = t;
+    }
+    int64_t lb = *bound;
+    /* per-node values for nodes that may reach the upper bound */
+    int nc = 0;
+    for (int v = 0; v < n; v++) {
+        mc[v] = -1;
+        if (upper[v] <= lb)
+            continue;
+        if (deadline > 0 && olla_sched_now_bounds() > deadline)
+            break;
+        mc[v] = closure_eval(&c, v, -1, -1, NULL);
+        if (mc[v] > lb)
+            lb = mc[v];
+        cand[nc++] = v;
+    }
+    for (int i = 1; i < nc; i++) {
+        int x = cand[i], j = i;
+        while (j > 0 && (upper[cand[j - 1]] < upper[x] ||
+                         (upper[cand[j - 1]] == upper[x] && mc[cand[j - 1]] < mc[x]))) {
+            cand[j] = cand[j - 1];
+            j--;
+        }
+        cand[j] = x;
+    }
+    /* For v and a node u it is not ordered with: either u runs before v or
+     * after; the peak is at least the smaller, over the two cases, of the
+     * larger of the two constrained per-node values. Several passes, since
+     * raising the bound changes which pairs matter. */
+    for (int i = 0; i < nc && i < tries && lb < ub; i++) {
+        int v = cand[i];
+        if (deadline > 0 && olla_sched_now_bounds() > deadline)
+            break;
+        if (closure_eval(&c, v, -1, -1, side) < 0)
+            continue;
+        /* partners by distance from v in the order: near ones matter most */
+        int sv = step[v];
+        for (int d = 1; d < n && lb < ub; d++) {
+            if (deadline > 0 && (d & 31) == 0 && olla_sched_now_bounds() > deadline)
+                break;
+            for (int sgn = 0; sgn < 2; sgn++) {
+            int su = sgn ? sv + d : sv - d;
+            if (su < 0 || su >= n)
+                continue;
+            int u = order[su];
+            if (olla_reach_comparable(r, u, v))
+                continue;
+            /* case matching v's best set first: the same value for v */
+            int u_before = side[u];
+            int64_t b1 = u_before ? closure_eval(&c, u, -1, v, NULL) : closure_eval(&c, u, v, -1, NULL);
+            if (b1 >= 0 && b1 <= lb)
+                continue;
+            int64_t opt1 = b1 < 0 ? -1 : max64(mc[v] > 0 ? mc[v] : 0, b1);
+            int64_t a2 = u_before ? closure_eval(&c, v, -1, u, NULL) : closure_eval(&c, v, u, -1, NULL);
+            int64_t b2 = u_before ? closure_eval(&c, u, v, -1, NULL) : closure_eval(&c, u, -1, v, NULL);
+            int64_t opt2 = (a2 < 0 || b2 < 0) ? -1 : max64(a2, b2);
+            int64_t pair;
+            if (opt1 < 0 && opt2 < 0)
+                continue;
+            else if (opt1 < 0)
+                pair = opt2;
+            else if (opt2 < 0)
+                pair = opt1;
+            else
+                pair = opt1 < opt2 ? opt1 : opt2;
+            if (pair > lb)
+                lb = pair;
+            }
+        }
+    }
+    *bound = lb;
+    closure_free(&c);
+    free(mc);
+    free(cand);
+    free(side);
+    free(upper);
+    free(live);
+    free(step);
     return OLLA_OK;
 }

@@ -33,6 +33,11 @@ olla_status olla_reach_build(const olla_dag *dag, olla_reach *r, olla_error *err
 {
     int n = dag->n_nodes;
     memset(r, 0, sizeof *r);
+    if (n > OLLA_REACH_MAX_NODES)
+        return olla_error_set(err, OLLA_ERR_INTERNAL,
+                              "reachability of %d nodes would need %.1f GB; graphs above %d nodes are "
+                              "ordered without it",
+                              n, 2.0 * (double)n * (double)n / 8e9, OLLA_REACH_MAX_NODES);
     r->n = n;
     r->words = (n + 63) / 64;
     size_t cells = (size_t)n * (size_t)r->words + 1;

@@ -42,8 +42,9 @@ static int is_update(const olla_dag *dag, int v)
 
 typedef struct {
     const olla_dag *dag;
+    const olla_reach *r;
     const int *fwd, *bwd;
-    int min_fwd;
+    int min_fwd, update;
     int *memo_node, *memo_level; /* memo_level -2 = not visited */
     int *stamp, cur;
 } anchor_ctx;
@@ -70,7 +71,12 @@ static void find_candidate(anchor_ctx *c, int v, int *cand, int *level)
             int snk = dag->sink_list[s];
             if (c->bwd[snk] <= best_lvl)
                 continue;
-            if (c->fwd[snk] <= c->min_fwd) {
+            /* the paper asks for a level above the update's; that only
+             * stands for "not an ancestor of the update", tested exactly here
+             * on the closure that includes the edges added so far, which
+             * admits more anchors and keeps the graph acyclic */
+            int usable = snk != c->update && !olla_reach_before(c->r, snk, c->update);
+            if (!usable) {
                 int cc, lv;
                 find_candidate(c, snk, &cc, &lv);
                 if (lv > best_lvl) {
@@ -89,6 +95,30 @@ static void find_candidate(anchor_ctx *c, int v, int *cand, int *level)
     *level = best_lvl;
 }
 
+/* records the new edge u -> a in the closure, so that later anchors keep the
+ * graph acyclic */
+static void add_to_reach(olla_reach *r, int u, int a)
+{
+    int W = r->words;
+    uint64_t *anc_u = r->anc + (size_t)u * W, *desc_a = r->desc + (size_t)a * W;
+    for (int x = 0; x < r->n; x++) {
+        if (x == a || olla_reach_before(r, a, x)) { /* x is a or below it */
+            uint64_t *row = r->anc + (size_t)x * W;
+            for (int w = 0; w < W; w++)
+                row[w] |= anc_u[w];
+            row[u >> 6] |= (uint64_t)1 << (u & 63);
+        }
+    }
+    for (int y = 0; y < r->n; y++) {
+        if (y == u || olla_reach_before(r, y, u)) { /* y is u or above it */
+            uint64_t *row = r->desc + (size_t)y * W;
+            for (int w = 0; w < W; w++)
+                row[w] |= desc_a[w];
+            row[a >> 6] |= (uint64_t)1 << (a & 63);
+        }
+    }
+}
+
 olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, int *count, olla_error *err)
 {
     int n = dag->n_nodes;
@@ -104,6 +134,8 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     int *seen = calloc((size_t)n + 1, sizeof(int));
     int *ef = malloc(((size_t)n + 1) * sizeof(int));
     int *et = malloc(((size_t)n + 1) * sizeof(int));
+    olla_reach reach;
+    memset(&reach, 0, sizeof reach);
     olla_status st = OLLA_OK;
     if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory finding weight-update control edges");
@@ -112,13 +144,17 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     st = olla_levels(dag, fwd, bwd, err);
     if (st != OLLA_OK)
         goto done;
-    anchor_ctx c = {dag, fwd, bwd, 0, mn, ml, stamp, 0};
+    st = olla_reach_build(dag, &reach, err);
+    if (st != OLLA_OK)
+        goto done;
+    anchor_ctx c = {dag, &reach, fwd, bwd, 0, 0, mn, ml, stamp, 0};
     int ne = 0;
     for (int v = 0; v < n; v++) {
         if (!is_update(dag, v))
             continue;
         c.cur++; /* fresh memo per update node: min_fwd differs */
         c.min_fwd = fwd[v];
+        c.update = v;
         int nf = 1, anchor = -1, best_lvl = -1;
         front[0] = v;
         seen[v] = c.cur;
@@ -149,6 +185,7 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
             ef[ne] = v;
             et[ne] = anchor;
             ne++;
+            add_to_reach(&reach, v, anchor);
         }
     }
     *from = ef;
@@ -156,6 +193,7 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     *count = ne;
     ef = et = NULL;
 done:
+    olla_reach_free(&reach);
     free(fwd);
     free(bwd);
     free(mn);

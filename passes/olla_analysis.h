@@ -19,6 +19,9 @@ typedef struct olla_reach {
     int *n_anc, *n_desc;
 } olla_reach;
 
+/* Refuses (OLLA_ERR_INTERNAL) graphs above OLLA_REACH_MAX_NODES nodes, whose
+ * bitsets would take gigabytes. */
+#define OLLA_REACH_MAX_NODES 60000
 olla_status olla_reach_build(const olla_dag *dag, olla_reach *r, olla_error *err);
 void olla_reach_free(olla_reach *r);
 /* 1 when u is a proper ancestor of v (u must run before v). */
@@ -63,8 +66,20 @@ int64_t olla_bound_cut(const olla_dag *dag, const olla_reach *r, int *at);
  * is at least this for every v. Nodes whose value cannot exceed the best
  * bound found so far are skipped: upper (optional, n_nodes) gives for each
  * node the live bytes at its step in some order, an upper bound on its
- * value. Returns the largest value; *at (optional) receives its node. */
-olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, int64_t *bound,
-                               int *at, olla_error *err);
+ * value. Past the deadline (CLOCK_MONOTONIC seconds, <=0 = none) only the
+ * cheaper per-node bound above is used for the remaining nodes. *bound
+ * receives the largest value, *at (optional) its node. */
+olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, double deadline,
+                               int64_t *bound, int *at, olla_error *err);
+
+/* Strengthens *bound (in: a valid bound, out: a better or equal one) with
+ * pairs: for each of the `tries` nodes v at the highest steps of order (a
+ * topological order) and
+ * each node u unordered with v, either u runs before v or after it, and the
+ * peak is at least the smaller over the two cases of the larger of the two
+ * constrained per-node values. Stops once the bound reaches ub or at the
+ * deadline (CLOCK_MONOTONIC seconds; <=0 = none). */
+olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int *order, int64_t ub, int tries,
+                             double deadline, int64_t *bound, olla_error *err);
 
 #endif

@@ -25,7 +25,13 @@ typedef struct olla_schedule_result {
 
 /* Writes to order_out (n_nodes entries) a topological order whose peak is
  * never above input_order's. input_order may be NULL (the stable topological
- * order is used then). */
+ * order is used then); OLLA_ERR_INPUT when it is not a topological order.
+ * Stages: constructive heuristics and local improvement; lower bounds
+ * (per-node minimum cuts, then pairs of unordered nodes); exact reordering
+ * of windows around the peak; exact segments between nodes ordered with all
+ * others; exact search over sets of nodes run; the ILP when opt->use_ilp.
+ * Each stage stops at the time limit and the best order so far is kept. opt
+ * may be NULL (no limit, ILP on, quiet). */
 olla_status olla_schedule(const olla_dag *dag, const int *input_order, const olla_schedule_options *opt,
                           int *order_out, olla_schedule_result *res, olla_error *err);
 
@@ -35,10 +41,37 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
 olla_status olla_sched_greedy_free(const olla_dag *dag, int *order, olla_error *err);
 olla_status olla_sched_least_peak(const olla_dag *dag, int *order, olla_error *err);
 olla_status olla_sched_dfs_post(const olla_dag *dag, int *order, olla_error *err);
-/* Moves and swaps nodes within their windows while the peak drops; order is
- * improved in place. Stops at deadline (seconds since the epoch of
- * olla_sched_now(); <=0 = none). Returns the new peak. */
+/* Moves nodes within their windows (between their last producer and first
+ * reader) across the peak step while (peak, steps at the peak) drops; order
+ * is improved in place. Stops at deadline (a olla_sched_now() time; <=0 =
+ * none). Returns the new peak. */
 int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadline);
+/* Exact order by dynamic programming over the sets of nodes already run,
+ * looking only for peaks below ub. *outcome: OLLA_DP_FOUND (order and *peak
+ * hold an optimal order, peak < ub), OLLA_DP_NONE_BETTER (every order peaks
+ * at ub or more), OLLA_DP_GAVE_UP (more than max_states sets, or past the
+ * deadline, a olla_sched_now() time; <=0 = none). */
+enum { OLLA_DP_GAVE_UP = 0, OLLA_DP_FOUND = 1, OLLA_DP_NONE_BETTER = 2 };
+olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states, double deadline, int *order,
+                                int64_t *peak, int *outcome, olla_error *err);
+
+/* Large-neighbourhood improvement: around each step at the peak, reorders
+ * a window of about 2*half+1 consecutive steps exactly (the search above
+ * restricted to the window, everything else fixed) while that removes the
+ * peak step; order is improved in place. Returns the new peak. */
+int64_t olla_sched_window_improve(const olla_dag *dag, int *order, int half, long max_states, double deadline);
+
+/* Decomposition: a node that is an ancestor or a descendant of every other
+ * node runs at the same step in every order and splits the problem; the
+ * segments between such nodes are solved separately by the exact search
+ * (with the tensors crossing a segment fixed by what ran before it), which
+ * is exact for the whole. order (topological) is improved in place.
+ * *all_solved is 1 when every segment was solved to optimality, so that the
+ * result is optimal. */
+struct olla_reach;
+olla_status olla_sched_split_solve(const olla_dag *dag, const struct olla_reach *r, int *order, long max_states,
+                                   double deadline, int *n_segments, int *all_solved, olla_error *err);
+
 /* The scheduling ILP of the paper (eq. 12) with the reductions: binaries
  * S[v][t] = "v has run by step t" only inside v's window, one node per
  * step, and live-tensor terms only where a tensor may or may not be live.

@@ -9,8 +9,14 @@
  * continuous L[e][t] >= S[p][t] - S[s][t-1] stands for it. The peak row of
  * step t bounds the sum of bytes times liveness. C[v][t] of the paper is
  * S[v][t] - S[v][t-1] and its P variables are the liveness terms. */
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +25,7 @@
 #include "passes/olla_analysis.h"
 #include "solver/olla_schedule.h"
 
-#define MAX_COLS 3000000L
+#define MAX_COLS 100000L /* larger models do not get past the root relaxation in minutes */
 #define MAX_NZ 40000000L
 
 typedef struct {
@@ -143,8 +149,8 @@ static int cmp_dec(const void *a, const void *b)
     return x->v < y->v ? -1 : x->v > y->v;
 }
 
-olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit, int verbosity,
-                           int *order, olla_ilp_info *info, olla_error *err)
+static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit, int verbosity,
+                             int *order, olla_ilp_info *info, olla_error *err)
 {
     int n = dag->n_nodes, nt = dag->n_tensors;
     memset(info, 0, sizeof *info);
@@ -193,10 +199,27 @@ olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hin
             break;
     }
     if (ncols > MAX_COLS) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "the scheduling ILP would need over %ld columns", MAX_COLS);
+        st = olla_error_set(err, OLLA_ERR_INTERNAL,
+                            "the scheduling ILP of %d nodes would need over %ld columns; the best order found so "
+                            "far is used",
+                            n, MAX_COLS);
         goto done;
     }
     win w = {asap, alap, sidx};
+    if (ncols == 1) { /* every window is one step: the order is forced */
+        for (int v = 0; v < n; v++) {
+            dec[v].v = v;
+            dec[v].step = asap[v];
+            dec[v].lvl = fwd[v];
+        }
+        qsort(dec, (size_t)n, sizeof *dec, cmp_dec);
+        for (int i = 0; i < n; i++)
+            order[i] = dec[i].v;
+        info->found = olla_dag_is_topological(dag, order);
+        info->optimal = info->found;
+        info->bound = info->found ? olla_dag_peak(dag, order, NULL, NULL) : 0;
+        goto done;
+    }
     /* peak rows first: row t */
     for (int t = 0; t < n; t++) {
         peakrow[t] = t_row(&m, -INFINITY, 0.0);
@@ -283,8 +306,10 @@ olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hin
                 if (n_var == 0) /* every reader ran before t */
                     continue;
                 if (ncols + 1 > MAX_COLS) {
-                    st = olla_error_set(err, OLLA_ERR_INTERNAL, "the scheduling ILP would need over %ld columns",
-                                        MAX_COLS);
+                    st = olla_error_set(err, OLLA_ERR_INTERNAL,
+                                        "the scheduling ILP of %d nodes would need over %ld columns; the best order "
+                                        "found so far is used",
+                                        n, MAX_COLS);
                     goto done;
                 }
                 int lc = (int)ncols++;
@@ -352,8 +377,10 @@ olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hin
             Cbc_setInteger(model, S(&w, v, t));
     Cbc_setObjSense(model, 1.0);
     Cbc_setLogLevel(model, verbosity >= 3 ? 1 : 0);
-    if (time_limit > 0)
+    if (time_limit > 0) {
+        Cbc_setParameter(model, "timeMode", "elapsed");
         Cbc_setMaximumSeconds(model, time_limit);
+    }
     info->n_cols = nc;
     info->n_rows = m.nrows;
     if (start && olla_dag_is_topological(dag, start)) {
@@ -373,7 +400,7 @@ olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hin
     Cbc_solve(model);
     const double *sol = Cbc_bestSolution(model);
     double bp = Cbc_getBestPossibleObjValue(model);
-    if (isfinite(bp) && bp > 0) {
+    if (isfinite(bp) && bp > 0 && bp < 1e18 && !Cbc_isProvenInfeasible(model)) {
         double lb = ceil(bp - 1e-6 * (fabs(bp) + 1.0));
         if (lb > 0)
             info->bound = (int64_t)lb * g;
@@ -426,4 +453,120 @@ done:
     free(start_idx);
     olla_reach_free(&reach);
     return st;
+}
+
+/* writes all of buf, returns 0 on failure */
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return 0;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 1;
+}
+
+/* reads all of buf before the deadline, returns 0 on failure or timeout */
+static int read_all_until(int fd, void *buf, size_t len, double deadline)
+{
+    char *p = buf;
+    while (len > 0) {
+        double left = deadline - olla_sched_now();
+        if (left <= 0)
+            return 0;
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int pr = poll(&pfd, 1, (int)(left * 1000.0) + 1);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0)
+            return 0;
+        ssize_t r = read(fd, p, len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return 0;
+        p += r;
+        len -= (size_t)r;
+    }
+    return 1;
+}
+
+/* With a time limit CBC runs in a child process that is killed at the
+ * deadline: CBC does not check its limit while building or solving the root
+ * relaxation, and a failure inside it must not take the caller down. */
+olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit, int verbosity,
+                           int *order, olla_ilp_info *info, olla_error *err)
+{
+    memset(info, 0, sizeof *info);
+    if (time_limit <= 0)
+        return ilp_solve(dag, start, lb_hint, 0, verbosity, order, info, err);
+    double deadline = olla_sched_now() + time_limit;
+    int fds[2];
+    if (pipe(fds) != 0)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot create a pipe for the ILP solver: %s", strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot start the ILP solver process: %s", strerror(errno));
+    }
+    int n = dag->n_nodes;
+    if (pid == 0) {
+        close(fds[0]);
+        olla_ilp_info ci;
+        olla_error cerr = {0};
+        /* leave CBC a margin to stop by itself and report its best order */
+        double lim = 0.85 * time_limit - 0.05;
+        if (lim < 0.01)
+            lim = 0.01;
+        int code = (int)ilp_solve(dag, start, lb_hint, lim, verbosity, order, &ci, &cerr);
+        int sent = write_all(fds[1], &code, sizeof code);
+        if (sent && code != OLLA_OK)
+            sent = write_all(fds[1], cerr.message, sizeof cerr.message);
+        else if (sent)
+            sent = write_all(fds[1], &ci, sizeof ci) && write_all(fds[1], order, (size_t)n * sizeof(int));
+        _exit(sent ? 0 : 1);
+    }
+    close(fds[1]);
+    olla_ilp_info got;
+    int code = -1;
+    char msg[sizeof err->message];
+    int *buf = malloc(((size_t)n + 1) * sizeof(int));
+    int ok = buf && read_all_until(fds[0], &code, sizeof code, deadline + 0.05);
+    if (ok && code != OLLA_OK)
+        ok = read_all_until(fds[0], msg, sizeof msg, deadline + 0.2);
+    else if (ok)
+        ok = read_all_until(fds[0], &got, sizeof got, deadline + 0.2) &&
+             read_all_until(fds[0], buf, (size_t)n * sizeof(int), deadline + 0.3);
+    close(fds[0]);
+    if (!ok)
+        kill(pid, SIGKILL);
+    int wst;
+    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+        ;
+    if (ok && code != OLLA_OK) {
+        free(buf);
+        msg[sizeof msg - 1] = '\0';
+        return olla_error_set(err, code == OLLA_ERR_INPUT ? OLLA_ERR_INPUT : OLLA_ERR_INTERNAL, "%s", msg);
+    }
+    if (!ok) {
+        free(buf);
+        if (verbosity >= 2)
+            fprintf(stderr, "olla: ILP stopped at the time limit without a result\n");
+        return OLLA_OK; /* nothing found in time */
+    }
+    *info = got;
+    if (got.found) {
+        memcpy(order, buf, (size_t)n * sizeof(int));
+        info->found = olla_dag_is_topological(dag, order);
+    }
+    free(buf);
+    return OLLA_OK;
 }

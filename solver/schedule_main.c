@@ -10,6 +10,7 @@
 
 typedef struct {
     const olla_dag *dag;
+    double t0;
     int *best;
     int64_t best_peak;
     int source; /* 0 input, 1 heuristic, 2 ilp */
@@ -22,12 +23,32 @@ static void offer(keeper *k, const int *order, int source, const char *name)
         return;
     int64_t pk = olla_dag_peak(k->dag, order, NULL, NULL);
     if (k->verbosity >= 2)
-        fprintf(stderr, "olla: order %-22s peak %lld\n", name, (long long)pk);
+        fprintf(stderr, "olla: order %-22s peak %lld (%.3f s)\n", name, (long long)pk, olla_sched_now() - k->t0);
     if (pk < k->best_peak) {
         k->best_peak = pk;
         k->source = source;
         memcpy(k->best, order, (size_t)k->dag->n_nodes * sizeof(int));
     }
+}
+
+/* states of the exact search kept within a few hundred MB */
+static long state_budget(int n)
+{
+    long per = (long)((n + 63) / 64) * 8 + 40;
+    long cap = (256L << 20) / per;
+    return cap < 2000000L ? cap : 2000000L;
+}
+
+/* pairs get a share of the time: they only raise the bound */
+static void raise_by_pairs(const olla_dag *dag, const olla_reach *reach, const keeper *k, double deadline,
+                           int64_t *lb, olla_error *err)
+{
+    double now = olla_sched_now();
+    double pdl = now + (deadline > 0 ? 0.25 * (deadline - now) : 2.0);
+    if (pdl > now + 2.0)
+        pdl = now + 2.0;
+    if (*lb < k->best_peak && olla_bound_pairs(dag, reach, k->best, k->best_peak, 8, pdl, lb, err) != OLLA_OK)
+        olla_error_clear(err);
 }
 
 typedef olla_status (*heur_fn)(const olla_dag *, int *, olla_error *);
@@ -36,6 +57,8 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
                           int *order_out, olla_schedule_result *res, olla_error *err)
 {
     double t0 = olla_sched_now();
+    if (!dag || !order_out || !res)
+        return olla_error_set(err, OLLA_ERR_USAGE, "olla_schedule needs a graph, an output order and a result");
     olla_schedule_options dflt = {0, 1, 0};
     if (!opt)
         opt = &dflt;
@@ -72,17 +95,28 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         if (st != OLLA_OK)
             goto done;
     }
-    keeper k = {dag, best, olla_dag_peak(dag, best, NULL, NULL), 0, opt->verbosity};
+    keeper k = {dag, t0, best, olla_dag_peak(dag, best, NULL, NULL), 0, opt->verbosity};
     res->input_order_peak = k.best_peak;
     if (n == 0)
         goto finish;
 
-    /* heuristics, on the graph and on the graph with early-update edges */
+    /* constructive heuristics, on the graph and on the graph with
+     * early-update edges, then local improvement from the best starts, each
+     * with a share of the time left */
     static const heur_fn heur[] = {olla_sched_greedy_free, olla_sched_least_peak, olla_sched_dfs_post};
     static const char *const heur_name[] = {"greedy-free", "least-peak", "dfs-post"};
-    memcpy(work, best, (size_t)n * sizeof(int));
-    olla_sched_local_improve(dag, work, deadline);
-    offer(&k, work, 1, "input+local");
+    enum { N_START = 7 };
+    int *starts = malloc((size_t)N_START * ((size_t)n + 1) * sizeof(int));
+    int64_t sp[N_START];
+    int sg[N_START], ns = 0;
+    if (!starts) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the ordering step (%d nodes)", n);
+        goto done;
+    }
+    memcpy(starts, best, (size_t)n * sizeof(int));
+    sp[0] = k.best_peak;
+    sg[0] = 0;
+    ns = 1;
     if (olla_early_update_edges(dag, &ef, &et, &ne, err) != OLLA_OK ||
         (ne > 0 && olla_dag_add_edges(dag, ef, et, ne, &aug, err) != OLLA_OK)) {
         olla_error_clear(err); /* control edges are an optional speed-up */
@@ -90,42 +124,116 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     }
     for (int g = 0; g < (ne > 0 ? 2 : 1); g++) {
         const olla_dag *gd = g == 0 ? dag : &aug;
-        for (size_t h = 0; h < sizeof heur / sizeof heur[0]; h++) {
-            if (heur[h](gd, work, err) != OLLA_OK) {
+        for (size_t h = 0; h < sizeof heur / sizeof heur[0] && ns < N_START; h++) {
+            int *o = starts + (size_t)ns * ((size_t)n + 1);
+            if (heur[h](gd, o, err) != OLLA_OK) {
                 olla_error_clear(err);
                 continue;
             }
             char name[64];
             snprintf(name, sizeof name, "%s%s", heur_name[h], g ? "+early" : "");
-            offer(&k, work, 1, name);
-            if (deadline > 0 && olla_sched_now() > deadline)
-                break;
-            olla_sched_local_improve(gd, work, deadline);
-            snprintf(name, sizeof name, "%s%s+local", heur_name[h], g ? "+early" : "");
-            offer(&k, work, 1, name);
+            offer(&k, o, 1, name);
+            sp[ns] = olla_dag_peak(dag, o, NULL, NULL);
+            sg[ns] = g;
+            ns++;
         }
     }
-    memcpy(work, best, (size_t)n * sizeof(int));
-    olla_sched_local_improve(dag, work, deadline);
-    offer(&k, work, 1, "best+local");
+    for (int round = 0; round < ns; round++) {
+        int pick = -1;
+        for (int i = 0; i < ns; i++)
+            if (sp[i] >= 0 && (pick < 0 || sp[i] < sp[pick]))
+                pick = i;
+        if (pick < 0)
+            break;
+        double now = olla_sched_now();
+        if (deadline > 0 && now > deadline)
+            break;
+        double dl = deadline > 0 ? now + 0.3 * (deadline - now) : 0;
+        int *o = starts + (size_t)pick * ((size_t)n + 1);
+        olla_sched_local_improve(sg[pick] ? &aug : dag, o, dl);
+        char name[64];
+        snprintf(name, sizeof name, "start%d+local", pick);
+        offer(&k, o, 1, name);
+        sp[pick] = -1;
+    }
+    free(starts);
+    if (deadline <= 0 || olla_sched_now() < deadline) {
+        memcpy(work, best, (size_t)n * sizeof(int));
+        olla_sched_local_improve(dag, work, deadline);
+        offer(&k, work, 1, "best+local");
+    }
     res->heuristic_peak = k.best_peak;
 
     /* lower bounds */
     lb = olla_bound_node_io(dag);
-    if (olla_reach_build(dag, &reach, err) == OLLA_OK) {
+    int have_reach = olla_reach_build(dag, &reach, err) == OLLA_OK;
+    olla_error_clear(err);
+    if (have_reach) {
         olla_dag_peak(dag, best, live, NULL);
         for (int t = 0; t < n; t++)
             upper[best[t]] = live[t];
         int64_t cb = 0;
-        if (olla_bound_closure(dag, &reach, upper, &cb, NULL, err) == OLLA_OK && cb > lb)
+        if (olla_bound_closure(dag, &reach, upper, deadline, &cb, NULL, err) == OLLA_OK && cb > lb)
             lb = cb;
         olla_error_clear(err);
-    } else {
-        olla_error_clear(err);
+        raise_by_pairs(dag, &reach, &k, deadline, &lb, err);
     }
     if (opt->verbosity >= 2)
         fprintf(stderr, "olla: heuristic peak %lld, lower bound %lld (%.3f s)\n", (long long)k.best_peak,
                 (long long)lb, olla_sched_now() - t0);
+
+    /* exact reordering of windows around the peak */
+    static const int halves[] = {8, 16, 32};
+    for (size_t h = 0; h < sizeof halves / sizeof halves[0] && k.best_peak > lb; h++) {
+        if (deadline > 0 && olla_sched_now() > deadline)
+            break;
+        memcpy(work, best, (size_t)n * sizeof(int));
+        olla_sched_window_improve(dag, work, halves[h], state_budget(n) / 8, deadline);
+        olla_sched_local_improve(dag, work, deadline);
+        char name[64];
+        snprintf(name, sizeof name, "window%d+local", halves[h]);
+        int64_t before = k.best_peak;
+        offer(&k, work, 1, name);
+        if (have_reach && k.best_peak < before && k.best_peak > lb)
+            raise_by_pairs(dag, &reach, &k, deadline, &lb, err);
+    }
+
+    /* segments between nodes ordered with all others, solved exactly */
+    if (have_reach && k.best_peak > lb && (deadline <= 0 || olla_sched_now() < deadline)) {
+        int nseg = 0, solved = 0;
+        memcpy(work, best, (size_t)n * sizeof(int));
+        if (olla_sched_split_solve(dag, &reach, work, state_budget(n), deadline, &nseg, &solved, err) == OLLA_OK) {
+            offer(&k, work, 1, "segments");
+            if (solved)
+                lb = k.best_peak;
+        }
+        olla_error_clear(err);
+        if (opt->verbosity >= 2)
+            fprintf(stderr, "olla: %d segments, %s (%.3f s)\n", nseg, solved ? "all solved" : "not all solved",
+                    olla_sched_now() - t0);
+    }
+
+    /* exact search over sets of nodes run, for orders below the best peak */
+    if (k.best_peak > lb && (deadline <= 0 || olla_sched_now() < deadline)) {
+        int64_t dpk = 0;
+        int outcome = OLLA_DP_GAVE_UP;
+        olla_error derr = {0};
+        if (olla_sched_exact_dp(dag, k.best_peak, state_budget(n), deadline, work, &dpk, &outcome, &derr) == OLLA_OK) {
+            if (outcome == OLLA_DP_FOUND) {
+                offer(&k, work, 1, "exact");
+                if (dpk > lb)
+                    lb = dpk;
+            } else if (outcome == OLLA_DP_NONE_BETTER) {
+                lb = k.best_peak;
+            }
+        }
+        if (opt->verbosity >= 2)
+            fprintf(stderr, "olla: exact search: %s (%.3f s)\n",
+                    outcome == OLLA_DP_FOUND         ? "best order found"
+                    : outcome == OLLA_DP_NONE_BETTER ? "no better order exists"
+                                                     : "gave up",
+                    olla_sched_now() - t0);
+    }
 
     /* the ILP, warm-started with the best order */
     if (opt->use_ilp && k.best_peak > lb) {

@@ -1,0 +1,198 @@
+#include "olla_test.h"
+#include "passes/olla_analysis.h"
+#include "solver/olla_schedule.h"
+#include "test_sched_util.h"
+
+/* checks every property that must hold in every order */
+typedef struct {
+    const olla_reach *r;
+    const int *asap, *alap, *mlo, *mhi, *plo, *phi;
+    int bad_window, bad_mul, bad_pres, bad_disjoint;
+    int64_t min_live_at[16]; /* least live bytes at each node's step */
+} every_order;
+
+static void visit(const olla_dag *d, const int *order, void *ctx)
+{
+    every_order *c = ctx;
+    int n = d->n_nodes, step[16], first[32], last[32];
+    int64_t live[16];
+    for (int t = 0; t < n; t++)
+        step[order[t]] = t;
+    olla_dag_lifetimes(d, order, first, last);
+    olla_dag_peak(d, order, live, NULL);
+    for (int v = 0; v < n; v++) {
+        if (step[v] < c->asap[v] || step[v] > c->alap[v])
+            c->bad_window++;
+        if (live[step[v]] < c->min_live_at[v])
+            c->min_live_at[v] = live[step[v]];
+    }
+    for (int e = 0; e < d->n_tensors; e++) {
+        if (first[e] < c->mlo[e] || last[e] > c->mhi[e])
+            c->bad_mul++;
+        if (c->plo[e] <= c->phi[e] && (first[e] > c->plo[e] || last[e] < c->phi[e]))
+            c->bad_pres++;
+        for (int f = 0; f < d->n_tensors; f++)
+            if (olla_tensors_disjoint(d, c->r, e, f) && first[e] <= last[f] && first[f] <= last[e])
+                c->bad_disjoint++;
+    }
+}
+
+OLLA_TEST(test_windows_bounds_and_precedence_hold_in_every_order)
+{
+    for (int seed = 0; seed < 120; seed++) {
+        olla_dag dag;
+        olla_error err = {0};
+        int n = 2 + seed % 8;
+        OLLA_CHECK(tsu_random_dag((uint64_t)seed + 500, n, 30, &dag));
+        olla_reach r;
+        OLLA_CHECK(olla_reach_build(&dag, &r, &err) == OLLA_OK);
+        int asap[16], alap[16], mlo[32], mhi[32], plo[32], phi[32];
+        olla_windows(&r, asap, alap);
+        olla_tensor_windows(&dag, asap, alap, mlo, mhi, plo, phi);
+        every_order c = {&r, asap, alap, mlo, mhi, plo, phi, 0, 0, 0, 0, {0}};
+        for (int v = 0; v < 16; v++)
+            c.min_live_at[v] = INT64_MAX;
+        int ident[16];
+        for (int v = 0; v < n; v++)
+            ident[v] = v;
+        int64_t opt = tsu_enumerate(&dag, NULL, NULL, visit, &c);
+        OLLA_CHECK_EQ_I64(c.bad_window, 0);
+        OLLA_CHECK_EQ_I64(c.bad_mul, 0);
+        OLLA_CHECK_EQ_I64(c.bad_pres, 0);
+        OLLA_CHECK_EQ_I64(c.bad_disjoint, 0);
+        /* every bound is at most the optimum; the closure bound is exactly the
+         * largest over nodes of the least live bytes at that node's step */
+        int64_t io = olla_bound_node_io(&dag);
+        int64_t cut = olla_bound_cut(&dag, &r, NULL);
+        int64_t clo = -1;
+        OLLA_CHECK(olla_bound_closure(&dag, &r, NULL, 0, &clo, NULL, &err) == OLLA_OK);
+        int64_t want = 0;
+        for (int v = 0; v < n; v++)
+            if (c.min_live_at[v] > want)
+                want = c.min_live_at[v];
+        OLLA_CHECK(io <= opt);
+        OLLA_CHECK(cut <= clo);
+        OLLA_CHECK_EQ_I64(clo, want);
+        int64_t pair = clo;
+        OLLA_CHECK(olla_bound_pairs(&dag, &r, ident, INT64_MAX, 16, 0, &pair, &err) == OLLA_OK);
+        OLLA_CHECK(pair >= clo);
+        OLLA_CHECK(pair <= opt);
+        olla_reach_free(&r);
+        olla_dag_free(&dag);
+    }
+}
+
+OLLA_TEST(test_levels_and_reach)
+{
+    /* 0 -> 1 -> 3, 0 -> 2 -> 3, 4 alone */
+    olla_error err = {0};
+    olla_dag dag;
+    olla_dag_builder *b = olla_dag_builder_new(5, 4);
+    int a = olla_dag_builder_tensor(b, 0, 1, 0);
+    int x = olla_dag_builder_tensor(b, 1, 1, 0);
+    int y = olla_dag_builder_tensor(b, 2, 1, 0);
+    olla_dag_builder_use(b, 1, a);
+    olla_dag_builder_use(b, 2, a);
+    olla_dag_builder_use(b, 3, x);
+    olla_dag_builder_use(b, 3, y);
+    OLLA_CHECK(olla_dag_build(b, 5, &dag, &err) == OLLA_OK);
+    int fwd[5], bwd[5];
+    OLLA_CHECK(olla_levels(&dag, fwd, bwd, &err) == OLLA_OK);
+    OLLA_CHECK_EQ_I64(fwd[0], 0);
+    OLLA_CHECK_EQ_I64(fwd[3], 2);
+    OLLA_CHECK_EQ_I64(bwd[0], 2);
+    OLLA_CHECK_EQ_I64(bwd[3], 0);
+    OLLA_CHECK_EQ_I64(fwd[4], 0);
+    olla_reach r;
+    OLLA_CHECK(olla_reach_build(&dag, &r, &err) == OLLA_OK);
+    OLLA_CHECK(olla_reach_before(&r, 0, 3));
+    OLLA_CHECK(!olla_reach_before(&r, 3, 0));
+    OLLA_CHECK(!olla_reach_comparable(&r, 1, 2));
+    OLLA_CHECK(!olla_reach_comparable(&r, 4, 0));
+    int asap[5], alap[5];
+    olla_windows(&r, asap, alap);
+    OLLA_CHECK_EQ_I64(asap[3], 3);
+    OLLA_CHECK_EQ_I64(alap[0], 1); /* 3 descendants, 5 nodes */
+    OLLA_CHECK_EQ_I64(alap[4], 4);
+    /* x and y meet at node 3; a dies before x... no: a is read by 2 which
+     * is unordered with 1, so a and x may be live together */
+    OLLA_CHECK(!olla_tensors_disjoint(&dag, &r, x, y));
+    OLLA_CHECK(!olla_tensors_disjoint(&dag, &r, a, x));
+    olla_reach_free(&r);
+    olla_dag_free(&dag);
+}
+
+/* forward f, loss, backward b1 and b2 making gradients, then updates: the
+ * generic Sub(p, Mul(lr, g)) pattern and an accumulator by operator type */
+OLLA_TEST(test_early_update_edges)
+{
+    olla_error err = {0};
+    olla_dag dag;
+    olla_dag_builder *b = olla_dag_builder_new(8, 10);
+    /* 0 f, 1 loss, 2 b2, 3 b1, 4 mul2, 5 sub2, 6 acc1, 7 b0 */
+    int a = olla_dag_builder_tensor(b, 0, 10, 0);
+    int l = olla_dag_builder_tensor(b, 1, 10, 0);
+    int g2 = olla_dag_builder_tensor(b, 2, 10, 0);
+    int d2 = olla_dag_builder_tensor(b, 2, 10, 0);
+    int g1 = olla_dag_builder_tensor(b, 3, 10, 0);
+    int d1 = olla_dag_builder_tensor(b, 3, 10, 0);
+    int m2 = olla_dag_builder_tensor(b, 4, 10, 0);
+    olla_dag_builder_tensor(b, 5, 10, 1);
+    olla_dag_builder_tensor(b, 6, 1, 1);
+    olla_dag_builder_tensor(b, 7, 10, 1);
+    olla_dag_builder_use(b, 1, a);
+    olla_dag_builder_use(b, 2, l);
+    olla_dag_builder_use(b, 3, d2);
+    olla_dag_builder_use(b, 3, a);
+    olla_dag_builder_use(b, 4, g2);
+    olla_dag_builder_use(b, 5, m2);
+    olla_dag_builder_use(b, 6, g1);
+    olla_dag_builder_use(b, 7, d1);
+    OLLA_CHECK(olla_dag_build(b, 8, &dag, &err) == OLLA_OK);
+    static const char *const types[] = {"Gemm", "Loss", "Gemm", "Gemm", "Mul", "Sub", "InPlaceAccumulatorV2", "Gemm"};
+    dag.op_type = types;
+    int *from = NULL, *to = NULL, cnt = 0;
+    OLLA_CHECK(olla_early_update_edges(&dag, &from, &to, &cnt, &err) == OLLA_OK);
+    int saw5 = 0;
+    for (int i = 0; i < cnt; i++) {
+        /* only updates get edges, never towards their own ancestors */
+        OLLA_CHECK(from[i] == 5 || from[i] == 6 || from[i] == 7);
+        if (from[i] == 5) {
+            saw5 = 1;
+            OLLA_CHECK(to[i] == 3 || to[i] == 7); /* the next backward nodes */
+        }
+    }
+    OLLA_CHECK(saw5);
+    olla_dag aug;
+    OLLA_CHECK(olla_dag_add_edges(&dag, from, to, cnt, &aug, &err) == OLLA_OK);
+    OLLA_CHECK_EQ_I64(aug.n_tensors, dag.n_tensors + cnt);
+    int order[8];
+    OLLA_CHECK(olla_dag_stable_topo(&aug, order, &err) == OLLA_OK); /* still acyclic */
+    OLLA_CHECK(olla_dag_is_topological(&dag, order));
+    OLLA_CHECK_EQ_I64(olla_dag_peak(&aug, order, NULL, NULL), olla_dag_peak(&dag, order, NULL, NULL));
+    free(from);
+    free(to);
+    olla_dag_free(&aug);
+    olla_dag_free(&dag);
+}
+
+OLLA_TEST(test_early_edges_random_acyclic)
+{
+    for (int seed = 0; seed < 100; seed++) {
+        olla_dag dag, aug;
+        olla_error err = {0};
+        OLLA_CHECK(tsu_random_dag((uint64_t)seed + 9000, 30, 10, &dag));
+        int *from = NULL, *to = NULL, cnt = 0;
+        OLLA_CHECK(olla_early_update_edges(&dag, &from, &to, &cnt, &err) == OLLA_OK);
+        OLLA_CHECK(olla_dag_add_edges(&dag, from, to, cnt, &aug, &err) == OLLA_OK);
+        int order[30];
+        OLLA_CHECK(olla_dag_stable_topo(&aug, order, &err) == OLLA_OK);
+        free(from);
+        free(to);
+        olla_dag_free(&aug);
+        olla_dag_free(&dag);
+    }
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_windows_bounds_and_precedence_hold_in_every_order), OLLA_T(test_levels_and_reach),
+               OLLA_T(test_early_update_edges), OLLA_T(test_early_edges_random_acyclic))
