@@ -76,6 +76,16 @@ check_out "$W/out.csv" 5
 "$OLLA" place "$W/mix.csv" "$W/none2.csv" --capacity 4 2>"$W/err2"
 [ $? -eq 1 ] || die "capacity below the optimum accepted"
 [ ! -e "$W/none2.csv" ] || die "output written below the optimum"
+# An instance whose optimum (17) is above its max live bytes (16), found and
+# checked by exhaustive enumeration of offsets outside this project.
+printf 'id,lower,upper,size\n0,2,3,8\n1,4,8,8\n2,6,8,5\n3,1,4,5\n4,3,4,5\n5,3,6,2\n6,3,7,2\n7,1,5,2\n8,5,8,1\n' > "$W/gap.csv"
+"$OLLA" place "$W/gap.csv" "$W/out.csv" 2>"$W/err" || die "gap exited $?"
+grep -q "max live 16 bytes, arena 17 bytes.*optimal" "$W/err" || die "gap: $(cat "$W/err")"
+check_out "$W/out.csv" 17
+"$OLLA" place "$W/gap.csv" "$W/none3.csv" --capacity 16 2>"$W/err"
+[ $? -eq 1 ] || die "gap: capacity 16 accepted"
+grep -q "no placement fits in 16 bytes (proven: at least 17 needed)" "$W/err" || die "gap: $(cat "$W/err")"
+[ ! -e "$W/none3.csv" ] || die "gap: output written for capacity 16"
 # Alignment: sizes round up to 64, offsets are multiples of 64.
 printf 'id,lower,upper,size\na,0,2,1\nb,0,2,65\nc,1,3,64\n' > "$W/al.csv"
 "$OLLA" place "$W/al.csv" "$W/out.csv" --align 64 2>"$W/err" || die "align exited $?"
