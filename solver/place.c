@@ -46,7 +46,8 @@ static int try_cap(driver *d, int64_t cap, double slice)
     int r = olla_place_search(d->it, d->n, cap, t + slice, d->tmp, &nodes);
     if (d->verbosity)
         fprintf(stderr, "place: search at %lld: %s after %lld nodes, %.3f s\n", (long long)cap,
-                r == 1 ? "found" : r == 0 ? "none exists" : r == -1 ? "gave up" : "out of memory",
+                r == 1 ? "found" : r == 0 ? "none exists" : r == -1 ? "gave up"
+                : r == -2 ? "out of memory" : "too large to search",
                 nodes, olla_place_now() - t);
     if (r == 1) {
         int64_t a = olla_place_items_arena(d->it, d->tmp, d->n);
@@ -72,6 +73,8 @@ static int minimize(driver *d)
         int r = try_cap(d, cap, slice);
         if (r == -2)
             return -2;
+        if (r == -3)
+            break;
         if (r == 1) {
             hi = d->ub - 1;
         } else if (r == 0) {

@@ -31,7 +31,8 @@ int64_t olla_place_items_arena(const olla_pitem *it, const int64_t *off, size_t 
 int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int verbosity);
 
 /* Exact search (place_search.c) for a placement within capacity. Returns 1
- * (found, off filled), 0 (proven none), -1 (deadline reached), -2 (out of memory). */
+ * (found, off filled), 0 (proven none), -1 (deadline reached), -2 (out of
+ * memory), -3 (instance too large to search). */
 int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
                       int64_t *off, long long *nodes);
 

@@ -336,9 +336,9 @@ static int build(sctx *c)
         total += c->se[i] - c->sb[i];
     }
     free(pts);
-    if (total > 50000000) {
+    if (total > 50000000) { /* too large to search */
         free(keys);
-        return -1;
+        return -3;
     }
     c->sec_start = calloc(c->nsec + 1, sizeof *c->sec_start);
     c->sec_buf = malloc(((size_t)total + 1) * sizeof *c->sec_buf);

@@ -67,6 +67,11 @@ fi
 "$OLLA" place "$W/stairs.csv" "$W/out.csv" 2>"$W/err" || die "stairs exited $?"
 [ "$(arena_of "$W/err")" = 20 ] || die "stairs: $(cat "$W/err")"
 check_out "$W/out.csv" 20
+# --online: the caching allocator rounds each buffer to 512 bytes; two live
+# at once, each freed block is reused by the next buffer: 1024 reserved.
+"$OLLA" place "$W/stairs.csv" "$W/out.csv" --online 2>"$W/err" || die "online exited $?"
+grep -q "online caching allocator: reserved 1024 bytes.*peak in use 1024 bytes" "$W/err" \
+    || die "online: $(cat "$W/err")"
 # Sizes that must interleave: b sits below a at step 1 and below c at step 2
 # (a hand-checked optimum of 5 = max live: b 0, a 2, f 4, c 2, g 4, d 0, e 0).
 printf 'id,lower,upper,size\na,0,2,2\nb,1,3,2\nc,2,4,2\nd,0,1,1\ne,3,4,1\nf,1,2,1\ng,2,3,1\n' > "$W/mix.csv"
