@@ -66,7 +66,7 @@ static int minimize(driver *d)
     int first = 1;
     while (lo <= hi && remaining(d) > 0) {
         int64_t cap = first ? lo : lo + (hi - lo) / 2;
-        double slice = d->deadline > 0 ? remaining(d) / (first ? 3 : 4) : OLLA_PLACE_SEARCH_SLICE;
+        double slice = d->deadline > 0 ? remaining(d) / (first ? 2 : 4) : OLLA_PLACE_SEARCH_SLICE;
         if (slice < 0.02)
             slice = remaining(d);
         first = 0;
