@@ -187,7 +187,8 @@ static int dfs(sctx *c)
                 if (c->placed[b] || c->h[b] > f || f + c->it[b].size > c->cap ||
                     (c->twin[b] >= 0 && !c->placed[c->twin[b]]))
                     continue;
-                count++;
+                if (++count > best_count && best_count >= 0)
+                    break; /* cannot beat the best section */
             }
             if (count == 0)
                 return 0;
