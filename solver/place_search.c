@@ -21,7 +21,11 @@
  * identical buffers are placed in a fixed order only. The search stops at
  * the first placement found. Restarts with several candidate orders and
  * growing node budgets avoid the heavy tail of a single order; an
- * exhausted search is a proof whatever the order. */
+ * exhausted search is a proof whatever the order. Two workers, the second
+ * on its own thread, share the orders between them; the first to finish
+ * stops the other. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +43,7 @@ typedef struct sctx {
     size_t n;
     int64_t cap;
     double deadline;
+    atomic_int *stop;    /* set when another worker has finished */
     long long node_limit;
     size_t nsec;
     int *sb, *se;        /* buffer i spans sections [sb[i], se[i]) */
@@ -161,7 +166,8 @@ static int64_t next_floor(const sctx *c, size_t s, int64_t f)
 static int dfs(sctx *c)
 {
     c->nodes++;
-    if ((c->nodes & 255) == 0 && c->deadline > 0 && olla_place_now() > c->deadline)
+    if ((c->nodes & 255) == 0 &&
+        (atomic_load(c->stop) || (c->deadline > 0 && olla_place_now() > c->deadline)))
         return -1;
     if (c->nodes > c->node_limit || c->depth >= c->max_depth)
         return -1;
@@ -442,17 +448,65 @@ static void sctx_free(sctx *c)
     free(c->trail);
 }
 
+typedef struct worker {
+    sctx c;
+    int parity, stride; /* takes the orders parity, parity + stride, ... */
+    int r;
+    long long total;
+} worker;
+
+/* Restarts: the worker's orders in turn, node budget doubling every round,
+ * until one run finishes (found or proven none), the deadline passes or the
+ * other worker finishes. */
+static void *run_worker(void *arg)
+{
+    worker *w = arg;
+    sctx *c = &w->c;
+    long long budget = 4096;
+    int r = -1;
+    for (int round = 0; r == -1; round++) {
+        for (int k = w->parity; k <= ORDER_COUNT; k += w->stride) {
+            int order = k < ORDER_COUNT ? k : ORDER_COUNT + round;
+            if ((r = reset(c, order)) != 0)
+                break;
+            c->node_limit = budget;
+            r = dfs(c);
+            w->total += c->nodes;
+            if (r != -1 || atomic_load(c->stop) ||
+                (c->deadline > 0 && olla_place_now() > c->deadline))
+                break;
+        }
+        if (r != -1 || atomic_load(c->stop) || (c->deadline > 0 && olla_place_now() > c->deadline) ||
+            budget > (1LL << 40))
+            break;
+        budget *= 2;
+    }
+    if (r != -1)
+        atomic_store(c->stop, 1);
+    w->r = r;
+    return NULL;
+}
+
+static int worker_init(worker *w, const olla_pitem *it, size_t n, int64_t capacity,
+                       double deadline, int64_t *off, atomic_int *stop, int parity)
+{
+    memset(w, 0, sizeof *w);
+    w->c.it = it;
+    w->c.n = n;
+    w->c.cap = capacity;
+    w->c.deadline = deadline;
+    w->c.off = off;
+    w->c.stop = stop;
+    w->c.max_depth = 20000;
+    w->parity = parity;
+    w->stride = 2;
+    w->r = -1;
+    return build(&w->c);
+}
+
 int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
                       int64_t *off, long long *nodes)
 {
-    sctx c;
-    memset(&c, 0, sizeof c);
-    c.it = it;
-    c.n = n;
-    c.cap = capacity;
-    c.deadline = deadline;
-    c.off = off;
-    c.max_depth = 20000;
     if (nodes)
         *nodes = 0;
     if (n == 0)
@@ -460,39 +514,51 @@ int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double d
     for (size_t i = 0; i < n; i++)
         if (it[i].size > capacity)
             return 0;
-    int r = build(&c);
-    long long total = 0;
-    if (r == 0) {
-        if ((r = reset(&c, 0)) == 0)
-            for (size_t j = 0; j < c.nsec; j++)
-                if (c.rem[j] > capacity)
-                    r = 0, j = c.nsec, c.node_limit = -1;
-    }
-    if (r == 0 && c.node_limit == 0) {
-        /* restarts: each order in turn, node budget doubling every round */
-        long long budget = 4096;
-        for (int round = 0;; round++) {
-            int done = 0;
-            for (int k = 0; k <= ORDER_COUNT && !done; k++) {
-                int order = k < ORDER_COUNT ? k : ORDER_COUNT + round;
-                if ((r = reset(&c, order)) != 0)
-                    break;
-                c.node_limit = budget;
-                r = dfs(&c);
-                total += c.nodes;
-                if (r != -1 || (c.deadline > 0 && olla_place_now() > c.deadline) ||
-                    c.depth >= c.max_depth)
-                    done = 1;
+    atomic_int stop;
+    atomic_init(&stop, 0);
+    worker w[2];
+    int r = worker_init(&w[0], it, n, capacity, deadline, off, &stop, 0);
+    if (r == 0 && (r = reset(&w[0].c, 0)) == 0) {
+        for (size_t j = 0; j < w[0].c.nsec; j++)
+            if (w[0].c.rem[j] > capacity) {
+                sctx_free(&w[0].c);
+                return 0; /* more bytes live at one time than the capacity */
             }
-            if (done || r == -2)
-                break;
-            if (budget > (1LL << 40))
-                break;
-            budget *= 2;
-        }
     }
+    if (r != 0) {
+        sctx_free(&w[0].c);
+        return r;
+    }
+    /* a second worker on another thread, with the other orders */
+    int64_t *off2 = malloc((n + 1) * sizeof *off2);
+    int threaded = 0;
+    pthread_t th;
+    if (off2) {
+        if (worker_init(&w[1], it, n, capacity, deadline, off2, &stop, 1) == 0)
+            threaded = pthread_create(&th, NULL, run_worker, &w[1]) == 0;
+        if (!threaded)
+            sctx_free(&w[1].c);
+    }
+    if (!threaded)
+        w[0].stride = 1; /* one worker takes every order */
+    run_worker(&w[0]);
+    if (threaded)
+        pthread_join(th, NULL);
+    r = w[0].r;
+    long long total = w[0].total;
+    if (threaded) {
+        total += w[1].total;
+        if (w[1].r == 1 && r != 1) {
+            memcpy(off, off2, n * sizeof *off);
+            r = 1;
+        } else if (r == -1 && w[1].r != -1) {
+            r = w[1].r;
+        }
+        sctx_free(&w[1].c);
+    }
+    free(off2);
     if (nodes)
         *nodes = total;
-    sctx_free(&c);
+    sctx_free(&w[0].c);
     return r;
 }
