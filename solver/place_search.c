@@ -22,8 +22,8 @@
  * the first placement found. Restarts with several candidate orders and
  * growing node budgets avoid the heavy tail of a single order; an
  * exhausted search is a proof whatever the order. Two workers, the second
- * on its own thread, share the orders between them; the first to finish
- * stops the other. */
+ * on its own thread, take different tie rules between equally good
+ * sections; the first to finish stops the other. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -44,6 +44,7 @@ typedef struct sctx {
     int64_t cap;
     double deadline;
     atomic_int *stop;    /* set when another worker has finished */
+    int rightmost;       /* ties between sections: rightmost, else most bytes */
     long long node_limit;
     size_t nsec;
     int *sb, *se;        /* buffer i spans sections [sb[i], se[i]) */
@@ -199,7 +200,7 @@ static int dfs(sctx *c)
             if (count == 0)
                 return 0;
             if (best_count < 0 || count < best_count ||
-                (count == best_count && c->rem[j] > c->rem[s])) {
+                (count == best_count && (c->rightmost || c->rem[j] > c->rem[s]))) {
                 best_count = count;
                 s = j;
             }
@@ -450,14 +451,20 @@ static void sctx_free(sctx *c)
 
 typedef struct worker {
     sctx c;
-    int parity, stride; /* takes the orders parity, parity + stride, ... */
+    int first, last; /* runs the configurations [first, last) each round */
     int r;
     long long total;
 } worker;
 
-/* Restarts: the worker's orders in turn, node budget doubling every round,
- * until one run finishes (found or proven none), the deadline passes or the
- * other worker finishes. */
+/* A configuration is a candidate order (the three fixed ones and a random
+ * one that changes every round) and a tie rule between sections: the
+ * section with the most bytes still to place, or the rightmost one (the
+ * mirror image in time of the leftmost). */
+#define OLLA_SEARCH_CONFIGS (2 * (ORDER_COUNT + 1))
+
+/* Restarts: the worker's configurations in turn, node budget doubling every
+ * round, until one run finishes (found or proven none), the deadline passes
+ * or the other worker finishes. */
 static void *run_worker(void *arg)
 {
     worker *w = arg;
@@ -465,8 +472,10 @@ static void *run_worker(void *arg)
     long long budget = 4096;
     int r = -1;
     for (int round = 0; r == -1; round++) {
-        for (int k = w->parity; k <= ORDER_COUNT; k += w->stride) {
-            int order = k < ORDER_COUNT ? k : ORDER_COUNT + round;
+        for (int k = w->first; k < w->last; k++) {
+            int kind = k % (ORDER_COUNT + 1);
+            int order = kind < ORDER_COUNT ? kind : ORDER_COUNT + round;
+            c->rightmost = k / (ORDER_COUNT + 1);
             if ((r = reset(c, order)) != 0)
                 break;
             c->node_limit = budget;
@@ -498,8 +507,8 @@ static int worker_init(worker *w, const olla_pitem *it, size_t n, int64_t capaci
     w->c.off = off;
     w->c.stop = stop;
     w->c.max_depth = 20000;
-    w->parity = parity;
-    w->stride = 2;
+    w->first = parity * (OLLA_SEARCH_CONFIGS / 2);
+    w->last = w->first + OLLA_SEARCH_CONFIGS / 2;
     w->r = -1;
     return build(&w->c);
 }
@@ -540,7 +549,7 @@ int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double d
             sctx_free(&w[1].c);
     }
     if (!threaded)
-        w[0].stride = 1; /* one worker takes every order */
+        w[0].last = OLLA_SEARCH_CONFIGS; /* one worker takes every configuration */
     run_worker(&w[0]);
     if (threaded)
         pthread_join(th, NULL);
