@@ -39,12 +39,12 @@ if [ -d "${OLLA_CORPUS:-/nonexistent}/minimalloc" ]; then
         grep -q "optimal" "$W/err" || die "$f: not reported optimal"
         check_out "$W/out.csv" "$want"
     done
-    # 2. The challenging instances fit in 1 MiB. (E takes seconds in an
-    # optimized build and minutes under sanitizers: it is in bench/ instead.)
-    for x in A B C D; do
+    # 2. The challenging instances fit in 1 MiB (E takes about 25 s under
+    # sanitizers, hence the generous limit).
+    for x in A B C D E; do
         f="$OLLA_CORPUS/minimalloc/$x.1048576.csv"
         [ -f "$f" ] || continue
-        "$OLLA" place "$f" "$W/out.csv" --capacity 1048576 --time-limit 120 2>"$W/err" \
+        "$OLLA" place "$f" "$W/out.csv" --capacity 1048576 --time-limit 300 2>"$W/err" \
             || { die "$f does not fit: $(cat "$W/err")"; continue; }
         got=$(arena_of "$W/err")
         [ "$got" -le 1048576 ] || die "$f: arena $got > 1048576"
