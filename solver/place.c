@@ -1,8 +1,11 @@
 /* olla-onnx: the placement driver. Greedy heuristics first; then the exact
  * search, which either reaches the lower bound, proves a capacity
  * infeasible, or tightens the arena by bisection; then the address ILP when
- * the search could not prove optimality in time. All work is in alignment
- * units, so every offset is a multiple of the alignment. */
+ * the search could not prove optimality in time. All work is in units of
+ * the alignment times the greatest common divisor of the aligned sizes (an
+ * optimal placement exists with every offset a multiple of it), so every
+ * offset is a multiple of the alignment and no capacity between two
+ * multiples of the unit is ever tried. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +118,16 @@ static olla_status fill_items(olla_buffer *bufs, size_t n, int64_t align, olla_p
     return OLLA_OK;
 }
 
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *opt,
                        olla_place_result *res, olla_error *err)
 {
@@ -135,6 +148,14 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
     st = fill_items(bufs, n, align, &it, &map, &m, err);
     if (st != OLLA_OK)
         return st;
+    int64_t g = 0;
+    for (size_t k = 0; k < m; k++)
+        g = gcd64(it[k].size, g);
+    if (g > 1) {
+        for (size_t k = 0; k < m; k++)
+            it[k].size /= g;
+        align *= g; /* the unit from here on */
+    }
     driver d = {it, m, t0, opt->time_limit > 0 ? t0 + opt->time_limit : 0, opt->verbosity,
                 malloc((m + 1) * sizeof(int64_t)), malloc((m + 1) * sizeof(int64_t)), 0, 0};
     if (!d.best || !d.tmp) {
