@@ -97,6 +97,32 @@ OLLA_TEST(test_random_small_vs_brute_force)
     }
 }
 
+/* Sizes sharing a common factor (3 here): the solver works in units of it;
+ * the optimum is 3 times that of the sizes divided by 3, and a capacity one
+ * byte below it is proven impossible. */
+OLLA_TEST(test_common_factor)
+{
+    for (int trial = 0; trial < 60; trial++) {
+        int n = (int)rnd(2, 6);
+        olla_buffer b[6], small[6];
+        random_instance(small, n, 6, 4);
+        for (int i = 0; i < n; i++) {
+            b[i] = small[i];
+            b[i].size = 3 * small[i].size;
+        }
+        int64_t opt = 3 * brute_optimum(small, n);
+        olla_error err = {0};
+        olla_place_options o = {1, 10.0, 0, 0};
+        olla_place_result r;
+        OLLA_CHECK(olla_place(b, (size_t)n, &o, &r, &err) == OLLA_OK);
+        OLLA_CHECK_EQ_I64(r.arena_bytes, opt);
+        OLLA_CHECK(olla_place_validate(b, (size_t)n, r.arena_bytes, 1, &err) == OLLA_OK);
+        o.capacity = opt - 1;
+        OLLA_CHECK(olla_place(b, (size_t)n, &o, &r, &err) == OLLA_OK);
+        OLLA_CHECK(r.status == OLLA_PLACE_NO_FIT);
+    }
+}
+
 /* The exact search also works on instances too large for the brute force:
  * optimal by the solver's own claim means arena == max live. */
 OLLA_TEST(test_medium_instances)
@@ -249,6 +275,7 @@ OLLA_TEST(test_large_trace_valid)
     free(b);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_random_small_vs_brute_force), OLLA_T(test_medium_instances),
+OLLA_TEST_MAIN(OLLA_T(test_random_small_vs_brute_force), OLLA_T(test_common_factor),
+               OLLA_T(test_medium_instances),
                OLLA_T(test_alignment), OLLA_T(test_validator_rejects), OLLA_T(test_edge_cases),
                OLLA_T(test_large_trace_valid))
