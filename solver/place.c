@@ -166,7 +166,7 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
         goto done;
     }
     d.lb = olla_place_items_max_live(it, m);
-    d.ub = olla_place_heuristic(it, m, d.best, opt->verbosity);
+    d.ub = olla_place_heuristic(it, m, d.best, d.lb, d.deadline, opt->verbosity);
     if (d.lb < 0 || d.ub < 0) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory for %zu buffers", n);
         goto done;

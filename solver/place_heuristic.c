@@ -257,7 +257,8 @@ static void make_order(const olla_pitem *it, size_t n, int kind, olla_pkey *keys
         order[i] = keys[i].idx;
 }
 
-int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int verbosity)
+int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
+                             double deadline, int verbosity)
 {
     if (n == 0)
         return 0;
@@ -279,6 +280,8 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int v
     free(alt);
     if (sb < 0)
         return -1;
+    if (best <= lb || (deadline > 0 && olla_place_now() > deadline))
+        return best;
     conflicts c;
     int r = conflicts_build(it, n, &c);
     if (r < 0)
@@ -319,6 +322,8 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int v
                 best = a;
                 memcpy(off, tmp, n * sizeof *off);
             }
+            if (best <= lb || (deadline > 0 && olla_place_now() > deadline))
+                goto done;
         }
     }
 done:
