@@ -461,6 +461,11 @@ typedef struct worker {
  * section with the most bytes still to place, or the rightmost one (the
  * mirror image in time of the leftmost). */
 #define OLLA_SEARCH_CONFIGS (2 * (ORDER_COUNT + 1))
+/* Stack per search thread and recursion depth limits (a frame takes under
+ * 0.5 KiB even in sanitizer builds). */
+#define OLLA_SEARCH_STACK ((size_t)64 << 20)
+#define OLLA_SEARCH_DEPTH_THREAD 60000
+#define OLLA_SEARCH_DEPTH_CALLER 8000
 
 /* Restarts: the worker's configurations in turn, node budget doubling every
  * round, until one run finishes (found or proven none), the deadline passes
@@ -506,7 +511,7 @@ static int worker_init(worker *w, const olla_pitem *it, size_t n, int64_t capaci
     w->c.deadline = deadline;
     w->c.off = off;
     w->c.stop = stop;
-    w->c.max_depth = 20000;
+    w->c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
     w->first = parity * (OLLA_SEARCH_CONFIGS / 2);
     w->last = w->first + OLLA_SEARCH_CONFIGS / 2;
     w->r = -1;
@@ -526,6 +531,7 @@ int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double d
     atomic_int stop;
     atomic_init(&stop, 0);
     worker w[2];
+    memset(&w[1], 0, sizeof w[1]);
     int r = worker_init(&w[0], it, n, capacity, deadline, off, &stop, 0);
     if (r == 0 && (r = reset(&w[0].c, 0)) == 0) {
         for (size_t j = 0; j < w[0].c.nsec; j++)
@@ -538,21 +544,48 @@ int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double d
         sctx_free(&w[0].c);
         return r;
     }
-    /* a second worker on another thread, with the other orders */
+    /* Both workers run on threads of their own with a large stack, so the
+     * recursion can go deep; without threads, one worker takes every
+     * configuration on the caller's stack with a shallower depth limit. */
     int64_t *off2 = malloc((n + 1) * sizeof *off2);
-    int threaded = 0;
-    pthread_t th;
-    if (off2) {
-        if (worker_init(&w[1], it, n, capacity, deadline, off2, &stop, 1) == 0)
-            threaded = pthread_create(&th, NULL, run_worker, &w[1]) == 0;
-        if (!threaded)
-            sctx_free(&w[1].c);
+    int threads = 0;
+    pthread_t th[2];
+    pthread_attr_t attr;
+    int attr_ok = pthread_attr_init(&attr) == 0;
+    if (attr_ok && pthread_attr_setstacksize(&attr, OLLA_SEARCH_STACK) != 0) {
+        pthread_attr_destroy(&attr);
+        attr_ok = 0;
     }
-    if (!threaded)
+    if (off2 && attr_ok && worker_init(&w[1], it, n, capacity, deadline, off2, &stop, 1) == 0) {
+        w[0].c.max_depth = w[1].c.max_depth = OLLA_SEARCH_DEPTH_THREAD;
+        if (pthread_create(&th[0], &attr, run_worker, &w[0]) == 0) {
+            threads = 1;
+            if (pthread_create(&th[1], &attr, run_worker, &w[1]) == 0)
+                threads = 2;
+        }
+    }
+    if (threads < 2)
+        sctx_free(&w[1].c); /* all pointers NULL if never built */
+    if (attr_ok)
+        pthread_attr_destroy(&attr);
+    if (threads == 1) {
+        pthread_join(th[0], NULL);
+        if (w[0].r == -1 && !(deadline > 0 && olla_place_now() > deadline)) {
+            /* the second thread did not start: run its configurations here */
+            w[0].c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
+            w[0].first = OLLA_SEARCH_CONFIGS / 2;
+            w[0].last = OLLA_SEARCH_CONFIGS;
+            run_worker(&w[0]);
+        }
+    } else if (threads == 0) {
+        w[0].c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
         w[0].last = OLLA_SEARCH_CONFIGS; /* one worker takes every configuration */
-    run_worker(&w[0]);
-    if (threaded)
-        pthread_join(th, NULL);
+        run_worker(&w[0]);
+    } else {
+        pthread_join(th[0], NULL);
+        pthread_join(th[1], NULL);
+    }
+    int threaded = threads == 2;
     r = w[0].r;
     long long total = w[0].total;
     if (threaded) {
