@@ -93,6 +93,36 @@ OLLA_TEST(test_bad_input)
     OLLA_CHECK_STR_CONTAINS(err.message, "inverted");
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_reuse_after_free), OLLA_T(test_split_and_coalesce),
+/* On random traces: in-use peak equals the max live rounded bytes (an
+ * independent sweep), and the reservation is at least that. */
+OLLA_TEST(test_random_invariants)
+{
+    uint64_t x = 12345;
+    for (int trial = 0; trial < 50; trial++) {
+        olla_buffer b[200];
+        for (int i = 0; i < 200; i++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            int64_t l = (int64_t)((x >> 33) % 100);
+            int64_t len = 1 + (int64_t)((x >> 20) % 20);
+            int64_t size = 1 + (int64_t)((x >> 40) % 5000);
+            b[i] = (olla_buffer){l, l + len, size, 0};
+        }
+        int64_t reserved, peak;
+        run(b, 200, &reserved, &peak);
+        int64_t live = 0;
+        for (int64_t t = 0; t < 130; t++) {
+            int64_t cur = 0;
+            for (int i = 0; i < 200; i++)
+                if (b[i].lower <= t && t < b[i].upper)
+                    cur += (b[i].size + 511) / 512 * 512;
+            if (cur > live)
+                live = cur;
+        }
+        OLLA_CHECK_EQ_I64(peak, live);
+        OLLA_CHECK(reserved >= peak);
+    }
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_random_invariants), OLLA_T(test_reuse_after_free), OLLA_T(test_split_and_coalesce),
                OLLA_T(test_best_fit_not_first_fit), OLLA_T(test_segments_not_merged),
                OLLA_T(test_rounding), OLLA_T(test_fragmentation), OLLA_T(test_bad_input))
