@@ -188,15 +188,27 @@ static int dfs(sctx *c)
         for (size_t j = 0; j < c->nsec; j++) {
             if (c->rem[j] == 0 || c->floor_[j] != f)
                 continue;
-            int count = f + c->min_size + c->rem[j] <= c->cap; /* a gap may be possible */
+            int count = 0, beaten = 0;
+            int64_t above = f + c->min_size; /* lowest the floor can rise to */
             for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
                 int b = c->sec_buf[p];
-                if (c->placed[b] || c->h[b] > f || f + c->it[b].size > c->cap ||
-                    (c->twin[b] >= 0 && !c->placed[c->twin[b]]))
+                if (c->placed[b])
                     continue;
-                if (++count > best_count && best_count >= 0)
-                    break; /* cannot beat the best section */
+                if (c->h[b] > f) {
+                    if (c->h[b] < above)
+                        above = c->h[b];
+                    continue;
+                }
+                if (f + c->it[b].size > c->cap || (c->twin[b] >= 0 && !c->placed[c->twin[b]]))
+                    continue;
+                if (++count > best_count && best_count >= 0) {
+                    beaten = 1; /* cannot beat the best section */
+                    break;
+                }
             }
+            if (beaten)
+                continue;
+            count += above <= c->cap - c->rem[j]; /* a gap may be possible */
             if (count == 0)
                 return 0;
             if (best_count < 0 || count < best_count ||

@@ -97,6 +97,40 @@ OLLA_TEST(test_random_small_vs_brute_force)
     }
 }
 
+/* Sizes all at least 2 with no common factor, so that floors can differ by
+ * less than the smallest size: optimum and proofs against brute force. */
+OLLA_TEST(test_large_sizes_vs_brute_force)
+{
+    static const int64_t sizes[] = {2, 3, 5, 7};
+    for (int trial = 0; trial < 400; trial++) {
+        int n = (int)rnd(2, 7);
+        olla_buffer b[7];
+        random_instance(b, n, 7, 1);
+        for (int i = 0; i < n; i++)
+            b[i].size = sizes[rnd(0, 3)];
+        int64_t opt = brute_optimum(b, n);
+        olla_error err = {0};
+        olla_place_options o = {1, 10.0, 0, 0};
+        olla_place_result r;
+        OLLA_CHECK(olla_place(b, (size_t)n, &o, &r, &err) == OLLA_OK);
+        OLLA_CHECK_EQ_I64(r.arena_bytes, opt);
+        OLLA_CHECK(r.status == OLLA_PLACE_OPTIMAL);
+        o.capacity = opt;
+        OLLA_CHECK(olla_place(b, (size_t)n, &o, &r, &err) == OLLA_OK);
+        OLLA_CHECK(r.status == OLLA_PLACE_OPTIMAL || r.status == OLLA_PLACE_FEASIBLE);
+        o.capacity = opt - 1;
+        OLLA_CHECK(olla_place(b, (size_t)n, &o, &r, &err) == OLLA_OK);
+        OLLA_CHECK(r.status == OLLA_PLACE_NO_FIT);
+        if (olla_test_failures) {
+            fprintf(stderr, "trial %d, n %d, optimum %lld:\n", trial, n, (long long)opt);
+            for (int i = 0; i < n; i++)
+                fprintf(stderr, "  [%lld,%lld) size %lld\n", (long long)b[i].lower,
+                        (long long)b[i].upper, (long long)b[i].size);
+            return;
+        }
+    }
+}
+
 /* Sizes sharing a common factor (3 here): the solver works in units of it;
  * the optimum is 3 times that of the sizes divided by 3, and a capacity one
  * byte below it is proven impossible. */
@@ -276,6 +310,7 @@ OLLA_TEST(test_large_trace_valid)
 }
 
 OLLA_TEST_MAIN(OLLA_T(test_random_small_vs_brute_force), OLLA_T(test_common_factor),
+               OLLA_T(test_large_sizes_vs_brute_force),
                OLLA_T(test_medium_instances),
                OLLA_T(test_alignment), OLLA_T(test_validator_rejects), OLLA_T(test_edge_cases),
                OLLA_T(test_large_trace_valid))
