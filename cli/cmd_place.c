@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "solver/olla_online_alloc.h"
 #include "solver/olla_place.h"
 
 static int usage(const char *why)
@@ -12,9 +13,10 @@ static int usage(const char *why)
         fprintf(stderr, "olla-onnx place: %s\n", why);
     fprintf(stderr,
             "usage: olla-onnx place in.csv out.csv [--capacity BYTES] [--time-limit SECONDS]"
-            " [--align BYTES] [--verbose]\n"
+            " [--align BYTES] [--online] [--verbose]\n"
             "  in.csv has a header id,lower,upper,size; each buffer is live on [lower, upper).\n"
-            "  Without --capacity the arena is minimized. The time limit defaults to 30 s.\n");
+            "  Without --capacity the arena is minimized. The time limit defaults to 30 s.\n"
+            "  --online also reports what a best-fit caching allocator would reserve.\n");
     return OLLA_ERR_USAGE;
 }
 
@@ -22,11 +24,16 @@ int olla_cmd_place(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
     olla_place_options opt = {1, 30.0, 0, 0};
+    int online = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(NULL);
             return 0;
+        }
+        if (strcmp(a, "--online") == 0) {
+            online = 1;
+            continue;
         }
         if (strcmp(a, "--verbose") == 0) {
             opt.verbosity++;
@@ -93,6 +100,18 @@ int olla_cmd_place(int argc, char **argv)
             " lower bound %lld, %s, %.3f s\n",
             t.n, (long long)live, (long long)res.arena_bytes, frag, (long long)res.lower_bound,
             olla_place_status_name(res.status), res.seconds);
+    if (online) {
+        int64_t reserved, in_use;
+        if (olla_online_alloc_simulate(t.bufs, t.n, &reserved, &in_use, &err) != OLLA_OK) {
+            fprintf(stderr, "olla-onnx place: %s: %s\n", in, err.message);
+            olla_place_table_free(&t);
+            return err.code;
+        }
+        fprintf(stderr,
+                "online caching allocator: reserved %lld bytes (%.3f%% above max live), peak in use %lld bytes\n",
+                (long long)reserved, live > 0 ? 100.0 * (double)(reserved - live) / (double)live : 0.0,
+                (long long)in_use);
+    }
     if (res.status == OLLA_PLACE_NO_FIT || res.status == OLLA_PLACE_NOT_FOUND) {
         if (res.status == OLLA_PLACE_NO_FIT)
             fprintf(stderr,

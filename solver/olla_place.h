@@ -18,7 +18,8 @@ typedef struct olla_buffer {
 
 typedef struct olla_place_options {
     int64_t alignment; /* >= 1; sizes are rounded up to it, offsets are multiples of it */
-    double time_limit; /* seconds, <= 0: no limit */
+    double time_limit; /* seconds, <= 0: no overall limit (each exact search is
+                        * then stopped after 10 s and the ILP after 60 s) */
     int64_t capacity;  /* 0: minimize the arena; > 0: find a placement within it */
     int verbosity;     /* 0 quiet, 1 one line per phase on stderr */
 } olla_place_options;
@@ -38,8 +39,11 @@ typedef struct olla_place_result {
     double seconds;
 } olla_place_result;
 
-/* Places bufs[i].offset for every buffer. On NO_FIT / NOT_FOUND the offsets
- * hold the best placement found (which exceeds the capacity). */
+/* Places bufs[i].offset for every buffer: greedy heuristics, then the exact
+ * search, then (small instances) the address ILP. Buffers of size 0 or with
+ * an empty lifetime get offset 0. On NO_FIT / NOT_FOUND the offsets hold the
+ * best placement found (which exceeds the capacity). Uses a second thread
+ * for the exact search. */
 olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *opt,
                        olla_place_result *res, olla_error *err);
 

@@ -1,8 +1,11 @@
 /* olla-onnx: the placement driver. Greedy heuristics first; then the exact
  * search, which either reaches the lower bound, proves a capacity
  * infeasible, or tightens the arena by bisection; then the address ILP when
- * the search could not prove optimality in time. All work is in alignment
- * units, so every offset is a multiple of the alignment. */
+ * the search could not prove optimality in time. All work is in units of
+ * the alignment times the greatest common divisor of the aligned sizes (an
+ * optimal placement exists with every offset a multiple of it), so every
+ * offset is a multiple of the alignment and no capacity between two
+ * multiples of the unit is ever tried. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +49,8 @@ static int try_cap(driver *d, int64_t cap, double slice)
     int r = olla_place_search(d->it, d->n, cap, t + slice, d->tmp, &nodes);
     if (d->verbosity)
         fprintf(stderr, "place: search at %lld: %s after %lld nodes, %.3f s\n", (long long)cap,
-                r == 1 ? "found" : r == 0 ? "none exists" : r == -1 ? "gave up" : "out of memory",
+                r == 1 ? "found" : r == 0 ? "none exists" : r == -1 ? "gave up"
+                : r == -2 ? "out of memory" : "too large to search",
                 nodes, olla_place_now() - t);
     if (r == 1) {
         int64_t a = olla_place_items_arena(d->it, d->tmp, d->n);
@@ -58,20 +62,25 @@ static int try_cap(driver *d, int64_t cap, double slice)
     return r;
 }
 
-/* Minimizes: bisection between the proven bound and the best arena. */
+/* Minimizes: a probe at the lower bound (reaching it ends everything), then
+ * bisection between the proven bound and the best arena. Each search gets a
+ * quarter of the time left; a search that gives up sends the bisection
+ * higher without raising the proven bound. */
 static int minimize(driver *d)
 {
     int64_t lo = d->lb, hi = d->ub - 1; /* the optimum, if below ub, is in [lo, hi] */
     int first = 1;
     while (lo <= hi && remaining(d) > 0) {
         int64_t cap = first ? lo : lo + (hi - lo) / 2;
-        double slice = d->deadline > 0 ? remaining(d) / (first ? 3 : 4) : OLLA_PLACE_SEARCH_SLICE;
+        double slice = d->deadline > 0 ? remaining(d) / 4 : OLLA_PLACE_SEARCH_SLICE;
         if (slice < 0.02)
             slice = remaining(d);
         first = 0;
         int r = try_cap(d, cap, slice);
         if (r == -2)
             return -2;
+        if (r == -3)
+            break;
         if (r == 1) {
             hi = d->ub - 1;
         } else if (r == 0) {
@@ -112,6 +121,16 @@ static olla_status fill_items(olla_buffer *bufs, size_t n, int64_t align, olla_p
     return OLLA_OK;
 }
 
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *opt,
                        olla_place_result *res, olla_error *err)
 {
@@ -132,6 +151,14 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
     st = fill_items(bufs, n, align, &it, &map, &m, err);
     if (st != OLLA_OK)
         return st;
+    int64_t g = 0;
+    for (size_t k = 0; k < m; k++)
+        g = gcd64(it[k].size, g);
+    if (g > 1) {
+        for (size_t k = 0; k < m; k++)
+            it[k].size /= g;
+        align *= g; /* the unit from here on */
+    }
     driver d = {it, m, t0, opt->time_limit > 0 ? t0 + opt->time_limit : 0, opt->verbosity,
                 malloc((m + 1) * sizeof(int64_t)), malloc((m + 1) * sizeof(int64_t)), 0, 0};
     if (!d.best || !d.tmp) {
@@ -139,7 +166,7 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
         goto done;
     }
     d.lb = olla_place_items_max_live(it, m);
-    d.ub = olla_place_heuristic(it, m, d.best, opt->verbosity);
+    d.ub = olla_place_heuristic(it, m, d.best, d.lb, d.deadline, opt->verbosity);
     if (d.lb < 0 || d.ub < 0) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory for %zu buffers", n);
         goto done;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "solver/olla_place.h"
@@ -292,6 +293,10 @@ olla_status olla_place_csv_write(const char *path, const olla_place_table *t, ol
         free(tmp);
         return st;
     }
+    /* mkstemp creates the file private; give it the usual permissions */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, 0666 & ~mask);
     FILE *fp = fdopen(fd, "w");
     if (!fp) {
         close(fd);

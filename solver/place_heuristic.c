@@ -151,9 +151,10 @@ static int64_t greedy(const olla_pitem *it, size_t n, const conflicts *c, const 
     return olla_place_items_arena(it, off, n);
 }
 
-/* First fit in order of start time, with only the live buffers kept in an
- * offset-sorted list: needs no conflict graph, so it scales to any size. */
-static int64_t sweep_first_fit(const olla_pitem *it, size_t n, int64_t *off)
+/* First or best fit in order of start time (larger first on ties), with only
+ * the live buffers kept in an offset-sorted list: needs no conflict graph,
+ * so it scales to any size. */
+static int64_t sweep_fit(const olla_pitem *it, size_t n, int best_fit, int64_t *off)
 {
     olla_pkey *ord = malloc((n + 1) * sizeof *ord);
     int *act = malloc((n + 1) * sizeof *act);
@@ -173,18 +174,27 @@ static int64_t sweep_first_fit(const olla_pitem *it, size_t n, int64_t *off)
             if (it[act[a]].upper > it[i].lower)
                 act[w++] = act[a];
         k = w;
-        int64_t cur = 0;
-        size_t pos = k;
+        int64_t cur = 0, best_len = -1, best_off = -1;
+        size_t pos = k, best_pos = k;
         for (size_t a = 0; a < k; a++) {
-            if (off[act[a]] - cur >= it[i].size) {
-                pos = a;
-                break;
+            int64_t gap = off[act[a]] - cur;
+            if (gap >= it[i].size && (best_len < 0 || gap < best_len)) {
+                best_len = gap;
+                best_off = cur;
+                best_pos = a;
+                if (!best_fit)
+                    break;
             }
             int64_t top = off[act[a]] + it[act[a]].size;
             if (top > cur)
                 cur = top;
         }
-        off[i] = cur;
+        if (best_off >= 0) {
+            off[i] = best_off;
+            pos = best_pos;
+        } else {
+            off[i] = cur;
+        }
         memmove(act + pos + 1, act + pos, (k - pos) * sizeof *act);
         act[pos] = i;
         k++;
@@ -247,15 +257,31 @@ static void make_order(const olla_pitem *it, size_t n, int kind, olla_pkey *keys
         order[i] = keys[i].idx;
 }
 
-int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int verbosity)
+int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
+                             double deadline, int verbosity)
 {
     if (n == 0)
         return 0;
-    int64_t best = sweep_first_fit(it, n, off);
+    int64_t best = sweep_fit(it, n, 0, off);
     if (best < 0)
         return -1;
     if (verbosity)
         fprintf(stderr, "place: sweep first fit: %lld\n", (long long)best);
+    int64_t *alt = malloc(n * sizeof *alt);
+    if (!alt)
+        return -1;
+    int64_t sb = sweep_fit(it, n, 1, alt);
+    if (verbosity)
+        fprintf(stderr, "place: sweep best fit: %lld\n", (long long)sb);
+    if (sb >= 0 && sb < best) {
+        best = sb;
+        memcpy(off, alt, n * sizeof *off);
+    }
+    free(alt);
+    if (sb < 0)
+        return -1;
+    if (best <= lb || (deadline > 0 && olla_place_now() > deadline))
+        return best;
     conflicts c;
     int r = conflicts_build(it, n, &c);
     if (r < 0)
@@ -296,6 +322,8 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int v
                 best = a;
                 memcpy(off, tmp, n * sizeof *off);
             }
+            if (best <= lb || (deadline > 0 && olla_place_now() > deadline))
+                goto done;
         }
     }
 done:

@@ -14,8 +14,9 @@
 
 #include "solver/place_internal.h"
 
-/* Beyond this many overlapping pairs the ILP is not attempted. */
-#define OLLA_PLACE_ILP_MAX_PAIRS 40000
+/* Beyond this many overlapping pairs the ILP is not attempted: CBC then
+ * spends seconds in its root LP, beyond the time limit it was given. */
+#define OLLA_PLACE_ILP_MAX_PAIRS 3000
 
 typedef struct pair {
     int i, j;
@@ -133,6 +134,10 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
     }
     Cbc_setMIPStartI(m, (int)ncol, idx, start);
     Cbc_setAllowableGap(m, 0.999);
+    /* CBC 2.10 can crash in CglPreProcess::postProcess when a time limit
+     * stops it; the model is small and plain, so preprocessing is off. */
+    Cbc_setParameter(m, "preprocess", "off");
+    Cbc_setParameter(m, "timeMode", "elapsed");
     if (seconds > 0)
         Cbc_setMaximumSeconds(m, seconds);
     Cbc_solve(m);

@@ -27,11 +27,14 @@ int64_t olla_place_items_max_live(const olla_pitem *it, size_t n);
 int64_t olla_place_items_arena(const olla_pitem *it, const int64_t *off, size_t n);
 
 /* Heuristics (place_heuristic.c): fills off with the best of several greedy
- * placements and returns its arena, or -1 when out of memory. */
-int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int verbosity);
+ * placements and returns its arena, or -1 when out of memory. Stops early
+ * once the arena reaches lb or the deadline (if > 0) passes. */
+int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
+                             double deadline, int verbosity);
 
 /* Exact search (place_search.c) for a placement within capacity. Returns 1
- * (found, off filled), 0 (proven none), -1 (deadline reached), -2 (out of memory). */
+ * (found, off filled), 0 (proven none), -1 (deadline reached), -2 (out of
+ * memory), -3 (instance too large to search). */
 int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
                       int64_t *off, long long *nodes);
 

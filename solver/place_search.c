@@ -21,7 +21,11 @@
  * identical buffers are placed in a fixed order only. The search stops at
  * the first placement found. Restarts with several candidate orders and
  * growing node budgets avoid the heavy tail of a single order; an
- * exhausted search is a proof whatever the order. */
+ * exhausted search is a proof whatever the order. Two workers, the second
+ * on its own thread, take different tie rules between equally good
+ * sections; the first to finish stops the other. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +43,8 @@ typedef struct sctx {
     size_t n;
     int64_t cap;
     double deadline;
+    atomic_int *stop;    /* set when another worker has finished */
+    int rightmost;       /* ties between sections: rightmost, else most bytes */
     long long node_limit;
     size_t nsec;
     int *sb, *se;        /* buffer i spans sections [sb[i], se[i]) */
@@ -161,7 +167,8 @@ static int64_t next_floor(const sctx *c, size_t s, int64_t f)
 static int dfs(sctx *c)
 {
     c->nodes++;
-    if ((c->nodes & 255) == 0 && c->deadline > 0 && olla_place_now() > c->deadline)
+    if ((c->nodes & 255) == 0 &&
+        (atomic_load(c->stop) || (c->deadline > 0 && olla_place_now() > c->deadline)))
         return -1;
     if (c->nodes > c->node_limit || c->depth >= c->max_depth)
         return -1;
@@ -181,18 +188,31 @@ static int dfs(sctx *c)
         for (size_t j = 0; j < c->nsec; j++) {
             if (c->rem[j] == 0 || c->floor_[j] != f)
                 continue;
-            int count = f + c->min_size + c->rem[j] <= c->cap; /* a gap may be possible */
+            int count = 0, beaten = 0;
+            int64_t above = f + c->min_size; /* lowest the floor can rise to */
             for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
                 int b = c->sec_buf[p];
-                if (c->placed[b] || c->h[b] > f || f + c->it[b].size > c->cap ||
-                    (c->twin[b] >= 0 && !c->placed[c->twin[b]]))
+                if (c->placed[b])
                     continue;
-                count++;
+                if (c->h[b] > f) {
+                    if (c->h[b] < above)
+                        above = c->h[b];
+                    continue;
+                }
+                if (f + c->it[b].size > c->cap || (c->twin[b] >= 0 && !c->placed[c->twin[b]]))
+                    continue;
+                if (++count > best_count && best_count >= 0) {
+                    beaten = 1; /* cannot beat the best section */
+                    break;
+                }
             }
+            if (beaten)
+                continue;
+            count += above <= c->cap - c->rem[j]; /* a gap may be possible */
             if (count == 0)
                 return 0;
             if (best_count < 0 || count < best_count ||
-                (count == best_count && c->rem[j] > c->rem[s])) {
+                (count == best_count && (c->rightmost || c->rem[j] > c->rem[s]))) {
                 best_count = count;
                 s = j;
             }
@@ -336,9 +356,9 @@ static int build(sctx *c)
         total += c->se[i] - c->sb[i];
     }
     free(pts);
-    if (total > 50000000) {
+    if (total > 50000000) { /* too large to search */
         free(keys);
-        return -1;
+        return -3;
     }
     c->sec_start = calloc(c->nsec + 1, sizeof *c->sec_start);
     c->sec_buf = malloc(((size_t)total + 1) * sizeof *c->sec_buf);
@@ -441,17 +461,78 @@ static void sctx_free(sctx *c)
     free(c->trail);
 }
 
+typedef struct worker {
+    sctx c;
+    int first, last; /* runs the configurations [first, last) each round */
+    int r;
+    long long total;
+} worker;
+
+/* A configuration is a candidate order (the three fixed ones and a random
+ * one that changes every round) and a tie rule between sections: the
+ * section with the most bytes still to place, or the rightmost one (the
+ * mirror image in time of the leftmost). */
+#define OLLA_SEARCH_CONFIGS (2 * (ORDER_COUNT + 1))
+/* Stack per search thread and recursion depth limits (a frame takes under
+ * 0.5 KiB even in sanitizer builds). */
+#define OLLA_SEARCH_STACK ((size_t)64 << 20)
+#define OLLA_SEARCH_DEPTH_THREAD 60000
+#define OLLA_SEARCH_DEPTH_CALLER 8000
+
+/* Restarts: the worker's configurations in turn, node budget doubling every
+ * round, until one run finishes (found or proven none), the deadline passes
+ * or the other worker finishes. */
+static void *run_worker(void *arg)
+{
+    worker *w = arg;
+    sctx *c = &w->c;
+    long long budget = 4096;
+    int r = -1;
+    for (int round = 0; r == -1; round++) {
+        for (int k = w->first; k < w->last; k++) {
+            int kind = k % (ORDER_COUNT + 1);
+            int order = kind < ORDER_COUNT ? kind : ORDER_COUNT + round;
+            c->rightmost = k / (ORDER_COUNT + 1);
+            if ((r = reset(c, order)) != 0)
+                break;
+            c->node_limit = budget;
+            r = dfs(c);
+            w->total += c->nodes;
+            if (r != -1 || atomic_load(c->stop) ||
+                (c->deadline > 0 && olla_place_now() > c->deadline))
+                break;
+        }
+        if (r != -1 || atomic_load(c->stop) || (c->deadline > 0 && olla_place_now() > c->deadline) ||
+            budget > (1LL << 40))
+            break;
+        budget *= 2;
+    }
+    if (r != -1)
+        atomic_store(c->stop, 1);
+    w->r = r;
+    return NULL;
+}
+
+static int worker_init(worker *w, const olla_pitem *it, size_t n, int64_t capacity,
+                       double deadline, int64_t *off, atomic_int *stop, int parity)
+{
+    memset(w, 0, sizeof *w);
+    w->c.it = it;
+    w->c.n = n;
+    w->c.cap = capacity;
+    w->c.deadline = deadline;
+    w->c.off = off;
+    w->c.stop = stop;
+    w->c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
+    w->first = parity * (OLLA_SEARCH_CONFIGS / 2);
+    w->last = w->first + OLLA_SEARCH_CONFIGS / 2;
+    w->r = -1;
+    return build(&w->c);
+}
+
 int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
                       int64_t *off, long long *nodes)
 {
-    sctx c;
-    memset(&c, 0, sizeof c);
-    c.it = it;
-    c.n = n;
-    c.cap = capacity;
-    c.deadline = deadline;
-    c.off = off;
-    c.max_depth = 20000;
     if (nodes)
         *nodes = 0;
     if (n == 0)
@@ -459,39 +540,79 @@ int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double d
     for (size_t i = 0; i < n; i++)
         if (it[i].size > capacity)
             return 0;
-    int r = build(&c);
-    long long total = 0;
-    if (r == 0) {
-        if ((r = reset(&c, 0)) == 0)
-            for (size_t j = 0; j < c.nsec; j++)
-                if (c.rem[j] > capacity)
-                    r = 0, j = c.nsec, c.node_limit = -1;
-    }
-    if (r == 0 && c.node_limit == 0) {
-        /* restarts: each order in turn, node budget doubling every round */
-        long long budget = 4096;
-        for (int round = 0;; round++) {
-            int done = 0;
-            for (int k = 0; k <= ORDER_COUNT && !done; k++) {
-                int order = k < ORDER_COUNT ? k : ORDER_COUNT + round;
-                if ((r = reset(&c, order)) != 0)
-                    break;
-                c.node_limit = budget;
-                r = dfs(&c);
-                total += c.nodes;
-                if (r != -1 || (c.deadline > 0 && olla_place_now() > c.deadline) ||
-                    c.depth >= c.max_depth)
-                    done = 1;
+    atomic_int stop;
+    atomic_init(&stop, 0);
+    worker w[2];
+    memset(&w[1], 0, sizeof w[1]);
+    int r = worker_init(&w[0], it, n, capacity, deadline, off, &stop, 0);
+    if (r == 0 && (r = reset(&w[0].c, 0)) == 0) {
+        for (size_t j = 0; j < w[0].c.nsec; j++)
+            if (w[0].c.rem[j] > capacity) {
+                sctx_free(&w[0].c);
+                return 0; /* more bytes live at one time than the capacity */
             }
-            if (done || r == -2)
-                break;
-            if (budget > (1LL << 40))
-                break;
-            budget *= 2;
+    }
+    if (r != 0) {
+        sctx_free(&w[0].c);
+        return r;
+    }
+    /* Both workers run on threads of their own with a large stack, so the
+     * recursion can go deep; without threads, one worker takes every
+     * configuration on the caller's stack with a shallower depth limit. */
+    int64_t *off2 = malloc((n + 1) * sizeof *off2);
+    int threads = 0;
+    pthread_t th[2];
+    pthread_attr_t attr;
+    int attr_ok = pthread_attr_init(&attr) == 0;
+    if (attr_ok && pthread_attr_setstacksize(&attr, OLLA_SEARCH_STACK) != 0) {
+        pthread_attr_destroy(&attr);
+        attr_ok = 0;
+    }
+    if (off2 && attr_ok && worker_init(&w[1], it, n, capacity, deadline, off2, &stop, 1) == 0) {
+        w[0].c.max_depth = w[1].c.max_depth = OLLA_SEARCH_DEPTH_THREAD;
+        if (pthread_create(&th[0], &attr, run_worker, &w[0]) == 0) {
+            threads = 1;
+            if (pthread_create(&th[1], &attr, run_worker, &w[1]) == 0)
+                threads = 2;
         }
     }
+    if (threads < 2)
+        sctx_free(&w[1].c); /* all pointers NULL if never built */
+    if (attr_ok)
+        pthread_attr_destroy(&attr);
+    if (threads == 1) {
+        pthread_join(th[0], NULL);
+        if (w[0].r == -1 && !(deadline > 0 && olla_place_now() > deadline)) {
+            /* the second thread did not start: run its configurations here */
+            w[0].c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
+            w[0].first = OLLA_SEARCH_CONFIGS / 2;
+            w[0].last = OLLA_SEARCH_CONFIGS;
+            run_worker(&w[0]);
+        }
+    } else if (threads == 0) {
+        w[0].c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
+        w[0].last = OLLA_SEARCH_CONFIGS; /* one worker takes every configuration */
+        run_worker(&w[0]);
+    } else {
+        pthread_join(th[0], NULL);
+        pthread_join(th[1], NULL);
+    }
+    int threaded = threads == 2;
+    r = w[0].r;
+    long long total = w[0].total;
+    if (threaded) {
+        total += w[1].total;
+        if (w[1].r == 1 && r != 1) {
+            memcpy(off, off2, n * sizeof *off);
+            r = 1;
+        } else if (r == -1 && w[1].r != -1) {
+            r = w[1].r;
+        }
+        sctx_free(&w[1].c);
+    }
+    free(off2);
     if (nodes)
         *nodes = total;
-    sctx_free(&c);
+    sctx_free(&w[0].c);
     return r;
 }
