@@ -506,8 +506,7 @@ def make_bad(out_dir, good_bytes):
         with open(os.path.join(bad, name), "wb") as f:
             f.write(data if isinstance(data, bytes) else data.SerializeToString())
 
-    # starts with "N" (0x4E): protobuf wire type 6, invalid in every parser
-    write("not_onnx.onnx", b"Not an ONNX model: this file is plain text.\n")
+    write("not_onnx.onnx", b"This is a text file, not an ONNX model.\n")
     write("truncated.onnx", good_bytes[: len(good_bytes) // 2])
 
     m = onnx.ModelProto()
