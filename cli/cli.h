@@ -11,5 +11,8 @@ int olla_cmd_place(int argc, char **argv);
 /* Shared helpers (cli/util.c). */
 int olla_cli_parse_i64(const char *s, long long *out);
 int olla_cli_parse_double(const char *s, double *out);
+struct olla_dim_binding;
+/* NAME=VALUE into a binding whose name is malloc'd. */
+int olla_cli_parse_dim(const char *arg, struct olla_dim_binding *out);
 
 #endif

@@ -123,7 +123,8 @@ olla_status olla_dag_build(olla_dag_builder *b, int n_nodes, olla_dag *dag, olla
             return olla_error_set(err, OLLA_ERR_INTERNAL, "tensor %d has an invalid producer", e);
         }
     /* sort uses by node, drop duplicates */
-    qsort(b->uses, (size_t)b->n_uses, sizeof *b->uses, cmp_use_node);
+    if (b->n_uses > 0)
+        qsort(b->uses, (size_t)b->n_uses, sizeof *b->uses, cmp_use_node);
     int nu = 0;
     for (int i = 0; i < b->n_uses; i++) {
         if (nu > 0 && b->uses[nu - 1].node == b->uses[i].node && b->uses[nu - 1].tensor == b->uses[i].tensor)
@@ -267,6 +268,53 @@ olla_status olla_dag_stable_topo(const olla_dag *dag, int *order, olla_error *er
     if (done != n)
         return olla_error_set(err, OLLA_ERR_INPUT, "the graph has a cycle: %d of %d nodes can never run", n - done, n);
     return OLLA_OK;
+}
+
+int olla_dag_cycle_node(const olla_dag *dag)
+{
+    int n = dag->n_nodes;
+    int *indeg = calloc((size_t)n + 1, sizeof(int));
+    int *stack = malloc(((size_t)n + 1) * sizeof(int));
+    unsigned char *seen = calloc((size_t)n + 1, 1);
+    int found = -1;
+    if (!indeg || !stack || !seen)
+        goto out;
+    for (int v = 0; v < n; v++)
+        indeg[v] = dag->in_start[v + 1] - dag->in_start[v];
+    int sp = 0;
+    for (int v = 0; v < n; v++)
+        if (indeg[v] == 0)
+            stack[sp++] = v;
+    while (sp > 0) {
+        int v = stack[--sp];
+        for (int o = dag->out_start[v]; o < dag->out_start[v + 1]; o++) {
+            int e = dag->out_list[o];
+            for (int s = dag->sink_start[e]; s < dag->sink_start[e + 1]; s++)
+                if (--indeg[dag->sink_list[s]] == 0)
+                    stack[sp++] = dag->sink_list[s];
+        }
+    }
+    /* every node left has an unsorted predecessor; walking back must loop */
+    int v = -1;
+    for (int u = 0; u < n && v < 0; u++)
+        if (indeg[u] > 0)
+            v = u;
+    while (v >= 0 && !seen[v]) {
+        seen[v] = 1;
+        int next = -1;
+        for (int i = dag->in_start[v]; i < dag->in_start[v + 1] && next < 0; i++) {
+            int p = dag->producer[dag->in_list[i]];
+            if (indeg[p] > 0)
+                next = p;
+        }
+        v = next;
+    }
+    found = v;
+out:
+    free(indeg);
+    free(stack);
+    free(seen);
+    return found;
 }
 
 void olla_dag_lifetimes(const olla_dag *dag, const int *order, int *first, int *last)

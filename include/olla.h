@@ -1,0 +1,98 @@
+/* olla-onnx: reorder an ONNX model's nodes to minimise peak live memory and
+ * give every planned tensor a static offset in one arena.
+ *
+ *   olla_model_load()  -> olla_optimize() -> olla_write_model()
+ *
+ * A planned tensor is every tensor a node produces (graph outputs included)
+ * whose size is known. Graph inputs and initializers belong to the caller. */
+#ifndef OLLA_H
+#define OLLA_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "olla_error.h"
+#include "onnx/olla_model.h"
+#include "passes/olla_shapes.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct olla_options {
+    double time_limit;        /* seconds for ordering plus placement; default 60 */
+    int64_t alignment;        /* bytes; offsets are multiples, sizes rounded up; default 64 */
+    int keep_order;           /* 1: keep the input order, only place */
+    int verbosity;            /* 0 quiet, 1 summary, 2 details */
+    const olla_dim_binding *dims; /* --dim NAME=VALUE bindings */
+    int n_dims;
+} olla_options;
+
+void olla_options_init(olla_options *opt);
+
+typedef struct olla_report {
+    const char *model;
+    int nodes;
+    int tensors;
+    int planned_tensors;
+    int64_t constant_bytes;         /* graph inputs and initializers */
+    int64_t input_order_peak_bytes;
+    int64_t peak_bytes;             /* of the written order */
+    int64_t arena_bytes;
+    int64_t lower_bound_bytes;      /* -1 until computed */
+    double schedule_seconds, placement_seconds, total_seconds;
+    const char *schedule_status;    /* "kept", "heuristic", "feasible", "optimal" */
+    const char *placement_status;
+    int n_unknown;                  /* tensors left out of the plan: size unknown */
+    const char **unknown_names;
+    const char **unknown_reasons;
+} olla_report;
+
+typedef struct olla_plan_entry {
+    int tensor;       /* index in the graph */
+    const char *name; /* borrowed from the model */
+    int64_t offset;
+    int64_t bytes;    /* rounded up to the alignment */
+} olla_plan_entry;
+
+typedef struct olla_plan {
+    int n_nodes;
+    int *order;              /* proto node indices in execution order */
+    int n_entries;
+    olla_plan_entry *entries; /* in allocation order */
+    int64_t arena_bytes;
+    int64_t alignment;
+} olla_plan;
+
+/* Plans a model. On success *plan and *report are filled; free with
+ * olla_plan_free and olla_report_clear. */
+olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan, olla_report *report,
+                          olla_error *err);
+void olla_plan_free(olla_plan *plan);
+void olla_report_clear(olla_report *report);
+
+/* Writes the model with its nodes in plan order and the plan in
+ * metadata_props (olla.version, olla.arena_bytes, olla.plan), through a
+ * temporary file and a rename. External data is made available next to
+ * out_path when it goes to another folder. */
+olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const char *out_path, olla_error *err);
+
+/* Async-signal-safe: removes the temporary file olla_write_model() is
+ * writing, if any, so an interrupted run leaves no output behind. */
+void olla_write_abandon(void);
+
+/* Set (from a signal handler, say) to ask long phases to stop early. */
+extern volatile sig_atomic_t olla_stop_requested;
+
+/* Verifies a written model on its own: topological node order, every planned
+ * tensor in the plan with its true (aligned) size, no two tensors live at the
+ * same step overlapping, and the arena bounding every tensor. */
+olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_error *err);
+
+/* The --report JSON. */
+olla_status olla_report_write_json(const olla_report *r, const char *path, olla_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

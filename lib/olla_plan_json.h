@@ -1,0 +1,32 @@
+/* olla-onnx: the plan as stored in the model's metadata_props (olla.plan). */
+#ifndef OLLA_PLAN_JSON_H
+#define OLLA_PLAN_JSON_H
+
+#include <stdint.h>
+
+#include "olla_error.h"
+
+#define OLLA_META_VERSION "olla.version"
+#define OLLA_META_ARENA "olla.arena_bytes"
+#define OLLA_META_PLAN "olla.plan"
+#define OLLA_PLAN_FORMAT_VERSION 1
+
+typedef struct olla_stored_entry {
+    char *name;
+    int64_t offset, bytes;
+} olla_stored_entry;
+
+typedef struct olla_stored_plan {
+    int64_t alignment, arena_bytes;
+    int n_entries;
+    olla_stored_entry *entries; /* in allocation order */
+} olla_stored_plan;
+
+struct olla_plan;
+/* {"version":1,"alignment":A,"arena_bytes":N,"tensors":[{"name","offset","bytes"},...]}; malloc'd */
+char *olla_plan_to_json(const struct olla_plan *plan);
+/* Parses and validates the JSON text (types, non-negative numbers). */
+olla_status olla_plan_from_json(const char *text, olla_stored_plan *out, olla_error *err);
+void olla_stored_plan_free(olla_stored_plan *p);
+
+#endif

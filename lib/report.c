@@ -1,0 +1,50 @@
+/* olla-onnx: the --report JSON. */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "olla.h"
+
+static json_object *opt_i64(int64_t v)
+{
+    return v < 0 ? NULL : json_object_new_int64(v);
+}
+
+olla_status olla_report_write_json(const olla_report *r, const char *path, olla_error *err)
+{
+    json_object *o = json_object_new_object();
+    if (!o)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing the report");
+    json_object_object_add(o, "model", json_object_new_string(r->model ? r->model : ""));
+    json_object_object_add(o, "nodes", json_object_new_int(r->nodes));
+    json_object_object_add(o, "tensors", json_object_new_int(r->tensors));
+    json_object_object_add(o, "planned_tensors", json_object_new_int(r->planned_tensors));
+    json_object_object_add(o, "constant_bytes", json_object_new_int64(r->constant_bytes));
+    json_object_object_add(o, "input_order_peak_bytes", json_object_new_int64(r->input_order_peak_bytes));
+    json_object_object_add(o, "peak_bytes", json_object_new_int64(r->peak_bytes));
+    json_object_object_add(o, "arena_bytes", json_object_new_int64(r->arena_bytes));
+    json_object_object_add(o, "lower_bound_bytes", opt_i64(r->lower_bound_bytes));
+    json_object_object_add(o, "schedule_seconds", json_object_new_double(r->schedule_seconds));
+    json_object_object_add(o, "placement_seconds", json_object_new_double(r->placement_seconds));
+    json_object_object_add(o, "total_seconds", json_object_new_double(r->total_seconds));
+    json_object_object_add(o, "schedule_status", json_object_new_string(r->schedule_status ? r->schedule_status : ""));
+    json_object_object_add(o, "placement_status",
+                           json_object_new_string(r->placement_status ? r->placement_status : ""));
+    json_object *unknown = json_object_new_array();
+    for (int i = 0; i < r->n_unknown; i++) {
+        json_object *u = json_object_new_object();
+        json_object_object_add(u, "name", json_object_new_string(r->unknown_names[i]));
+        json_object_object_add(u, "reason", json_object_new_string(r->unknown_reasons[i] ? r->unknown_reasons[i] : ""));
+        json_object_array_add(unknown, u);
+    }
+    json_object_object_add(o, "unknown_tensors", unknown);
+    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+    FILE *f = fopen(path, "w");
+    olla_status st = OLLA_OK;
+    if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0)
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write the report %s", path);
+    if (f && fclose(f) != 0 && st == OLLA_OK)
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write the report %s", path);
+    json_object_put(o);
+    return st;
+}

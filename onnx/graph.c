@@ -1,0 +1,460 @@
+/* olla-onnx: building our graph from a loaded model. */
+#include "onnx/olla_graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/olla_dag.h"
+
+typedef struct {
+    int *v;
+    int n, cap;
+} int_vec;
+
+static int vec_push(int_vec *a, int x)
+{
+    if (a->n == a->cap) {
+        int nc = a->cap ? a->cap * 2 : 64;
+        int *p = realloc(a->v, (size_t)nc * sizeof *p);
+        if (!p)
+            return 0;
+        a->v = p;
+        a->cap = nc;
+    }
+    a->v[a->n++] = x;
+    return 1;
+}
+
+const char *olla_op_label(const olla_graph *g, int op, char *buf, int buflen)
+{
+    const olla_op *o = &g->ops[op];
+    if (o->name && o->name[0])
+        snprintf(buf, (size_t)buflen, "'%s' (%s)", o->name, o->op_type);
+    else
+        snprintf(buf, (size_t)buflen, "#%d (%s)", o->proto_index, o->op_type);
+    return buf;
+}
+
+void olla_graph_free(olla_graph *g)
+{
+    if (!g)
+        return;
+    free(g->ops);
+    free(g->tensors);
+    free(g->input_list);
+    free(g->output_list);
+    free(g->consumer_list);
+    free(g->graph_inputs);
+    free(g->graph_outputs);
+    olla_strmap_free(&g->by_name);
+    free(g);
+}
+
+typedef struct {
+    olla_graph *g;
+    olla_tensor *t;
+    int n, cap;
+    olla_error *err;
+    int oom;
+} builder;
+
+static int add_tensor(builder *b, const char *name)
+{
+    if (b->n == b->cap) {
+        int nc = b->cap ? b->cap * 2 : 64;
+        olla_tensor *p = realloc(b->t, (size_t)nc * sizeof *p);
+        if (!p) {
+            b->oom = 1;
+            return -1;
+        }
+        b->t = p;
+        b->cap = nc;
+    }
+    olla_tensor *t = &b->t[b->n];
+    memset(t, 0, sizeof *t);
+    t->name = name;
+    t->producer = -1;
+    t->bytes = -1;
+    t->type.rank = -1;
+    if (!olla_strmap_put(&b->g->by_name, name, b->n)) {
+        b->oom = 1;
+        return -1;
+    }
+    return b->n++;
+}
+
+/* Names a subgraph reads from enclosing scopes, at any depth, into `free_names`
+ * (duplicates allowed). `local` holds names defined in the subgraph. */
+static int collect_free(const Onnx__GraphProto *sg, int_vec *free_idx, const olla_strmap *outer, builder *b);
+
+static int collect_attr_graphs(const Onnx__NodeProto *node, int_vec *free_idx, const olla_strmap *outer, builder *b)
+{
+    for (size_t a = 0; a < node->n_attribute; a++) {
+        const Onnx__AttributeProto *at = node->attribute[a];
+        if (at->g && !collect_free(at->g, free_idx, outer, b))
+            return 0;
+        for (size_t k = 0; k < at->n_graphs; k++)
+            if (!collect_free(at->graphs[k], free_idx, outer, b))
+                return 0;
+    }
+    return 1;
+}
+
+/* Resolves names not defined inside sg: the ones in the main graph's scope
+ * (outer) become indices in free_idx; others are errors. Nested subgraphs see
+ * every enclosing scope, so a name is free here unless sg (or a subgraph in
+ * between) defines it. */
+typedef struct scope {
+    olla_strmap names;
+    const struct scope *parent;
+} scope;
+
+static int scope_has(const scope *s, const char *name)
+{
+    for (; s; s = s->parent)
+        if (olla_strmap_get(&s->names, name) >= 0)
+            return 1;
+    return 0;
+}
+
+static int collect_in_scope(const Onnx__GraphProto *sg, const scope *parent, int_vec *free_idx,
+                            const olla_strmap *outer, builder *b);
+
+static int use_name(const char *name, const scope *sc, int_vec *free_idx, const olla_strmap *outer, builder *b,
+                    const char *where)
+{
+    if (!name || !name[0] || scope_has(sc, name))
+        return 1;
+    int idx = olla_strmap_get(outer, name);
+    if (idx < 0) {
+        olla_error_set(b->err, OLLA_ERR_INPUT,
+                       "%s: subgraph node %s reads '%s', which nothing in scope produces",
+                       b->g->model->path, where, name);
+        return 0;
+    }
+    if (!vec_push(free_idx, idx)) {
+        b->oom = 1;
+        return 0;
+    }
+    return 1;
+}
+
+static int collect_in_scope(const Onnx__GraphProto *sg, const scope *parent, int_vec *free_idx,
+                            const olla_strmap *outer, builder *b)
+{
+    scope sc;
+    sc.parent = parent;
+    if (!olla_strmap_init(&sc.names, sg->n_node * 2 + sg->n_input + sg->n_initializer + 8)) {
+        b->oom = 1;
+        return 0;
+    }
+    int ok = 1;
+    for (size_t i = 0; ok && i < sg->n_input; i++)
+        if (sg->input[i]->name)
+            ok = olla_strmap_put(&sc.names, sg->input[i]->name, 1);
+    for (size_t i = 0; ok && i < sg->n_initializer; i++)
+        if (sg->initializer[i]->name)
+            ok = olla_strmap_put(&sc.names, sg->initializer[i]->name, 1);
+    for (size_t i = 0; ok && i < sg->n_sparse_initializer; i++)
+        if (sg->sparse_initializer[i]->values && sg->sparse_initializer[i]->values->name)
+            ok = olla_strmap_put(&sc.names, sg->sparse_initializer[i]->values->name, 1);
+    for (size_t i = 0; ok && i < sg->n_node; i++)
+        for (size_t k = 0; ok && k < sg->node[i]->n_output; k++)
+            if (sg->node[i]->output[k] && sg->node[i]->output[k][0])
+                ok = olla_strmap_put(&sc.names, sg->node[i]->output[k], 1);
+    if (!ok)
+        b->oom = 1;
+    for (size_t i = 0; ok && i < sg->n_node; i++) {
+        const Onnx__NodeProto *node = sg->node[i];
+        char where[256];
+        snprintf(where, sizeof where, "'%s' (%s)", node->name ? node->name : "", node->op_type ? node->op_type : "");
+        for (size_t k = 0; ok && k < node->n_input; k++)
+            ok = use_name(node->input[k], &sc, free_idx, outer, b, where);
+        for (size_t a = 0; ok && a < node->n_attribute; a++) {
+            const Onnx__AttributeProto *at = node->attribute[a];
+            if (at->g)
+                ok = collect_in_scope(at->g, &sc, free_idx, outer, b);
+            for (size_t k = 0; ok && k < at->n_graphs; k++)
+                ok = collect_in_scope(at->graphs[k], &sc, free_idx, outer, b);
+        }
+    }
+    for (size_t i = 0; ok && i < sg->n_output; i++)
+        ok = use_name(sg->output[i]->name, &sc, free_idx, outer, b, "output");
+    olla_strmap_free(&sc.names);
+    return ok;
+}
+
+static int collect_free(const Onnx__GraphProto *sg, int_vec *free_idx, const olla_strmap *outer, builder *b)
+{
+    return collect_in_scope(sg, NULL, free_idx, outer, b);
+}
+
+static void set_type(builder *b, int ti, const olla_type_source *types)
+{
+    olla_tensor *t = &b->t[ti];
+    const olla_value_type *vt = types && types->lookup ? types->lookup(types->ctx, t->name) : NULL;
+    if (vt) {
+        t->type = *vt;
+        if (vt->kind != OLLA_VALUE_TENSOR) {
+            t->bytes = -1;
+            t->unknown_reason = "not a tensor (sequence, map, optional or sparse values are not planned)";
+            return;
+        }
+        int64_t bytes = olla_value_bytes(vt);
+        if (bytes == -2) {
+            t->bytes = -1;
+            t->unknown_reason = "its size in bytes overflows 64 bits";
+            return;
+        }
+        t->bytes = bytes;
+    }
+    if (t->bytes < 0) {
+        const char *why = types && types->unknown_reason ? types->unknown_reason(types->ctx, t->name) : NULL;
+        t->unknown_reason = why ? why : "no shape or type is known for it";
+    }
+}
+
+olla_status olla_graph_build(const olla_model *model, const olla_type_source *types, olla_graph **out,
+                             olla_error *err)
+{
+    *out = NULL;
+    const Onnx__GraphProto *gp = model->proto->graph;
+    const char *file = model->path;
+    olla_graph *g = calloc(1, sizeof *g);
+    builder b = {0};
+    int_vec inputs = {0}, outputs = {0}, ginputs = {0}, goutputs = {0}, freev = {0};
+    olla_dag dag = {0};
+    if (!g)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the graph of %s", file);
+    g->model = model;
+    b.g = g;
+    b.err = err;
+    if (!olla_strmap_init(&g->by_name, gp->n_node * 2 + gp->n_input + gp->n_initializer + 8)) {
+        b.oom = 1;
+        goto fail;
+    }
+    /* caller-owned values */
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const char *name = gp->input[i]->name;
+        if (!name || !name[0]) {
+            olla_error_set(err, OLLA_ERR_INPUT, "%s: graph input %zu has no name", file, i);
+            goto fail;
+        }
+        int ti = olla_strmap_get(&g->by_name, name);
+        if (ti >= 0) {
+            olla_error_set(err, OLLA_ERR_INPUT, "%s: graph input '%s' is listed twice", file, name);
+            goto fail;
+        }
+        ti = add_tensor(&b, name);
+        if (ti < 0 || !vec_push(&ginputs, ti))
+            goto oom;
+        b.t[ti].is_input = 1;
+    }
+    for (size_t i = 0; i < gp->n_initializer + gp->n_sparse_initializer; i++) {
+        const char *name = i < gp->n_initializer ? gp->initializer[i]->name
+                           : gp->sparse_initializer[i - gp->n_initializer]->values
+                               ? gp->sparse_initializer[i - gp->n_initializer]->values->name
+                               : NULL;
+        if (!name || !name[0]) {
+            olla_error_set(err, OLLA_ERR_INPUT, "%s: initializer %zu has no name", file, i);
+            goto fail;
+        }
+        int ti = olla_strmap_get(&g->by_name, name);
+        if (ti >= 0 && b.t[ti].is_initializer) {
+            olla_error_set(err, OLLA_ERR_INPUT, "%s: initializer '%s' is defined twice", file, name);
+            goto fail;
+        }
+        if (ti < 0 && (ti = add_tensor(&b, name)) < 0)
+            goto oom;
+        b.t[ti].is_initializer = 1; /* an initializer may also be a graph input (a default value) */
+    }
+    /* operators and their outputs */
+    g->n_ops = (int)gp->n_node;
+    g->ops = calloc((size_t)g->n_ops + 1, sizeof *g->ops);
+    if (!g->ops)
+        goto oom;
+    for (int i = 0; i < g->n_ops; i++) {
+        const Onnx__NodeProto *node = gp->node[i];
+        olla_op *op = &g->ops[i];
+        op->name = node->name ? node->name : "";
+        op->op_type = node->op_type ? node->op_type : "";
+        op->domain = node->domain ? node->domain : "";
+        op->proto_index = i;
+        if (!op->op_type[0]) {
+            olla_error_set(err, OLLA_ERR_INPUT, "%s: node #%d has no op_type", file, i);
+            goto fail;
+        }
+        op->first_output = outputs.n;
+        op->n_outputs = (int)node->n_output;
+        for (size_t k = 0; k < node->n_output; k++) {
+            const char *name = node->output[k];
+            int ti = -1;
+            if (name && name[0]) {
+                int prev = olla_strmap_get(&g->by_name, name);
+                if (prev >= 0) {
+                    char l1[300], l2[300];
+                    olla_tensor *pt = &b.t[prev];
+                    if (pt->producer >= 0)
+                        olla_error_set(err, OLLA_ERR_INPUT, "%s: tensor '%s' is produced twice, by node %s and by node %s",
+                                       file, name, olla_op_label(g, pt->producer, l1, sizeof l1),
+                                       olla_op_label(g, i, l2, sizeof l2));
+                    else
+                        olla_error_set(err, OLLA_ERR_INPUT,
+                                       "%s: tensor '%s' is produced by node %s but is also a graph %s", file, name,
+                                       olla_op_label(g, i, l2, sizeof l2), pt->is_input ? "input" : "initializer");
+                    goto fail;
+                }
+                if ((ti = add_tensor(&b, name)) < 0)
+                    goto oom;
+                b.t[ti].producer = i;
+            }
+            if (!vec_push(&outputs, ti))
+                goto oom;
+        }
+    }
+    /* inputs, explicit then the outer-scope tensors subgraphs read */
+    for (int i = 0; i < g->n_ops; i++) {
+        const Onnx__NodeProto *node = gp->node[i];
+        olla_op *op = &g->ops[i];
+        op->first_input = inputs.n;
+        for (size_t k = 0; k < node->n_input; k++) {
+            const char *name = node->input[k];
+            int ti = -1;
+            if (name && name[0]) {
+                ti = olla_strmap_get(&g->by_name, name);
+                if (ti < 0) {
+                    char l[300];
+                    olla_error_set(err, OLLA_ERR_INPUT,
+                                   "%s: node %s reads '%s', which no node, graph input or initializer produces", file,
+                                   olla_op_label(g, i, l, sizeof l), name);
+                    goto fail;
+                }
+            }
+            if (!vec_push(&inputs, ti))
+                goto oom;
+        }
+        op->n_explicit_inputs = (int)node->n_input;
+        freev.n = 0;
+        if (!collect_attr_graphs(node, &freev, &g->by_name, &b))
+            goto fail;
+        for (int k = 0; k < freev.n; k++) {
+            int dup = 0;
+            for (int j = op->first_input; j < inputs.n && !dup; j++)
+                dup = inputs.v[j] == freev.v[k];
+            if (!dup && !vec_push(&inputs, freev.v[k]))
+                goto oom;
+        }
+        op->n_inputs = inputs.n - op->first_input;
+    }
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const char *name = gp->output[i]->name;
+        int ti = name ? olla_strmap_get(&g->by_name, name) : -1;
+        if (ti < 0) {
+            olla_error_set(err, OLLA_ERR_INPUT, "%s: graph output '%s' is not produced by any node, input or initializer",
+                           file, name ? name : "");
+            goto fail;
+        }
+        b.t[ti].is_output = 1;
+        if (!vec_push(&goutputs, ti))
+            goto oom;
+    }
+    if (b.oom)
+        goto oom;
+    /* consumers */
+    g->tensors = b.t;
+    g->n_tensors = b.n;
+    b.t = NULL;
+    g->consumer_list = malloc(((size_t)inputs.n + 1) * sizeof(int));
+    if (!g->consumer_list)
+        goto oom;
+    for (int i = 0; i < g->n_ops; i++) {
+        const olla_op *op = &g->ops[i];
+        for (int k = 0; k < op->n_inputs; k++) {
+            int ti = inputs.v[op->first_input + k];
+            int dup = 0;
+            for (int j = 0; j < k && !dup; j++)
+                dup = inputs.v[op->first_input + j] == ti;
+            if (ti >= 0 && !dup)
+                g->tensors[ti].n_consumers++;
+        }
+    }
+    int acc = 0;
+    for (int t = 0; t < g->n_tensors; t++) {
+        g->tensors[t].first_consumer = acc;
+        acc += g->tensors[t].n_consumers;
+        g->tensors[t].n_consumers = 0;
+    }
+    for (int i = 0; i < g->n_ops; i++) {
+        const olla_op *op = &g->ops[i];
+        for (int k = 0; k < op->n_inputs; k++) {
+            int ti = inputs.v[op->first_input + k];
+            int dup = 0;
+            for (int j = 0; j < k && !dup; j++)
+                dup = inputs.v[op->first_input + j] == ti;
+            if (ti >= 0 && !dup) {
+                olla_tensor *t = &g->tensors[ti];
+                g->consumer_list[t->first_consumer + t->n_consumers++] = i;
+            }
+        }
+    }
+    g->input_list = inputs.v;
+    g->output_list = outputs.v;
+    g->graph_inputs = ginputs.v;
+    g->n_graph_inputs = ginputs.n;
+    g->graph_outputs = goutputs.v;
+    g->n_graph_outputs = goutputs.n;
+    inputs.v = outputs.v = ginputs.v = goutputs.v = NULL;
+    free(freev.v);
+    for (int t = 0; t < g->n_tensors; t++) {
+        b.t = g->tensors;
+        set_type(&b, t, types);
+    }
+    b.t = NULL;
+    /* cycles */
+    olla_dag_builder *db = olla_dag_builder_new(g->n_ops, g->n_tensors);
+    if (!db)
+        goto oom;
+    int *dag_of = malloc(((size_t)g->n_tensors + 1) * sizeof(int));
+    if (!dag_of) {
+        olla_dag_builder_free(db);
+        goto oom;
+    }
+    for (int t = 0; t < g->n_tensors; t++)
+        dag_of[t] = g->tensors[t].producer >= 0 ? olla_dag_builder_tensor(db, g->tensors[t].producer, 0, 0) : -1;
+    for (int t = 0; t < g->n_tensors; t++)
+        for (int c = 0; c < g->tensors[t].n_consumers; c++)
+            olla_dag_builder_use(db, g->consumer_list[g->tensors[t].first_consumer + c], dag_of[t]);
+    free(dag_of);
+    if (olla_dag_build(db, g->n_ops, &dag, err) != OLLA_OK)
+        goto fail;
+    int *order = malloc(((size_t)g->n_ops + 1) * sizeof(int));
+    if (!order)
+        goto oom;
+    olla_error tmp = {0};
+    if (olla_dag_stable_topo(&dag, order, &tmp) != OLLA_OK) {
+        char l[300];
+        int v = olla_dag_cycle_node(&dag);
+        olla_error_set(err, OLLA_ERR_INPUT, "%s: the graph has a cycle through node %s", file,
+                       v >= 0 ? olla_op_label(g, v, l, sizeof l) : "?");
+        free(order);
+        olla_dag_free(&dag);
+        goto fail;
+    }
+    free(order);
+    olla_dag_free(&dag);
+    *out = g;
+    return OLLA_OK;
+oom:
+    olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the graph of %s", file);
+fail:
+    free(b.t);
+    free(inputs.v);
+    free(outputs.v);
+    free(ginputs.v);
+    free(goutputs.v);
+    free(freev.v);
+    olla_dag_free(&dag);
+    olla_graph_free(g);
+    return err->code ? err->code : OLLA_ERR_INTERNAL;
+}

@@ -1,0 +1,64 @@
+/* olla-onnx: our graph. Operators and tensors; every tensor has one producer
+ * (an operator, or the caller for graph inputs and initializers), its
+ * consumers, a type, and a size in bytes when known. Built from a loaded
+ * model; names and strings are borrowed from the model's protobuf. */
+#ifndef OLLA_GRAPH_H
+#define OLLA_GRAPH_H
+
+#include <stdint.h>
+
+#include "olla_error.h"
+#include "olla_strmap.h"
+#include "onnx/olla_model.h"
+#include "passes/olla_shapes.h"
+
+typedef struct olla_tensor {
+    const char *name;
+    olla_value_type type;      /* copied from the type source; dims borrowed */
+    int64_t bytes;             /* -1 when unknown */
+    const char *unknown_reason; /* why bytes is unknown (borrowed), or NULL */
+    int producer;              /* operator index, -1 for graph inputs and initializers */
+    int first_consumer, n_consumers; /* into olla_graph.consumer_list */
+    unsigned char is_input, is_initializer, is_output;
+} olla_tensor;
+
+typedef struct olla_op {
+    const char *name;    /* may be "" */
+    const char *op_type;
+    const char *domain;  /* "" for the default ONNX domain */
+    int first_input, n_inputs;   /* into olla_graph.input_list; -1 entries = omitted optional input */
+    int n_explicit_inputs;       /* the rest are outer-scope tensors read by subgraphs */
+    int first_output, n_outputs; /* into olla_graph.output_list; -1 entries = omitted optional output */
+    int proto_index;             /* position in the model's node list */
+} olla_op;
+
+typedef struct olla_graph {
+    const olla_model *model;
+    olla_op *ops;
+    int n_ops;
+    olla_tensor *tensors;
+    int n_tensors;
+    int *input_list, *output_list, *consumer_list;
+    int *graph_inputs, n_graph_inputs;
+    int *graph_outputs, n_graph_outputs;
+    olla_strmap by_name;
+} olla_graph;
+
+/* Where tensor types come from: a lookup by value name (NULL when unknown),
+ * plus an optional reason for names whose size is unknown. */
+typedef struct olla_type_source {
+    const olla_value_type *(*lookup)(void *ctx, const char *name);
+    const char *(*unknown_reason)(void *ctx, const char *name);
+    void *ctx;
+} olla_type_source;
+
+/* Builds the graph. Errors (OLLA_ERR_INPUT): a tensor produced twice, an input
+ * that nothing produces, a graph output nothing produces, a cycle. */
+olla_status olla_graph_build(const olla_model *model, const olla_type_source *types, olla_graph **out,
+                             olla_error *err);
+void olla_graph_free(olla_graph *g);
+
+/* "name (OpType)" or "#index (OpType)" for messages. */
+const char *olla_op_label(const olla_graph *g, int op, char *buf, int buflen);
+
+#endif
