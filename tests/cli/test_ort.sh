@@ -12,6 +12,7 @@
 #   OLLA                the converter binary (set by ctest)
 #   OLLA_SOURCE_DIR     the source tree (set by ctest)
 #   OLLA_CORPUS         the corpus folder (optional)
+#   OLLA_ORT_MODELS     overrides the list of models (space-separated paths)
 #   OLLA_ORT_CONVERTER  overrides the conversion command: a command line, split
 #                       on spaces, in which {in}, {out} and {dims} are replaced
 #                       by the input model, the output model and the --dim
@@ -38,11 +39,15 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-models=("$src"/models/*.onnx)
-if [ -n "${OLLA_CORPUS:-}" ] && [ -d "$OLLA_CORPUS/infer" ]; then
-  models+=("$OLLA_CORPUS"/infer/*.onnx)
+if [ -n "${OLLA_ORT_MODELS:-}" ]; then
+  read -r -a models <<<"$OLLA_ORT_MODELS"
 else
-  echo "note: corpus not found; only models/ is checked"
+  models=("$src"/models/*.onnx)
+  if [ -n "${OLLA_CORPUS:-}" ] && [ -d "$OLLA_CORPUS/infer" ]; then
+    models+=("$OLLA_CORPUS"/infer/*.onnx)
+  else
+    echo "note: corpus not found; only models/ is checked"
+  fi
 fi
 
 passed=0 skipped=0 failed=0 i=0
@@ -82,6 +87,16 @@ for in in "${models[@]}"; do
 
   result="$(node "$ort/compare.mjs" "$in" "$out" "${dims[@]}" 2>&1)"
   rc=$?
+  if [ "$rc" -gt 128 ]; then
+    # ONNX Runtime itself crashed: a skip if it crashes on the original too.
+    node "$ort/compare.mjs" "$in" "$in" "${dims[@]}" >/dev/null 2>&1
+    self=$?
+    if [ "$self" -gt 128 ]; then
+      result="SKIP $in: ONNX Runtime crashes on it (signal $((self - 128)))"; rc=77
+    else
+      result="FAIL $in: ONNX Runtime crashes (signal $((rc - 128))) on the converted model but not on the original"; rc=1
+    fi
+  fi
   echo "$result" | grep -E '^(PASS|SKIP|FAIL)' || echo "$result"
   case "$rc" in
     0) passed=$((passed + 1)) ;;
