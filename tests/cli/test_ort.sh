@@ -12,7 +12,8 @@
 #   OLLA                the converter binary (set by ctest)
 #   OLLA_SOURCE_DIR     the source tree (set by ctest)
 #   OLLA_CORPUS         the corpus folder (optional)
-#   OLLA_ORT_MODELS     overrides the list of models (space-separated paths)
+#   OLLA_ORT_MODELS     overrides the list of models: space-separated paths,
+#                       or @FILE for a file with one path per line
 #   OLLA_ORT_CONVERTER  overrides the conversion command: a command line, split
 #                       on spaces, in which {in}, {out} and {dims} are replaced
 #                       by the input model, the output model and the --dim
@@ -39,7 +40,9 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-if [ -n "${OLLA_ORT_MODELS:-}" ]; then
+if [ "${OLLA_ORT_MODELS:0:1}" = "@" ]; then
+  mapfile -t models <"${OLLA_ORT_MODELS:1}" || { echo "cannot read the model list ${OLLA_ORT_MODELS:1}"; exit 1; }
+elif [ -n "${OLLA_ORT_MODELS:-}" ]; then
   read -r -a models <<<"$OLLA_ORT_MODELS"
 else
   models=("$src"/models/*.onnx)

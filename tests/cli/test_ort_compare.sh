@@ -108,6 +108,8 @@ driver 0 "ort: 3 passed, 1 skipped, 0 failed $" \
   "$m/infer_small.onnx $m/symbolic_dims.onnx $m/external_data.onnx $m/bad/unsized_op.onnx" "$permuter"
 driver 1 "^FAIL .*output 'y' differs.* ort: 0 passed, 0 skipped, 1 failed $" \
   "$m/infer_small.onnx" "$py $src/scripts/alter_initializer.py {in} {out}"
+printf '%s\n' "$m/infer_small.onnx" "$m/if_loop.onnx" >"$work/list.txt"
+driver 0 "ort: 2 passed, 0 skipped, 0 failed $" "@$work/list.txt" "$permuter"
 driver 1 "conversion failed" "$m/infer_small.onnx" "false {in} {out}"
 driver 1 "wrote no" "$m/infer_small.onnx" "true {in} {out}"
 driver 1 "no model was compared" "$m/bad/unsized_op.onnx" "$permuter"
