@@ -23,6 +23,7 @@ typedef struct olla_options {
     double time_limit;        /* seconds for ordering plus placement; default 60 */
     int64_t alignment;        /* bytes; offsets are multiples, sizes rounded up; default 64 */
     int keep_order;           /* 1: keep the input order, only place */
+    int allow_unknown_sizes;  /* 1: leave tensors of unknown size out of the plan (else an error) */
     int verbosity;            /* 0 quiet, 1 summary, 2 details */
     const olla_dim_binding *dims; /* --dim NAME=VALUE bindings */
     int n_dims;
@@ -45,7 +46,9 @@ typedef struct olla_report {
     const char *placement_status;
     int n_unknown;                  /* tensors left out of the plan: size unknown */
     const char **unknown_names;
-    const char **unknown_reasons;
+    char **unknown_reasons;         /* owned */
+    int n_warnings;                 /* shape inference disagreeing with value_info */
+    char **warnings;
 } olla_report;
 
 typedef struct olla_plan_entry {
@@ -53,6 +56,7 @@ typedef struct olla_plan_entry {
     const char *name; /* borrowed from the model */
     int64_t offset;
     int64_t bytes;    /* rounded up to the alignment */
+    int first_step, last_step; /* live on these steps of the planned order, inclusive */
 } olla_plan_entry;
 
 typedef struct olla_plan {
@@ -62,7 +66,14 @@ typedef struct olla_plan {
     olla_plan_entry *entries; /* in allocation order */
     int64_t arena_bytes;
     int64_t alignment;
+    int64_t *live_input;     /* live bytes at each step of the input order */
+    int64_t *live_planned;   /* live bytes at each step of the planned order */
+    int64_t lower_bound;     /* -1 when none was computed */
 } olla_plan;
+
+/* Draws the plan as SVG: live bytes over the steps for the input and the
+ * planned order (peak and lower bound marked), and the arena layout. */
+olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const char *path, olla_error *err);
 
 /* Plans a model. On success *plan and *report are filled; free with
  * olla_plan_free and olla_report_clear. */
@@ -89,6 +100,8 @@ extern volatile sig_atomic_t olla_stop_requested;
  * same step overlapping, and the arena bounding every tensor. */
 olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_error *err);
 
+/* The report as JSON text (malloc'd; NULL when out of memory). */
+char *olla_report_to_json(const olla_report *r, int pretty);
 /* The --report JSON. */
 olla_status olla_report_write_json(const olla_report *r, const char *path, olla_error *err);
 

@@ -1,0 +1,176 @@
+/* olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] in.onnx: print
+ * the inferred type of every tensor of the main graph as JSON. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "cli/cli.h"
+#include "onnx/olla_model.h"
+#include "passes/olla_shapes.h"
+
+static int usage(void)
+{
+    fputs("usage: olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] model.onnx\n", stderr);
+    return 2;
+}
+
+static const char *source_name(olla_shape_source s)
+{
+    switch (s) {
+    case OLLA_SRC_VALUE_INFO: return "value_info";
+    case OLLA_SRC_INPUT: return "input";
+    case OLLA_SRC_INITIALIZER: return "initializer";
+    default: return "inferred";
+    }
+}
+
+static const char *kind_name(olla_value_kind k)
+{
+    switch (k) {
+    case OLLA_VALUE_SPARSE_TENSOR: return "sparse_tensor";
+    case OLLA_VALUE_SEQUENCE: return "sequence";
+    case OLLA_VALUE_MAP: return "map";
+    case OLLA_VALUE_OPTIONAL: return "optional";
+    default: return "tensor";
+    }
+}
+
+/* Builds the JSON document; NULL on OOM. */
+static json_object *to_json(const olla_shape_table *t)
+{
+    json_object *root = json_object_new_object(), *tensors = json_object_new_array(),
+                *unknown = json_object_new_array(), *reasons = json_object_new_object(),
+                *warnings = json_object_new_array();
+    if (!root || !tensors || !unknown || !reasons || !warnings)
+        goto oom;
+    json_object_object_add(root, "tensors", tensors);
+    json_object_object_add(root, "unknown", unknown);
+    json_object_object_add(root, "reasons", reasons);
+    json_object_object_add(root, "warnings", warnings);
+    for (size_t i = 0; i < olla_shape_count(t); i++) {
+        const char *name = olla_shape_name_at(t, i);
+        const olla_value_type *ty = olla_shape_at(t, i);
+        json_object *o = json_object_new_object();
+        if (!o || json_object_array_add(tensors, o) != 0)
+            goto oom;
+        json_object_object_add(o, "name", json_object_new_string(name));
+        if (ty->kind != OLLA_VALUE_TENSOR)
+            json_object_object_add(o, "kind", json_object_new_string(kind_name(ty->kind)));
+        const char *dt = olla_elem_type_name(ty->elem_type);
+        json_object_object_add(o, "dtype", dt ? json_object_new_string(dt) : NULL);
+        json_object *shape = NULL;
+        if (ty->kind == OLLA_VALUE_TENSOR && ty->rank >= 0) {
+            shape = json_object_new_array();
+            if (!shape)
+                goto oom;
+            for (int d = 0; d < ty->rank; d++) {
+                json_object *v = NULL;
+                if (ty->dims[d].value >= 0)
+                    v = json_object_new_int64(ty->dims[d].value);
+                else if (ty->dims[d].param)
+                    v = json_object_new_string(ty->dims[d].param);
+                json_object_array_add(shape, v);
+            }
+        }
+        json_object_object_add(o, "shape", shape);
+        int64_t bytes = olla_value_bytes(ty);
+        json_object_object_add(o, "bytes", bytes >= 0 ? json_object_new_int64(bytes) : NULL);
+        json_object_object_add(o, "source", json_object_new_string(source_name(ty->source)));
+        const char *why = olla_shape_unknown_reason(t, name);
+        if (why) {
+            json_object_array_add(unknown, json_object_new_string(name));
+            json_object_object_add(reasons, name, json_object_new_string(why));
+        }
+    }
+    for (size_t i = 0; i < olla_shape_warning_count(t); i++)
+        json_object_array_add(warnings, json_object_new_string(olla_shape_warning_at(t, i)));
+    return root;
+oom:
+    json_object_put(root);
+    if (!root) {
+        json_object_put(tensors);
+        json_object_put(unknown);
+        json_object_put(reasons);
+        json_object_put(warnings);
+    }
+    return NULL;
+}
+
+int olla_cmd_shapes(int argc, char **argv)
+{
+    const char *in = NULL;
+    olla_dim_binding *dims = calloc((size_t)argc + 1, sizeof *dims);
+    int n_dims = 0, rc = 0;
+    olla_shape_options opt = {NULL, 0, 0};
+    olla_model *m = NULL;
+    olla_shape_table *t = NULL;
+    olla_error err = {0};
+    if (!dims)
+        return 3;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--dim") == 0 && i + 1 < argc) {
+            if (!olla_cli_parse_dim(argv[++i], &dims[n_dims])) {
+                fprintf(stderr, "olla-onnx shapes: bad --dim '%s'; write NAME=VALUE with VALUE >= 0\n", argv[i]);
+                rc = 2;
+                goto out;
+            }
+            n_dims++;
+        } else if (strncmp(argv[i], "--dim=", 6) == 0) {
+            if (!olla_cli_parse_dim(argv[i] + 6, &dims[n_dims])) {
+                fprintf(stderr, "olla-onnx shapes: bad '%s'; write --dim NAME=VALUE with VALUE >= 0\n", argv[i]);
+                rc = 2;
+                goto out;
+            }
+            n_dims++;
+        } else if (strcmp(argv[i], "--no-value-info") == 0) {
+            opt.ignore_value_info = 1;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs("usage: olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] model.onnx\n"
+                  "Prints the element type, shape and bytes of every tensor as JSON.\n",
+                  stdout);
+            goto out;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "olla-onnx shapes: unknown option '%s'\n", argv[i]);
+            rc = usage();
+            goto out;
+        } else if (!in) {
+            in = argv[i];
+        } else {
+            fprintf(stderr, "olla-onnx shapes: more than one model given ('%s')\n", argv[i]);
+            rc = usage();
+            goto out;
+        }
+    }
+    if (!in) {
+        rc = usage();
+        goto out;
+    }
+    opt.dims = dims;
+    opt.n_dims = n_dims;
+    if (olla_model_load(in, &m, &err) != OLLA_OK || olla_infer_shapes(m->proto, &opt, &t, &err) != OLLA_OK) {
+        fprintf(stderr, "olla-onnx shapes: %s\n", err.message);
+        rc = err.code ? (int)err.code : 3;
+        goto out;
+    }
+    json_object *doc = to_json(t);
+    if (!doc) {
+        fprintf(stderr, "olla-onnx shapes: out of memory writing JSON\n");
+        rc = 3;
+        goto out;
+    }
+    const char *text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (!text || fputs(text, stdout) < 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
+        fprintf(stderr, "olla-onnx shapes: cannot write the JSON to stdout\n");
+        rc = 3;
+    }
+    json_object_put(doc);
+out:
+    olla_shape_table_free(t);
+    olla_model_free(m);
+    for (int k = 0; k < n_dims; k++)
+        free((char *)dims[k].name);
+    free(dims);
+    return rc;
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# olla-onnx shapes: exit codes, JSON content, --dim and --no-value-info.
+set -u
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+check() { # description, condition result
+    if [ "$2" != 0 ]; then echo "FAIL: $1"; fail=1; fi
+}
+
+"$OLLA" shapes >"$tmp/out" 2>"$tmp/err"; check "no model: exit 2" $([ $? = 2 ]; echo $?)
+"$OLLA" shapes --dim batch x.onnx >"$tmp/out" 2>"$tmp/err"; check "bad --dim: exit 2" $([ $? = 2 ]; echo $?)
+grep -q "NAME=VALUE" "$tmp/err"; check "bad --dim message" $?
+"$OLLA" shapes --frobnicate x.onnx >"$tmp/out" 2>"$tmp/err"; check "unknown option: exit 2" $([ $? = 2 ]; echo $?)
+"$OLLA" shapes "$tmp/missing.onnx" >"$tmp/out" 2>"$tmp/err"; check "missing file: exit 1" $([ $? = 1 ]; echo $?)
+check "missing file: one line" $([ "$(wc -l <"$tmp/err")" = 1 ]; echo $?)
+printf 'not a model at all' >"$tmp/bad.onnx"
+"$OLLA" shapes "$tmp/bad.onnx" >"$tmp/out" 2>"$tmp/err"; check "garbage: exit 1" $([ $? = 1 ]; echo $?)
+check "garbage: nothing on stdout" $([ ! -s "$tmp/out" ]; echo $?)
+
+node=${OLLA_CORPUS:-}/onnx-node/test_add_bcast/model.onnx
+if [ -n "${OLLA_CORPUS:-}" ] && [ -f "$node" ]; then
+    "$OLLA" shapes --no-value-info "$node" >"$tmp/out"; check "add_bcast: exit 0" $?
+    grep -q '{"name":"sum","dtype":"float32","shape":\[3,4,5\],"bytes":240,"source":"inferred"}' "$tmp/out"
+    check "add_bcast: inferred output" $?
+    grep -q '"unknown":\[\]' "$tmp/out"; check "add_bcast: nothing unknown" $?
+    model=$OLLA_CORPUS/infer/resnet18.onnx
+    if [ -f "$model" ]; then
+        "$OLLA" shapes --no-value-info "$model" >"$tmp/sym"; check "resnet18: exit 0" $?
+        grep -q '"shape":\["batch",' "$tmp/sym"; check "resnet18: symbolic batch kept" $?
+        grep -q 'pass --dim batch=N' "$tmp/sym"; check "resnet18: reason names the --dim" $?
+        "$OLLA" shapes --no-value-info --dim batch=2 "$model" >"$tmp/bound"; check "resnet18 bound: exit 0" $?
+        grep -q '"unknown":\[\]' "$tmp/bound"; check "resnet18 bound: every tensor sized" $?
+        grep -q '"bytes":null' "$tmp/bound"; check "resnet18 bound: no null bytes" $([ $? = 1 ]; echo $?)
+    fi
+else
+    echo "corpus absent: corpus checks skipped"
+fi
+exit $fail

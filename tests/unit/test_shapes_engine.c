@@ -1,0 +1,475 @@
+/* The shape-inference engine on multi-node graphs: folding of shape
+ * arithmetic, symbolic dims and bindings, node order, value_info merging and
+ * warnings, unknown reasons, cycles, subgraphs (If/Loop/Scan), errors. */
+#include "olla_test.h"
+#include "shape_case.h"
+
+typedef struct {
+    const char *op;      /* "Op" or "domain:Op" */
+    const char *inputs;  /* comma-separated, "" entries allowed */
+    const char *outputs; /* comma-separated */
+    const char *attrs;   /* as in shape_case.h */
+} tnode;
+
+static char **split_commas(const char *s, size_t *n)
+{
+    size_t cap = 4;
+    char **w = calloc(cap, sizeof *w);
+    *n = 0;
+    if (!s || !*s)
+        return w;
+    for (;;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (*n + 1 >= cap) {
+            cap *= 2;
+            w = realloc(w, cap * sizeof *w);
+        }
+        w[(*n)++] = strndup(s, len);
+        if (!e)
+            break;
+        s = e + 1;
+    }
+    return w;
+}
+
+static Onnx__NodeProto *make_node(const tnode *t)
+{
+    Onnx__NodeProto *n = calloc(1, sizeof *n);
+    onnx__node_proto__init(n);
+    const char *colon = strchr(t->op, ':');
+    n->op_type = strdup(colon ? colon + 1 : t->op);
+    n->domain = colon ? strndup(t->op, (size_t)(colon - t->op)) : strdup("");
+    n->input = split_commas(t->inputs, &n->n_input);
+    n->output = split_commas(t->outputs, &n->n_output);
+    n->name = strdup(n->n_output ? n->output[0] : "node");
+    size_t nw;
+    char **w = olla_case_words(t->attrs, &nw);
+    n->attribute = calloc(nw + 1, sizeof *n->attribute);
+    for (size_t i = 0; i < nw; i++)
+        n->attribute[n->n_attribute++] = olla_case_attr(w[i]);
+    olla_case_free_words(w, nw);
+    return n;
+}
+
+/* inputs: words as in shape_case.h; outputs: words "name" or "name:type[..]". */
+static Onnx__GraphProto *make_graph(const char *inputs, const char *outputs, const tnode *nodes, size_t n_nodes)
+{
+    Onnx__GraphProto *g = calloc(1, sizeof *g);
+    onnx__graph_proto__init(g);
+    g->name = strdup("g");
+    size_t nw;
+    char **w = olla_case_words(inputs, &nw);
+    g->input = calloc(nw + 1, sizeof *g->input);
+    g->initializer = calloc(nw + 1, sizeof *g->initializer);
+    for (size_t i = 0; i < nw; i++) {
+        Onnx__TensorProto *init;
+        g->input[g->n_input++] = olla_case_input(w[i], &init);
+        if (init)
+            g->initializer[g->n_initializer++] = init;
+    }
+    olla_case_free_words(w, nw);
+    w = olla_case_words(outputs, &nw);
+    g->output = calloc(nw + 1, sizeof *g->output);
+    for (size_t i = 0; i < nw; i++) {
+        if (strchr(w[i], ':')) {
+            Onnx__TensorProto *init;
+            g->output[g->n_output++] = olla_case_input(w[i], &init);
+            continue;
+        }
+        Onnx__ValueInfoProto *vi = calloc(1, sizeof *vi);
+        onnx__value_info_proto__init(vi);
+        vi->name = strdup(w[i]);
+        g->output[g->n_output++] = vi;
+    }
+    olla_case_free_words(w, nw);
+    g->node = calloc(n_nodes + 1, sizeof *g->node);
+    for (size_t i = 0; i < n_nodes; i++)
+        g->node[g->n_node++] = make_node(&nodes[i]);
+    return g;
+}
+
+static Onnx__ModelProto *make_model(Onnx__GraphProto *g)
+{
+    Onnx__ModelProto *m = calloc(1, sizeof *m);
+    onnx__model_proto__init(m);
+    m->has_ir_version = 1;
+    m->ir_version = 8;
+    m->graph = g;
+    m->opset_import = calloc(2, sizeof *m->opset_import);
+    const char *domains[2] = {"", "com.microsoft"};
+    for (int i = 0; i < 2; i++) {
+        Onnx__OperatorSetIdProto *os = calloc(1, sizeof *os);
+        onnx__operator_set_id_proto__init(os);
+        os->domain = strdup(domains[i]);
+        os->has_version = 1;
+        os->version = i == 0 ? 17 : 1;
+        m->opset_import[m->n_opset_import++] = os;
+    }
+    return m;
+}
+
+/* Adds a value_info declaration "name:type[dims]". */
+static void declare(Onnx__GraphProto *g, const char *word)
+{
+    Onnx__TensorProto *init;
+    g->value_info = realloc(g->value_info, (g->n_value_info + 1) * sizeof *g->value_info);
+    g->value_info[g->n_value_info++] = olla_case_input(word, &init);
+}
+
+static Onnx__AttributeProto *graph_attr(const char *name, Onnx__GraphProto *g)
+{
+    Onnx__AttributeProto *a = calloc(1, sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = strdup(name);
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    a->g = g;
+    return a;
+}
+
+static void add_attr(Onnx__NodeProto *n, Onnx__AttributeProto *a)
+{
+    n->attribute = realloc(n->attribute, (n->n_attribute + 1) * sizeof *n->attribute);
+    n->attribute[n->n_attribute++] = a;
+}
+
+static olla_shape_table *infer(Onnx__ModelProto *m, const olla_dim_binding *b, int nb, int ignore_vi)
+{
+    olla_shape_options opt = {b, nb, ignore_vi};
+    olla_shape_table *t = NULL;
+    olla_error err = {0};
+    olla_status st = olla_infer_shapes(m, &opt, &t, &err);
+    if (st != OLLA_OK)
+        fprintf(stderr, "inference failed: %s\n", err.message);
+    OLLA_CHECK(st == OLLA_OK);
+    return t;
+}
+
+static int has_shape(const olla_shape_table *t, const char *name, const char *spec)
+{
+    char word[256], why[512] = "";
+    snprintf(word, sizeof word, "%s:%s", name, spec);
+    int ok = olla_case_check_output(t, word, why, sizeof why);
+    if (!ok)
+        fprintf(stderr, "%s\n", why);
+    return ok;
+}
+
+/* Shape -> Gather -> Unsqueeze -> Concat -> Reshape keeps 'batch'. */
+static const tnode fold_nodes[] = {
+    {"Shape", "x", "s", ""},
+    {"Gather", "s,i0", "b", ""},
+    {"Unsqueeze", "b,ax", "bu", ""},
+    {"Concat", "bu,m1", "shp", "axis=i:0"},
+    {"Reshape", "x,shp", "y", ""},
+    {"Relu", "y", "z", ""},
+};
+#define FOLD_INPUTS "x:float[batch,3,4] i0:int64[]=0 ax:int64[1]=0 m1:int64[1]=-1"
+
+OLLA_TEST(test_fold_symbolic_chain)
+{
+    Onnx__ModelProto *m = make_model(make_graph(FOLD_INPUTS, "z", fold_nodes, 6));
+    olla_shape_table *t = infer(m, NULL, 0, 0);
+    OLLA_CHECK(has_shape(t, "y", "float[batch,12]"));
+    OLLA_CHECK(has_shape(t, "shp", "int64[2]"));
+    OLLA_CHECK(olla_value_bytes(olla_shape_lookup(t, "shp")) == 16);
+    const char *why = olla_shape_unknown_reason(t, "z");
+    OLLA_CHECK_STR_CONTAINS(why, "batch");
+    OLLA_CHECK_STR_CONTAINS(why, "--dim batch=");
+    OLLA_CHECK(olla_shape_unknown_reason(t, "shp") == NULL);
+    olla_shape_table_free(t);
+    /* with a binding everything is static */
+    olla_dim_binding b = {"batch", 5};
+    t = infer(m, &b, 1, 0);
+    OLLA_CHECK(has_shape(t, "z", "float[5,12]"));
+    OLLA_CHECK_EQ_I64(olla_value_bytes(olla_shape_lookup(t, "z")), 5 * 12 * 4);
+    for (size_t i = 0; i < olla_shape_count(t); i++)
+        OLLA_CHECK(olla_shape_unknown_reason(t, olla_shape_name_at(t, i)) == NULL);
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+/* Gather(s,1) * Gather(s,2) and Where(Equal(t,-1), Shape, t) feed Reshape and Expand. */
+OLLA_TEST(test_fold_arithmetic_where_expand)
+{
+    static const tnode nodes[] = {
+        {"Shape", "x", "s", ""},
+        {"Gather", "s,i0", "g0", ""},
+        {"Gather", "s,i1", "g1", ""},
+        {"Gather", "s,i2", "g2", ""},
+        {"Mul", "g1,g2", "p", ""},
+        {"Unsqueeze", "g0,ax", "u0", ""},
+        {"Unsqueeze", "p,ax", "up", ""},
+        {"Concat", "u0,up", "c", "axis=i:0"},
+        {"Reshape", "x,c", "flat", ""},
+        {"Equal", "t,m1", "e", ""},
+        {"Where", "e,s,t", "w", ""},
+        {"Expand", "small,w", "big", ""},
+        {"Cast", "s", "sf", "to=i:1"},
+        {"Div", "s,s", "ones", ""},
+        {"ReduceProd", "s", "numel", "keepdims=i:0"},
+        {"Reshape", "x,numel1", "all", ""},
+        {"Unsqueeze", "numel,ax", "numel1", ""},
+    };
+    Onnx__ModelProto *m = make_model(make_graph(
+        "x:float[batch,3,4] small:float[1,3,1] i0:int64[]=0 i1:int64[]=1 i2:int64[]=2 ax:int64[1]=0 "
+        "m1:int64[1]=-1 t:int64[3]=-1,3,4",
+        "flat big", nodes, 17));
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "flat", "float[batch,12]"));
+    OLLA_CHECK(has_shape(t, "big", "float[batch,3,4]"));
+    OLLA_CHECK(has_shape(t, "sf", "float[3]"));
+    OLLA_CHECK(has_shape(t, "all", "float[batch*12]"));
+    olla_shape_table_free(t);
+    olla_dim_binding b = {"batch", 7};
+    t = infer(m, &b, 1, 1);
+    OLLA_CHECK(has_shape(t, "all", "float[84]"));
+    OLLA_CHECK(has_shape(t, "big", "float[7,3,4]"));
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+/* ceil(7 / 2) = 4 elements via float arithmetic, Cast and ConstantOfShape. */
+OLLA_TEST(test_fold_float_rounding)
+{
+    static const tnode nodes[] = {
+        {"Div", "lim,two", "q", ""},  {"Ceil", "q", "cq", ""},         {"Cast", "cq", "n", "to=i:7"},
+        {"Unsqueeze", "n,ax", "n1", ""}, {"ConstantOfShape", "n1", "y", ""}, {"Range", "z,n,one", "r", ""},
+    };
+    Onnx__ModelProto *m = make_model(make_graph(
+        "lim:float[]=7 two:float[]=2 ax:int64[1]=0 z:int64[]=0 one:int64[]=1", "y r", nodes, 6));
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "y", "float[4]"));
+    OLLA_CHECK(has_shape(t, "r", "int64[4]"));
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+OLLA_TEST(test_unordered_nodes_and_listing_order)
+{
+    tnode rev[6];
+    for (int i = 0; i < 6; i++)
+        rev[i] = fold_nodes[5 - i];
+    Onnx__ModelProto *m = make_model(make_graph(FOLD_INPUTS, "z", rev, 6));
+    olla_dim_binding b = {"batch", 2};
+    olla_shape_table *t = infer(m, &b, 1, 0);
+    OLLA_CHECK(has_shape(t, "z", "float[2,12]"));
+    /* inputs, initializers (already listed as inputs), node outputs in node order */
+    static const char *const want[] = {"x", "i0", "ax", "m1", "z", "y", "shp", "bu", "b", "s"};
+    OLLA_CHECK_EQ_I64(olla_shape_count(t), 10);
+    for (size_t i = 0; i < 10 && i < olla_shape_count(t); i++)
+        OLLA_CHECK(strcmp(olla_shape_name_at(t, i), want[i]) == 0);
+    OLLA_CHECK(olla_shape_at(t, 0)->source == OLLA_SRC_INPUT || olla_shape_at(t, 0)->source == OLLA_SRC_INITIALIZER);
+    OLLA_CHECK(olla_shape_lookup(t, "nope") == NULL);
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+OLLA_TEST(test_value_info_merge_and_warning)
+{
+    static const tnode nodes[] = {
+        {"Relu", "x", "r", ""},
+        {"Foo", "r", "f", ""},
+        {"Relu", "f", "g", ""},
+    };
+    Onnx__GraphProto *g = make_graph("x:float[2,3]", "g", nodes, 3);
+    declare(g, "r:float[2,4]"); /* disagrees: inferred is static, kept */
+    declare(g, "f:float[7]");   /* unsupported op: declared used */
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 0);
+    OLLA_CHECK(has_shape(t, "r", "float[2,3]"));
+    OLLA_CHECK(olla_shape_lookup(t, "r")->source == OLLA_SRC_INFERRED);
+    OLLA_CHECK_EQ_I64(olla_shape_warning_count(t), 1);
+    OLLA_CHECK_STR_CONTAINS(olla_shape_warning_at(t, 0), "float32[2,3]");
+    OLLA_CHECK_STR_CONTAINS(olla_shape_warning_at(t, 0), "float32[2,4]");
+    OLLA_CHECK(has_shape(t, "f", "float[7]"));
+    OLLA_CHECK(olla_shape_lookup(t, "f")->source == OLLA_SRC_VALUE_INFO);
+    OLLA_CHECK(has_shape(t, "g", "float[7]"));
+    olla_shape_table_free(t);
+    /* ignoring value_info: the unsupported op's output and what follows are unknown, with the reason */
+    t = infer(m, NULL, 0, 1);
+    OLLA_CHECK_EQ_I64(olla_shape_warning_count(t), 0);
+    OLLA_CHECK_STR_CONTAINS(olla_shape_unknown_reason(t, "f"), "unsupported operator Foo");
+    OLLA_CHECK_STR_CONTAINS(olla_shape_unknown_reason(t, "g"), "unsupported operator Foo");
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+OLLA_TEST(test_declared_symbolic_kept_when_inferred_unknown)
+{
+    static const tnode nodes[] = {{"Range", "a,b,d", "r", ""}, {"Relu", "r", "y", ""}};
+    Onnx__GraphProto *g = make_graph("a:int64[] b:int64[] d:int64[]", "y:int64[n]", nodes, 2);
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 0);
+    OLLA_CHECK(has_shape(t, "y", "int64[n]"));
+    OLLA_CHECK_STR_CONTAINS(olla_shape_unknown_reason(t, "r"), "run-time");
+    olla_shape_table_free(t);
+    olla_dim_binding b = {"n", 6};
+    t = infer(m, &b, 1, 0);
+    OLLA_CHECK(has_shape(t, "y", "int64[6]"));
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+OLLA_TEST(test_cycle_terminates)
+{
+    static const tnode nodes[] = {{"Add", "x,q", "p", ""}, {"Relu", "p", "q", ""}, {"Relu", "x", "ok", ""}};
+    Onnx__ModelProto *m = make_model(make_graph("x:float[3]", "ok", nodes, 3));
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "ok", "float[3]"));
+    OLLA_CHECK(olla_shape_lookup(t, "p") != NULL);
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+OLLA_TEST(test_malformed_attribute_is_input_error)
+{
+    static const tnode nodes[] = {{"Concat", "x,x", "y", "axis=s:zero"}};
+    Onnx__ModelProto *m = make_model(make_graph("x:float[3]", "y", nodes, 1));
+    olla_shape_table *t = NULL;
+    olla_error err = {0};
+    OLLA_CHECK(olla_infer_shapes(m, NULL, &t, &err) == OLLA_ERR_INPUT);
+    OLLA_CHECK(t == NULL);
+    OLLA_CHECK_STR_CONTAINS(err.message, "'axis'");
+    OLLA_CHECK_STR_CONTAINS(err.message, "node 'y'");
+    onnx__model_proto__free_unpacked(m, NULL);
+    OLLA_CHECK(olla_infer_shapes(NULL, NULL, &t, &err) == OLLA_ERR_INPUT);
+}
+
+OLLA_TEST(test_if_merges_branches_with_outer_scope)
+{
+    static const tnode then_nodes[] = {{"Add", "x,x", "t", ""}};
+    static const tnode else_nodes[] = {{"Concat", "x,x", "e", "axis=i:1"}};
+    static const tnode nodes[] = {{"If", "c", "o", ""}, {"Relu", "x", "later", ""}};
+    Onnx__GraphProto *g = make_graph("x:float[2,3] c:bool[]", "o", nodes, 2);
+    add_attr(g->node[0], graph_attr("then_branch", make_graph("", "t", then_nodes, 1)));
+    add_attr(g->node[0], graph_attr("else_branch", make_graph("", "e", else_nodes, 1)));
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "o", "float[2,?]"));
+    OLLA_CHECK(olla_shape_lookup(t, "t") == NULL); /* subgraph values are not main-graph values */
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+OLLA_TEST(test_if_with_constant_condition_takes_one_branch)
+{
+    static const tnode then_nodes[] = {{"Add", "x,x", "t", ""}};
+    static const tnode else_nodes[] = {{"Concat", "x,x", "e", "axis=i:1"}};
+    static const tnode nodes[] = {{"If", "c", "o", ""}};
+    Onnx__GraphProto *g = make_graph("x:float[2,3] c:bool[]=0", "o", nodes, 1);
+    add_attr(g->node[0], graph_attr("then_branch", make_graph("", "t", then_nodes, 1)));
+    add_attr(g->node[0], graph_attr("else_branch", make_graph("", "e", else_nodes, 1)));
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "o", "float[2,6]"));
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+OLLA_TEST(test_loop_trip_count)
+{
+    /* body(i, cond, acc) -> (cond, acc + x, acc as scan output) */
+    static const tnode body_nodes[] = {
+        {"Identity", "cin", "cout", ""}, {"Add", "acc,x", "acc2", ""}, {"Identity", "acc", "scan", ""}};
+    static const tnode nodes[] = {{"Loop", "M,,a0", "final,stacked", ""}};
+    Onnx__GraphProto *g = make_graph("x:float[4] a0:float[4] M:int64[]=7", "final stacked", nodes, 1);
+    add_attr(g->node[0], graph_attr("body", make_graph("i:int64[] cin:bool[] acc:float[4]", "cout acc2 scan",
+                                                       body_nodes, 3)));
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "final", "float[4]"));
+    OLLA_CHECK(has_shape(t, "stacked", "float[7,4]"));
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+    /* a run-time trip count: the scan output's first dim is unknown with a reason */
+    g = make_graph("x:float[4] a0:float[4] M:int64[]", "final stacked", nodes, 1);
+    add_attr(g->node[0], graph_attr("body", make_graph("i:int64[] cin:bool[] acc:float[4]", "cout acc2 scan",
+                                                       body_nodes, 3)));
+    m = make_model(g);
+    t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "stacked", "float[?,4]"));
+    OLLA_CHECK_STR_CONTAINS(olla_shape_unknown_reason(t, "stacked"), "Loop");
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+OLLA_TEST(test_scan_outputs)
+{
+    static const tnode body_nodes[] = {{"Add", "s,xi", "s2", ""}, {"Identity", "s2", "y", ""}};
+    static const tnode nodes[] = {{"Scan", "s0,xs", "sf,ys", "num_scan_inputs=i:1"}};
+    Onnx__GraphProto *g = make_graph("s0:float[2] xs:float[5,2]", "sf ys", nodes, 1);
+    add_attr(g->node[0], graph_attr("body", make_graph("s:float[2] xi:float[2]", "s2 y", body_nodes, 2)));
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "sf", "float[2]"));
+    OLLA_CHECK(has_shape(t, "ys", "float[5,2]"));
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+OLLA_TEST(test_long_chain)
+{
+    enum { N = 20000 };
+    tnode *nodes = calloc(N, sizeof *nodes);
+    char (*names)[16] = calloc(N + 1, sizeof *names);
+    OLLA_CHECK(nodes && names);
+    if (!nodes || !names)
+        return;
+    snprintf(names[0], sizeof names[0], "x");
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i + 1], sizeof names[i + 1], "v%d", i);
+        nodes[i].op = i % 2 ? "Relu" : "Sigmoid";
+        nodes[i].inputs = names[i];
+        nodes[i].outputs = names[i + 1];
+        nodes[i].attrs = "";
+    }
+    Onnx__ModelProto *m = make_model(make_graph("x:float[8,16]", "", nodes, N));
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK_EQ_I64(olla_shape_count(t), N + 1);
+    OLLA_CHECK(has_shape(t, names[N], "float[8,16]"));
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+    free(nodes);
+    free(names);
+}
+
+OLLA_TEST(test_aten_and_data_dependent_reasons)
+{
+    static const tnode nodes[] = {{"org.pytorch.aten:ATen", "x", "a", "operator=s:foo"}, {"Relu", "a", "b", ""}};
+    Onnx__ModelProto *m = make_model(make_graph("x:float[3]", "b", nodes, 2));
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK_STR_CONTAINS(olla_shape_unknown_reason(t, "a"), "ATen");
+    OLLA_CHECK_STR_CONTAINS(olla_shape_unknown_reason(t, "b"), "ATen");
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+OLLA_TEST(test_elem_type_helpers)
+{
+    static const olla_shape_case cases[] = {{"Cast", 13, "x:int64[2]", "to=i:16", "y:bfloat16[2]"}};
+    OLLA_SHAPE_CASES(cases);
+    OLLA_CHECK(strcmp(olla_elem_type_name(1), "float32") == 0);
+    OLLA_CHECK(strcmp(olla_elem_type_name(16), "bfloat16") == 0);
+    OLLA_CHECK(olla_elem_type_name(0) == NULL);
+    OLLA_CHECK_EQ_I64(olla_elem_type_bits(7), 64);
+    OLLA_CHECK_EQ_I64(olla_elem_type_bits(22), 4);
+    OLLA_CHECK_EQ_I64(olla_elem_type_bits(8), 0);
+    olla_dim d[3] = {{3, NULL}, {5, NULL}, {-1, "n"}};
+    olla_value_type v = {OLLA_VALUE_TENSOR, 22, 2, d, OLLA_SRC_INFERRED};
+    OLLA_CHECK_EQ_I64(olla_value_bytes(&v), 8); /* 15 int4 = 7.5 bytes, rounded up */
+    v.rank = 3;
+    OLLA_CHECK_EQ_I64(olla_value_bytes(&v), -1);
+    olla_dim big[2] = {{INT64_MAX / 2, NULL}, {4, NULL}};
+    olla_value_type b = {OLLA_VALUE_TENSOR, 1, 2, big, OLLA_SRC_INFERRED};
+    OLLA_CHECK_EQ_I64(olla_value_bytes(&b), -2);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_where_expand), OLLA_T(test_fold_float_rounding), OLLA_T(test_unordered_nodes_and_listing_order),
+               OLLA_T(test_value_info_merge_and_warning), OLLA_T(test_declared_symbolic_kept_when_inferred_unknown),
+               OLLA_T(test_cycle_terminates), OLLA_T(test_malformed_attribute_is_input_error),
+               OLLA_T(test_if_merges_branches_with_outer_scope),
+               OLLA_T(test_if_with_constant_condition_takes_one_branch), OLLA_T(test_loop_trip_count),
+               OLLA_T(test_scan_outputs), OLLA_T(test_long_chain), OLLA_T(test_aten_and_data_dependent_reasons),
+               OLLA_T(test_elem_type_helpers))
