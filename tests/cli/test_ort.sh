@@ -40,10 +40,11 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-if [ "${OLLA_ORT_MODELS:0:1}" = "@" ]; then
-  mapfile -t models <"${OLLA_ORT_MODELS:1}" || { echo "cannot read the model list ${OLLA_ORT_MODELS:1}"; exit 1; }
-elif [ -n "${OLLA_ORT_MODELS:-}" ]; then
-  read -r -a models <<<"$OLLA_ORT_MODELS"
+list="${OLLA_ORT_MODELS:-}"
+if [ "${list:0:1}" = "@" ]; then
+  mapfile -t models <"${list:1}" || { echo "cannot read the model list ${list:1}"; exit 1; }
+elif [ -n "$list" ]; then
+  read -r -a models <<<"$list"
 else
   models=("$src"/models/*.onnx)
   if [ -n "${OLLA_CORPUS:-}" ] && [ -d "$OLLA_CORPUS/infer" ]; then
