@@ -91,5 +91,47 @@ else
   echo "note: corpus not found; corpus models not compared"
 fi
 
+# The driver tests/cli/test_ort.sh, with stand-in converters.
+# driver CODE PATTERN MODELS CONVERTER: exit code, and PATTERN matched against
+# the whole output joined into one line
+driver() {
+  local code="$1" pattern="$2" out rc
+  out="$(OLLA_ORT_MODELS="$3" OLLA_ORT_CONVERTER="$4" bash "$src/tests/cli/test_ort.sh" 2>&1)"; rc=$?
+  if [ "$rc" -ne "$code" ]; then fail "test_ort.sh with '$4' on '$3' exited $rc, expected $code: $out"; return; fi
+  if ! tr '\n' ' ' <<<"$out" | grep -qE -- "$pattern"; then
+    fail "test_ort.sh with '$4': output lacks /$pattern/: $out"; return
+  fi
+  echo "ok: test_ort.sh with '$4' -> $rc"
+}
+permuter="$py $src/scripts/permute_nodes.py {in} {out} --seed 3"
+driver 0 "ort: 3 passed, 1 skipped, 0 failed $" \
+  "$m/infer_small.onnx $m/symbolic_dims.onnx $m/external_data.onnx $m/bad/unsized_op.onnx" "$permuter"
+driver 1 "^FAIL .*output 'y' differs.* ort: 0 passed, 0 skipped, 1 failed $" \
+  "$m/infer_small.onnx" "$py $src/scripts/alter_initializer.py {in} {out}"
+printf '%s\n' "$m/infer_small.onnx" "$m/if_loop.onnx" >"$work/list.txt"
+driver 0 "ort: 2 passed, 0 skipped, 0 failed $" "@$work/list.txt" "$permuter"
+driver 1 "conversion failed" "$m/infer_small.onnx" "false {in} {out}"
+driver 1 "wrote no" "$m/infer_small.onnx" "true {in} {out}"
+driver 1 "no model was compared" "$m/bad/unsized_op.onnx" "$permuter"
+# ONNX Runtime 1.30 crashes on a BatchNormalization in training mode whose
+# middle output has an empty name: a crash on the original is a skip, a crash
+# on the converted model only is a failure.
+"$py" - "$m/multi_output.onnx" "$work/crash.onnx" <<'PY'
+import sys, onnx
+m = onnx.ModelProto.FromString(open(sys.argv[1], "rb").read())
+bn = [n for n in m.graph.node if n.op_type == "BatchNormalization"][0]
+bn.output[1] = ""
+open(sys.argv[2], "wb").write(m.SerializeToString())
+PY
+node "$ort/compare.mjs" "$work/crash.onnx" "$work/crash.onnx" >/dev/null 2>&1
+if [ $? -gt 128 ]; then
+  driver 0 "SKIP .*crash.onnx: ONNX Runtime crashes on it \\(signal [0-9]+\\) ort: 1 passed, 1 skipped, 0 failed $" \
+    "$m/infer_small.onnx $work/crash.onnx" "$permuter"
+  driver 1 "crashes \(signal [0-9]+\) on the converted model but not on the original" \
+    "$m/multi_output.onnx" "cp $work/crash.onnx {out}"
+else
+  echo "note: this ONNX Runtime does not crash on $work/crash.onnx; crash handling not exercised"
+fi
+
 if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
 echo "all compare.mjs checks passed"
