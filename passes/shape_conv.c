@@ -389,6 +389,7 @@ static olla_status rule_deform_conv(olla_shape_ctx *c)
 
 const olla_shape_rule_entry olla_shape_rules_conv[] = {
     {"", "Conv", rule_conv},
+    {"com.microsoft", "FusedConv", rule_conv},
     {"", "ConvInteger", rule_conv_integer},
     {"", "QLinearConv", rule_qlinear_conv},
     {"", "DeformConv", rule_deform_conv},

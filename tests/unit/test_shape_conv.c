@@ -20,6 +20,7 @@ static const olla_shape_case conv_cases[] = {
     {"Conv", 22, "x:float[1,3,8,8] W:float[2,3,3,3]", "kernel_shape=ints:9223372036854775807,3", "ERROR"},
     {"MaxPool", 22, "x:float[1,3,8,8]", "kernel_shape=ints:3,3 pads=ints:-1,0,0,0", "ERROR"},
     {"Col2Im", 18, "input:float[1,5,5] is:int64[2]=5,5 bs:int64[2]=0,5", "", "ERROR"},
+    {"com.microsoft:FusedConv", 1, "x:float[N,3,32,32] W:float[16,3,3,3] B:float[16]", "activation=s:Relu pads=ints:1,1,1,1 strides=ints:2,2", "y:float[N,16,16,16]"},
     {"ConvInteger", 10, "x:uint8[1,1,3,3] w:uint8[2,1,2,2] xz:uint8[] wz:uint8[2]", "pads=ints:1,1,1,1", "y:int32[1,2,4,4]"},
     {"QLinearConv", 10, "x:uint8[1,1,7,7] xs:float[] xz:uint8[] w:uint8[1,1,1,1] ws:float[1] wz:uint8[1] ys:float[] yz:uint8[]", "", "y:uint8[1,1,7,7]"},
     {"DeformConv", 22, "X:float[1,2,3,3] W:float[1,2,2,2] off:float[1,16,2,2]", "kernel_shape=ints:2,2 offset_group=i:2", "Y:float[1,1,2,2]"},
