@@ -261,7 +261,7 @@ olla_status olla_shape_set_out_value(olla_shape_ctx *c, int i, const olla_sval *
         return OLLA_OK;
     int64_t k = 1;
     for (int d = 0; d < o->rank; d++) {
-        if (o->dims[d].value < 0)
+        if (o->dims[d].value < 0 || o->dims[d].value > OLLA_SHAPE_MAX_VALUE)
             return OLLA_OK;
         k *= o->dims[d].value;
         if (k > OLLA_SHAPE_MAX_VALUE)
@@ -675,4 +675,15 @@ const char *olla_shape_producer_op(const olla_shape_ctx *c, int i)
     if (i < 0 || i >= c->n_in || !c->in[i] || !c->in[i]->producer)
         return NULL;
     return c->in[i]->producer->op_type;
+}
+
+int64_t olla_shape_f2i(double f)
+{
+    if (!(f == f))
+        return 0;
+    if (f >= 9e18)
+        return (int64_t)9e18;
+    if (f <= -9e18)
+        return -(int64_t)9e18;
+    return (int64_t)f;
 }

@@ -258,7 +258,7 @@ olla_sval *olla_shape__tensor_values(olla_arena *a, const Onnx__TensorProto *tp,
 {
     int64_t n = 1;
     for (size_t d = 0; d < tp->n_dims; d++) {
-        if (tp->dims[d] < 0)
+        if (tp->dims[d] < 0 || tp->dims[d] > OLLA_SHAPE_MAX_VALUE)
             return NULL;
         n *= tp->dims[d];
         if (n > OLLA_SHAPE_MAX_VALUE)
