@@ -45,7 +45,7 @@ static const struct {
     {"double", 11}, {"uint32", 12},  {"uint64", 13}, {"bfloat16", 16}, {"float8e4m3fn", 17},
 };
 
-static int32_t olla_case_type(const char *s, size_t n)
+static inline int32_t olla_case_type(const char *s, size_t n)
 {
     for (size_t i = 0; i < sizeof olla_case_types / sizeof olla_case_types[0]; i++)
         if (strlen(olla_case_types[i].name) == n && strncmp(olla_case_types[i].name, s, n) == 0)
@@ -55,7 +55,7 @@ static int32_t olla_case_type(const char *s, size_t n)
 }
 
 /* Splits s on spaces into a NULL-terminated array of strdup'd words. */
-static char **olla_case_words(const char *s, size_t *n)
+static inline char **olla_case_words(const char *s, size_t *n)
 {
     size_t cap = 8;
     char **w = calloc(cap, sizeof *w);
@@ -76,14 +76,14 @@ static char **olla_case_words(const char *s, size_t *n)
     return w;
 }
 
-static void olla_case_free_words(char **w, size_t n)
+static inline void olla_case_free_words(char **w, size_t n)
 {
     for (size_t i = 0; i < n; i++) free(w[i]);
     free(w);
 }
 
 /* Parses "[d,d,..]" into a TensorShapeProto. */
-static Onnx__TensorShapeProto *olla_case_shape(const char *s)
+static inline Onnx__TensorShapeProto *olla_case_shape(const char *s)
 {
     Onnx__TensorShapeProto *sh = calloc(1, sizeof *sh);
     onnx__tensor_shape_proto__init(sh);
@@ -108,7 +108,7 @@ static Onnx__TensorShapeProto *olla_case_shape(const char *s)
 }
 
 /* Builds a ValueInfoProto and, for "=v,..", an initializer. */
-static Onnx__ValueInfoProto *olla_case_input(const char *w, Onnx__TensorProto **init)
+static inline Onnx__ValueInfoProto *olla_case_input(const char *w, Onnx__TensorProto **init)
 {
     *init = NULL;
     const char *colon = strchr(w, ':');
@@ -183,7 +183,7 @@ static Onnx__ValueInfoProto *olla_case_input(const char *w, Onnx__TensorProto **
     return vi;
 }
 
-static Onnx__AttributeProto *olla_case_attr(const char *w)
+static inline Onnx__AttributeProto *olla_case_attr(const char *w)
 {
     Onnx__AttributeProto *a = calloc(1, sizeof *a);
     onnx__attribute_proto__init(a);
@@ -229,7 +229,7 @@ static Onnx__AttributeProto *olla_case_attr(const char *w)
 }
 
 /* Builds the one-node model of a case. Free with onnx__model_proto__free_unpacked. */
-static Onnx__ModelProto *olla_case_model(const olla_shape_case *k)
+static inline Onnx__ModelProto *olla_case_model(const olla_shape_case *k)
 {
     Onnx__ModelProto *m = calloc(1, sizeof *m);
     onnx__model_proto__init(m);
@@ -292,7 +292,7 @@ static Onnx__ModelProto *olla_case_model(const olla_shape_case *k)
 }
 
 /* Checks one expected output against the table; returns 1 when it matches. */
-static int olla_case_check_output(const olla_shape_table *t, const char *w, char *why, size_t cap)
+static inline int olla_case_check_output(const olla_shape_table *t, const char *w, char *why, size_t cap)
 {
     const char *colon = strchr(w, ':');
     char name[256];
@@ -358,7 +358,7 @@ static int olla_case_check_output(const olla_shape_table *t, const char *w, char
 }
 
 /* Runs cases[0..n); reports each failing case. Returns the failure count. */
-static int olla_run_shape_cases(const olla_shape_case *cases, size_t n)
+static inline int olla_run_shape_cases(const olla_shape_case *cases, size_t n)
 {
     int failures = 0;
     for (size_t i = 0; i < n; i++) {
