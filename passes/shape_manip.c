@@ -997,15 +997,24 @@ static olla_status cast_to(olla_shape_ctx *c, int32_t to)
 
 static olla_status rule_cast(olla_shape_ctx *c)
 {
-    int64_t to = olla_shape_attr_int(c, "to", 0);
-    if (!olla_shape_attr_has(c, "to")) {
-        /* opset 1 allowed a string */
-        const char *s = olla_shape_attr_string(c, "to", NULL);
+    const Onnx__AttributeProto *a = olla_shape_attr(c, "to");
+    if (!a)
+        return olla_shape_fail(c, "Cast needs the attribute 'to'");
+    int64_t to = 0;
+    if (a->has_type && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING) {
+        /* opset 1 named the type */
+        const char *s = olla_shape_attr_string(c, "to", "");
         static const char *names[] = {"", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
                                       "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64"};
-        for (int k = 1; s && k < (int)(sizeof names / sizeof names[0]); k++)
+        for (int k = 1; k < (int)(sizeof names / sizeof names[0]); k++)
             if (strcmp(s, names[k]) == 0)
                 to = k;
+        if (!to)
+            return olla_shape_fail(c, "unknown type name '%s' in 'to'", s);
+    } else {
+        to = olla_shape_attr_int(c, "to", 0);
+        if (to <= 0 || to > 64)
+            return olla_shape_fail(c, "'to' = %lld is not an element type", (long long)to);
     }
     return cast_to(c, (int32_t)to);
 }

@@ -85,6 +85,8 @@ static const olla_shape_case manip_cases[] = {
     {"Range", 11, "a:float[]=1 b:float[]=0 d:float[]=1", "", "y:float[0]"},
     {"Range", 11, "a:int64[] b:int64[] d:int64[]", "", "y:int64[?]!"},
     {"Cast", 19, "x:float[2,N]", "to=i:7", "y:int64[2,N]"},
+    {"Cast", 1, "x:float[2]", "to=s:INT32", "y:int32[2]"},
+    {"Cast", 19, "x:float[2]", "to=i:0", "ERROR"},
     {"CastLike", 19, "x:float[2,3] t:float16[]", "", "y:float16[2,3]"},
     {"Identity", 16, "x:float[2,3]", "", "y:float[2,3]"},
     {"EyeLike", 9, "x:int32[3,4]", "dtype=i:1", "y:float[3,4]"},
