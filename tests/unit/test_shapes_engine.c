@@ -395,6 +395,23 @@ OLLA_TEST(test_loop_trip_count)
     onnx__model_proto__free_unpacked(m, NULL);
 }
 
+OLLA_TEST(test_loop_growing_carried_value)
+{
+    /* acc grows by concatenation each iteration: its length is not static */
+    static const tnode body_nodes[] = {
+        {"Identity", "cin", "cout", ""}, {"Concat", "acc,x", "acc2", "axis=i:0"}, {"Identity", "acc", "scan", ""}};
+    static const tnode nodes[] = {{"Loop", "M,,a0", "final,stacked", ""}};
+    Onnx__GraphProto *g = make_graph("x:float[2] a0:float[1] M:int64[]=3", "final stacked", nodes, 1);
+    add_attr(g->node[0], graph_attr("body", make_graph("i:int64[] cin:bool[] acc:float[1]", "cout acc2 scan",
+                                                       body_nodes, 3)));
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "final", "float[?]"));
+    OLLA_CHECK(has_shape(t, "stacked", "float[3,?]"));
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
 OLLA_TEST(test_scan_outputs)
 {
     static const tnode body_nodes[] = {{"Add", "s,xi", "s2", ""}, {"Identity", "s2", "y", ""}};
@@ -471,5 +488,5 @@ OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_whe
                OLLA_T(test_cycle_terminates), OLLA_T(test_malformed_attribute_is_input_error),
                OLLA_T(test_if_merges_branches_with_outer_scope),
                OLLA_T(test_if_with_constant_condition_takes_one_branch), OLLA_T(test_loop_trip_count),
-               OLLA_T(test_scan_outputs), OLLA_T(test_long_chain), OLLA_T(test_aten_and_data_dependent_reasons),
+               OLLA_T(test_loop_growing_carried_value), OLLA_T(test_scan_outputs), OLLA_T(test_long_chain), OLLA_T(test_aten_and_data_dependent_reasons),
                OLLA_T(test_elem_type_helpers))
