@@ -3,16 +3,37 @@
 #ifndef OLLA_CLI_H
 #define OLLA_CLI_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "olla.h"
+
 int olla_cmd_convert(int argc, char **argv);
 int olla_cmd_check(int argc, char **argv);
 int olla_cmd_shapes(int argc, char **argv);
 int olla_cmd_place(int argc, char **argv);
+int olla_cmd_batch(int argc, char **argv);
 
-/* Shared helpers (cli/util.c). */
+/* Shared helpers (cli/util.c, cli/options.c). */
 int olla_cli_parse_i64(const char *s, long long *out);
 int olla_cli_parse_double(const char *s, double *out);
-struct olla_dim_binding;
 /* NAME=VALUE into a binding whose name is malloc'd. */
-int olla_cli_parse_dim(const char *arg, struct olla_dim_binding *out);
+int olla_cli_parse_dim(const char *arg, olla_dim_binding *out);
+
+/* Planning options shared by the converting sub-commands. */
+typedef struct olla_cli_plan_opts {
+    olla_options opt;
+    olla_dim_binding *dims;
+    int n_dims;
+} olla_cli_plan_opts;
+
+void olla_cli_plan_opts_init(olla_cli_plan_opts *po);
+void olla_cli_plan_opts_free(olla_cli_plan_opts *po);
+/* Consumes argv[*i] (and its value) when it is a planning option: returns 1,
+ * 0 when it is not one, -1 after printing a usage error. */
+int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i);
+
+double olla_cli_pct(int64_t part, int64_t whole);
+void olla_cli_human_bytes(int64_t b, char *buf, size_t n);
 
 #endif

@@ -8,6 +8,7 @@
 #ifndef OLLA_H
 #define OLLA_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "olla_error.h"
@@ -52,6 +53,7 @@ typedef struct olla_plan_entry {
     const char *name; /* borrowed from the model */
     int64_t offset;
     int64_t bytes;    /* rounded up to the alignment */
+    int first_step, last_step; /* live on these steps of the planned order, inclusive */
 } olla_plan_entry;
 
 typedef struct olla_plan {
@@ -61,7 +63,14 @@ typedef struct olla_plan {
     olla_plan_entry *entries; /* in allocation order */
     int64_t arena_bytes;
     int64_t alignment;
+    int64_t *live_input;     /* live bytes at each step of the input order */
+    int64_t *live_planned;   /* live bytes at each step of the planned order */
+    int64_t lower_bound;     /* -1 when none was computed */
 } olla_plan;
+
+/* Draws the plan as SVG: live bytes over the steps for the input and the
+ * planned order (peak and lower bound marked), and the arena layout. */
+olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const char *path, olla_error *err);
 
 /* Plans a model. On success *plan and *report are filled; free with
  * olla_plan_free and olla_report_clear. */
@@ -76,11 +85,20 @@ void olla_report_clear(olla_report *report);
  * out_path when it goes to another folder. */
 olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const char *out_path, olla_error *err);
 
+/* Async-signal-safe: removes the temporary file olla_write_model() is
+ * writing, if any, so an interrupted run leaves no output behind. */
+void olla_write_abandon(void);
+
+/* Set (from a signal handler, say) to ask long phases to stop early. */
+extern volatile sig_atomic_t olla_stop_requested;
+
 /* Verifies a written model on its own: topological node order, every planned
  * tensor in the plan with its true (aligned) size, no two tensors live at the
  * same step overlapping, and the arena bounding every tensor. */
 olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_error *err);
 
+/* The report as JSON text (malloc'd; NULL when out of memory). */
+char *olla_report_to_json(const olla_report *r, int pretty);
 /* The --report JSON. */
 olla_status olla_report_write_json(const olla_report *r, const char *path, olla_error *err);
 

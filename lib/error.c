@@ -1,7 +1,10 @@
 #include "olla_error.h"
 
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
+
+volatile sig_atomic_t olla_stop_requested;
 
 olla_status olla_error_set(olla_error *err, olla_status code, const char *fmt, ...)
 {

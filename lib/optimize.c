@@ -26,6 +26,8 @@ void olla_plan_free(olla_plan *plan)
         return;
     free(plan->order);
     free(plan->entries);
+    free(plan->live_input);
+    free(plan->live_planned);
     free(plan);
 }
 
@@ -140,7 +142,13 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     }
     if ((st = olla_dag_stable_topo(&dag, input_order, err)) != OLLA_OK)
         goto done;
-    rep->input_order_peak_bytes = olla_dag_peak(&dag, input_order, NULL, NULL);
+    plan->live_input = malloc(((size_t)n + 1) * sizeof(int64_t));
+    plan->live_planned = malloc(((size_t)n + 1) * sizeof(int64_t));
+    if (!plan->live_input || !plan->live_planned) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory planning %s", m->path);
+        goto done;
+    }
+    rep->input_order_peak_bytes = olla_dag_peak(&dag, input_order, plan->live_input, NULL);
 
     /* lifetimes */
     double ts = olla_now();
@@ -151,6 +159,8 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     rep->peak_bytes = ores.peak_bytes;
     rep->lower_bound_bytes = ores.lower_bound_bytes;
     rep->schedule_status = ores.status;
+    plan->lower_bound = ores.lower_bound_bytes;
+    olla_dag_peak(&dag, order, plan->live_planned, NULL);
 
     /* locations */
     double tp = olla_now();
@@ -196,6 +206,8 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
             pe->name = g->tensors[t].name;
             pe->offset = dag_offset[e];
             pe->bytes = olla_align_up(g->tensors[t].bytes, align);
+            pe->first_step = first[e];
+            pe->last_step = last[e];
             offset[t] = pe->offset;
             bytes[t] = pe->bytes;
         }

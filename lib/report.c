@@ -1,6 +1,7 @@
 /* olla-onnx: the --report JSON. */
 #include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "olla.h"
@@ -10,11 +11,11 @@ static json_object *opt_i64(int64_t v)
     return v < 0 ? NULL : json_object_new_int64(v);
 }
 
-olla_status olla_report_write_json(const olla_report *r, const char *path, olla_error *err)
+char *olla_report_to_json(const olla_report *r, int pretty)
 {
     json_object *o = json_object_new_object();
     if (!o)
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing the report");
+        return NULL;
     json_object_object_add(o, "model", json_object_new_string(r->model ? r->model : ""));
     json_object_object_add(o, "nodes", json_object_new_int(r->nodes));
     json_object_object_add(o, "tensors", json_object_new_int(r->tensors));
@@ -38,13 +39,24 @@ olla_status olla_report_write_json(const olla_report *r, const char *path, olla_
         json_object_array_add(unknown, u);
     }
     json_object_object_add(o, "unknown_tensors", unknown);
-    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *text = json_object_to_json_string_ext(
+        o, (pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) | JSON_C_TO_STRING_NOSLASHESCAPE);
+    char *copy = text ? strdup(text) : NULL;
+    json_object_put(o);
+    return copy;
+}
+
+olla_status olla_report_write_json(const olla_report *r, const char *path, olla_error *err)
+{
+    char *text = olla_report_to_json(r, 1);
+    if (!text)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing the report");
     FILE *f = fopen(path, "w");
     olla_status st = OLLA_OK;
     if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0)
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write the report %s", path);
     if (f && fclose(f) != 0 && st == OLLA_OK)
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write the report %s", path);
-    json_object_put(o);
+    free(text);
     return st;
 }

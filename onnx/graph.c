@@ -340,7 +340,7 @@ olla_status olla_graph_build(const olla_model *model, const olla_type_source *ty
             goto fail;
         for (int k = 0; k < freev.n; k++) {
             int dup = 0;
-            for (int j = op->first_input + op->n_explicit_inputs; j < inputs.n && !dup; j++)
+            for (int j = op->first_input; j < inputs.n && !dup; j++)
                 dup = inputs.v[j] == freev.v[k];
             if (!dup && !vec_push(&inputs, freev.v[k]))
                 goto oom;

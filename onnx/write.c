@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,25 @@ static char *parent_dir(const char *path)
     return strndup(path, (size_t)(slash - path));
 }
 
+/* The temporary file being written, so a signal handler can remove it. */
+static char pending_tmp[PATH_MAX];
+static volatile sig_atomic_t pending_set;
+
+void olla_write_abandon(void)
+{
+    if (pending_set)
+        unlink(pending_tmp);
+}
+
+static void set_pending(const char *tmp)
+{
+    pending_set = 0;
+    if (tmp && strlen(tmp) < sizeof pending_tmp) {
+        strcpy(pending_tmp, tmp);
+        pending_set = 1;
+    }
+}
+
 static olla_status write_file_atomic(const char *path, const uint8_t *data, size_t len, olla_error *err)
 {
     size_t n = strlen(path);
@@ -39,6 +59,7 @@ static olla_status write_file_atomic(const char *path, const uint8_t *data, size
         free(tmp);
         return st;
     }
+    set_pending(tmp);
     fchmod(fd, 0644);
     size_t done = 0;
     while (done < len) {
@@ -49,6 +70,7 @@ static olla_status write_file_atomic(const char *path, const uint8_t *data, size
             int e = w < 0 ? errno : ENOSPC;
             close(fd);
             unlink(tmp);
+            set_pending(NULL);
             free(tmp);
             return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write %s: %s; nothing was written", path,
                                   strerror(e));
@@ -58,10 +80,13 @@ static olla_status write_file_atomic(const char *path, const uint8_t *data, size
     if (fsync(fd) != 0 || close(fd) != 0) {
         int e = errno;
         unlink(tmp);
+        set_pending(NULL);
         free(tmp);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write %s: %s; nothing was written", path, strerror(e));
     }
-    if (rename(tmp, path) != 0) {
+    int renamed = rename(tmp, path);
+    set_pending(NULL);
+    if (renamed != 0) {
         int e = errno;
         unlink(tmp);
         free(tmp);

@@ -123,7 +123,8 @@ olla_status olla_dag_build(olla_dag_builder *b, int n_nodes, olla_dag *dag, olla
             return olla_error_set(err, OLLA_ERR_INTERNAL, "tensor %d has an invalid producer", e);
         }
     /* sort uses by node, drop duplicates */
-    qsort(b->uses, (size_t)b->n_uses, sizeof *b->uses, cmp_use_node);
+    if (b->n_uses > 0)
+        qsort(b->uses, (size_t)b->n_uses, sizeof *b->uses, cmp_use_node);
     int nu = 0;
     for (int i = 0; i < b->n_uses; i++) {
         if (nu > 0 && b->uses[nu - 1].node == b->uses[i].node && b->uses[nu - 1].tensor == b->uses[i].tensor)

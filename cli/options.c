@@ -1,0 +1,102 @@
+/* Options shared by the sub-commands that plan models. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int olla_cli_parse_dim(const char *arg, olla_dim_binding *out)
+{
+    const char *eq = strchr(arg, '=');
+    long long v;
+    if (!eq || eq == arg || !olla_cli_parse_i64(eq + 1, &v) || v < 0)
+        return 0;
+    out->name = strndup(arg, (size_t)(eq - arg));
+    out->value = v;
+    return out->name != NULL;
+}
+
+int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char *val = *i + 1 < argc ? argv[*i + 1] : NULL;
+    olla_options *opt = &po->opt;
+    if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+        opt->verbosity = 0;
+        return 1;
+    }
+    if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+        opt->verbosity = 2;
+        return 1;
+    }
+    if (strcmp(a, "--keep-order") == 0) {
+        opt->keep_order = 1;
+        return 1;
+    }
+    if (strcmp(a, "--dim") == 0) {
+        olla_dim_binding *d = realloc(po->dims, ((size_t)po->n_dims + 1) * sizeof *d);
+        if (!d)
+            return -1;
+        po->dims = d;
+        if (!val || !olla_cli_parse_dim(val, &po->dims[po->n_dims])) {
+            fprintf(stderr, "olla-onnx: --dim needs NAME=VALUE with a non-negative integer VALUE\n");
+            return -1;
+        }
+        po->n_dims++;
+        opt->dims = po->dims;
+        opt->n_dims = po->n_dims;
+        (*i)++;
+        return 1;
+    }
+    if (strcmp(a, "--time-limit") == 0) {
+        if (!val || !olla_cli_parse_double(val, &opt->time_limit) || opt->time_limit <= 0) {
+            fprintf(stderr, "olla-onnx: --time-limit needs a positive number of seconds\n");
+            return -1;
+        }
+        (*i)++;
+        return 1;
+    }
+    if (strcmp(a, "--align") == 0) {
+        long long v;
+        if (!val || !olla_cli_parse_i64(val, &v) || v < 1 || v > (1LL << 30)) {
+            fprintf(stderr, "olla-onnx: --align needs a number of bytes from 1 to 1073741824\n");
+            return -1;
+        }
+        opt->alignment = v;
+        (*i)++;
+        return 1;
+    }
+    return 0;
+}
+
+void olla_cli_plan_opts_init(olla_cli_plan_opts *po)
+{
+    memset(po, 0, sizeof *po);
+    olla_options_init(&po->opt);
+}
+
+void olla_cli_plan_opts_free(olla_cli_plan_opts *po)
+{
+    for (int i = 0; i < po->n_dims; i++)
+        free((char *)po->dims[i].name);
+    free(po->dims);
+    po->dims = NULL;
+    po->n_dims = 0;
+}
+
+double olla_cli_pct(int64_t part, int64_t whole)
+{
+    return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void olla_cli_human_bytes(int64_t b, char *buf, size_t n)
+{
+    if (b >= 10LL * 1024 * 1024 * 1024)
+        snprintf(buf, n, "%.1f GiB", (double)b / (1024.0 * 1024.0 * 1024.0));
+    else if (b >= 10LL * 1024 * 1024)
+        snprintf(buf, n, "%.1f MiB", (double)b / (1024.0 * 1024.0));
+    else if (b >= 10LL * 1024)
+        snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
+    else
+        snprintf(buf, n, "%lld B", (long long)b);
+}

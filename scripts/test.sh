@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: a normal build and an AddressSanitizer +
+# UndefinedBehaviorSanitizer build, each with every ctest test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+if [ -x scripts/setup_ort.sh ] || [ -f scripts/setup_ort.sh ]; then
+  bash scripts/setup_ort.sh || echo "warning: onnxruntime-node could not be installed; the ORT checks will report it"
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOLLA_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$jobs"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+status=0
+echo "== sanitizer build (ASan + UBSan) =="
+ctest --test-dir build-asan --output-on-failure -j"$jobs" || status=1
+echo "== release build =="
+ctest --test-dir build --output-on-failure -j"$jobs" || status=1
+exit $status

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The command on bundled models: the report, the summary, the checker,
+# external data written to another folder, and re-planning a planned model.
+set -u
+OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass+1)); }
+bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+
+# report keys and summary
+"$OLLA" --report "$tmp/r.json" "$SRC/models/mlp_train.onnx" "$tmp/mlp.onnx" 2>"$tmp/summary" || bad "mlp_train did not plan"
+for key in model nodes tensors planned_tensors constant_bytes input_order_peak_bytes peak_bytes arena_bytes \
+           lower_bound_bytes schedule_seconds placement_seconds total_seconds schedule_status placement_status; do
+  grep -q "\"$key\":" "$tmp/r.json" && ok || bad "report lacks $key"
+done
+grep -qE "mlp_train.onnx: 64 nodes, [0-9]+ tensors \([0-9]+ planned\); input-order peak .*saving .*%" "$tmp/summary" && ok || bad "summary: $(cat "$tmp/summary")"
+"$OLLA" check "$tmp/mlp.onnx" >/dev/null && ok || bad "check of a planned model failed"
+# -q prints nothing
+"$OLLA" -q "$SRC/models/mlp_train.onnx" "$tmp/q.onnx" 2>"$tmp/quiet"; [ ! -s "$tmp/quiet" ] && ok || bad "-q printed: $(cat "$tmp/quiet")"
+# planning a planned model replaces the olla.* keys (check would fail on duplicates or a stale plan)
+"$OLLA" -q --align 128 "$tmp/mlp.onnx" "$tmp/mlp2.onnx" && "$OLLA" check "$tmp/mlp2.onnx" >/dev/null && ok || bad "re-planning"
+[ "$(grep -c "olla.plan" "$tmp/mlp2.onnx")" -eq 1 ] && ok || bad "olla.plan appears more than once"
+grep -q '"alignment":128' "$tmp/mlp2.onnx" && ok || bad "alignment 128 not in the plan"
+# an unplanned model fails the check
+"$OLLA" check "$SRC/models/mlp_train.onnx" 2>"$tmp/e"; [ $? -eq 1 ] && grep -q "no olla.plan metadata" "$tmp/e" && ok || bad "check of an unplanned model"
+# external data, written to another folder: the data follows
+mkdir -p "$tmp/elsewhere/deeper"
+"$OLLA" -q "$SRC/models/external_data.onnx" "$tmp/elsewhere/deeper/ext.onnx" || bad "external_data did not plan"
+for f in external_data.bin external_data_bias.bin; do
+  cmp -s "$SRC/models/$f" "$tmp/elsewhere/deeper/$f" && ok || bad "$f not next to the output"
+done
+"$OLLA" check "$tmp/elsewhere/deeper/ext.onnx" >/dev/null && ok || bad "check of the moved external-data model"
+# and written again over itself in place
+"$OLLA" -q "$tmp/elsewhere/deeper/ext.onnx" "$tmp/elsewhere/deeper/ext.onnx" && "$OLLA" check "$tmp/elsewhere/deeper/ext.onnx" >/dev/null && ok || bad "in-place rewrite"
+# symbolic dimensions bound on the command line
+"$OLLA" -q --dim batch=4 "$SRC/models/symbolic_dims.onnx" "$tmp/sym.onnx" && "$OLLA" check --dim batch=4 "$tmp/sym.onnx" >/dev/null && ok || bad "symbolic dims with --dim"
+# --version and --help
+"$OLLA" --version | grep -qE "^olla-onnx [0-9]+\.[0-9]+\.[0-9]+$" && ok || bad "--version"
+"$OLLA" --help | grep -q -- "--time-limit" && ok || bad "--help"
+echo "convert: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Each bad input: the exact message, exit code 1, and no output file.
+set -u
+OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+expect() { # expect CODE "message substring" args...
+  local code=$1 msg=$2; shift 2
+  rm -f "$tmp/out.onnx"
+  local err; err=$("$OLLA" "$@" 2>&1 >/dev/null); local rc=$?
+  if [ "$rc" -ne "$code" ]; then echo "FAIL: $* exited $rc, wanted $code: $err"; fail=$((fail+1)); return; fi
+  if ! grep -qF -- "$msg" <<<"$err"; then echo "FAIL: $*: message '$err' lacks '$msg'"; fail=$((fail+1)); return; fi
+  if [ "$(printf '%s' "$err" | wc -l)" -gt 0 ]; then echo "FAIL: $*: more than one line: $err"; fail=$((fail+1)); return; fi
+  if ls "$tmp" | grep -q .; then echo "FAIL: $*: left files behind: $(ls "$tmp")"; fail=$((fail+1)); return; fi
+  pass=$((pass+1))
+}
+B=$SRC/models/bad
+expect 1 "not_onnx.onnx: not an ONNX model: unsupported protobuf wire type 4 at byte 0 in the model" "$B/not_onnx.onnx" "$tmp/out.onnx"
+expect 1 "truncated.onnx: truncated: field 7 at byte 77 in the model needs 18309 bytes, only 9117 remain in the file" "$B/truncated.onnx" "$tmp/out.onnx"
+expect 1 "no_graph.onnx: the model has no graph" "$B/no_graph.onnx" "$tmp/out.onnx"
+expect 1 "two_producers.onnx: tensor 't' is produced twice, by node 'first' (Relu) and by node 'second' (Neg)" "$B/two_producers.onnx" "$tmp/out.onnx"
+expect 1 "missing_input.onnx: node 'add_ghost' (Add) reads 'ghost', which no node, graph input or initializer produces" "$B/missing_input.onnx" "$tmp/out.onnx"
+expect 1 "cycle.onnx: the graph has a cycle through node 'cycle_a' (Add)" "$B/cycle.onnx" "$tmp/out.onnx"
+expect 1 "external_escape.onnx: tensor 'W' has external data at '../outside.bin', a path that leaves the model's folder" "$B/external_escape.onnx" "$tmp/out.onnx"
+expect 1 "external_absolute.onnx: tensor 'W' has external data at '/etc/passwd', a path that leaves the model's folder" "$B/external_absolute.onnx" "$tmp/out.onnx"
+expect 1 "external_missing.onnx: tensor 'W': external data file '$B/nope.bin' is missing (No such file or directory)" "$B/external_missing.onnx" "$tmp/out.onnx"
+expect 1 "nothing.onnx: cannot open: No such file or directory" "$tmp/nothing.onnx" "$tmp/out.onnx"
+expect 1 "symbolic_dims.onnx: 7 tensors" "$SRC/models/symbolic_dims.onnx" "$tmp/out.onnx"
+expect 1 "pass --dim batch=N" "$SRC/models/symbolic_dims.onnx" "$tmp/out.onnx"
+# a symbolic link that points out of the model's folder
+mkdir -p "$tmp/m"; cp "$SRC/models/external_data.onnx" "$tmp/m/"; ln -s "$SRC/models/external_data.bin" "$tmp/m/external_data.bin"; cp "$SRC/models/external_data_bias.bin" "$tmp/m/"
+rm -f "$tmp/out.onnx"
+err=$("$OLLA" "$tmp/m/external_data.onnx" "$tmp/m/out.onnx" 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -qF "outside the model's folder" <<<"$err" && [ ! -e "$tmp/m/out.onnx" ]; then pass=$((pass+1)); else echo "FAIL: symlink escape: rc=$rc $err"; fail=$((fail+1)); fi
+rm -rf "$tmp/m"
+# usage errors exit 2
+expect 2 "usage: olla-onnx" "$B/cycle.onnx"
+expect 2 "unknown option '--frobnicate'" --frobnicate a b
+expect 2 "--dim needs NAME=VALUE" --dim batch a b
+expect 2 "--align needs a number" --align 0 a b
+expect 2 "--time-limit needs a positive number" --time-limit -1 a b
+expect 2 "too many arguments" a b c
+echo "errors: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Output that cannot be written (a full disk, a file-size limit) fails
+# cleanly: exit 3, a one-line message, no output and no temporary file.
+set -u
+OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+# a file-size limit of 8 KiB: the planned infer_small model is larger
+( ulimit -f 8; "$OLLA" -q "$SRC/models/infer_small.onnx" "$tmp/out.onnx" ) 2>"$tmp/err"; rc=$?
+if [ $rc -eq 3 ] && grep -q "cannot write .*out.onnx: File too large; nothing was written" "$tmp/err" &&
+   [ -z "$(ls "$tmp" | grep -v '^err$')" ]; then pass=$((pass+1)); else
+  echo "FAIL: file-size limit: rc=$rc $(cat "$tmp/err"); files: $(ls "$tmp")"; fail=$((fail+1)); fi
+# a real full file system, where this machine lets us mount one
+mkdir -p "$tmp/full"
+if mount -t tmpfs -o size=16k tmpfs "$tmp/full" 2>/dev/null; then
+  "$OLLA" -q "$SRC/models/infer_small.onnx" "$tmp/full/out.onnx" 2>"$tmp/err"; rc=$?
+  left=$(ls "$tmp/full")
+  umount "$tmp/full"
+  if [ $rc -eq 3 ] && grep -q "No space left on device; nothing was written" "$tmp/err" && [ -z "$left" ]; then
+    pass=$((pass+1)); else echo "FAIL: full disk: rc=$rc $(cat "$tmp/err"); left: $left"; fail=$((fail+1)); fi
+else
+  echo "note: cannot mount a tmpfs here; the full-disk case is covered by the file-size limit"
+fi
+# an output folder that does not exist
+"$OLLA" -q "$SRC/models/mlp_train.onnx" "$tmp/no/such/dir/out.onnx" 2>"$tmp/err"; rc=$?
+[ $rc -eq 3 ] && grep -q "cannot create a file next to" "$tmp/err" && pass=$((pass+1)) || { echo "FAIL: missing folder: rc=$rc $(cat "$tmp/err")"; fail=$((fail+1)); }
+echo "limits: $pass passed, $fail failed"
+[ $fail -eq 0 ]
