@@ -7,7 +7,8 @@
  *   inputs   space-separated "name:type[d,d,...]"; a dim is a number, a name
  *            (symbolic) or ?; "name:type[..]=v,v,..." makes it an initializer
  *            with those values; "name:seq(type)" a sequence input; "-" an
- *            empty (omitted) input
+ *            empty (omitted) input; "v=shape(x:type[dims])" feeds the value
+ *            of Shape(x) (so symbolic dims become symbolic values)
  *   attrs    space-separated "name=kind:value" with kind i, f, s, ints,
  *            floats, strs (comma-separated lists)
  *   outputs  space-separated expected outputs "name:type[dims]"; a dim ? must
@@ -253,17 +254,36 @@ static inline Onnx__ModelProto *olla_case_model(const olla_shape_case *k)
         os->version = i == 0 && colon ? 17 : k->opset;
         m->opset_import[m->n_opset_import++] = os;
     }
-    g->node = calloc(1, sizeof *g->node);
-    g->node[0] = n;
-    g->n_node = 1;
     size_t nw;
     char **w = olla_case_words(k->inputs, &nw);
+    g->node = calloc(nw + 1, sizeof *g->node);
+    g->node[g->n_node++] = n;
     n->input = calloc(nw + 1, sizeof *n->input);
     g->input = calloc(nw + 1, sizeof *g->input);
     g->initializer = calloc(nw + 1, sizeof *g->initializer);
     for (size_t i = 0; i < nw; i++) {
         if (strcmp(w[i], "-") == 0) {
             n->input[n->n_input++] = strdup("");
+            continue;
+        }
+        const char *sh = strstr(w[i], "=shape(");
+        if (sh) {
+            /* "v=shape(x:type[dims])": graph input x and a Shape node x -> v. */
+            char *spec = strndup(sh + 7, strlen(sh + 7) - 1);
+            Onnx__TensorProto *unused;
+            Onnx__ValueInfoProto *vi = olla_case_input(spec, &unused);
+            free(spec);
+            g->input[g->n_input++] = vi;
+            Onnx__NodeProto *s = calloc(1, sizeof *s);
+            onnx__node_proto__init(s);
+            s->op_type = strdup("Shape");
+            s->domain = strdup("");
+            s->input = calloc(1, sizeof *s->input);
+            s->input[s->n_input++] = strdup(vi->name);
+            s->output = calloc(1, sizeof *s->output);
+            s->output[s->n_output++] = strndup(w[i], (size_t)(sh - w[i]));
+            g->node[g->n_node++] = s;
+            n->input[n->n_input++] = strdup(s->output[0]);
             continue;
         }
         Onnx__TensorProto *init;

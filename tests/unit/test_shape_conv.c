@@ -59,6 +59,8 @@ static const olla_shape_case pool_cases[] = {
     {"MaxUnpool", 22, "xT:float[1,1,2,2] xI:int64[1,1,2,2]", "kernel_shape=ints:2,2 strides=ints:2,2", "y:float[1,1,4,4]"},
     {"MaxUnpool", 22, "xT:float[1,1,2,2] xI:int64[1,1,2,2] os:int64[4]=1,1,5,5", "kernel_shape=ints:2,2 strides=ints:2,2", "y:float[1,1,5,5]"},
     {"MaxUnpool", 22, "xT:float[1,1,2,2] xI:int64[1,1,2,2] os:int64[4]", "kernel_shape=ints:2,2 strides=ints:2,2", "y:float[?,?,?,?]!"},
+    {"MaxUnpool", 22, "xT:float[N,1,2,2] xI:int64[N,1,2,2] os=shape(z:float[N,1,5,H])", "kernel_shape=ints:2,2 strides=ints:2,2", "y:float[N,1,5,H]"},
+    {"Col2Im", 18, "input:float[1,5,5] is=shape(z:float[5,H]) bs:int64[2]=1,5", "", "output:float[1,1,5,H]"},
     {"MaxRoiPool", 1, "X:float[1,3,16,16] rois:float[5,5]", "pooled_shape=ints:2,3", "Y:float[5,3,2,3]"},
     {"RoiAlign", 22, "X:float[1,1,10,10] rois:float[3,4] bi:int64[3]", "output_height=i:5 output_width=i:5", "Y:float[3,1,5,5]"},
     {"Col2Im", 18, "input:float[1,5,5] is:int64[2]=5,5 bs:int64[2]=1,5", "", "output:float[1,1,5,5]"},
