@@ -401,3 +401,18 @@ void olla_shape__format(const olla_value_type *t, char *buf, size_t size)
     PUT("]");
 #undef PUT
 }
+
+void olla_arena_reset(olla_arena *a)
+{
+    olla_arena_chunk *keep = a->head;
+    if (!keep)
+        return;
+    olla_arena_chunk *c = keep->next;
+    while (c) {
+        olla_arena_chunk *n = c->next;
+        free(c);
+        c = n;
+    }
+    keep->next = NULL;
+    keep->used = 0;
+}

@@ -307,8 +307,12 @@ static int64_t opset_of(const olla_shape_table *t, const char *domain)
 static olla_shape_rule_fn rule_for(olla_shape_table *t, const char *domain, const char *op)
 {
     char key[512];
-    size_t i;
-    snprintf(key, sizeof key, "%s\x1f%s", domain, op);
+    size_t i, ld = strlen(domain), lo = strlen(op);
+    if (ld + lo + 2 > sizeof key)
+        return olla_shape_find_rule(domain, op);
+    memcpy(key, domain, ld);
+    key[ld] = '\x1f';
+    memcpy(key + ld + 1, op, lo + 1);
     if (olla_namemap_get(&t->rules, key, &i))
         return t->rule_fns[i];
     olla_shape_rule_fn fn = olla_shape_find_rule(domain, op);
@@ -376,6 +380,8 @@ static olla_status process_node(olla_shape_table *t, olla_shape_scope *scope, co
     c.t = t;
     c.scope = scope;
     c.node = node;
+    c.scratch = t->spare; /* reuse the last node's memory */
+    t->spare.head = NULL;
     c.err = err;
     c.domain = node->domain && strcmp(node->domain, "ai.onnx") != 0 ? node->domain : "";
     c.opset = opset_of(t, c.domain);
@@ -451,7 +457,12 @@ static olla_status process_node(olla_shape_table *t, olla_shape_scope *scope, co
             e->cnst = a->t;
     }
 done:
-    olla_arena_free(&c.scratch);
+    if (!t->spare.head) {
+        olla_arena_reset(&c.scratch);
+        t->spare = c.scratch;
+    } else {
+        olla_arena_free(&c.scratch);
+    }
     return st;
 }
 
@@ -726,6 +737,7 @@ void olla_shape_table_free(olla_shape_table *t)
     free(t->order);
     free(t->warnings);
     free(t->bind);
+    olla_arena_free(&t->spare);
     olla_arena_free(&t->arena);
     free(t);
 }
