@@ -246,6 +246,21 @@ OLLA_TEST(test_fold_float_rounding)
     onnx__model_proto__free_unpacked(m, NULL);
 }
 
+OLLA_TEST(test_declared_dim_expressions_bound)
+{
+    static const tnode nodes[] = {{"Foo", "x", "y", ""}, {"Relu", "x", "r", ""}};
+    Onnx__GraphProto *g = make_graph("x:float[batch*8,seq+1,(batch-1)*2]", "y", nodes, 2);
+    declare(g, "y:float[batch*seq,unbound*2]");
+    Onnx__ModelProto *m = make_model(g);
+    olla_dim_binding b[2] = {{"batch", 4}, {"seq", 10}};
+    olla_shape_table *t = infer(m, b, 2, 0);
+    OLLA_CHECK(has_shape(t, "r", "float[32,11,6]"));
+    OLLA_CHECK(has_shape(t, "y", "float[40,unbound*2]"));
+    OLLA_CHECK_STR_CONTAINS(olla_shape_unknown_reason(t, "y"), "--dim unbound=");
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
 OLLA_TEST(test_unordered_nodes_and_listing_order)
 {
     tnode rev[6];
@@ -483,7 +498,7 @@ OLLA_TEST(test_elem_type_helpers)
     OLLA_CHECK_EQ_I64(olla_value_bytes(&b), -2);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_where_expand), OLLA_T(test_fold_float_rounding), OLLA_T(test_unordered_nodes_and_listing_order),
+OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_where_expand), OLLA_T(test_fold_float_rounding), OLLA_T(test_declared_dim_expressions_bound), OLLA_T(test_unordered_nodes_and_listing_order),
                OLLA_T(test_value_info_merge_and_warning), OLLA_T(test_declared_symbolic_kept_when_inferred_unknown),
                OLLA_T(test_cycle_terminates), OLLA_T(test_malformed_attribute_is_input_error),
                OLLA_T(test_if_merges_branches_with_outer_scope),
