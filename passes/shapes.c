@@ -813,6 +813,19 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
         e->type.source = OLLA_SRC_INITIALIZER;
         e->cnst = tp;
     }
+    for (size_t k = 0; k < g->n_sparse_initializer; k++) {
+        const Onnx__SparseTensorProto *sp = g->sparse_initializer[k];
+        if (!sp || !sp->values || !sp->values->name || !sp->values->name[0])
+            continue;
+        olla_shape_entry *e = scope_put(t, &t->main, sp->values->name, NULL);
+        if (!e)
+            goto oom;
+        memset(&e->type, 0, sizeof e->type);
+        e->type.kind = OLLA_VALUE_SPARSE_TENSOR;
+        e->type.elem_type = sp->values->data_type;
+        e->type.rank = -1;
+        e->type.source = OLLA_SRC_INITIALIZER;
+    }
     /* reasons for inputs without a size */
     for (size_t k = 0; k < t->main.n; k++) {
         olla_shape_entry *e = &t->main.entries[k];
@@ -840,16 +853,23 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
     size_t cap = 0;
     if (!t->order)
         goto oom;
-    for (int pass = 0; pass < 3; pass++) {
-        size_t cnt = pass == 0 ? g->n_input : pass == 1 ? g->n_initializer : g->n_node;
+    /* passes: graph inputs, initializers, sparse initializers, node outputs */
+    for (int pass = 0; pass < 4; pass++) {
+        size_t cnt = pass == 0 ? g->n_input : pass == 1 ? g->n_initializer : pass == 2 ? g->n_sparse_initializer : g->n_node;
         for (size_t k = 0; k < cnt; k++) {
-            size_t n_names = 1;
-            if (pass == 2)
-                n_names = g->node[k]->n_output;
+            size_t n_names = pass == 3 ? g->node[k]->n_output : 1;
             for (size_t o = 0; o < n_names; o++) {
-                const char *name = pass == 0   ? (g->input[k] ? g->input[k]->name : NULL)
-                                   : pass == 1 ? (g->initializer[k] ? g->initializer[k]->name : NULL)
-                                               : g->node[k]->output[o];
+                const char *name = NULL;
+                if (pass == 0)
+                    name = g->input[k] ? g->input[k]->name : NULL;
+                else if (pass == 1)
+                    name = g->initializer[k] ? g->initializer[k]->name : NULL;
+                else if (pass == 2)
+                    name = g->sparse_initializer[k] && g->sparse_initializer[k]->values
+                               ? g->sparse_initializer[k]->values->name
+                               : NULL;
+                else
+                    name = g->node[k]->output[o];
                 size_t idx;
                 if (!name || !name[0] || !olla_namemap_get(&t->main.map, name, &idx))
                     continue;
