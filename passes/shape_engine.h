@@ -66,6 +66,7 @@ struct olla_shape_table {
     size_t n_rule_fns;
     int depth;
     olla_arena spare; /* a reset scratch arena for the next node */
+    size_t visits, max_visits; /* node inferences done / allowed (subgraphs re-inferred) */
 };
 
 struct olla_shape_ctx {

@@ -377,6 +377,7 @@ static olla_status process_node(olla_shape_table *t, olla_shape_scope *scope, co
 {
     olla_shape_ctx c;
     memset(&c, 0, sizeof c);
+    t->visits++;
     c.t = t;
     c.scope = scope;
     c.node = node;
@@ -628,8 +629,12 @@ olla_status olla_shape_infer_subgraph_ex(olla_shape_ctx *c, const Onnx__GraphPro
         outs[k].type = &slots[k];
     }
     *out = outs;
-    if (t->depth >= MAX_DEPTH)
+    if (t->depth >= MAX_DEPTH || t->visits + g->n_node > t->max_visits) {
+        /* outputs stay unknown: too deep, or the work budget is spent */
+        for (size_t k = 0; k < g->n_output; k++)
+            outs[k].reason = "the subgraph was not inferred (nested too deeply or too much work)";
         return OLLA_OK;
+    }
     olla_shape_scope s;
     memset(&s, 0, sizeof s);
     s.parent = c->scope;
@@ -771,6 +776,9 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
     if (!t)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
     t->model = model;
+    /* subgraphs may be inferred several times (loop bodies until stable,
+     * nesting): bound the total work */
+    t->max_visits = 1000000 + 64 * (size_t)g->n_node;
     olla_status st = OLLA_OK;
     if (opt) {
         t->ignore_vi = opt->ignore_value_info;
