@@ -778,7 +778,7 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
     t->model = model;
     /* subgraphs may be inferred several times (loop bodies until stable,
      * nesting): bound the total work */
-    t->max_visits = 1000000 + 64 * (size_t)g->n_node;
+    t->max_visits = 200000 + 16 * (size_t)g->n_node;
     olla_status st = OLLA_OK;
     if (opt) {
         t->ignore_vi = opt->ignore_value_info;

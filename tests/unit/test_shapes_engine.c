@@ -427,6 +427,35 @@ OLLA_TEST(test_loop_growing_carried_value)
     onnx__model_proto__free_unpacked(m, NULL);
 }
 
+/* Loops nested 20 deep whose carried value grows: each level re-infers its
+ * body until the carried type is stable; inference must stay small and the
+ * growing value must come out with an unknown length. */
+static Onnx__GraphProto *nested_loop(int depth)
+{
+    static const tnode with_loop[] = {
+        {"Identity", "cin", "cout", ""}, {"Loop", "M,,acc", "fin", ""}, {"Concat", "fin,x", "acc2", "axis=i:0"}};
+    static const tnode leaf[] = {{"Identity", "cin", "cout", ""}, {"Concat", "acc,x", "acc2", "axis=i:0"}};
+    Onnx__GraphProto *g = depth == 0 ? make_graph("i:int64[] cin:bool[] acc:float[1]", "cout acc2", leaf, 2)
+                                     : make_graph("i:int64[] cin:bool[] acc:float[1]", "cout acc2", with_loop, 3);
+    if (depth > 0)
+        add_attr(g->node[1], graph_attr("body", nested_loop(depth - 1)));
+    return g;
+}
+
+OLLA_TEST(test_exponential_reinference_terminates)
+{
+    static const tnode nodes[] = {{"Identity", "x", "y", ""}, {"Loop", "M,,a0", "o", ""}};
+    Onnx__GraphProto *g = make_graph("x:float[1] a0:float[1] M:int64[]=2", "o", nodes, 2);
+    add_attr(g->node[1], graph_attr("body", nested_loop(20)));
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "y", "float[1]"));
+    OLLA_CHECK(has_shape(t, "o", "float[?]"));
+    OLLA_CHECK(olla_shape_unknown_reason(t, "o") != NULL);
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
 OLLA_TEST(test_scan_outputs)
 {
     static const tnode body_nodes[] = {{"Add", "s,xi", "s2", ""}, {"Identity", "s2", "y", ""}};
@@ -503,5 +532,5 @@ OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_whe
                OLLA_T(test_cycle_terminates), OLLA_T(test_malformed_attribute_is_input_error),
                OLLA_T(test_if_merges_branches_with_outer_scope),
                OLLA_T(test_if_with_constant_condition_takes_one_branch), OLLA_T(test_loop_trip_count),
-               OLLA_T(test_loop_growing_carried_value), OLLA_T(test_scan_outputs), OLLA_T(test_long_chain), OLLA_T(test_aten_and_data_dependent_reasons),
+               OLLA_T(test_loop_growing_carried_value), OLLA_T(test_exponential_reinference_terminates), OLLA_T(test_scan_outputs), OLLA_T(test_long_chain), OLLA_T(test_aten_and_data_dependent_reasons),
                OLLA_T(test_elem_type_helpers))
