@@ -481,6 +481,11 @@ void olla_shape__format(const olla_value_type *t, char *buf, size_t size)
         return;
     }
     const char *name = olla_elem_type_name(t->elem_type);
+    if (t->kind != OLLA_VALUE_TENSOR) {
+        static const char *const kinds[] = {"tensor", "sparse_tensor", "sequence", "map", "optional"};
+        PUT("%s(%s)", (unsigned)t->kind < 5 ? kinds[t->kind] : "?", name ? name : "?");
+        return;
+    }
     PUT("%s", name ? name : "?");
     if (t->rank < 0) {
         PUT("[unknown rank]");

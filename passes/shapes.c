@@ -206,8 +206,15 @@ static const char *unknown_reason(olla_shape_table *t, olla_shape_ctx *c, int i,
 
 /* ---- merging with value_info ---- */
 
+static int knows_nothing(const olla_value_type *t)
+{
+    return t->kind == OLLA_VALUE_TENSOR && t->elem_type == 0 && t->rank < 0;
+}
+
 static int types_conflict(const olla_value_type *a, const olla_value_type *b)
 {
+    if (knows_nothing(a) || knows_nothing(b))
+        return 0;
     if (a->kind != b->kind)
         return 1;
     if (a->elem_type && b->elem_type && a->elem_type != b->elem_type)
