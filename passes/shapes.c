@@ -282,7 +282,9 @@ static olla_status merge_types(olla_shape_table *t, olla_shape_ctx *c, int i, co
             olla_dim di = inf->dims[d], dd = decl->dims[d];
             if (di.value >= 0)
                 continue;
-            if (dd.value >= 0 || (dd.param && (!di.param || strcmp(di.param, dd.param) != 0))) {
+            /* a symbolic inferred dim is kept over a different declared name:
+             * it is derived from the graph inputs, so --dim bindings resolve it */
+            if (dd.value >= 0 || (dd.param && !di.param)) {
                 out->dims[d] = dd;
                 same = 0;
             }
