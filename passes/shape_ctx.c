@@ -328,12 +328,6 @@ olla_dim olla_dim_unknown(void)
 
 int olla_dim_is_known(olla_dim d) { return d.value >= 0; }
 
-int olla_dim_equal(olla_dim a, olla_dim b)
-{
-    if (a.value >= 0 || b.value >= 0)
-        return a.value == b.value;
-    return a.param && b.param && strcmp(a.param, b.param) == 0;
-}
 
 /* A product k * atoms (sorted). An expression that is not a plain product
  * is one atom. */
@@ -402,6 +396,39 @@ static int atom_cmp(const char *a, size_t la, const char *b, size_t lb)
     if (r)
         return r;
     return la < lb ? -1 : la > lb ? 1 : 0;
+}
+
+static void sort_atoms(prod *p)
+{
+    for (int i = 1; i < p->n; i++)
+        for (int j = i; j > 0 && atom_cmp(p->atom[j - 1], p->len[j - 1], p->atom[j], p->len[j]) > 0; j--) {
+            const char *ta = p->atom[j];
+            size_t tl = p->len[j];
+            p->atom[j] = p->atom[j - 1];
+            p->len[j] = p->len[j - 1];
+            p->atom[j - 1] = ta;
+            p->len[j - 1] = tl;
+        }
+}
+
+int olla_dim_equal(olla_dim a, olla_dim b)
+{
+    if (a.value >= 0 || b.value >= 0)
+        return a.value == b.value;
+    if (!a.param || !b.param)
+        return 0;
+    if (a.param == b.param || strcmp(a.param, b.param) == 0)
+        return 1;
+    /* the same product written differently: "8*batch" and "batch*8" */
+    prod pa, pb;
+    if (!parse_prod(a, &pa) || !parse_prod(b, &pb) || pa.k != pb.k || pa.n != pb.n)
+        return 0;
+    sort_atoms(&pa);
+    sort_atoms(&pb);
+    for (int i = 0; i < pa.n; i++)
+        if (atom_cmp(pa.atom[i], pa.len[i], pb.atom[i], pb.len[i]) != 0)
+            return 0;
+    return 1;
 }
 
 static olla_dim prod_to_dim(olla_shape_ctx *c, prod *p)
@@ -577,7 +604,7 @@ int olla_shape_broadcast(olla_shape_ctx *c, const int *idx, int n, int *rank, ol
                     continue; /* the symbol must be 1 or equal */
                 if (res.value == 1)
                     res = x;
-                else if (res.param && strcmp(res.param, x.param) != 0)
+                else if (res.param && !olla_dim_equal(res, x))
                     have_unknown = 1;
             } else {
                 have_unknown = 1;

@@ -13,6 +13,8 @@ static const olla_shape_case elementwise_cases[] = {
     {"Add", 14, "a:float[N,1] b:float[1,M]", "", "c:float[N,M]"},
     {"Add", 14, "a:float[N,4] b:float[N,4]", "", "c:float[N,4]"},
     {"Add", 14, "a:float[N,4] b:float[M,4]", "", "c:float[?,4]"},
+    {"Add", 14, "a:float[batch*8,4] b:float[b8,4]", "", "c:float[?,4]"},
+    {"Mul", 14, "a:float[N*8,4] b:float[N*8,1]", "", "c:float[N*8,4]"},
     {"Add", 14, "a:float[N,4] b:float[3,1]", "", "c:float[3,4]"},
     {"Add", 14, "a:float[2,3] b:float[4,3]", "", "ERROR"},
     {"Add", 6, "a:float[2,3,4] b:float[3]", "broadcast=i:1 axis=i:1", "c:float[2,3,4]"},

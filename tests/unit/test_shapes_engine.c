@@ -3,6 +3,7 @@
  * warnings, unknown reasons, cycles, subgraphs (If/Loop/Scan), errors. */
 #include "olla_test.h"
 #include "shape_case.h"
+#include "passes/olla_shape_rules.h"
 
 typedef struct {
     const char *op;      /* "Op" or "domain:Op" */
@@ -257,6 +258,37 @@ OLLA_TEST(test_declared_dim_expressions_bound)
     OLLA_CHECK(has_shape(t, "r", "float[32,11,6]"));
     OLLA_CHECK(has_shape(t, "y", "float[40,unbound*2]"));
     OLLA_CHECK_STR_CONTAINS(olla_shape_unknown_reason(t, "y"), "--dim unbound=");
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+OLLA_TEST(test_products_written_differently_are_equal)
+{
+    olla_dim a = {-1, "8*batch"}, b = {-1, "batch*8"}, c = {-1, "batch*seq*2"}, d = {-1, "2*seq*batch"},
+             e = {-1, "batch*4"}, f = {-1, "batch+8"};
+    OLLA_CHECK(olla_dim_equal(a, b));
+    OLLA_CHECK(olla_dim_equal(c, d));
+    OLLA_CHECK(!olla_dim_equal(a, e));
+    OLLA_CHECK(!olla_dim_equal(b, f));
+    OLLA_CHECK(!olla_dim_equal(a, olla_dim_unknown()));
+    OLLA_CHECK(olla_dim_equal(olla_dim_known(3), olla_dim_known(3)));
+    /* a declared "8*batch" broadcasts with an inferred "batch*8" */
+    static const tnode nodes[] = {{"Shape", "x", "s", ""}, {"Gather", "s,i0", "g", ""}, {"Mul", "g,k8", "p", ""},
+                                  {"Unsqueeze", "p,ax", "pu", ""}, {"Concat", "pu,k4", "shp", "axis=i:0"},
+                                  {"Reshape", "z,shp", "r", ""}, {"Add", "r,y", "sum", ""}};
+    Onnx__GraphProto *g = make_graph(
+        "x:float[batch,2] z:float[batch,32] y:float[?,4] i0:int64[]=0 k8:int64[]=8 ax:int64[1]=0 "
+        "k4:int64[1]=4",
+        "sum", nodes, 7);
+    /* y's first dim is "8*batch" (the case syntax reads a leading digit as a number) */
+    Onnx__TensorShapeProto__Dimension *d0 = g->input[2]->type->tensor_type->shape->dim[0];
+    d0->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+    d0->dim_param = strdup("8*batch");
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "r", "float[batch*8,4]"));
+    const olla_value_type *sum = olla_shape_lookup(t, "sum");
+    OLLA_CHECK(sum && sum->rank == 2 && sum->dims[0].param && sum->dims[1].value == 4);
     olla_shape_table_free(t);
     onnx__model_proto__free_unpacked(m, NULL);
 }
@@ -527,7 +559,7 @@ OLLA_TEST(test_elem_type_helpers)
     OLLA_CHECK_EQ_I64(olla_value_bytes(&b), -2);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_where_expand), OLLA_T(test_fold_float_rounding), OLLA_T(test_declared_dim_expressions_bound), OLLA_T(test_unordered_nodes_and_listing_order),
+OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_where_expand), OLLA_T(test_fold_float_rounding), OLLA_T(test_declared_dim_expressions_bound), OLLA_T(test_products_written_differently_are_equal), OLLA_T(test_unordered_nodes_and_listing_order),
                OLLA_T(test_value_info_merge_and_warning), OLLA_T(test_declared_symbolic_kept_when_inferred_unknown),
                OLLA_T(test_cycle_terminates), OLLA_T(test_malformed_attribute_is_input_error),
                OLLA_T(test_if_merges_branches_with_outer_scope),
