@@ -109,12 +109,12 @@ static olla_sval eval_one(olla_shape_ctx *c, ev_op op, olla_sval a, olla_sval b,
         case EV_MUL: r = olla_dim_mul(c, da, db); break;
         case EV_DIV: r = olla_dim_div(c, da, db); break;
         case EV_EQ:
-            if (a.state == OLLA_SV_SYMBOLIC && b.state == OLLA_SV_SYMBOLIC && strcmp(a.sym, b.sym) == 0)
+            if (a.state == OLLA_SV_SYMBOLIC && b.state == OLLA_SV_SYMBOLIC && olla_dim_equal(da, db))
                 return sv_known_i(1);
             return u;
         case EV_MAX:
         case EV_MIN:
-            if (a.state == OLLA_SV_SYMBOLIC && b.state == OLLA_SV_SYMBOLIC && strcmp(a.sym, b.sym) == 0)
+            if (a.state == OLLA_SV_SYMBOLIC && b.state == OLLA_SV_SYMBOLIC && olla_dim_equal(da, db))
                 return a;
             /* a dimension is at least 1 in practice: max(d, 1) = d, min(d, 1) = 1 */
             if (b.state == OLLA_SV_KNOWN && b.i <= 1)
