@@ -220,6 +220,11 @@ olla_status olla_shape_infer_subgraph_ex(olla_shape_ctx *c, const Onnx__GraphPro
                                          const olla_value_type *const *in_types, int n_in,
                                          const olla_shape_sub_out **outs);
 
+/* Runs the rule of another operator (domain, op at opset) on this node, for
+ * contrib operators that behave like a standard one (ReduceSumTraining is
+ * ReduceSum at opset 13). */
+olla_status olla_shape_delegate(olla_shape_ctx *c, const char *domain, const char *op, int64_t opset);
+
 /* ---- registry ---- */
 /* Finds the rule for (domain, op_type); NULL when none. */
 olla_shape_rule_fn olla_shape_find_rule(const char *domain, const char *op_type);

@@ -8,7 +8,29 @@
 
 /* ---- node ---- */
 
-const char *olla_shape_op(const olla_shape_ctx *c) { return c->node->op_type ? c->node->op_type : ""; }
+const char *olla_shape_op(const olla_shape_ctx *c)
+{
+    if (c->op_override)
+        return c->op_override;
+    return c->node->op_type ? c->node->op_type : "";
+}
+
+olla_status olla_shape_delegate(olla_shape_ctx *c, const char *domain, const char *op, int64_t opset)
+{
+    olla_shape_rule_fn fn = olla_shape_find_rule(domain, op);
+    if (!fn)
+        return OLLA_OK;
+    const char *saved_op = c->op_override, *saved_domain = c->domain;
+    int64_t saved_opset = c->opset;
+    c->op_override = op;
+    c->domain = domain;
+    c->opset = opset;
+    olla_status st = fn(c);
+    c->op_override = saved_op;
+    c->domain = saved_domain;
+    c->opset = saved_opset;
+    return st;
+}
 const char *olla_shape_domain(const olla_shape_ctx *c) { return c->domain; }
 int64_t olla_shape_opset(const olla_shape_ctx *c) { return c->opset; }
 int olla_shape_n_inputs(const olla_shape_ctx *c) { return c->n_in; }

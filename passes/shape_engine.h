@@ -83,6 +83,7 @@ struct olla_shape_ctx {
     const char **out_reason;
     olla_arena scratch;
     olla_error *err;
+    const char *op_override; /* olla_shape_delegate() */
 };
 
 const char *olla_shape__intern(olla_shape_table *t, const char *s);

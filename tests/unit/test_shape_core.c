@@ -155,6 +155,12 @@ static const olla_shape_case training_cases[] = {
     {"com.microsoft:FastGelu", 1, "x:float[2,5] b:float[5]", "", "y:float[2,5]"},
     {"com.microsoft:SimplifiedLayerNormalization", 1, "x:float[B,S,8] s:float[8]", "", "y:float[B,S,8] inv:float[B,S,1]"},
     {"com.microsoft:SkipLayerNormalization", 1, "x:float16[B,S,8] k:float16[B,S,8] g:float16[8]", "", "y:float16[B,S,8] - - sum:float16[B,S,8]"},
+    {"com.microsoft:ReduceSumTraining", 1, "x:float[3,4,5] a:int64[1]=1", "keepdims=i:0", "y:float[3,5]"},
+    {"com.microsoft:ConcatTraining", 1, "a:float[2,3] b:float[2,5]", "axis=i:1", "c:float[2,8] l:int64[2]"},
+    {"com.microsoft:SplitTraining", 1, "x:float[6,4] s:int64[2]=2,4", "", "a:float[2,4] b:float[4,4]"},
+    {"com.microsoft:TransposeMatMul", 1, "a:float[3,2] b:float[3,4]", "transA=i:1", "y:float[2,4]"},
+    {"com.microsoft:IsAllFinite", 1, "a:float[3] b:float[4,5]", "", "f:bool[]"},
+    {"com.microsoft:MixedPrecisionScale", 1, "s:float[] a:float[3] b:float[4,5]", "to=i:10", "x:float16[3] y:float16[4,5]"},
     {"com.microsoft:DropoutGrad", 1, "dy:float[3] m:bool[3]", "", "dx:float[3]"},
 };
 
