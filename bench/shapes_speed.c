@@ -9,7 +9,9 @@
  *     ignored: tensors, sized tensors, time.
  * Times are the best of 5 runs (CLOCK_MONOTONIC).
  *
- * Usage: shapes_speed <corpus dir> [blocks] */
+ * Usage: shapes_speed <corpus dir> [blocks] [runs] [config]
+ * runs: inferences per row (default 5); config 0-3 runs only that synthetic
+ * row and no corpus (for valgrind --tool=callgrind instruction counts). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,10 +165,12 @@ static Onnx__ModelProto *pytorch_like(int blocks, int reverse)
     return m;
 }
 
+static int runs = 5;
+
 static double time_infer(const Onnx__ModelProto *m, const olla_shape_options *opt, size_t *count, size_t *sized)
 {
     double best = 1e30;
-    for (int r = 0; r < 5; r++) {
+    for (int r = 0; r < runs; r++) {
         olla_shape_table *t = NULL;
         olla_error err = {0};
         double t0 = now_s();
@@ -199,21 +203,28 @@ int main(int argc, char **argv)
 {
     const char *corpus = argc > 1 ? argv[1] : NULL;
     int blocks = argc > 2 ? atoi(argv[2]) : 2500;
+    runs = argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 5;
+    int only = argc > 4 ? atoi(argv[4]) : -1;
     size_t count, sized;
     olla_dim_binding bind = {"batch", 32};
     olla_shape_options plain = {NULL, 0, 1}, bound = {&bind, 1, 1};
     printf("| graph | nodes | values | sized | best of 5 |\n|---|---|---|---|---|\n");
     for (int reverse = 0; reverse < 2; reverse++) {
         Onnx__ModelProto *m = pytorch_like(blocks, reverse);
-        double t = time_infer(m, &plain, &count, &sized);
-        printf("| synthetic PyTorch-style chain%s, symbolic batch | %d | %zu | %zu | %.4f s |\n",
-               reverse ? " (nodes reversed)" : "", blocks * 8, count, sized, t);
-        t = time_infer(m, &bound, &count, &sized);
-        printf("| same%s, --dim batch=32 | %d | %zu | %zu | %.4f s |\n", reverse ? " (nodes reversed)" : "",
-               blocks * 8, count, sized, t);
+        double t;
+        if (only < 0 || only == 2 * reverse) {
+            t = time_infer(m, &plain, &count, &sized);
+            printf("| synthetic PyTorch-style chain%s, symbolic batch | %d | %zu | %zu | %.4f s |\n",
+                   reverse ? " (nodes reversed)" : "", blocks * 8, count, sized, t);
+        }
+        if (only < 0 || only == 2 * reverse + 1) {
+            t = time_infer(m, &bound, &count, &sized);
+            printf("| same%s, --dim batch=32 | %d | %zu | %zu | %.4f s |\n", reverse ? " (nodes reversed)" : "",
+                   blocks * 8, count, sized, t);
+        }
         onnx__model_proto__free_unpacked(m, NULL);
     }
-    if (!corpus)
+    if (!corpus || only >= 0)
         return 0;
     static const char *const subdirs[] = {"train", "ort-training"};
     for (int s = 0; s < 2; s++) {

@@ -194,6 +194,9 @@ int olla_shape_axis(int64_t axis, int rank, int64_t *out);
 int64_t olla_shape_bcast_index(const olla_value_type *in, const olla_value_type *out, int64_t flat);
 /* Reads the first element of a small constant tensor; 0 when unreadable. */
 int olla_shape_tensor_scalar(const Onnx__TensorProto *tp, olla_sval *out);
+/* double -> int64 without undefined behaviour: truncates, saturates at
+ * +-9e18, NaN gives 0. */
+int64_t olla_shape_f2i(double f);
 /* Number of elements as a dim (product of dims). */
 olla_dim olla_shape_numel(olla_shape_ctx *c, const olla_value_type *t);
 
@@ -216,6 +219,11 @@ typedef struct olla_shape_sub_out {
 olla_status olla_shape_infer_subgraph_ex(olla_shape_ctx *c, const Onnx__GraphProto *g,
                                          const olla_value_type *const *in_types, int n_in,
                                          const olla_shape_sub_out **outs);
+
+/* Runs the rule of another operator (domain, op at opset) on this node, for
+ * contrib operators that behave like a standard one (ReduceSumTraining is
+ * ReduceSum at opset 13). */
+olla_status olla_shape_delegate(olla_shape_ctx *c, const char *domain, const char *op, int64_t opset);
 
 /* ---- registry ---- */
 /* Finds the rule for (domain, op_type); NULL when none. */

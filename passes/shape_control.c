@@ -31,6 +31,35 @@ static void sub_reason(olla_shape_ctx *c, int i, const olla_shape_sub_out *o)
         olla_shape_set_unknown(c, i, "from its subgraph: %s", o->reason);
 }
 
+/* The join of a loop-carried type before (a) and after (b) an iteration,
+ * in scratch memory. Sets *changed when it is less precise than a. */
+static const olla_value_type *join(olla_shape_ctx *c, const olla_value_type *a, const olla_value_type *b, int *changed)
+{
+    if (!a || !b || a->kind != OLLA_VALUE_TENSOR || b->kind != OLLA_VALUE_TENSOR || a->rank < 0)
+        return a;
+    olla_value_type *j = olla_shape_scratch(c, sizeof *j);
+    if (!j)
+        return a;
+    *j = *a;
+    if (b->rank != a->rank) {
+        j->rank = -1;
+        j->dims = NULL;
+        *changed = 1;
+        return j;
+    }
+    j->dims = olla_shape_scratch(c, sizeof *j->dims * (size_t)(a->rank + 1));
+    if (!j->dims)
+        return a;
+    for (int d = 0; d < a->rank; d++) {
+        j->dims[d] = a->dims[d];
+        if (!olla_dim_equal(a->dims[d], b->dims[d]) && (a->dims[d].value >= 0 || a->dims[d].param)) {
+            j->dims[d] = olla_dim_unknown();
+            *changed = 1;
+        }
+    }
+    return j;
+}
+
 static olla_status rule_if(olla_shape_ctx *c)
 {
     const Onnx__GraphProto *gt = olla_shape_attr_graph(c, "then_branch");
@@ -105,6 +134,23 @@ static olla_status rule_loop(olla_shape_ctx *c)
         ins[2 + k] = olla_shape_in(c, 2 + k);
     const olla_shape_sub_out *outs;
     olla_status st = olla_shape_infer_subgraph_ex(c, body, ins, n_carried + 2, &outs);
+    /* a carried value whose shape changes across iterations: infer again
+     * with the join of both, until nothing changes */
+    const char **why = olla_shape_scratch(c, sizeof *why * (size_t)(n_carried + 1));
+    if (!why)
+        return OLLA_ERR_INTERNAL;
+    for (int pass = 0; pass < 3 && st == OLLA_OK; pass++) {
+        int changed = 0;
+        for (int k = 0; k < n_carried && (size_t)k + 1 < body->n_output; k++) {
+            int before = changed;
+            ins[2 + k] = join(c, ins[2 + k], outs[1 + k].type, &changed);
+            if (changed != before && !why[k])
+                why[k] = outs[1 + k].reason; /* the root cause, before the join hides it */
+        }
+        if (!changed)
+            break;
+        st = olla_shape_infer_subgraph_ex(c, body, ins, n_carried + 2, &outs);
+    }
     if (st != OLLA_OK)
         return st;
     /* trip count: known when M is known and there is no run-time condition */
@@ -119,8 +165,10 @@ static olla_status rule_loop(olla_shape_ctx *c)
         const olla_value_type *b = bo < body->n_output ? outs[bo].type : NULL;
         if (bo < body->n_output)
             sub_reason(c, i, &outs[bo]);
+        if (i < n_carried && why[i])
+            olla_shape_set_unknown(c, i, "from its subgraph: %s", why[i]);
         if (i < n_carried) {
-            st = set_merged(c, i, olla_shape_in(c, 2 + i), b);
+            st = set_merged(c, i, ins[2 + i], b);
         } else {
             st = set_stacked(c, i, b, trips, 0);
             if (trips.value < 0)
@@ -181,6 +229,14 @@ static olla_status rule_scan(olla_shape_ctx *c)
     }
     const olla_shape_sub_out *outs;
     olla_status st = olla_shape_infer_subgraph_ex(c, body, ins, n_in, &outs);
+    for (int pass = 0; pass < 3 && st == OLLA_OK; pass++) {
+        int changed = 0;
+        for (int k = 0; k < n_state && (size_t)k < body->n_output; k++)
+            ins[k] = join(c, ins[k], outs[k].type, &changed);
+        if (!changed)
+            break;
+        st = olla_shape_infer_subgraph_ex(c, body, ins, n_in, &outs);
+    }
     if (st != OLLA_OK)
         return st;
     int n_out = olla_shape_n_outputs(c);
@@ -193,7 +249,7 @@ static olla_status rule_scan(olla_shape_ctx *c)
             if (v8)
                 st = set_stacked(c, i, b, batch, 0);
             else
-                st = set_merged(c, i, olla_shape_in(c, first + i), b);
+                st = set_merged(c, i, ins[i], b);
         } else if (v8) {
             olla_value_type tmp = *b;
             olla_dim dims[OLLA_SHAPE_MAX_RANK];

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "passes/olla_shape_dims.h"
 #include "passes/olla_shape_rules.h"
 
 /* Largest kernel, stride, dilation, pad or output size accepted; larger
@@ -288,16 +289,16 @@ static olla_status rule_max_unpool(olla_shape_ctx *c)
     if (nsp < 1) return olla_shape_set_out(c, 0, elem, -1, NULL);
     olla_dim dims[OLLA_SHAPE_MAX_RANK];
     if (olla_shape_has_input(c, 2)) {
-        int64_t os[OLLA_SHAPE_MAX_RANK];
-        int64_t n = olla_shape_in_ints(c, 2, os, OLLA_SHAPE_MAX_RANK);
-        if (n == nsp + 2) {
-            for (int i = 0; i < nsp + 2; i++) dims[i] = olla_dim_known(os[i]);
-            return olla_shape_set_out(c, 0, elem, nsp + 2, dims);
-        }
-        for (int i = 0; i < nsp + 2; i++) dims[i] = olla_dim_unknown();
+        int64_t n = olla_shape_in_dims(c, 2, dims, OLLA_SHAPE_MAX_RANK, NULL);
+        int unknown = n != nsp + 2;
+        if (unknown)
+            for (int i = 0; i < nsp + 2; i++) dims[i] = olla_dim_unknown();
+        for (int i = 0; i < nsp + 2; i++)
+            if (!olla_dim_is_known(dims[i]) && !dims[i].param) unknown = 1;
         olla_status st = olla_shape_set_out(c, 0, elem, nsp + 2, dims);
-        olla_shape_set_unknown(c, 0, "output shape is the run-time value of input '%s'",
-                               olla_shape_input_name(c, 2));
+        if (unknown)
+            olla_shape_set_unknown(c, 0, "output shape is the run-time value of input '%s'",
+                                   olla_shape_input_name(c, 2));
         return st;
     }
     window w;
@@ -344,14 +345,12 @@ static olla_status rule_roi_align(olla_shape_ctx *c)
 static olla_status rule_col2im(olla_shape_ctx *c)
 {
     int32_t elem = olla_shape_in_elem(c, 0);
-    int64_t img[OLLA_SHAPE_MAX_RANK], blk[OLLA_SHAPE_MAX_RANK];
-    int64_t ni = olla_shape_in_ints(c, 1, img, OLLA_SHAPE_MAX_RANK - 2);
+    int64_t blk[OLLA_SHAPE_MAX_RANK];
+    olla_dim img[OLLA_SHAPE_MAX_RANK];
+    int64_t ni = olla_shape_in_dims(c, 1, img, OLLA_SHAPE_MAX_RANK - 2, NULL);
     int64_t nb = olla_shape_in_ints(c, 2, blk, OLLA_SHAPE_MAX_RANK - 2);
-    int nsp = -1;
-    if (ni >= 0) nsp = (int)ni;
-    else if (olla_shape_in_rank(c, 1) == 1 && olla_dim_is_known(olla_shape_in(c, 1)->dims[0]))
-        nsp = (int)olla_shape_in(c, 1)->dims[0].value;
-    if (nsp < 0 || nsp > OLLA_SHAPE_MAX_RANK - 2) {
+    int nsp = (int)ni;
+    if (ni < 0) {
         olla_status st = olla_shape_set_out(c, 0, elem, -1, NULL);
         olla_shape_set_unknown(c, 0, "image shape is the run-time value of input '%s'",
                                olla_shape_input_name(c, 1));
@@ -371,9 +370,13 @@ static olla_status rule_col2im(olla_shape_ctx *c)
         }
         dims[1] = olla_dim_div(c, xt->dims[1], olla_dim_known(prod));
     }
-    for (int i = 0; i < nsp; i++) dims[2 + i] = ni >= 0 ? olla_dim_known(img[i]) : olla_dim_unknown();
+    int img_unknown = 0;
+    for (int i = 0; i < nsp; i++) {
+        dims[2 + i] = img[i];
+        if (!olla_dim_is_known(img[i]) && !img[i].param) img_unknown = 1;
+    }
     olla_status st = olla_shape_set_out(c, 0, elem, nsp + 2, dims);
-    if (ni < 0)
+    if (img_unknown)
         olla_shape_set_unknown(c, 0, "image shape is the run-time value of input '%s'",
                                olla_shape_input_name(c, 1));
     else if (nb != nsp)
@@ -389,6 +392,7 @@ static olla_status rule_deform_conv(olla_shape_ctx *c)
 
 const olla_shape_rule_entry olla_shape_rules_conv[] = {
     {"", "Conv", rule_conv},
+    {"com.microsoft", "FusedConv", rule_conv},
     {"", "ConvInteger", rule_conv_integer},
     {"", "QLinearConv", rule_qlinear_conv},
     {"", "DeformConv", rule_deform_conv},

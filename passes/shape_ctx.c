@@ -8,7 +8,29 @@
 
 /* ---- node ---- */
 
-const char *olla_shape_op(const olla_shape_ctx *c) { return c->node->op_type ? c->node->op_type : ""; }
+const char *olla_shape_op(const olla_shape_ctx *c)
+{
+    if (c->op_override)
+        return c->op_override;
+    return c->node->op_type ? c->node->op_type : "";
+}
+
+olla_status olla_shape_delegate(olla_shape_ctx *c, const char *domain, const char *op, int64_t opset)
+{
+    olla_shape_rule_fn fn = olla_shape_find_rule(domain, op);
+    if (!fn)
+        return OLLA_OK;
+    const char *saved_op = c->op_override, *saved_domain = c->domain;
+    int64_t saved_opset = c->opset;
+    c->op_override = op;
+    c->domain = domain;
+    c->opset = opset;
+    olla_status st = fn(c);
+    c->op_override = saved_op;
+    c->domain = saved_domain;
+    c->opset = saved_opset;
+    return st;
+}
 const char *olla_shape_domain(const olla_shape_ctx *c) { return c->domain; }
 int64_t olla_shape_opset(const olla_shape_ctx *c) { return c->opset; }
 int olla_shape_n_inputs(const olla_shape_ctx *c) { return c->n_in; }
@@ -261,7 +283,7 @@ olla_status olla_shape_set_out_value(olla_shape_ctx *c, int i, const olla_sval *
         return OLLA_OK;
     int64_t k = 1;
     for (int d = 0; d < o->rank; d++) {
-        if (o->dims[d].value < 0)
+        if (o->dims[d].value < 0 || o->dims[d].value > OLLA_SHAPE_MAX_VALUE)
             return OLLA_OK;
         k *= o->dims[d].value;
         if (k > OLLA_SHAPE_MAX_VALUE)
@@ -328,12 +350,6 @@ olla_dim olla_dim_unknown(void)
 
 int olla_dim_is_known(olla_dim d) { return d.value >= 0; }
 
-int olla_dim_equal(olla_dim a, olla_dim b)
-{
-    if (a.value >= 0 || b.value >= 0)
-        return a.value == b.value;
-    return a.param && b.param && strcmp(a.param, b.param) == 0;
-}
 
 /* A product k * atoms (sorted). An expression that is not a plain product
  * is one atom. */
@@ -402,6 +418,39 @@ static int atom_cmp(const char *a, size_t la, const char *b, size_t lb)
     if (r)
         return r;
     return la < lb ? -1 : la > lb ? 1 : 0;
+}
+
+static void sort_atoms(prod *p)
+{
+    for (int i = 1; i < p->n; i++)
+        for (int j = i; j > 0 && atom_cmp(p->atom[j - 1], p->len[j - 1], p->atom[j], p->len[j]) > 0; j--) {
+            const char *ta = p->atom[j];
+            size_t tl = p->len[j];
+            p->atom[j] = p->atom[j - 1];
+            p->len[j] = p->len[j - 1];
+            p->atom[j - 1] = ta;
+            p->len[j - 1] = tl;
+        }
+}
+
+int olla_dim_equal(olla_dim a, olla_dim b)
+{
+    if (a.value >= 0 || b.value >= 0)
+        return a.value == b.value;
+    if (!a.param || !b.param)
+        return 0;
+    if (a.param == b.param || strcmp(a.param, b.param) == 0)
+        return 1;
+    /* the same product written differently: "8*batch" and "batch*8" */
+    prod pa, pb;
+    if (!parse_prod(a, &pa) || !parse_prod(b, &pb) || pa.k != pb.k || pa.n != pb.n)
+        return 0;
+    sort_atoms(&pa);
+    sort_atoms(&pb);
+    for (int i = 0; i < pa.n; i++)
+        if (atom_cmp(pa.atom[i], pa.len[i], pb.atom[i], pb.len[i]) != 0)
+            return 0;
+    return 1;
 }
 
 static olla_dim prod_to_dim(olla_shape_ctx *c, prod *p)
@@ -577,7 +626,7 @@ int olla_shape_broadcast(olla_shape_ctx *c, const int *idx, int n, int *rank, ol
                     continue; /* the symbol must be 1 or equal */
                 if (res.value == 1)
                     res = x;
-                else if (res.param && strcmp(res.param, x.param) != 0)
+                else if (res.param && !olla_dim_equal(res, x))
                     have_unknown = 1;
             } else {
                 have_unknown = 1;
@@ -675,4 +724,15 @@ const char *olla_shape_producer_op(const olla_shape_ctx *c, int i)
     if (i < 0 || i >= c->n_in || !c->in[i] || !c->in[i]->producer)
         return NULL;
     return c->in[i]->producer->op_type;
+}
+
+int64_t olla_shape_f2i(double f)
+{
+    if (!(f == f))
+        return 0;
+    if (f >= 9e18)
+        return (int64_t)9e18;
+    if (f <= -9e18)
+        return -(int64_t)9e18;
+    return (int64_t)f;
 }

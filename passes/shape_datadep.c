@@ -3,6 +3,7 @@
  * When the deciding value is known at inference time (a constant or folded
  * shape arithmetic) the size is computed; otherwise the dimension is unknown
  * and the output carries a reason naming the operator and the value. */
+#include "passes/olla_shape_dims.h"
 #include "passes/olla_shape_rules.h"
 
 static olla_status rule_topk(olla_shape_ctx *c)
@@ -10,18 +11,22 @@ static olla_status rule_topk(olla_shape_ctx *c)
     int32_t elem = olla_shape_in_elem(c, 0);
     int rank = olla_shape_in_rank(c, 0);
     int64_t axis = olla_shape_attr_int(c, "axis", -1);
-    int64_t k = -1;
+    olla_dim k = olla_dim_unknown();
     int k_input = olla_shape_opset(c) >= 10 || olla_shape_n_inputs(c) >= 2;
     if (!k_input) {
-        k = olla_shape_attr_int(c, "k", -1);
-        if (k < 0) return olla_shape_fail(c, "attribute 'k' is missing or negative");
+        int64_t ka = olla_shape_attr_int(c, "k", -1);
+        if (ka < 0) return olla_shape_fail(c, "attribute 'k' is missing or negative");
+        k = olla_dim_known(ka);
     } else {
         int64_t kv[1];
         if (olla_shape_in_ints(c, 1, kv, 1) == 1) {
             if (kv[0] < 0) return olla_shape_fail(c, "k = %lld is negative", (long long)kv[0]);
-            k = kv[0];
+            k = olla_dim_known(kv[0]);
+        } else if (olla_shape_in_dims(c, 1, &k, 1, NULL) != 1) {
+            k = olla_dim_unknown(); /* k may also be a symbolic size taken from Shape */
         }
     }
+    int k_unknown = !olla_dim_is_known(k) && !k.param;
     olla_status st = OLLA_OK;
     if (rank < 0 || rank > OLLA_SHAPE_MAX_RANK) {
         st = olla_shape_set_out(c, 0, elem, -1, NULL);
@@ -36,11 +41,11 @@ static olla_status rule_topk(olla_shape_ctx *c)
     olla_dim dims[OLLA_SHAPE_MAX_RANK];
     const olla_value_type *x = olla_shape_in(c, 0);
     for (int i = 0; i < rank; i++) dims[i] = x->dims[i];
-    dims[a] = k >= 0 ? olla_dim_known(k) : olla_dim_unknown();
+    dims[a] = k;
     for (int o = 0; o < 2 && st == OLLA_OK; o++) {
         if (!olla_shape_has_output(c, o)) continue;
         st = olla_shape_set_out(c, o, o ? OLLA_DT_INT64 : elem, rank, dims);
-        if (st == OLLA_OK && k < 0)
+        if (st == OLLA_OK && k_unknown)
             olla_shape_set_unknown(c, o, "data-dependent output of TopK: k is the run-time value of '%s'",
                                    olla_shape_input_name(c, 1));
     }

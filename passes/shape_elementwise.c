@@ -22,7 +22,7 @@ static int static_numel(const olla_value_type *t, int64_t *n)
         return 0;
     int64_t k = 1;
     for (int d = 0; d < t->rank; d++) {
-        if (t->dims[d].value < 0)
+        if (t->dims[d].value < 0 || t->dims[d].value > OLLA_SHAPE_MAX_VALUE)
             return 0;
         k *= t->dims[d].value;
         if (k > OLLA_SHAPE_MAX_VALUE)
@@ -69,7 +69,7 @@ static olla_sval sv_known_i(int64_t v)
 
 static olla_sval sv_known_f(double v)
 {
-    olla_sval s = {OLLA_SV_KNOWN, (int64_t)v, v, NULL};
+    olla_sval s = {OLLA_SV_KNOWN, olla_shape_f2i(v), v, NULL};
     return s;
 }
 
@@ -109,12 +109,12 @@ static olla_sval eval_one(olla_shape_ctx *c, ev_op op, olla_sval a, olla_sval b,
         case EV_MUL: r = olla_dim_mul(c, da, db); break;
         case EV_DIV: r = olla_dim_div(c, da, db); break;
         case EV_EQ:
-            if (a.state == OLLA_SV_SYMBOLIC && b.state == OLLA_SV_SYMBOLIC && strcmp(a.sym, b.sym) == 0)
+            if (a.state == OLLA_SV_SYMBOLIC && b.state == OLLA_SV_SYMBOLIC && olla_dim_equal(da, db))
                 return sv_known_i(1);
             return u;
         case EV_MAX:
         case EV_MIN:
-            if (a.state == OLLA_SV_SYMBOLIC && b.state == OLLA_SV_SYMBOLIC && strcmp(a.sym, b.sym) == 0)
+            if (a.state == OLLA_SV_SYMBOLIC && b.state == OLLA_SV_SYMBOLIC && olla_dim_equal(da, db))
                 return a;
             /* a dimension is at least 1 in practice: max(d, 1) = d, min(d, 1) = 1 */
             if (b.state == OLLA_SV_KNOWN && b.i <= 1)
@@ -168,10 +168,10 @@ static olla_sval eval_one(olla_shape_ctx *c, ev_op op, olla_sval a, olla_sval b,
     case EV_POW: {
         if (y < 0 || y > 62)
             return u;
-        int64_t r = 1;
+        uint64_t r = 1;
         for (int64_t k = 0; k < y; k++)
-            r *= x;
-        return sv_known_i(r);
+            r *= (uint64_t)x;
+        return sv_known_i((int64_t)r);
     }
     case EV_MAX: return sv_known_i(x > y ? x : y);
     case EV_MIN: return sv_known_i(x < y ? x : y);
@@ -261,7 +261,7 @@ static olla_status rule_neg_abs(olla_shape_ctx *c)
             if (fl)
                 s = sv_known_f(neg ? -s.f : fabs(s.f));
             else
-                s = sv_known_i(neg ? -s.i : (s.i < 0 ? -s.i : s.i));
+                s = sv_known_i((neg || s.i < 0) ? (int64_t)(0 - (uint64_t)s.i) : s.i);
         } else if (s.state == OLLA_SV_SYMBOLIC && neg) {
             s.state = OLLA_SV_UNKNOWN;
         }

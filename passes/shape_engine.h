@@ -15,6 +15,8 @@ void *olla_arena_alloc(olla_arena *a, size_t bytes); /* zeroed; NULL on OOM */
 char *olla_arena_strdup(olla_arena *a, const char *s);
 char *olla_arena_strndup(olla_arena *a, const char *s, size_t n);
 void olla_arena_free(olla_arena *a);
+/* Frees all but the newest chunk and empties it, for reuse. */
+void olla_arena_reset(olla_arena *a);
 
 /* Open-addressing map from string to index. Keys are not copied. */
 typedef struct olla_namemap {
@@ -63,6 +65,8 @@ struct olla_shape_table {
     olla_shape_rule_fn *rule_fns;
     size_t n_rule_fns;
     int depth;
+    olla_arena spare; /* a reset scratch arena for the next node */
+    size_t visits, max_visits; /* node inferences done / allowed (subgraphs re-inferred) */
 };
 
 struct olla_shape_ctx {
@@ -79,6 +83,7 @@ struct olla_shape_ctx {
     const char **out_reason;
     olla_arena scratch;
     olla_error *err;
+    const char *op_override; /* olla_shape_delegate() */
 };
 
 const char *olla_shape__intern(olla_shape_table *t, const char *s);

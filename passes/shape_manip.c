@@ -79,7 +79,7 @@ static int64_t static_count(const olla_value_type *t)
         return -1;
     int64_t n = 1;
     for (int d = 0; d < t->rank; d++) {
-        if (t->dims[d].value < 0)
+        if (t->dims[d].value < 0 || t->dims[d].value > OLLA_SHAPE_MAX_VALUE)
             return -1;
         n *= t->dims[d].value;
         if (n > OLLA_SHAPE_MAX_VALUE)
@@ -93,6 +93,13 @@ static void runtime_input(olla_shape_ctx *c, int i)
 {
     olla_shape_set_unknown(c, 0, "depends on the run-time value of input '%s'",
                            olla_shape_has_input(c, i) ? olla_shape_input_name(c, i) : "?");
+}
+
+/* Output 0 would have more dims than the table holds: unknown rank. */
+static olla_status too_many_dims(olla_shape_ctx *c, int32_t elem)
+{
+    olla_shape_set_unknown(c, 0, "the result has more than %d dimensions, which is not supported", OLLA_SHAPE_MAX_RANK);
+    return olla_shape_set_out(c, 0, elem, -1, NULL);
 }
 
 /* Length of 1-D input i from its static shape, or -1. */
@@ -158,7 +165,7 @@ static olla_status rule_reshape(olla_shape_ctx *c)
         const int64_t *s;
         n = olla_shape_attr_ints(c, "shape", &s);
         if (n > OLLA_SHAPE_MAX_RANK)
-            return olla_shape_fail(c, "shape has more than %d entries", OLLA_SHAPE_MAX_RANK);
+            return too_many_dims(c, elem);
         if (n >= 0) {
             tv = olla_shape_scratch(c, sizeof *tv * (size_t)(n + 1));
             if (!tv)
@@ -232,7 +239,7 @@ static olla_status rule_expand(olla_shape_ctx *c)
         return olla_shape_set_out(c, 0, elem, -1, NULL);
     }
     if (v->n > OLLA_SHAPE_MAX_RANK)
-        return olla_shape_fail(c, "shape has more than %d entries", OLLA_SHAPE_MAX_RANK);
+        return too_many_dims(c, elem);
     int r = (int)(v->n > x->rank ? v->n : x->rank);
     olla_dim dims[OLLA_SHAPE_MAX_RANK];
     for (int d = 0; d < r; d++) {
@@ -613,7 +620,11 @@ static olla_status rule_slice(olla_shape_ctx *c)
             s = clampi(s, 0, n - 1);
             e = clampi(e, -1, n - 1);
         }
-        int64_t len = step > 0 ? (e > s ? (e - s + step - 1) / step : 0) : (s > e ? (s - e + (-step) - 1) / (-step) : 0);
+        int64_t len;
+        if (step > 0)
+            len = e > s ? (e - s - 1) / step + 1 : 0;
+        else
+            len = s > e ? (step == INT64_MIN ? 1 : (s - e - 1) / (-step) + 1) : 0;
         dims[a] = olla_dim_known(len);
         st_[a] = s;
         sp_[a] = step;
@@ -819,10 +830,13 @@ static olla_status rule_pad(olla_shape_ctx *c)
         int64_t a = k;
         if (na >= 0 && !olla_shape_axis(axes[k], r, &a))
             return olla_shape_fail(c, "axis %lld is out of range for rank %d", (long long)axes[k], r);
-        int64_t add = pads[k] + pads[k + nax];
+        int64_t p0 = pads[k], p1 = pads[k + nax];
+        if (p0 > INT64_MAX / 4 || p0 < -INT64_MAX / 4 || p1 > INT64_MAX / 4 || p1 < -INT64_MAX / 4)
+            return olla_shape_fail(c, "pad %lld/%lld is out of range", (long long)p0, (long long)p1);
+        int64_t add = p0 + p1;
         olla_dim d = x->dims[a];
         if (d.value >= 0)
-            dims[a] = d.value + add >= 0 ? olla_dim_known(d.value + add) : olla_dim_unknown();
+            dims[a] = d.value <= INT64_MAX / 2 && d.value + add >= 0 ? olla_dim_known(d.value + add) : olla_dim_unknown();
         else if (add >= 0)
             dims[a] = olla_dim_add(c, d, olla_dim_known(add));
         else
@@ -847,7 +861,7 @@ static olla_status rule_constant(olla_shape_ctx *c)
     }
     if (olla_shape_attr_has(c, "value_float")) {
         double f = olla_shape_attr_float(c, "value_float", 0);
-        olla_sval e = {OLLA_SV_KNOWN, (int64_t)f, f, NULL};
+        olla_sval e = {OLLA_SV_KNOWN, olla_shape_f2i(f), f, NULL};
         olla_status st = olla_shape_set_out(c, 0, OLLA_DT_FLOAT, 0, NULL);
         return st == OLLA_OK && isfinite(f) && fabs(f) < 9e18 ? olla_shape_set_out_value(c, 0, &e, 1) : st;
     }
@@ -893,7 +907,7 @@ static olla_status rule_constant_of_shape(olla_shape_ctx *c)
         return olla_shape_set_out(c, 0, elem, -1, NULL);
     }
     if (v->n > OLLA_SHAPE_MAX_RANK)
-        return olla_shape_fail(c, "shape has more than %d entries", OLLA_SHAPE_MAX_RANK);
+        return too_many_dims(c, elem);
     olla_dim dims[OLLA_SHAPE_MAX_RANK];
     for (int64_t k = 0; k < v->n; k++) {
         if (v->e[k].state == OLLA_SV_KNOWN && v->e[k].i < 0)
@@ -930,6 +944,8 @@ static olla_status rule_range(olla_shape_ctx *c)
     if (d == 0)
         return olla_shape_fail(c, "delta is 0");
     double cnt = ceil((l - s) / d);
+    if (!(cnt < 9e18))
+        return olla_shape_fail(c, "the Range has too many elements");
     int64_t n = cnt > 0 ? (int64_t)cnt : 0;
     olla_dim dim = olla_dim_known(n);
     olla_status st = olla_shape_set_out(c, 0, elem, 1, &dim);
@@ -942,7 +958,7 @@ static olla_status rule_range(olla_shape_ctx *c)
         double f = s + (double)k * d;
         e[k].state = OLLA_SV_KNOWN;
         e[k].f = f;
-        e[k].i = (int64_t)f;
+        e[k].i = olla_shape_f2i(f);
     }
     return olla_shape_set_out_value(c, 0, e, n);
 }
@@ -970,7 +986,7 @@ static olla_status cast_to(olla_shape_ctx *c, int32_t to)
             else if (to_f)
                 s.f = from_f ? s.f : (double)s.i;
             else if (from_f)
-                s = sv_int((int64_t)s.f);
+                s = sv_int(olla_shape_f2i(s.f));
         } else if (s.state == OLLA_SV_SYMBOLIC && (to_f || to == OLLA_DT_BOOL)) {
             s = sv_unknown();
         }
@@ -981,15 +997,24 @@ static olla_status cast_to(olla_shape_ctx *c, int32_t to)
 
 static olla_status rule_cast(olla_shape_ctx *c)
 {
-    int64_t to = olla_shape_attr_int(c, "to", 0);
-    if (!olla_shape_attr_has(c, "to")) {
-        /* opset 1 allowed a string */
-        const char *s = olla_shape_attr_string(c, "to", NULL);
+    const Onnx__AttributeProto *a = olla_shape_attr(c, "to");
+    if (!a)
+        return olla_shape_fail(c, "Cast needs the attribute 'to'");
+    int64_t to = 0;
+    if (a->has_type && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING) {
+        /* opset 1 named the type */
+        const char *s = olla_shape_attr_string(c, "to", "");
         static const char *names[] = {"", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
                                       "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64"};
-        for (int k = 1; s && k < (int)(sizeof names / sizeof names[0]); k++)
+        for (int k = 1; k < (int)(sizeof names / sizeof names[0]); k++)
             if (strcmp(s, names[k]) == 0)
                 to = k;
+        if (!to)
+            return olla_shape_fail(c, "unknown type name '%s' in 'to'", s);
+    } else {
+        to = olla_shape_attr_int(c, "to", 0);
+        if (to <= 0 || to > 64)
+            return olla_shape_fail(c, "'to' = %lld is not an element type", (long long)to);
     }
     return cast_to(c, (int32_t)to);
 }
@@ -1029,7 +1054,7 @@ static olla_status rule_one_hot(olla_shape_ctx *c)
     if (!olla_shape_axis(axis, r, &a))
         return olla_shape_fail(c, "axis %lld is out of range for rank %d", (long long)axis, r);
     double depth;
-    olla_dim dd = olla_shape_in_floats(c, 1, &depth, 1) == 1 ? olla_dim_known((int64_t)depth) : olla_dim_unknown();
+    olla_dim dd = olla_shape_in_floats(c, 1, &depth, 1) == 1 ? olla_dim_known(olla_shape_f2i(depth)) : olla_dim_unknown();
     if (dd.value < 0)
         runtime_input(c, 1);
     olla_dim dims[OLLA_SHAPE_MAX_RANK];
@@ -1045,8 +1070,8 @@ static olla_status depth_space(olla_shape_ctx *c, int to_space)
     if (!x || x->rank != 4)
         return olla_shape_set_out(c, 0, elem, x && x->rank >= 0 ? x->rank : -1, NULL);
     int64_t b = olla_shape_attr_int(c, "blocksize", 0);
-    if (b <= 0)
-        return olla_shape_fail(c, "blocksize must be positive");
+    if (b <= 0 || b > (1 << 20))
+        return olla_shape_fail(c, "blocksize must be between 1 and 2^20");
     olla_dim bb = olla_dim_known(b * b), bd = olla_dim_known(b), dims[4];
     dims[0] = x->dims[0];
     if (to_space) {

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "passes/olla_shape_dims.h"
 #include "passes/olla_shape_rules.h"
 
 /* GridSample: [N, C, grid spatial dims...]. */
@@ -29,22 +30,25 @@ static olla_status rule_grid_sample(olla_shape_ctx *c)
 static olla_status rule_affine_grid(olla_shape_ctx *c)
 {
     int32_t elem = olla_shape_in_elem(c, 0);
-    int64_t size[5];
-    int64_t n = olla_shape_in_ints(c, 1, size, 5);
+    olla_dim size[5];
+    int known = 0;
+    int64_t n = olla_shape_in_dims(c, 1, size, 5, &known);
     int nsp = -1;
     if (n == 4 || n == 5) nsp = (int)n - 2;
-    else if (olla_shape_in_rank(c, 1) == 1 && olla_dim_is_known(olla_shape_in(c, 1)->dims[0]))
-        nsp = (int)olla_shape_in(c, 1)->dims[0].value - 2;
     else if (olla_shape_in_rank(c, 0) == 3 && olla_dim_is_known(olla_shape_in(c, 0)->dims[1]))
         nsp = (int)olla_shape_in(c, 0)->dims[1].value;
     if (nsp != 2 && nsp != 3) return olla_shape_set_out(c, 0, elem, -1, NULL);
     olla_dim dims[5];
     dims[0] = olla_shape_in_rank(c, 0) == 3 ? olla_shape_in(c, 0)->dims[0] : olla_dim_unknown();
-    if (n == nsp + 2) dims[0] = olla_dim_known(size[0]);
-    for (int i = 0; i < nsp; i++) dims[1 + i] = n == nsp + 2 ? olla_dim_known(size[2 + i]) : olla_dim_unknown();
+    int unknown = 0;
+    if (n == nsp + 2 && (olla_dim_is_known(size[0]) || size[0].param)) dims[0] = size[0];
+    for (int i = 0; i < nsp; i++) {
+        dims[1 + i] = n == nsp + 2 ? size[2 + i] : olla_dim_unknown();
+        if (!olla_dim_is_known(dims[1 + i]) && !dims[1 + i].param) unknown = 1;
+    }
     dims[1 + nsp] = olla_dim_known(nsp);
     olla_status st = olla_shape_set_out(c, 0, elem, nsp + 2, dims);
-    if (st == OLLA_OK && n != nsp + 2)
+    if (st == OLLA_OK && unknown)
         olla_shape_set_unknown(c, 0, "grid size is the run-time value of input '%s'",
                                olla_shape_input_name(c, 1));
     return st;
@@ -69,7 +73,8 @@ static olla_status rule_center_crop_pad(olla_shape_ctx *c)
     int rank = olla_shape_in_rank(c, 0);
     if (rank < 0 || rank > OLLA_SHAPE_MAX_RANK) return olla_shape_set_out(c, 0, elem, -1, NULL);
     const olla_value_type *x = olla_shape_in(c, 0);
-    int64_t axes[OLLA_SHAPE_MAX_RANK], shape[OLLA_SHAPE_MAX_RANK];
+    int64_t axes[OLLA_SHAPE_MAX_RANK];
+    olla_dim shape[OLLA_SHAPE_MAX_RANK];
     const int64_t *av = NULL;
     int64_t na = olla_shape_attr_ints(c, "axes", &av);
     if (na < 0) {
@@ -82,15 +87,18 @@ static olla_status rule_center_crop_pad(olla_shape_ctx *c)
                 return olla_shape_fail(c, "attribute 'axes' value %lld is out of range for rank %d",
                                        (long long)av[i], rank);
     }
-    int64_t ns = olla_shape_in_ints(c, 1, shape, OLLA_SHAPE_MAX_RANK);
+    int64_t ns = olla_shape_in_dims(c, 1, shape, OLLA_SHAPE_MAX_RANK, NULL);
     if (ns >= 0 && ns != na)
         return olla_shape_fail(c, "'shape' has %lld values for %lld axes", (long long)ns, (long long)na);
     olla_dim dims[OLLA_SHAPE_MAX_RANK];
+    int unknown = 0;
     for (int i = 0; i < rank; i++) dims[i] = x->dims[i];
-    for (int64_t i = 0; i < na; i++)
-        dims[axes[i]] = ns >= 0 ? olla_dim_known(shape[i]) : olla_dim_unknown();
+    for (int64_t i = 0; i < na; i++) {
+        dims[axes[i]] = ns >= 0 ? shape[i] : olla_dim_unknown();
+        if (!olla_dim_is_known(dims[axes[i]]) && !dims[axes[i]].param) unknown = 1;
+    }
     olla_status st = olla_shape_set_out(c, 0, elem, rank, dims);
-    if (st == OLLA_OK && ns < 0)
+    if (st == OLLA_OK && unknown)
         olla_shape_set_unknown(c, 0, "target shape is the run-time value of input '%s'",
                                olla_shape_input_name(c, 1));
     return st;

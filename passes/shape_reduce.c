@@ -74,9 +74,11 @@ static olla_status reduce_common(olla_shape_ctx *c, int32_t elem, int arg)
         return st;
     int64_t total = 1;
     for (int d = 0; d < o; d++) {
-        if (dims[d].value < 0)
+        if (dims[d].value < 0 || dims[d].value > OLLA_SHAPE_MAX_VALUE)
             return OLLA_OK;
         total *= dims[d].value;
+        if (total > OLLA_SHAPE_MAX_VALUE)
+            return OLLA_OK;
     }
     olla_sval *res = olla_shape_scratch(c, sizeof *res * (size_t)(total + 1));
     int *init = olla_shape_scratch(c, sizeof *init * (size_t)(total + 1));
@@ -101,8 +103,10 @@ static olla_status reduce_common(olla_shape_ctx *c, int32_t elem, int arg)
         }
         olla_sval a = res[out];
         if (a.state == OLLA_SV_KNOWN && s.state == OLLA_SV_KNOWN) {
-            int64_t val = kind == 1 ? a.i + s.i : kind == 2 ? a.i * s.i : kind == 3 ? (a.i > s.i ? a.i : s.i)
-                                                                                     : (a.i < s.i ? a.i : s.i);
+            int64_t val = kind == 1   ? (int64_t)((uint64_t)a.i + (uint64_t)s.i)
+                          : kind == 2 ? (int64_t)((uint64_t)a.i * (uint64_t)s.i)
+                          : kind == 3 ? (a.i > s.i ? a.i : s.i)
+                                      : (a.i < s.i ? a.i : s.i);
             double f = kind == 1 ? a.f + s.f : kind == 2 ? a.f * s.f : kind == 3 ? (a.f > s.f ? a.f : s.f)
                                                                                   : (a.f < s.f ? a.f : s.f);
             res[out].i = val;

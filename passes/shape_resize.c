@@ -3,19 +3,23 @@
  * min/max(sizes[a]/in[a]) applied to every listed axis, rounded half up).
  * With scales: out[a] = floor(in[a] * scales[a]).
  * scales/sizes must be known at inference time (initializer, Constant, or
- * folded shape arithmetic); otherwise the resized axes are unknown. */
+ * folded shape arithmetic; sizes may hold symbolic dims taken from Shape);
+ * otherwise the resized axes are unknown. */
 #include <math.h>
 #include <string.h>
 
+#include "passes/olla_shape_dims.h"
 #include "passes/olla_shape_rules.h"
 
 /* Output sizes at or above this are treated as unknown (no int64 overflow). */
 #define MAX_OUT 4.0e18
 
-/* Resized shape of input 0. scales (n_scales entries, or -1 when not known
- * but present), sizes likewise; axes lists the axes they apply to. */
+/* Resized shape of input 0. scales (n_scales entries, or -1 when not
+ * given), sizes likewise (sizes_known: every entry is a known size); the
+ * 'axes' attribute lists the axes they apply to. param_input names the input
+ * whose run-time value is missing, or is -1. */
 static olla_status resize_out(olla_shape_ctx *c, const double *scales, int64_t n_scales,
-                              const int64_t *sizes, int64_t n_sizes, int param_input)
+                              const olla_dim *sizes, int64_t n_sizes, int sizes_known, int param_input)
 {
     int32_t elem = olla_shape_in_elem(c, 0);
     int rank = olla_shape_in_rank(c, 0);
@@ -44,23 +48,21 @@ static olla_status resize_out(olla_shape_ctx *c, const double *scales, int64_t n
             return olla_shape_fail(c, "'sizes' has %lld values for %lld axes", (long long)n_sizes,
                                    (long long)n_axes);
         const char *pol = olla_shape_attr_string(c, "keep_aspect_ratio_policy", "stretch");
-        for (int64_t i = 0; i < n_axes; i++)
-            if (sizes[i] < 0) return olla_shape_fail(c, "'sizes' has a negative value %lld", (long long)sizes[i]);
         if (strcmp(pol, "stretch") == 0) {
-            for (int64_t i = 0; i < n_axes; i++) dims[axes[i]] = olla_dim_known(sizes[i]);
+            for (int64_t i = 0; i < n_axes; i++) dims[axes[i]] = sizes[i];
         } else {
             int larger = strcmp(pol, "not_smaller") == 0;
             if (!larger && strcmp(pol, "not_larger") != 0)
                 return olla_shape_fail(c, "attribute 'keep_aspect_ratio_policy' has the unknown value '%s'", pol);
             double scale = larger ? 0.0 : INFINITY;
-            int known = 1;
+            int known = sizes_known;
             for (int64_t i = 0; i < n_axes; i++) {
                 olla_dim d = x->dims[axes[i]];
                 if (!olla_dim_is_known(d) || d.value == 0) {
                     known = 0;
                     break;
                 }
-                double s = (double)sizes[i] / (double)d.value;
+                double s = (double)sizes[i].value / (double)d.value;
                 scale = larger ? fmax(scale, s) : fmin(scale, s);
             }
             for (int64_t i = 0; i < n_axes; i++) {
@@ -68,7 +70,14 @@ static olla_status resize_out(olla_shape_ctx *c, const double *scales, int64_t n
                 dims[axes[i]] = v >= 0 && v < MAX_OUT ? olla_dim_known((int64_t)v) : olla_dim_unknown();
             }
         }
-        return olla_shape_set_out(c, 0, elem, rank, dims);
+        int unknown = 0; /* symbolic sizes are fine: bindings resolve them */
+        for (int64_t i = 0; i < n_axes; i++)
+            if (dims[axes[i]].value < 0 && !dims[axes[i]].param) unknown = 1;
+        olla_status st = olla_shape_set_out(c, 0, elem, rank, dims);
+        if (st == OLLA_OK && unknown && !sizes_known && param_input >= 0)
+            olla_shape_set_unknown(c, 0, "output size depends on the run-time value of input '%s'",
+                                   olla_shape_input_name(c, param_input));
+        return st;
     }
     if (n_scales >= 0) {
         if (n_scales != n_axes)
@@ -121,20 +130,30 @@ static olla_status rule_resize(olla_shape_ctx *c)
 {
     int64_t opset = olla_shape_opset(c);
     double scales[OLLA_SHAPE_MAX_RANK];
-    int64_t sizes[OLLA_SHAPE_MAX_RANK];
-    int pending = -1;
+    olla_dim sizes[OLLA_SHAPE_MAX_RANK];
+    int pending = -1, sizes_known = 0;
     int64_t ns = -1, nz = -1;
     if (opset > 0 && opset < 11) {
         ns = read_scales(c, 1, scales, &pending);
     } else {
-        if (olla_shape_has_input(c, 3)) {
-            nz = olla_shape_in_ints(c, 3, sizes, OLLA_SHAPE_MAX_RANK);
-            if (nz < 0 && !static_empty(c, 3)) pending = 3;
+        if (olla_shape_has_input(c, 3) && !static_empty(c, 3)) {
+            int64_t iv[OLLA_SHAPE_MAX_RANK];
+            nz = olla_shape_in_ints(c, 3, iv, OLLA_SHAPE_MAX_RANK);
+            for (int64_t i = 0; i < nz; i++) {
+                if (iv[i] < 0) return olla_shape_fail(c, "'sizes' has a negative value %lld", (long long)iv[i]);
+                sizes[i] = olla_dim_known(iv[i]);
+            }
+            sizes_known = nz >= 0;
+            if (nz < 0) {
+                /* Partly known, e.g. Concat(Shape(x)[:2], [h, w]) with a symbolic batch. */
+                nz = olla_shape_in_dims(c, 3, sizes, OLLA_SHAPE_MAX_RANK, NULL);
+                pending = 3;
+            }
             if (nz == 0) nz = -1;
         }
         if (nz < 0 && pending < 0) ns = read_scales(c, 2, scales, &pending);
     }
-    return resize_out(c, scales, ns, sizes, nz, pending);
+    return resize_out(c, scales, ns, sizes, nz, sizes_known, pending);
 }
 
 static olla_status rule_upsample(olla_shape_ctx *c)
@@ -157,7 +176,7 @@ static olla_status rule_upsample(olla_shape_ctx *c)
         scales[2] = olla_shape_attr_float(c, "height_scale", 1.0);
         scales[3] = olla_shape_attr_float(c, "width_scale", 1.0);
     }
-    return resize_out(c, scales, ns > 0 ? ns : -1, NULL, -1, pending);
+    return resize_out(c, scales, ns > 0 ? ns : -1, NULL, -1, 0, pending);
 }
 
 const olla_shape_rule_entry olla_shape_rules_resize[] = {

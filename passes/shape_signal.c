@@ -1,6 +1,7 @@
 /* olla-onnx: shape rules for signal processing: DFT, STFT, the window
  * generators and MelWeightMatrix. Sizes that come from scalar inputs need
  * those inputs' values (constants or folded shape arithmetic). */
+#include "passes/olla_shape_dims.h"
 #include "passes/olla_shape_rules.h"
 
 /* Scalar integer value of input i, or -1 when absent or unknown. */
@@ -98,10 +99,10 @@ static olla_status rule_stft(olla_shape_ctx *c)
 static olla_status rule_window(olla_shape_ctx *c)
 {
     int32_t elem = (int32_t)olla_shape_attr_int(c, "output_datatype", OLLA_DT_FLOAT);
-    int64_t n = scalar_int(c, 0);
-    olla_dim d = n >= 0 ? olla_dim_known(n) : olla_dim_unknown();
+    olla_dim d = olla_dim_unknown();
+    if (olla_shape_in_dims(c, 0, &d, 1, NULL) != 1) d = olla_dim_unknown();
     olla_status st = olla_shape_set_out(c, 0, elem, 1, &d);
-    if (st == OLLA_OK && n < 0)
+    if (st == OLLA_OK && !olla_dim_is_known(d) && !d.param)
         olla_shape_set_unknown(c, 0, "window size is the run-time value of input '%s'",
                                olla_shape_input_name(c, 0));
     return st;

@@ -288,6 +288,42 @@ static olla_status rule_bitmask_dropout(olla_shape_ctx *c)
     return st;
 }
 
+/* Contrib operators that are a standard one under another name. */
+static olla_status rule_reduce_sum_training(olla_shape_ctx *c) { return olla_shape_delegate(c, "", "ReduceSum", 13); }
+static olla_status rule_split_training(olla_shape_ctx *c) { return olla_shape_delegate(c, "", "Split", 13); }
+static olla_status rule_transpose_matmul(olla_shape_ctx *c) { return rule_fused_matmul(c); }
+
+static olla_status rule_concat_training(olla_shape_ctx *c)
+{
+    olla_status st = olla_shape_delegate(c, "", "Concat", 13);
+    int n = 0;
+    for (int k = 0; k < olla_shape_n_inputs(c); k++)
+        n += olla_shape_has_input(c, k);
+    olla_dim d = olla_dim_known(n);
+    return st == OLLA_OK ? olla_shape_set_out(c, 1, OLLA_DT_INT64, 1, &d) : st;
+}
+
+/* Scalar results over many inputs (IsAllFinite: bool, ReduceAllL2: float). */
+static olla_status rule_is_all_finite(olla_shape_ctx *c) { return olla_shape_set_out(c, 0, OLLA_DT_BOOL, 0, NULL); }
+
+static olla_status rule_reduce_all_l2(olla_shape_ctx *c)
+{
+    return olla_shape_set_out(c, 0, olla_shape_in_elem(c, 0), 0, NULL);
+}
+
+/* MixedPrecisionScale(scale, inputs...) -> inputs cast to 'to'. */
+static olla_status rule_mixed_precision_scale(olla_shape_ctx *c)
+{
+    int32_t to = (int32_t)olla_shape_attr_int(c, "to", 0);
+    olla_status st = OLLA_OK;
+    for (int i = 0; st == OLLA_OK && i < olla_shape_n_outputs(c); i++) {
+        const olla_value_type *t = olla_shape_in(c, i + 1);
+        if (t)
+            st = olla_shape_set_out(c, i, to ? to : t->elem_type, t->rank, t->dims);
+    }
+    return st;
+}
+
 static olla_status rule_det(olla_shape_ctx *c)
 {
     const olla_value_type *x = olla_shape_in(c, 0);
@@ -331,4 +367,9 @@ const olla_shape_rule_entry olla_shape_rules_training[] = {
     {MS, "SkipSimplifiedLayerNormalization", rule_skip_layer_norm},
     {MS, "BiasDropout", rule_bias_dropout}, {MS, "BitmaskDropout", rule_bitmask_dropout},
     {MS, "BitmaskBiasDropout", rule_bitmask_dropout},
+    {MS, "TransposeMatMul", rule_transpose_matmul}, {MS, "ReduceSumTraining", rule_reduce_sum_training},
+    {MS, "SplitTraining", rule_split_training}, {MS, "ConcatTraining", rule_concat_training},
+    {MS, "IsAllFinite", rule_is_all_finite}, {MS, "ReduceAllL2", rule_reduce_all_l2},
+    {MS, "MixedPrecisionScale", rule_mixed_precision_scale},
+    {MS, "SoftmaxCrossEntropy", rule_sce}, {MS, "SparseSoftmaxCrossEntropy", rule_sce},
     {NULL, NULL, NULL}};

@@ -206,8 +206,15 @@ static const char *unknown_reason(olla_shape_table *t, olla_shape_ctx *c, int i,
 
 /* ---- merging with value_info ---- */
 
+static int knows_nothing(const olla_value_type *t)
+{
+    return t->kind == OLLA_VALUE_TENSOR && t->elem_type == 0 && t->rank < 0;
+}
+
 static int types_conflict(const olla_value_type *a, const olla_value_type *b)
 {
+    if (knows_nothing(a) || knows_nothing(b))
+        return 0;
     if (a->kind != b->kind)
         return 1;
     if (a->elem_type && b->elem_type && a->elem_type != b->elem_type)
@@ -275,7 +282,9 @@ static olla_status merge_types(olla_shape_table *t, olla_shape_ctx *c, int i, co
             olla_dim di = inf->dims[d], dd = decl->dims[d];
             if (di.value >= 0)
                 continue;
-            if (dd.value >= 0 || (dd.param && (!di.param || strcmp(di.param, dd.param) != 0))) {
+            /* a symbolic inferred dim is kept over a different declared name:
+             * it is derived from the graph inputs, so --dim bindings resolve it */
+            if (dd.value >= 0 || (dd.param && !di.param)) {
                 out->dims[d] = dd;
                 same = 0;
             }
@@ -307,8 +316,12 @@ static int64_t opset_of(const olla_shape_table *t, const char *domain)
 static olla_shape_rule_fn rule_for(olla_shape_table *t, const char *domain, const char *op)
 {
     char key[512];
-    size_t i;
-    snprintf(key, sizeof key, "%s\x1f%s", domain, op);
+    size_t i, ld = strlen(domain), lo = strlen(op);
+    if (ld + lo + 2 > sizeof key)
+        return olla_shape_find_rule(domain, op);
+    memcpy(key, domain, ld);
+    key[ld] = '\x1f';
+    memcpy(key + ld + 1, op, lo + 1);
     if (olla_namemap_get(&t->rules, key, &i))
         return t->rule_fns[i];
     olla_shape_rule_fn fn = olla_shape_find_rule(domain, op);
@@ -373,9 +386,12 @@ static olla_status process_node(olla_shape_table *t, olla_shape_scope *scope, co
 {
     olla_shape_ctx c;
     memset(&c, 0, sizeof c);
+    t->visits++;
     c.t = t;
     c.scope = scope;
     c.node = node;
+    c.scratch = t->spare; /* reuse the last node's memory */
+    t->spare.head = NULL;
     c.err = err;
     c.domain = node->domain && strcmp(node->domain, "ai.onnx") != 0 ? node->domain : "";
     c.opset = opset_of(t, c.domain);
@@ -451,7 +467,12 @@ static olla_status process_node(olla_shape_table *t, olla_shape_scope *scope, co
             e->cnst = a->t;
     }
 done:
-    olla_arena_free(&c.scratch);
+    if (!t->spare.head) {
+        olla_arena_reset(&c.scratch);
+        t->spare = c.scratch;
+    } else {
+        olla_arena_free(&c.scratch);
+    }
     return st;
 }
 
@@ -617,8 +638,12 @@ olla_status olla_shape_infer_subgraph_ex(olla_shape_ctx *c, const Onnx__GraphPro
         outs[k].type = &slots[k];
     }
     *out = outs;
-    if (t->depth >= MAX_DEPTH)
+    if (t->depth >= MAX_DEPTH || t->visits + g->n_node > t->max_visits) {
+        /* outputs stay unknown: too deep, or the work budget is spent */
+        for (size_t k = 0; k < g->n_output; k++)
+            outs[k].reason = "the subgraph was not inferred (nested too deeply or too much work)";
         return OLLA_OK;
+    }
     olla_shape_scope s;
     memset(&s, 0, sizeof s);
     s.parent = c->scope;
@@ -726,6 +751,7 @@ void olla_shape_table_free(olla_shape_table *t)
     free(t->order);
     free(t->warnings);
     free(t->bind);
+    olla_arena_free(&t->spare);
     olla_arena_free(&t->arena);
     free(t);
 }
@@ -759,6 +785,9 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
     if (!t)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
     t->model = model;
+    /* subgraphs may be inferred several times (loop bodies until stable,
+     * nesting): bound the total work */
+    t->max_visits = 200000 + 16 * (size_t)g->n_node;
     olla_status st = OLLA_OK;
     if (opt) {
         t->ignore_vi = opt->ignore_value_info;
@@ -801,6 +830,19 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
         e->type.source = OLLA_SRC_INITIALIZER;
         e->cnst = tp;
     }
+    for (size_t k = 0; k < g->n_sparse_initializer; k++) {
+        const Onnx__SparseTensorProto *sp = g->sparse_initializer[k];
+        if (!sp || !sp->values || !sp->values->name || !sp->values->name[0])
+            continue;
+        olla_shape_entry *e = scope_put(t, &t->main, sp->values->name, NULL);
+        if (!e)
+            goto oom;
+        memset(&e->type, 0, sizeof e->type);
+        e->type.kind = OLLA_VALUE_SPARSE_TENSOR;
+        e->type.elem_type = sp->values->data_type;
+        e->type.rank = -1;
+        e->type.source = OLLA_SRC_INITIALIZER;
+    }
     /* reasons for inputs without a size */
     for (size_t k = 0; k < t->main.n; k++) {
         olla_shape_entry *e = &t->main.entries[k];
@@ -828,16 +870,23 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
     size_t cap = 0;
     if (!t->order)
         goto oom;
-    for (int pass = 0; pass < 3; pass++) {
-        size_t cnt = pass == 0 ? g->n_input : pass == 1 ? g->n_initializer : g->n_node;
+    /* passes: graph inputs, initializers, sparse initializers, node outputs */
+    for (int pass = 0; pass < 4; pass++) {
+        size_t cnt = pass == 0 ? g->n_input : pass == 1 ? g->n_initializer : pass == 2 ? g->n_sparse_initializer : g->n_node;
         for (size_t k = 0; k < cnt; k++) {
-            size_t n_names = 1;
-            if (pass == 2)
-                n_names = g->node[k]->n_output;
+            size_t n_names = pass == 3 ? g->node[k]->n_output : 1;
             for (size_t o = 0; o < n_names; o++) {
-                const char *name = pass == 0   ? (g->input[k] ? g->input[k]->name : NULL)
-                                   : pass == 1 ? (g->initializer[k] ? g->initializer[k]->name : NULL)
-                                               : g->node[k]->output[o];
+                const char *name = NULL;
+                if (pass == 0)
+                    name = g->input[k] ? g->input[k]->name : NULL;
+                else if (pass == 1)
+                    name = g->initializer[k] ? g->initializer[k]->name : NULL;
+                else if (pass == 2)
+                    name = g->sparse_initializer[k] && g->sparse_initializer[k]->values
+                               ? g->sparse_initializer[k]->values->name
+                               : NULL;
+                else
+                    name = g->node[k]->output[o];
                 size_t idx;
                 if (!name || !name[0] || !olla_namemap_get(&t->main.map, name, &idx))
                     continue;

@@ -7,7 +7,8 @@
  *   inputs   space-separated "name:type[d,d,...]"; a dim is a number, a name
  *            (symbolic) or ?; "name:type[..]=v,v,..." makes it an initializer
  *            with those values; "name:seq(type)" a sequence input; "-" an
- *            empty (omitted) input
+ *            empty (omitted) input; "v=shape(x:type[dims])" feeds the value
+ *            of Shape(x) (so symbolic dims become symbolic values)
  *   attrs    space-separated "name=kind:value" with kind i, f, s, ints,
  *            floats, strs (comma-separated lists)
  *   outputs  space-separated expected outputs "name:type[dims]"; a dim ? must
@@ -45,7 +46,7 @@ static const struct {
     {"double", 11}, {"uint32", 12},  {"uint64", 13}, {"bfloat16", 16}, {"float8e4m3fn", 17},
 };
 
-static int32_t olla_case_type(const char *s, size_t n)
+static inline int32_t olla_case_type(const char *s, size_t n)
 {
     for (size_t i = 0; i < sizeof olla_case_types / sizeof olla_case_types[0]; i++)
         if (strlen(olla_case_types[i].name) == n && strncmp(olla_case_types[i].name, s, n) == 0)
@@ -55,7 +56,7 @@ static int32_t olla_case_type(const char *s, size_t n)
 }
 
 /* Splits s on spaces into a NULL-terminated array of strdup'd words. */
-static char **olla_case_words(const char *s, size_t *n)
+static inline char **olla_case_words(const char *s, size_t *n)
 {
     size_t cap = 8;
     char **w = calloc(cap, sizeof *w);
@@ -76,14 +77,14 @@ static char **olla_case_words(const char *s, size_t *n)
     return w;
 }
 
-static void olla_case_free_words(char **w, size_t n)
+static inline void olla_case_free_words(char **w, size_t n)
 {
     for (size_t i = 0; i < n; i++) free(w[i]);
     free(w);
 }
 
 /* Parses "[d,d,..]" into a TensorShapeProto. */
-static Onnx__TensorShapeProto *olla_case_shape(const char *s)
+static inline Onnx__TensorShapeProto *olla_case_shape(const char *s)
 {
     Onnx__TensorShapeProto *sh = calloc(1, sizeof *sh);
     onnx__tensor_shape_proto__init(sh);
@@ -108,7 +109,7 @@ static Onnx__TensorShapeProto *olla_case_shape(const char *s)
 }
 
 /* Builds a ValueInfoProto and, for "=v,..", an initializer. */
-static Onnx__ValueInfoProto *olla_case_input(const char *w, Onnx__TensorProto **init)
+static inline Onnx__ValueInfoProto *olla_case_input(const char *w, Onnx__TensorProto **init)
 {
     *init = NULL;
     const char *colon = strchr(w, ':');
@@ -183,7 +184,7 @@ static Onnx__ValueInfoProto *olla_case_input(const char *w, Onnx__TensorProto **
     return vi;
 }
 
-static Onnx__AttributeProto *olla_case_attr(const char *w)
+static inline Onnx__AttributeProto *olla_case_attr(const char *w)
 {
     Onnx__AttributeProto *a = calloc(1, sizeof *a);
     onnx__attribute_proto__init(a);
@@ -229,7 +230,7 @@ static Onnx__AttributeProto *olla_case_attr(const char *w)
 }
 
 /* Builds the one-node model of a case. Free with onnx__model_proto__free_unpacked. */
-static Onnx__ModelProto *olla_case_model(const olla_shape_case *k)
+static inline Onnx__ModelProto *olla_case_model(const olla_shape_case *k)
 {
     Onnx__ModelProto *m = calloc(1, sizeof *m);
     onnx__model_proto__init(m);
@@ -253,17 +254,36 @@ static Onnx__ModelProto *olla_case_model(const olla_shape_case *k)
         os->version = i == 0 && colon ? 17 : k->opset;
         m->opset_import[m->n_opset_import++] = os;
     }
-    g->node = calloc(1, sizeof *g->node);
-    g->node[0] = n;
-    g->n_node = 1;
     size_t nw;
     char **w = olla_case_words(k->inputs, &nw);
+    g->node = calloc(nw + 1, sizeof *g->node);
+    g->node[g->n_node++] = n;
     n->input = calloc(nw + 1, sizeof *n->input);
     g->input = calloc(nw + 1, sizeof *g->input);
     g->initializer = calloc(nw + 1, sizeof *g->initializer);
     for (size_t i = 0; i < nw; i++) {
         if (strcmp(w[i], "-") == 0) {
             n->input[n->n_input++] = strdup("");
+            continue;
+        }
+        const char *sh = strstr(w[i], "=shape(");
+        if (sh) {
+            /* "v=shape(x:type[dims])": graph input x and a Shape node x -> v. */
+            char *spec = strndup(sh + 7, strlen(sh + 7) - 1);
+            Onnx__TensorProto *unused;
+            Onnx__ValueInfoProto *vi = olla_case_input(spec, &unused);
+            free(spec);
+            g->input[g->n_input++] = vi;
+            Onnx__NodeProto *s = calloc(1, sizeof *s);
+            onnx__node_proto__init(s);
+            s->op_type = strdup("Shape");
+            s->domain = strdup("");
+            s->input = calloc(1, sizeof *s->input);
+            s->input[s->n_input++] = strdup(vi->name);
+            s->output = calloc(1, sizeof *s->output);
+            s->output[s->n_output++] = strndup(w[i], (size_t)(sh - w[i]));
+            g->node[g->n_node++] = s;
+            n->input[n->n_input++] = strdup(s->output[0]);
             continue;
         }
         Onnx__TensorProto *init;
@@ -292,7 +312,7 @@ static Onnx__ModelProto *olla_case_model(const olla_shape_case *k)
 }
 
 /* Checks one expected output against the table; returns 1 when it matches. */
-static int olla_case_check_output(const olla_shape_table *t, const char *w, char *why, size_t cap)
+static inline int olla_case_check_output(const olla_shape_table *t, const char *w, char *why, size_t cap)
 {
     const char *colon = strchr(w, ':');
     char name[256];
@@ -358,7 +378,7 @@ static int olla_case_check_output(const olla_shape_table *t, const char *w, char
 }
 
 /* Runs cases[0..n); reports each failing case. Returns the failure count. */
-static int olla_run_shape_cases(const olla_shape_case *cases, size_t n)
+static inline int olla_run_shape_cases(const olla_shape_case *cases, size_t n)
 {
     int failures = 0;
     for (size_t i = 0; i < n; i++) {

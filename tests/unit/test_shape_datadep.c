@@ -8,6 +8,7 @@ static const olla_shape_case datadep_cases[] = {
     {"TopK", 11, "X:float[3,4] K:int64[1]=3", "axis=i:1", "V:float[3,3] I:int64[3,3]"},
     {"TopK", 24, "X:float[B,10] K:int64[1]=2", "", "V:float[B,2] I:int64[B,2]"},
     {"TopK", 24, "X:float[3,4] K:int64[1]", "", "V:float[3,?]! I:int64[3,?]!"},
+    {"TopK", 24, "X:float[B,S,8] K=shape(z:float[T])", "axis=i:1", "V:float[B,T,8] I:int64[B,T,8]"},
     {"TopK", 1, "X:float[3,4]", "k=i:2 axis=i:0", "V:float[2,4] I:int64[2,4]"},
     {"TopK", 11, "X:float[3,4] K:int64[1]=3", "axis=i:2", "ERROR"},
     {"NonZero", 13, "c:bool[2,2]", "", "r:int64[2,?]!"},

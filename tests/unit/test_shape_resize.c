@@ -21,6 +21,9 @@ static const olla_shape_case resize_cases[] = {
     {"Resize", 19, "X:float[1,3,8,8] - - z:int64[4]=1,3,-4,4", "", "ERROR"},
     {"Resize", 19, "X:float[1,3,4611686018427387904,8] - s:float[4]=1,1,4,1", "", "Y:float[1,3,?,8]"},
     {"Upsample", 1, "X:float[1,1,2,2]", "height_scale=f:2 width_scale=f:3", "Y:float[1,1,4,6]"},
+    {"Resize", 19, "X:float[N,3,8,8] - - z=shape(y:float[N,3,16,24])", "", "Y:float[N,3,16,24]"},
+    {"Resize", 19, "X:float[N,3,8,8] - - z=shape(y:float[N,3,?,24])", "", "Y:float[N,3,?,24]!"},
+    {"Resize", 19, "X:float[N,3,8,8] - - z=shape(y:float[N,3,16,24])", "keep_aspect_ratio_policy=s:not_larger", "Y:float[?,?,?,?]!"},
     {"Upsample", 9, "X:float[1,1,2,2] s:float[4]=1,1,2,3", "", "Y:float[1,1,4,6]"},
     {"Upsample", 7, "X:float[1,1,2,2]", "scales=floats:1,1,2,3", "Y:float[1,1,4,6]"},
 };

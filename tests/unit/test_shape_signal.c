@@ -17,6 +17,7 @@ static const olla_shape_case signal_cases[] = {
     {"HannWindow", 17, "x:int32[]=10", "", "y:float[10]"},
     {"BlackmanWindow", 17, "x:int64[]=8", "output_datatype=i:11", "y:double[8]"},
     {"HammingWindow", 17, "x:int32[]", "", "y:float[?]!"},
+    {"HammingWindow", 17, "n=shape(z:float[L])", "", "y:float[L]"},
     {"MelWeightMatrix", 17, "m:int32[]=8 n:int32[]=16 sr:int32[]=8192 lo:float[]=0 hi:float[]=4096", "", "y:float[9,8]"},
 };
 

@@ -3,6 +3,7 @@
  * warnings, unknown reasons, cycles, subgraphs (If/Loop/Scan), errors. */
 #include "olla_test.h"
 #include "shape_case.h"
+#include "passes/olla_shape_rules.h"
 
 typedef struct {
     const char *op;      /* "Op" or "domain:Op" */
@@ -246,6 +247,52 @@ OLLA_TEST(test_fold_float_rounding)
     onnx__model_proto__free_unpacked(m, NULL);
 }
 
+OLLA_TEST(test_declared_dim_expressions_bound)
+{
+    static const tnode nodes[] = {{"Foo", "x", "y", ""}, {"Relu", "x", "r", ""}};
+    Onnx__GraphProto *g = make_graph("x:float[batch*8,seq+1,(batch-1)*2]", "y", nodes, 2);
+    declare(g, "y:float[batch*seq,unbound*2]");
+    Onnx__ModelProto *m = make_model(g);
+    olla_dim_binding b[2] = {{"batch", 4}, {"seq", 10}};
+    olla_shape_table *t = infer(m, b, 2, 0);
+    OLLA_CHECK(has_shape(t, "r", "float[32,11,6]"));
+    OLLA_CHECK(has_shape(t, "y", "float[40,unbound*2]"));
+    OLLA_CHECK_STR_CONTAINS(olla_shape_unknown_reason(t, "y"), "--dim unbound=");
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+OLLA_TEST(test_products_written_differently_are_equal)
+{
+    olla_dim a = {-1, "8*batch"}, b = {-1, "batch*8"}, c = {-1, "batch*seq*2"}, d = {-1, "2*seq*batch"},
+             e = {-1, "batch*4"}, f = {-1, "batch+8"};
+    OLLA_CHECK(olla_dim_equal(a, b));
+    OLLA_CHECK(olla_dim_equal(c, d));
+    OLLA_CHECK(!olla_dim_equal(a, e));
+    OLLA_CHECK(!olla_dim_equal(b, f));
+    OLLA_CHECK(!olla_dim_equal(a, olla_dim_unknown()));
+    OLLA_CHECK(olla_dim_equal(olla_dim_known(3), olla_dim_known(3)));
+    /* a declared "8*batch" broadcasts with an inferred "batch*8" */
+    static const tnode nodes[] = {{"Shape", "x", "s", ""}, {"Gather", "s,i0", "g", ""}, {"Mul", "g,k8", "p", ""},
+                                  {"Unsqueeze", "p,ax", "pu", ""}, {"Concat", "pu,k4", "shp", "axis=i:0"},
+                                  {"Reshape", "z,shp", "r", ""}, {"Add", "r,y", "sum", ""}};
+    Onnx__GraphProto *g = make_graph(
+        "x:float[batch,2] z:float[batch,32] y:float[?,4] i0:int64[]=0 k8:int64[]=8 ax:int64[1]=0 "
+        "k4:int64[1]=4",
+        "sum", nodes, 7);
+    /* y's first dim is "8*batch" (the case syntax reads a leading digit as a number) */
+    Onnx__TensorShapeProto__Dimension *d0 = g->input[2]->type->tensor_type->shape->dim[0];
+    d0->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+    d0->dim_param = strdup("8*batch");
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "r", "float[batch*8,4]"));
+    const olla_value_type *sum = olla_shape_lookup(t, "sum");
+    OLLA_CHECK(sum && sum->rank == 2 && sum->dims[0].param && sum->dims[1].value == 4);
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
 OLLA_TEST(test_unordered_nodes_and_listing_order)
 {
     tnode rev[6];
@@ -395,6 +442,52 @@ OLLA_TEST(test_loop_trip_count)
     onnx__model_proto__free_unpacked(m, NULL);
 }
 
+OLLA_TEST(test_loop_growing_carried_value)
+{
+    /* acc grows by concatenation each iteration: its length is not static */
+    static const tnode body_nodes[] = {
+        {"Identity", "cin", "cout", ""}, {"Concat", "acc,x", "acc2", "axis=i:0"}, {"Identity", "acc", "scan", ""}};
+    static const tnode nodes[] = {{"Loop", "M,,a0", "final,stacked", ""}};
+    Onnx__GraphProto *g = make_graph("x:float[2] a0:float[1] M:int64[]=3", "final stacked", nodes, 1);
+    add_attr(g->node[0], graph_attr("body", make_graph("i:int64[] cin:bool[] acc:float[1]", "cout acc2 scan",
+                                                       body_nodes, 3)));
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "final", "float[?]"));
+    OLLA_CHECK(has_shape(t, "stacked", "float[3,?]"));
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+/* Loops nested 20 deep whose carried value grows: each level re-infers its
+ * body until the carried type is stable; inference must stay small and the
+ * growing value must come out with an unknown length. */
+static Onnx__GraphProto *nested_loop(int depth)
+{
+    static const tnode with_loop[] = {
+        {"Identity", "cin", "cout", ""}, {"Loop", "M,,acc", "fin", ""}, {"Concat", "fin,x", "acc2", "axis=i:0"}};
+    static const tnode leaf[] = {{"Identity", "cin", "cout", ""}, {"Concat", "acc,x", "acc2", "axis=i:0"}};
+    Onnx__GraphProto *g = depth == 0 ? make_graph("i:int64[] cin:bool[] acc:float[1]", "cout acc2", leaf, 2)
+                                     : make_graph("i:int64[] cin:bool[] acc:float[1]", "cout acc2", with_loop, 3);
+    if (depth > 0)
+        add_attr(g->node[1], graph_attr("body", nested_loop(depth - 1)));
+    return g;
+}
+
+OLLA_TEST(test_exponential_reinference_terminates)
+{
+    static const tnode nodes[] = {{"Identity", "x", "y", ""}, {"Loop", "M,,a0", "o", ""}};
+    Onnx__GraphProto *g = make_graph("x:float[1] a0:float[1] M:int64[]=2", "o", nodes, 2);
+    add_attr(g->node[1], graph_attr("body", nested_loop(20)));
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 1);
+    OLLA_CHECK(has_shape(t, "y", "float[1]"));
+    OLLA_CHECK(has_shape(t, "o", "float[?]"));
+    OLLA_CHECK(olla_shape_unknown_reason(t, "o") != NULL);
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
 OLLA_TEST(test_scan_outputs)
 {
     static const tnode body_nodes[] = {{"Add", "s,xi", "s2", ""}, {"Identity", "s2", "y", ""}};
@@ -466,10 +559,10 @@ OLLA_TEST(test_elem_type_helpers)
     OLLA_CHECK_EQ_I64(olla_value_bytes(&b), -2);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_where_expand), OLLA_T(test_fold_float_rounding), OLLA_T(test_unordered_nodes_and_listing_order),
+OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_where_expand), OLLA_T(test_fold_float_rounding), OLLA_T(test_declared_dim_expressions_bound), OLLA_T(test_products_written_differently_are_equal), OLLA_T(test_unordered_nodes_and_listing_order),
                OLLA_T(test_value_info_merge_and_warning), OLLA_T(test_declared_symbolic_kept_when_inferred_unknown),
                OLLA_T(test_cycle_terminates), OLLA_T(test_malformed_attribute_is_input_error),
                OLLA_T(test_if_merges_branches_with_outer_scope),
                OLLA_T(test_if_with_constant_condition_takes_one_branch), OLLA_T(test_loop_trip_count),
-               OLLA_T(test_scan_outputs), OLLA_T(test_long_chain), OLLA_T(test_aten_and_data_dependent_reasons),
+               OLLA_T(test_loop_growing_carried_value), OLLA_T(test_exponential_reinference_terminates), OLLA_T(test_scan_outputs), OLLA_T(test_long_chain), OLLA_T(test_aten_and_data_dependent_reasons),
                OLLA_T(test_elem_type_helpers))
