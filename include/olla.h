@@ -45,6 +45,8 @@ typedef struct olla_report {
     int planned_tensors;
     int64_t constant_bytes;         /* graph inputs and initializers */
     int64_t input_order_peak_bytes;
+    int64_t input_order_online_arena_bytes; /* an online caching allocator on the input order */
+    double input_order_fragmentation;       /* (its reserve - bytes in use at its peak) / its reserve */
     int64_t peak_bytes;             /* of the written order */
     int64_t arena_bytes;
     int64_t lower_bound_bytes;      /* -1 until computed */

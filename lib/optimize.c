@@ -10,6 +10,7 @@
 #include "lib/olla_time.h"
 #include "lib/olla_verify.h"
 #include "passes/olla_graph_dag.h"
+#include "solver/olla_online_alloc.h"
 
 void olla_options_init(olla_options *opt)
 {
@@ -99,6 +100,36 @@ static olla_status check_unknown(const olla_graph *g, olla_error *err)
                               "--allow-unknown-sizes to leave it out of the plan",
                               g->model->path, ten->name, olla_op_label(g, ten->producer, l, sizeof l));
     }
+    return OLLA_OK;
+}
+
+/* What users get today: the input order served by an online caching
+ * allocator (512-byte rounding, best fit, split and coalesce, a new segment
+ * when nothing fits). first/last are scratch arrays of n_tensors. */
+static olla_status simulate_online(const olla_graph *g, const olla_dag *dag, const int *gt, const int *input_order,
+                                   int *first, int *last, olla_report *rep, olla_error *err)
+{
+    olla_dag_lifetimes(dag, input_order, first, last);
+    olla_buffer *bufs = malloc(((size_t)dag->n_tensors + 1) * sizeof *bufs);
+    if (!bufs)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory simulating the online allocator");
+    size_t n = 0;
+    for (int e = 0; e < dag->n_tensors; e++) {
+        int64_t bytes = g->tensors[gt[e]].bytes;
+        if (bytes <= 0)
+            continue;
+        bufs[n].lower = first[e];
+        bufs[n].upper = (int64_t)last[e] + 1;
+        bufs[n].size = bytes;
+        bufs[n++].offset = 0;
+    }
+    int64_t reserved = 0, in_use = 0;
+    olla_status st = olla_online_alloc_simulate(bufs, n, &reserved, &in_use, err);
+    free(bufs);
+    if (st != OLLA_OK)
+        return st;
+    rep->input_order_online_arena_bytes = reserved;
+    rep->input_order_fragmentation = reserved > 0 ? (double)(reserved - in_use) / (double)reserved : 0.0;
     return OLLA_OK;
 }
 
@@ -197,6 +228,8 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
         goto done;
     }
     rep->input_order_peak_bytes = olla_dag_peak(&dag, input_order, plan->live_input, NULL);
+    if ((st = simulate_online(g, &dag, gt, input_order, first, last, rep, err)) != OLLA_OK)
+        goto done;
 
     /* lifetimes */
     progress(opt, "ordering", t0, rep->input_order_peak_bytes, -1);
