@@ -94,6 +94,80 @@ static void window(const ls_ctx *c, int v, int *lo, int *hi)
     *hi = b;
 }
 
+#define CHAIN_MAX 16
+
+/* Moves v, and the nodes before the peak step `at` whose results only the
+ * moved nodes read, to just after the peak step, keeping their order. Valid
+ * when every reader of v runs after the peak. Returns 0 when not applicable;
+ * saved receives the previous order for undo. */
+static int chain_move(ls_ctx *c, int v, int at, int *saved, int *tmp, unsigned char *in_chain)
+{
+    const olla_dag *d = c->dag;
+    int n = d->n_nodes;
+    for (int k = d->out_start[v]; k < d->out_start[v + 1]; k++) {
+        int e = d->out_list[k];
+        for (int j = d->sink_start[e]; j < d->sink_start[e + 1]; j++)
+            if (c->step[d->sink_list[j]] <= at)
+                return 0;
+    }
+    int chain[CHAIN_MAX], nch = 0;
+    chain[nch++] = v;
+    in_chain[v] = 1;
+    for (int grew = 1; grew && nch < CHAIN_MAX;) {
+        grew = 0;
+        for (int i = 0; i < nch && nch < CHAIN_MAX; i++) {
+            int x = chain[i];
+            for (int k = d->in_start[x]; k < d->in_start[x + 1] && nch < CHAIN_MAX; k++) {
+                int u = d->producer[d->in_list[k]];
+                if (in_chain[u] || c->step[u] >= at)
+                    continue;
+                int only = 1;
+                for (int q = d->out_start[u]; q < d->out_start[u + 1] && only; q++) {
+                    int e = d->out_list[q];
+                    if (d->is_output[e])
+                        only = 0;
+                    for (int j = d->sink_start[e]; j < d->sink_start[e + 1] && only; j++)
+                        if (!in_chain[d->sink_list[j]])
+                            only = 0;
+                }
+                if (only) {
+                    chain[nch++] = u;
+                    in_chain[u] = 1;
+                    grew = 1;
+                }
+            }
+        }
+    }
+    int ok = nch > 1; /* a single node is covered by the plain moves */
+    if (ok) {
+        memcpy(saved, c->order, (size_t)n * sizeof(int));
+        int m = 0;
+        for (int t = 0; t < n; t++) {
+            int x = c->order[t];
+            if (!in_chain[x])
+                tmp[m++] = x;
+            if (t == at)
+                for (int r = 0; r < n && r <= at; r++)
+                    if (in_chain[saved[r]])
+                        tmp[m++] = saved[r];
+        }
+        memcpy(c->order, tmp, (size_t)n * sizeof(int));
+        for (int t = 0; t < n; t++)
+            c->step[c->order[t]] = t;
+    }
+    for (int i = 0; i < nch; i++)
+        in_chain[chain[i]] = 0;
+    return ok;
+}
+
+static void undo_chain(ls_ctx *c, const int *saved)
+{
+    int n = c->dag->n_nodes;
+    memcpy(c->order, saved, (size_t)n * sizeof(int));
+    for (int t = 0; t < n; t++)
+        c->step[c->order[t]] = t;
+}
+
 int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadline)
 {
     int n = dag->n_nodes, nt = dag->n_tensors;
@@ -104,8 +178,11 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadlin
     c.first = malloc(((size_t)nt + 1) * sizeof(int));
     c.last = malloc(((size_t)nt + 1) * sizeof(int));
     int *cand = malloc(((size_t)2 * nt + n + 1) * sizeof(int));
+    int *saved = malloc(((size_t)n + 1) * sizeof(int));
+    int *tmp = malloc(((size_t)n + 1) * sizeof(int));
+    unsigned char *in_chain = calloc((size_t)n + 1, 1);
     int64_t peak = 0;
-    if (!c.step || !c.delta || !c.live || !c.first || !c.last || !cand) {
+    if (!c.step || !c.delta || !c.live || !c.first || !c.last || !cand || !saved || !tmp || !in_chain) {
         peak = olla_dag_peak(dag, order, NULL, NULL);
         goto done;
     }
@@ -162,6 +239,20 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadlin
                     move_node(&c, to, p);
                 }
             }
+            /* a producer whose inputs only it reads: move the chain */
+            if (!improved && p < at && chain_move(&c, v, at, saved, tmp, in_chain)) {
+                int64_t pk2;
+                int cnt2, at2;
+                evaluate(&c, &pk2, &cnt2, &at2);
+                if (pk2 < peak || (pk2 == peak && cnt2 < cnt)) {
+                    peak = pk2;
+                    cnt = cnt2;
+                    at = at2;
+                    improved = 1;
+                } else {
+                    undo_chain(&c, saved);
+                }
+            }
         }
         if (!improved)
             break;
@@ -173,5 +264,8 @@ done:
     free(c.first);
     free(c.last);
     free(cand);
+    free(saved);
+    free(tmp);
+    free(in_chain);
     return peak;
 }

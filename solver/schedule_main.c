@@ -44,9 +44,9 @@ static void raise_by_pairs(const olla_dag *dag, const olla_reach *reach, const k
                            int64_t *lb, olla_error *err)
 {
     double now = olla_sched_now();
-    double pdl = now + (deadline > 0 ? 0.25 * (deadline - now) : 2.0);
-    if (pdl > now + 2.0)
-        pdl = now + 2.0;
+    double pdl = now + (deadline > 0 ? 0.25 * (deadline - now) : 5.0);
+    if (pdl > now + 5.0)
+        pdl = now + 5.0;
     if (*lb < k->best_peak && olla_bound_pairs(dag, reach, k->best, k->best_peak, 8, pdl, lb, err) != OLLA_OK)
         olla_error_clear(err);
 }
