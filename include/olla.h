@@ -47,6 +47,7 @@ typedef struct olla_report {
     int64_t input_order_peak_bytes;
     int64_t input_order_online_arena_bytes; /* an online caching allocator on the input order */
     double input_order_fragmentation;       /* (its reserve - bytes in use at its peak) / its reserve */
+    int64_t heuristic_peak_bytes;   /* best order of the fast heuristics */
     int64_t peak_bytes;             /* of the written order */
     int64_t arena_bytes;
     int64_t lower_bound_bytes;      /* -1 until computed */

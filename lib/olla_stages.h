@@ -7,6 +7,7 @@
 
 typedef struct olla_order_result {
     int64_t peak_bytes;
+    int64_t heuristic_peak_bytes; /* best of the fast heuristics */
     int64_t lower_bound_bytes; /* -1 when not computed */
     const char *status;
 } olla_order_result;

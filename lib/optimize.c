@@ -239,6 +239,7 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
         goto done;
     rep->schedule_seconds = olla_now() - ts;
     rep->peak_bytes = ores.peak_bytes;
+    rep->heuristic_peak_bytes = ores.heuristic_peak_bytes;
     rep->lower_bound_bytes = ores.lower_bound_bytes;
     rep->schedule_status = ores.status;
     plan->lower_bound = ores.lower_bound_bytes;

@@ -24,6 +24,7 @@ char *olla_report_to_json(const olla_report *r, int pretty)
     json_object_object_add(o, "input_order_peak_bytes", json_object_new_int64(r->input_order_peak_bytes));
     json_object_object_add(o, "input_order_online_arena_bytes", json_object_new_int64(r->input_order_online_arena_bytes));
     json_object_object_add(o, "input_order_fragmentation", json_object_new_double(r->input_order_fragmentation));
+    json_object_object_add(o, "heuristic_peak_bytes", json_object_new_int64(r->heuristic_peak_bytes));
     json_object_object_add(o, "peak_bytes", json_object_new_int64(r->peak_bytes));
     json_object_object_add(o, "arena_bytes", json_object_new_int64(r->arena_bytes));
     json_object_object_add(o, "lower_bound_bytes", opt_i64(r->lower_bound_bytes));

@@ -16,6 +16,7 @@ olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const 
     if (opt->keep_order) {
         memcpy(order, input_order, (size_t)dag->n_nodes * sizeof *order);
         res->peak_bytes = olla_dag_peak(dag, order, NULL, NULL);
+        res->heuristic_peak_bytes = res->peak_bytes;
         res->lower_bound_bytes = -1;
         res->status = "kept";
         return OLLA_OK;
@@ -30,6 +31,7 @@ olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const 
     if (st != OLLA_OK)
         return st;
     res->peak_bytes = sr.peak_bytes;
+    res->heuristic_peak_bytes = sr.heuristic_peak;
     res->lower_bound_bytes = sr.lower_bound_bytes > 0 ? sr.lower_bound_bytes : -1;
     res->status = sr.status;
     return OLLA_OK;
