@@ -27,6 +27,8 @@ static void usage(FILE *f)
           "                       (by default an unknown size is an error)\n"
           "  --report FILE.json   write the report as JSON\n"
           "  --svg FILE.svg       draw live bytes over the steps and the arena layout\n"
+          "  --lifetimes FILE.csv write the planned tensors' lifetimes and sizes in\n"
+          "                       minimalloc's CSV format (id,lower,upper,size,offset)\n"
           "  -q, --quiet          no summary\n"
           "  -v, --verbose        more detail\n"
           "  --help, --version\n"
@@ -40,7 +42,7 @@ int olla_cmd_convert(int argc, char **argv)
     olla_cli_plan_opts po;
     olla_cli_plan_opts_init(&po);
     olla_options opt;
-    const char *in = NULL, *out = NULL, *report_path = NULL, *svg_path = NULL;
+    const char *in = NULL, *out = NULL, *report_path = NULL, *svg_path = NULL, *lifetimes_path = NULL;
     int rc = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -64,6 +66,13 @@ int olla_cmd_convert(int argc, char **argv)
                 goto out;
             }
             svg_path = argv[++i];
+        } else if (strcmp(a, "--lifetimes") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "olla-onnx: --lifetimes needs a file name\n");
+                rc = 2;
+                goto out;
+            }
+            lifetimes_path = argv[++i];
         } else if (strcmp(a, "--report") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "olla-onnx: --report needs a file name\n");
@@ -102,7 +111,8 @@ int olla_cmd_convert(int argc, char **argv)
     if (olla_model_load(in, &model, &err) == OLLA_OK && olla_optimize(model, &opt, &plan, &rep, &err) == OLLA_OK &&
         olla_write_model(model, plan, out, &err) == OLLA_OK &&
         (!report_path || olla_report_write_json(&rep, report_path, &err) == OLLA_OK) &&
-        (!svg_path || olla_plan_write_svg(plan, in, svg_path, &err) == OLLA_OK)) {
+        (!svg_path || olla_plan_write_svg(plan, in, svg_path, &err) == OLLA_OK) &&
+        (!lifetimes_path || olla_plan_write_lifetimes(plan, lifetimes_path, &err) == OLLA_OK)) {
         olla_cli_progress_end(&prog);
         if (opt.verbosity > 0) {
             char a[32], b[32], c[32];

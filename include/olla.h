@@ -81,6 +81,10 @@ typedef struct olla_plan {
     int64_t lower_bound;     /* -1 when none was computed */
 } olla_plan;
 
+/* Writes the planned tensors as minimalloc CSV: id (the allocation index),
+ * lower, upper (live on [lower, upper) in planned steps), size, offset. */
+olla_status olla_plan_write_lifetimes(const olla_plan *plan, const char *path, olla_error *err);
+
 /* Draws the plan as SVG: live bytes over the steps for the input and the
  * planned order (peak and lower bound marked), and the arena layout. */
 olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const char *path, olla_error *err);
