@@ -42,6 +42,18 @@ olla_type_source olla_graph_types_from_shapes(olla_shape_table *t)
     return s;
 }
 
+/* 1 when reads[k] is a tensor this operator has not read at an earlier
+ * position, so each consumer is counted once per tensor. */
+static int first_read(const int *reads, int k)
+{
+    if (reads[k] < 0)
+        return 0;
+    for (int j = 0; j < k; j++)
+        if (reads[j] == reads[k])
+            return 0;
+    return 1;
+}
+
 const char *olla_op_label(const olla_graph *g, int op, char *buf, int buflen)
 {
     const olla_op *o = &g->ops[op];
@@ -386,14 +398,9 @@ olla_status olla_graph_build(const olla_model *model, const olla_type_source *ty
         goto oom;
     for (int i = 0; i < g->n_ops; i++) {
         const olla_op *op = &g->ops[i];
-        for (int k = 0; k < op->n_inputs; k++) {
-            int ti = inputs.v[op->first_input + k];
-            int dup = 0;
-            for (int j = 0; j < k && !dup; j++)
-                dup = inputs.v[op->first_input + j] == ti;
-            if (ti >= 0 && !dup)
-                g->tensors[ti].n_consumers++;
-        }
+        for (int k = 0; k < op->n_inputs; k++)
+            if (first_read(inputs.v + op->first_input, k))
+                g->tensors[inputs.v[op->first_input + k]].n_consumers++;
     }
     int acc = 0;
     for (int t = 0; t < g->n_tensors; t++) {
@@ -403,16 +410,11 @@ olla_status olla_graph_build(const olla_model *model, const olla_type_source *ty
     }
     for (int i = 0; i < g->n_ops; i++) {
         const olla_op *op = &g->ops[i];
-        for (int k = 0; k < op->n_inputs; k++) {
-            int ti = inputs.v[op->first_input + k];
-            int dup = 0;
-            for (int j = 0; j < k && !dup; j++)
-                dup = inputs.v[op->first_input + j] == ti;
-            if (ti >= 0 && !dup) {
-                olla_tensor *t = &g->tensors[ti];
+        for (int k = 0; k < op->n_inputs; k++)
+            if (first_read(inputs.v + op->first_input, k)) {
+                olla_tensor *t = &g->tensors[inputs.v[op->first_input + k]];
                 g->consumer_list[t->first_consumer + t->n_consumers++] = i;
             }
-        }
     }
     g->input_list = inputs.v;
     g->output_list = outputs.v;
