@@ -25,5 +25,16 @@ fi
 [ -s "$tmp/plan.png" ] && ok || bad "Chromium wrote no PNG"
 ink=$(/usr/bin/python3 "$SRC/tests/tools/png_ink.py" "$tmp/plan.png" 2>&1)
 awk -v i="$ink" 'BEGIN { exit !(i > 0.05) }' && ok || bad "the rendered plan is blank (ink $ink)"
+# readable at 5,000 tensors: a bounded number of labels, hover titles, a non-blank rendering
+/usr/bin/python3 "$SRC/tests/tools/make_chain_model.py" 5000 "$tmp/chain.onnx" || bad "cannot make the 5,000-node model"
+"$OLLA" -q --time-limit 5 --svg "$tmp/big.svg" "$tmp/chain.onnx" "$tmp/chain.out.onnx" || bad "--svg on 5,000 nodes failed"
+[ "$(grep -c '<title>' "$tmp/big.svg")" -ge 5000 ] && ok || bad "fewer than 5,000 hover titles"
+[ "$(grep -c '<text x=.*font-size="10"' "$tmp/big.svg")" -le 12 ] && ok || bad "too many labels for a readable picture"
+[ "$(stat -c %s "$tmp/big.svg")" -lt 3000000 ] && ok || bad "the 5,000-tensor SVG is over 3 MB"
+"$chrome" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
+  --disable-component-update --disable-sync --user-data-dir="$tmp/profile2" --hide-scrollbars \
+  --window-size=1200,1000 --screenshot="$tmp/big.png" "file://$tmp/big.svg" >/dev/null 2>&1
+ink=$(/usr/bin/python3 "$SRC/tests/tools/png_ink.py" "$tmp/big.png" 2>&1)
+awk -v i="$ink" 'BEGIN { exit !(i > 0.05) }' && ok || bad "the 5,000-tensor rendering is blank (ink $ink)"
 echo "svg: $pass passed, $fail failed"
 [ $fail -eq 0 ]
