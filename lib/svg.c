@@ -171,15 +171,31 @@ olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const 
         for (int i = 0; i < plan->n_entries; i++)
             big[i] = &plan->entries[i];
         qsort(big, (size_t)plan->n_entries, sizeof *big, cmp_bytes_desc);
-        for (int i = 0; i < plan->n_entries && i < LABELS; i++) {
+        double placed[LABELS][4]; /* x0, y0, x1, y1 of the labels drawn */
+        int n_placed = 0;
+        for (int i = 0; i < plan->n_entries && n_placed < LABELS; i++) {
             const olla_plan_entry *e = big[i];
             double h = ARENA_H * (double)e->bytes / amax;
+            double w = PLOT_W * (double)(e->last_step + 1 - e->first_step) / n;
             if (h < 10)
                 break;
+            if (w < 50) /* too narrow to carry a name; the hover title has it */
+                continue;
             double x = MARGIN_L + PLOT_W * (double)e->first_step / n + 2;
             double y = ARENA_TOP + ARENA_H - ARENA_H * (double)(e->offset + e->bytes) / amax + 11;
             char name[40];
             snprintf(name, sizeof name, "%s", e->name);
+            double x1 = x + 6.0 * (double)strlen(name), y0 = y - 10;
+            int clash = 0;
+            for (int k = 0; k < n_placed && !clash; k++)
+                clash = x < placed[k][2] && placed[k][0] < x1 && y0 < placed[k][3] && placed[k][1] < y;
+            if (clash)
+                continue;
+            placed[n_placed][0] = x;
+            placed[n_placed][1] = y0;
+            placed[n_placed][2] = x1;
+            placed[n_placed][3] = y;
+            n_placed++;
             fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#111\">", x, y);
             xml_text(f, name);
             fprintf(f, "</text>\n");
