@@ -23,6 +23,8 @@ static void usage(FILE *f)
           "  --time-limit SECONDS time for ordering and placement (default 60)\n"
           "  --align BYTES        arena alignment (default 64)\n"
           "  --keep-order         keep the input node order; only place tensors\n"
+          "  --allow-unknown-sizes  leave tensors of unknown size out of the plan\n"
+          "                       (by default an unknown size is an error)\n"
           "  --report FILE.json   write the report as JSON\n"
           "  --svg FILE.svg       draw live bytes over the steps and the arena layout\n"
           "  -q, --quiet          no summary\n"
@@ -104,6 +106,10 @@ int olla_cmd_convert(int argc, char **argv)
             olla_cli_human_bytes(rep.input_order_peak_bytes, a, sizeof a);
             olla_cli_human_bytes(rep.peak_bytes, b, sizeof b);
             olla_cli_human_bytes(rep.arena_bytes, c, sizeof c);
+            for (int i = 0; i < rep.n_warnings && (i < 5 || opt.verbosity > 1); i++)
+                fprintf(stderr, "olla-onnx: warning: %s\n", rep.warnings[i]);
+            if (rep.n_warnings > 5 && opt.verbosity < 2)
+                fprintf(stderr, "olla-onnx: warning: %d more shape warnings (see -v)\n", rep.n_warnings - 5);
             for (int i = 0; i < rep.n_unknown && i < 5; i++)
                 fprintf(stderr, "olla-onnx: warning: size of '%s' unknown (%s); left out of the plan\n",
                         rep.unknown_names[i], rep.unknown_reasons[i]);

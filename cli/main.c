@@ -18,6 +18,7 @@ static const olla_command commands[] = {
     {"check", olla_cmd_check},
     {"batch", olla_cmd_batch},
     {"shapes", olla_cmd_shapes},
+    {"place", olla_cmd_place},
 };
 
 /* Ctrl-C: leave no partial output and stop at once. */

@@ -33,6 +33,10 @@ int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i)
         opt->keep_order = 1;
         return 1;
     }
+    if (strcmp(a, "--allow-unknown-sizes") == 0) {
+        opt->allow_unknown_sizes = 1;
+        return 1;
+    }
     if (strcmp(a, "--dim") == 0) {
         olla_dim_binding *d = realloc(po->dims, ((size_t)po->n_dims + 1) * sizeof *d);
         if (!d)

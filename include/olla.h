@@ -23,6 +23,7 @@ typedef struct olla_options {
     double time_limit;        /* seconds for ordering plus placement; default 60 */
     int64_t alignment;        /* bytes; offsets are multiples, sizes rounded up; default 64 */
     int keep_order;           /* 1: keep the input order, only place */
+    int allow_unknown_sizes;  /* 1: leave tensors of unknown size out of the plan (else an error) */
     int verbosity;            /* 0 quiet, 1 summary, 2 details */
     const olla_dim_binding *dims; /* --dim NAME=VALUE bindings */
     int n_dims;
@@ -45,7 +46,9 @@ typedef struct olla_report {
     const char *placement_status;
     int n_unknown;                  /* tensors left out of the plan: size unknown */
     const char **unknown_names;
-    const char **unknown_reasons;
+    char **unknown_reasons;         /* owned */
+    int n_warnings;                 /* shape inference disagreeing with value_info */
+    char **warnings;
 } olla_report;
 
 typedef struct olla_plan_entry {

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/olla_declared.h"
 #include "lib/olla_plan_json.h"
 #include "lib/olla_verify.h"
 #include "olla.h"
@@ -31,7 +30,7 @@ olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_
         olla_error_clear(err);
         return olla_error_set(err, st, "%s: %s", file, msg);
     }
-    olla_declared_types *types = NULL;
+    olla_shape_table *types = NULL;
     olla_graph *g = NULL;
     int64_t *offset = NULL, *bytes = NULL;
     int *order = NULL;
@@ -42,9 +41,10 @@ olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_
                             file, arena_text ? arena_text : "missing", expect);
         goto done;
     }
-    if ((st = olla_declared_types_build(m->proto, opt->dims, opt->n_dims, &types, err)) != OLLA_OK)
+    olla_shape_options so = {opt->dims, opt->n_dims, 0};
+    if ((st = olla_infer_shapes(m->proto, &so, &types, err)) != OLLA_OK)
         goto done;
-    olla_type_source src = olla_declared_types_source(types);
+    olla_type_source src = olla_graph_types_from_shapes(types);
     if ((st = olla_graph_build(m, &src, &g, err)) != OLLA_OK)
         goto done;
     offset = malloc(((size_t)g->n_tensors + 1) * sizeof *offset);
@@ -78,7 +78,7 @@ done:
     free(bytes);
     free(order);
     olla_graph_free(g);
-    olla_declared_types_free(types);
+    olla_shape_table_free(types);
     olla_stored_plan_free(&sp);
     return st;
 }

@@ -19,6 +19,7 @@ typedef struct olla_place_input {
     const olla_dag *dag;
     const int *first, *last; /* lifetimes, inclusive steps */
     int64_t alignment;
+    double time_limit; /* seconds left for placement; <= 0: none */
     const olla_options *opt;
 } olla_place_input;
 

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/olla_declared.h"
 #include "lib/olla_stages.h"
 #include "lib/olla_time.h"
 #include "lib/olla_verify.h"
@@ -33,6 +32,11 @@ void olla_plan_free(olla_plan *plan)
 
 void olla_report_clear(olla_report *r)
 {
+    for (int i = 0; i < r->n_warnings; i++)
+        free(r->warnings[i]);
+    free(r->warnings);
+    for (int i = 0; r->unknown_reasons && i < r->n_unknown; i++)
+        free(r->unknown_reasons[i]);
     free(r->unknown_names);
     free(r->unknown_reasons);
     memset(r, 0, sizeof *r);
@@ -76,6 +80,28 @@ static olla_status check_symbolic(const olla_graph *g, olla_error *err)
                           count == 1 ? "has" : "have", dims);
 }
 
+/* A tensor of unknown size cannot be planned; unless the user accepts leaving
+ * it out, that is an error naming it. Sequences, maps and optionals are never
+ * planned and are not errors. */
+static olla_status check_unknown(const olla_graph *g, olla_error *err)
+{
+    for (int t = 0; t < g->n_tensors; t++) {
+        const olla_tensor *ten = &g->tensors[t];
+        if (ten->producer < 0 || ten->bytes >= 0 || ten->type.kind != OLLA_VALUE_TENSOR)
+            continue;
+        char l[300];
+        if (ten->unknown_reason)
+            return olla_error_set(err, OLLA_ERR_INPUT,
+                                  "%s: cannot size %s, or pass --allow-unknown-sizes to leave it out of the plan",
+                                  g->model->path, ten->unknown_reason);
+        return olla_error_set(err, OLLA_ERR_INPUT,
+                              "%s: cannot size '%s' (output of node %s); declare its shape in value_info, or pass "
+                              "--allow-unknown-sizes to leave it out of the plan",
+                              g->model->path, ten->name, olla_op_label(g, ten->producer, l, sizeof l));
+    }
+    return OLLA_OK;
+}
+
 olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan_out, olla_report *rep,
                           olla_error *err)
 {
@@ -85,19 +111,31 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     rep->model = m->path;
     rep->lower_bound_bytes = -1;
     int64_t align = opt->alignment > 0 ? opt->alignment : 1;
-    olla_declared_types *types = NULL;
+    olla_shape_table *types = NULL;
     olla_graph *g = NULL;
     olla_dag dag = {0};
     int *gt = NULL, *input_order = NULL, *order = NULL, *first = NULL, *last = NULL;
     olla_plan *plan = NULL;
     int64_t *offset = NULL, *bytes = NULL;
-    olla_status st = olla_declared_types_build(m->proto, opt->dims, opt->n_dims, &types, err);
+    olla_shape_options so = {opt->dims, opt->n_dims, 0};
+    olla_status st = olla_infer_shapes(m->proto, &so, &types, err);
     if (st != OLLA_OK)
         goto done;
-    olla_type_source src = olla_declared_types_source(types);
+    olla_type_source src = olla_graph_types_from_shapes(types);
+    if ((rep->n_warnings = (int)olla_shape_warning_count(types)) > 0) {
+        rep->warnings = calloc((size_t)rep->n_warnings, sizeof(char *));
+        if (!rep->warnings) {
+            st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory");
+            goto done;
+        }
+        for (int i = 0; i < rep->n_warnings; i++)
+            rep->warnings[i] = strdup(olla_shape_warning_at(types, (size_t)i));
+    }
     if ((st = olla_graph_build(m, &src, &g, err)) != OLLA_OK)
         goto done;
     if ((st = check_symbolic(g, err)) != OLLA_OK)
+        goto done;
+    if (!opt->allow_unknown_sizes && (st = check_unknown(g, err)) != OLLA_OK)
         goto done;
     rep->nodes = g->n_ops;
     rep->tensors = g->n_tensors;
@@ -123,7 +161,9 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
         for (int t = 0; t < g->n_tensors; t++)
             if (g->tensors[t].producer >= 0 && g->tensors[t].bytes < 0) {
                 rep->unknown_names[k] = g->tensors[t].name;
-                rep->unknown_reasons[k++] = g->tensors[t].unknown_reason;
+                /* the reason lives in the shape table, freed before the report */
+                const char *why = g->tensors[t].unknown_reason;
+                rep->unknown_reasons[k++] = strdup(why ? why : "unknown");
             }
     }
     if ((st = olla_graph_dag(g, align, &dag, &gt, err)) != OLLA_OK)
@@ -167,7 +207,8 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     olla_dag_lifetimes(&dag, order, first, last);
     for (int t = 0; t < g->n_tensors; t++)
         offset[t] = -1;
-    olla_place_input pin = {&dag, first, last, align, opt};
+    double left = opt->time_limit > 0 ? opt->time_limit - (olla_now() - t0) : 0;
+    olla_place_input pin = {&dag, first, last, align, opt->time_limit > 0 ? (left > 0.1 ? left : 0.1) : 0, opt};
     int64_t *dag_offset = malloc(((size_t)nt + 1) * sizeof(int64_t));
     olla_place_outcome pout;
     if (!dag_offset) {
@@ -239,6 +280,6 @@ done:
     free(gt);
     olla_dag_free(&dag);
     olla_graph_free(g);
-    olla_declared_types_free(types);
+    olla_shape_table_free(types);
     return st;
 }

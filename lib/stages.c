@@ -4,84 +4,73 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "solver/olla_place.h"
+#include "solver/olla_schedule.h"
+
+/* Share of the time limit the ordering may use; placement gets the rest. */
+#define ORDER_TIME_SHARE 0.6
+
 olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const olla_options *opt, int *order,
                              olla_order_result *res, olla_error *err)
 {
-    memcpy(order, input_order, (size_t)dag->n_nodes * sizeof *order);
-    res->peak_bytes = olla_dag_peak(dag, order, NULL, NULL);
-    res->lower_bound_bytes = -1;
-    res->status = "kept";
+    if (opt->keep_order) {
+        memcpy(order, input_order, (size_t)dag->n_nodes * sizeof *order);
+        res->peak_bytes = olla_dag_peak(dag, order, NULL, NULL);
+        res->lower_bound_bytes = -1;
+        res->status = "kept";
+        return OLLA_OK;
+    }
+    olla_schedule_options so;
+    memset(&so, 0, sizeof so);
+    so.time_limit = opt->time_limit > 0 ? opt->time_limit * ORDER_TIME_SHARE : 0;
+    so.use_ilp = 1;
+    so.verbosity = opt->verbosity;
+    olla_schedule_result sr;
+    olla_status st = olla_schedule(dag, input_order, &so, order, &sr, err);
+    if (st != OLLA_OK)
+        return st;
+    res->peak_bytes = sr.peak_bytes;
+    res->lower_bound_bytes = sr.lower_bound_bytes > 0 ? sr.lower_bound_bytes : -1;
+    res->status = sr.status;
     return OLLA_OK;
 }
 
-typedef struct {
-    int64_t size;
-    int first, last, tensor;
-} place_item;
-
-static int cmp_size_desc(const void *a, const void *b)
-{
-    const place_item *x = a, *y = b;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    if (x->first != y->first)
-        return x->first < y->first ? -1 : 1;
-    return x->tensor - y->tensor;
-}
-
-/* Best-fit by decreasing size: each tensor goes at the lowest offset where it
- * fits between the tensors already placed that are live with it. */
 olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, olla_place_outcome *out, olla_error *err)
 {
     const olla_dag *dag = in->dag;
     int nt = dag->n_tensors;
-    place_item *items = malloc(((size_t)nt + 1) * sizeof *items);
-    int *placed = malloc(((size_t)nt + 1) * sizeof *placed);
-    if (!items || !placed) {
-        free(items);
-        free(placed);
+    olla_buffer *bufs = malloc(((size_t)nt + 1) * sizeof *bufs);
+    int *which = malloc(((size_t)nt + 1) * sizeof *which);
+    if (!bufs || !which) {
+        free(bufs);
+        free(which);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory placing tensors");
     }
-    int n = 0;
+    size_t n = 0;
     for (int e = 0; e < nt; e++) {
         offset[e] = 0;
-        if (dag->bytes[e] > 0) {
-            items[n].size = dag->bytes[e];
-            items[n].first = in->first[e];
-            items[n].last = in->last[e];
-            items[n].tensor = e;
-            n++;
-        }
+        if (dag->bytes[e] <= 0)
+            continue;
+        bufs[n].lower = in->first[e];
+        bufs[n].upper = (int64_t)in->last[e] + 1;
+        bufs[n].size = dag->bytes[e];
+        bufs[n].offset = 0;
+        which[n++] = e;
     }
-    qsort(items, (size_t)n, sizeof *items, cmp_size_desc);
-    int64_t arena = 0;
-    for (int i = 0; i < n; i++) {
-        /* conflicting placed items, sorted by offset (insertion sort: small n) */
-        int nc = 0;
-        for (int j = 0; j < i; j++)
-            if (items[j].first <= items[i].last && items[i].first <= items[j].last) {
-                int k = nc++;
-                while (k > 0 && offset[items[placed[k - 1]].tensor] > offset[items[j].tensor]) {
-                    placed[k] = placed[k - 1];
-                    k--;
-                }
-                placed[k] = j;
-            }
-        int64_t at = 0;
-        for (int k = 0; k < nc; k++) {
-            int64_t lo = offset[items[placed[k]].tensor], hi = lo + items[placed[k]].size;
-            if (lo >= at + items[i].size)
-                break;
-            if (hi > at)
-                at = hi;
-        }
-        offset[items[i].tensor] = at;
-        if (at + items[i].size > arena)
-            arena = at + items[i].size;
+    olla_place_options po;
+    memset(&po, 0, sizeof po);
+    po.alignment = in->alignment;
+    po.time_limit = in->time_limit;
+    po.verbosity = in->opt->verbosity > 1 ? 1 : 0;
+    olla_place_result pr;
+    olla_status st = olla_place(bufs, n, &po, &pr, err);
+    if (st == OLLA_OK) {
+        for (size_t i = 0; i < n; i++)
+            offset[which[i]] = bufs[i].offset;
+        out->arena_bytes = pr.arena_bytes;
+        out->status = olla_place_status_name(pr.status);
     }
-    free(items);
-    free(placed);
-    out->arena_bytes = arena;
-    out->status = "heuristic";
-    return OLLA_OK;
+    free(bufs);
+    free(which);
+    return st;
 }

@@ -26,6 +26,22 @@ static int vec_push(int_vec *a, int x)
     return 1;
 }
 
+static const olla_value_type *shape_lookup(void *ctx, const char *name)
+{
+    return olla_shape_lookup(ctx, name);
+}
+
+static const char *shape_reason(void *ctx, const char *name)
+{
+    return olla_shape_unknown_reason(ctx, name);
+}
+
+olla_type_source olla_graph_types_from_shapes(olla_shape_table *t)
+{
+    olla_type_source s = {shape_lookup, shape_reason, t};
+    return s;
+}
+
 const char *olla_op_label(const olla_graph *g, int op, char *buf, int buflen)
 {
     const olla_op *o = &g->ops[op];

@@ -52,6 +52,10 @@ typedef struct olla_type_source {
     void *ctx;
 } olla_type_source;
 
+/* A type source over the shapes inferred for a model. */
+struct olla_shape_table;
+olla_type_source olla_graph_types_from_shapes(struct olla_shape_table *t);
+
 /* Builds the graph. Errors (OLLA_ERR_INPUT): a tensor produced twice, an input
  * that nothing produces, a graph output nothing produces, a cycle. */
 olla_status olla_graph_build(const olla_model *model, const olla_type_source *types, olla_graph **out,

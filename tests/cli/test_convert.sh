@@ -35,6 +35,11 @@ done
 "$OLLA" -q "$tmp/elsewhere/deeper/ext.onnx" "$tmp/elsewhere/deeper/ext.onnx" && "$OLLA" check "$tmp/elsewhere/deeper/ext.onnx" >/dev/null && ok || bad "in-place rewrite"
 # symbolic dimensions bound on the command line
 "$OLLA" -q --dim batch=4 "$SRC/models/symbolic_dims.onnx" "$tmp/sym.onnx" && "$OLLA" check --dim batch=4 "$tmp/sym.onnx" >/dev/null && ok || bad "symbolic dims with --dim"
+# --allow-unknown-sizes leaves the unsized tensor out of the plan, and says so
+"$OLLA" --allow-unknown-sizes --report "$tmp/u.json" "$SRC/models/bad/unsized_op.onnx" "$tmp/u.onnx" 2>"$tmp/uerr" && ok || bad "--allow-unknown-sizes failed"
+grep -q "warning: size of 'm' unknown" "$tmp/uerr" && ok || bad "no warning for the unsized tensor: $(cat "$tmp/uerr")"
+grep -q '"name": *"m"' "$tmp/u.json" && ok || bad "the report does not list the unsized tensor"
+"$OLLA" check "$tmp/u.onnx" >/dev/null && ok || bad "check of a plan with an unsized tensor"
 # --version and --help
 "$OLLA" --version | grep -qE "^olla-onnx [0-9]+\.[0-9]+\.[0-9]+$" && ok || bad "--version"
 "$OLLA" --help | grep -q -- "--time-limit" && ok || bad "--help"

@@ -1,0 +1,78 @@
+/* olla-onnx: tensor placement. Every planned tensor has a fixed lifetime;
+ * olla_place() gives each one an offset in a single arena so that tensors
+ * live at the same time never overlap, with the arena as small as possible
+ * (or within a given capacity). */
+#ifndef OLLA_PLACE_H
+#define OLLA_PLACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "olla_error.h"
+
+typedef struct olla_buffer {
+    int64_t lower, upper; /* live on [lower, upper) */
+    int64_t size;
+    int64_t offset; /* output */
+} olla_buffer;
+
+typedef struct olla_place_options {
+    int64_t alignment; /* >= 1; sizes are rounded up to it, offsets are multiples of it */
+    double time_limit; /* seconds, <= 0: no limit */
+    int64_t capacity;  /* 0: minimize the arena; > 0: find a placement within it */
+    int verbosity;     /* 0 quiet, 1 one line per phase on stderr */
+} olla_place_options;
+
+typedef enum olla_place_status {
+    OLLA_PLACE_HEURISTIC, /* a heuristic placement, nothing proven */
+    OLLA_PLACE_FEASIBLE,  /* fits the capacity, or improved by search; not proven optimal */
+    OLLA_PLACE_OPTIMAL,   /* arena == lower bound, or proven by exhaustive search */
+    OLLA_PLACE_NO_FIT,    /* proven: no placement within the capacity */
+    OLLA_PLACE_NOT_FOUND  /* none found within the capacity and time limit */
+} olla_place_status;
+
+typedef struct olla_place_result {
+    int64_t arena_bytes; /* max over buffers of offset + aligned size (0 if none) */
+    int64_t lower_bound; /* max live bytes (aligned sizes), or a stronger proven bound */
+    olla_place_status status;
+    double seconds;
+} olla_place_result;
+
+/* Places bufs[i].offset for every buffer. On NO_FIT / NOT_FOUND the offsets
+ * hold the best placement found (which exceeds the capacity). */
+olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *opt,
+                       olla_place_result *res, olla_error *err);
+
+/* Checks a placement independently of the solver: OLLA_ERR_INPUT names two
+ * overlapping buffers, an unaligned offset or a buffer beyond the arena. */
+olla_status olla_place_validate(const olla_buffer *bufs, size_t n, int64_t arena_bytes,
+                                int64_t alignment, olla_error *err);
+
+/* "heuristic", "feasible", "optimal", "no-fit", "not-found". */
+const char *olla_place_status_name(olla_place_status s);
+
+/* Checks the buffers themselves (intervals, sizes, overflow of aligned sizes). */
+olla_status olla_place_check_input(const olla_buffer *bufs, size_t n, int64_t alignment,
+                                   olla_error *err);
+
+/* Max over time of the total aligned size of live buffers. */
+int64_t olla_place_max_live(const olla_buffer *bufs, size_t n, int64_t alignment);
+
+/* A minimalloc CSV table (solver/place_csv.c): a header naming id, lower,
+ * upper and size in any order, extra columns kept as they are. An offset
+ * column in the input is dropped and written afresh. */
+typedef struct olla_place_table {
+    size_t n;
+    olla_buffer *bufs;
+    char **ids;    /* one per row */
+    char **rows;   /* each row's text without any offset column */
+    char *header;  /* likewise */
+} olla_place_table;
+
+olla_status olla_place_csv_read(const char *path, olla_place_table *t, olla_error *err);
+/* Writes header and rows plus an offset column, via a temporary file and a
+ * rename, so a failure never leaves a partial file at path. */
+olla_status olla_place_csv_write(const char *path, const olla_place_table *t, olla_error *err);
+void olla_place_table_free(olla_place_table *t);
+
+#endif

@@ -1,0 +1,429 @@
+/* olla-onnx: the scheduling ILP (eq. 12 of the OLLA paper) solved with CBC.
+ *
+ * Binary S[v][t] = 1 when node v has run at or before step t, created only
+ * inside v's window [asap, alap) (0 before, 1 from alap on). One node runs
+ * per step, so sum_v S[v][t] = t + 1. Edge u -> w: S[w][t] <= S[u][t-1].
+ * Tensor e made by p is live at t when S[p][t] = 1 and some reader s has
+ * S[s][t-1] = 0 (a graph output: S[p][t]; unread: S[p][t] - S[p][t-1]).
+ * With one reader that is exactly S[p][t] - S[s][t-1]; with several a
+ * continuous L[e][t] >= S[p][t] - S[s][t-1] stands for it. The peak row of
+ * step t bounds the sum of bytes times liveness. C[v][t] of the paper is
+ * S[v][t] - S[v][t-1] and its P variables are the liveness terms. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <coin/Cbc_C_Interface.h>
+
+#include "passes/olla_analysis.h"
+#include "solver/olla_schedule.h"
+
+#define MAX_COLS 3000000L
+#define MAX_NZ 40000000L
+
+typedef struct {
+    int *row, *col;
+    double *val;
+    long n, cap;
+    double *rlo, *rhi;
+    int nrows, caprows;
+    int oom;
+} trip;
+
+static void t_add(trip *m, int r, int c, double v)
+{
+    if (m->oom)
+        return;
+    if (m->n == m->cap) {
+        long nc = m->cap ? 2 * m->cap : 4096;
+        if (nc > MAX_NZ) {
+            m->oom = 1;
+            return;
+        }
+        int *r2 = realloc(m->row, (size_t)nc * sizeof *r2);
+        if (r2)
+            m->row = r2;
+        int *c2 = realloc(m->col, (size_t)nc * sizeof *c2);
+        if (c2)
+            m->col = c2;
+        double *v2 = realloc(m->val, (size_t)nc * sizeof *v2);
+        if (v2)
+            m->val = v2;
+        if (!r2 || !c2 || !v2) {
+            m->oom = 1;
+            return;
+        }
+        m->cap = nc;
+    }
+    m->row[m->n] = r;
+    m->col[m->n] = c;
+    m->val[m->n] = v;
+    m->n++;
+}
+
+static int t_row(trip *m, double lo, double hi)
+{
+    if (m->oom)
+        return -1;
+    if (m->nrows == m->caprows) {
+        int nc = m->caprows ? 2 * m->caprows : 1024;
+        double *a = realloc(m->rlo, (size_t)nc * sizeof *a);
+        if (a)
+            m->rlo = a;
+        double *b = realloc(m->rhi, (size_t)nc * sizeof *b);
+        if (b)
+            m->rhi = b;
+        if (!a || !b) {
+            m->oom = 1;
+            return -1;
+        }
+        m->caprows = nc;
+    }
+    m->rlo[m->nrows] = lo;
+    m->rhi[m->nrows] = hi;
+    return m->nrows++;
+}
+
+static void t_free(trip *m)
+{
+    free(m->row);
+    free(m->col);
+    free(m->val);
+    free(m->rlo);
+    free(m->rhi);
+}
+
+typedef struct {
+    const int *asap, *alap, *sidx;
+} win;
+
+/* S[v][t] as a column index, or -1 for constant 0, -2 for constant 1 */
+static int S(const win *w, int v, int t)
+{
+    if (t < w->asap[v])
+        return -1;
+    if (t >= w->alap[v])
+        return -2;
+    return w->sidx[v] + (t - w->asap[v]);
+}
+
+/* adds coef * S[v][t] to row r, or its constant value to *konst */
+static void add_s(trip *m, const win *w, int r, int v, int t, double coef, double *konst)
+{
+    int c = S(w, v, t);
+    if (c == -2)
+        *konst += coef;
+    else if (c >= 0)
+        t_add(m, r, c, coef);
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+typedef struct {
+    int v, step;
+    int lvl;
+} dec_item;
+
+static int cmp_dec(const void *a, const void *b)
+{
+    const dec_item *x = a, *y = b;
+    if (x->step != y->step)
+        return x->step < y->step ? -1 : 1;
+    if (x->lvl != y->lvl)
+        return x->lvl < y->lvl ? -1 : 1;
+    return x->v < y->v ? -1 : x->v > y->v;
+}
+
+olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit, int verbosity,
+                           int *order, olla_ilp_info *info, olla_error *err)
+{
+    int n = dag->n_nodes, nt = dag->n_tensors;
+    memset(info, 0, sizeof *info);
+    if (n == 0)
+        return OLLA_OK;
+    olla_reach reach;
+    olla_status st = olla_reach_build(dag, &reach, err);
+    if (st != OLLA_OK)
+        return st;
+    int *asap = malloc((size_t)n * sizeof(int)), *alap = malloc((size_t)n * sizeof(int));
+    int *sidx = malloc(((size_t)n + 1) * sizeof(int));
+    int *mlo = malloc(((size_t)nt + 1) * sizeof(int)), *mhi = malloc(((size_t)nt + 1) * sizeof(int));
+    int *plo = malloc(((size_t)nt + 1) * sizeof(int)), *phi = malloc(((size_t)nt + 1) * sizeof(int));
+    int *peakrow = malloc((size_t)n * sizeof(int));
+    double *peakconst = calloc((size_t)n, sizeof(double));
+    int *step = malloc((size_t)n * sizeof(int));
+    dec_item *dec = malloc((size_t)n * sizeof(dec_item));
+    int *fwd = malloc((size_t)n * sizeof(int)), *bwd = malloc((size_t)n * sizeof(int));
+    trip m = {0};
+    double *collb = NULL, *colub = NULL, *obj = NULL, *val = NULL, *start_val = NULL;
+    int *cstart = NULL, *cidx = NULL, *fill = NULL, *start_idx = NULL;
+    Cbc_Model *model = NULL;
+    if (!asap || !alap || !sidx || !mlo || !mhi || !plo || !phi || !peakrow || !peakconst || !step || !dec || !fwd ||
+        !bwd) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the scheduling ILP");
+        goto done;
+    }
+    olla_windows(&reach, asap, alap);
+    olla_tensor_windows(dag, asap, alap, mlo, mhi, plo, phi);
+    st = olla_levels(dag, fwd, bwd, err);
+    if (st != OLLA_OK)
+        goto done;
+    /* scale bytes by their gcd to keep coefficients small */
+    int64_t g = 0;
+    for (int e = 0; e < nt; e++)
+        if (dag->bytes[e] > 0)
+            g = gcd64(dag->bytes[e], g);
+    if (g == 0)
+        g = 1;
+    /* columns: 0 = peak, then S, then L */
+    long ncols = 1;
+    for (int v = 0; v < n; v++) {
+        sidx[v] = (int)ncols;
+        ncols += alap[v] - asap[v];
+        if (ncols > MAX_COLS)
+            break;
+    }
+    if (ncols > MAX_COLS) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "the scheduling ILP would need over %ld columns", MAX_COLS);
+        goto done;
+    }
+    win w = {asap, alap, sidx};
+    /* peak rows first: row t */
+    for (int t = 0; t < n; t++) {
+        peakrow[t] = t_row(&m, -INFINITY, 0.0);
+        t_add(&m, peakrow[t], 0, -1.0);
+    }
+    /* one node per step */
+    for (int t = 0; t < n; t++) {
+        int r = t_row(&m, 0, 0);
+        double k = 0;
+        for (int v = 0; v < n; v++)
+            if (t >= asap[v])
+                add_s(&m, &w, r, v, t, 1.0, &k);
+        m.rlo[r] = m.rhi[r] = (double)(t + 1) - k;
+    }
+    /* monotone */
+    for (int v = 0; v < n; v++)
+        for (int t = asap[v]; t + 1 < alap[v]; t++) {
+            int r = t_row(&m, -INFINITY, 0);
+            t_add(&m, r, S(&w, v, t), 1.0);
+            t_add(&m, r, S(&w, v, t + 1), -1.0);
+        }
+    /* precedence over direct edges (dedup with a stamp per consumer) */
+    {
+        int *stamp = malloc((size_t)n * sizeof(int));
+        if (!stamp) {
+            st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the scheduling ILP");
+            goto done;
+        }
+        for (int v = 0; v < n; v++)
+            stamp[v] = -1;
+        for (int wv = 0; wv < n; wv++)
+            for (int k = dag->in_start[wv]; k < dag->in_start[wv + 1]; k++) {
+                int u = dag->producer[dag->in_list[k]];
+                if (stamp[u] == wv)
+                    continue;
+                stamp[u] = wv;
+                int lo = asap[wv] > asap[u] + 1 ? asap[wv] : asap[u] + 1;
+                int hi = alap[wv] - 1 < alap[u] ? alap[wv] - 1 : alap[u];
+                for (int t = lo; t <= hi; t++) {
+                    int r = t_row(&m, -INFINITY, 0);
+                    t_add(&m, r, S(&w, wv, t), 1.0);
+                    t_add(&m, r, S(&w, u, t - 1), -1.0);
+                }
+            }
+        free(stamp);
+    }
+    /* liveness terms in the peak rows */
+    for (int e = 0; e < nt; e++) {
+        double b = (double)(dag->bytes[e] / g);
+        if (dag->bytes[e] == 0)
+            continue;
+        int p = dag->producer[e];
+        int ns = dag->sink_start[e + 1] - dag->sink_start[e];
+        for (int t = mlo[e]; t <= mhi[e]; t++) {
+            int r = peakrow[t];
+            if (t >= plo[e] && t <= phi[e]) {
+                peakconst[t] += b;
+                continue;
+            }
+            if (dag->is_output[e]) {
+                add_s(&m, &w, r, p, t, b, &peakconst[t]);
+            } else if (ns == 0) {
+                add_s(&m, &w, r, p, t, b, &peakconst[t]);
+                add_s(&m, &w, r, p, t - 1, -b, &peakconst[t]);
+            } else if (ns == 1) {
+                add_s(&m, &w, r, p, t, b, &peakconst[t]);
+                add_s(&m, &w, r, dag->sink_list[dag->sink_start[e]], t - 1, -b, &peakconst[t]);
+            } else {
+                int cp = S(&w, p, t);
+                if (cp == -1)
+                    continue;
+                int any_zero = 0, n_var = 0;
+                for (int k = dag->sink_start[e]; k < dag->sink_start[e + 1]; k++) {
+                    int cs = S(&w, dag->sink_list[k], t - 1);
+                    if (cs == -1)
+                        any_zero = 1;
+                    else if (cs >= 0)
+                        n_var++;
+                }
+                if (any_zero) { /* live exactly when p has run */
+                    add_s(&m, &w, r, p, t, b, &peakconst[t]);
+                    continue;
+                }
+                if (n_var == 0) /* every reader ran before t */
+                    continue;
+                if (ncols + 1 > MAX_COLS) {
+                    st = olla_error_set(err, OLLA_ERR_INTERNAL, "the scheduling ILP would need over %ld columns",
+                                        MAX_COLS);
+                    goto done;
+                }
+                int lc = (int)ncols++;
+                t_add(&m, r, lc, b);
+                for (int k = dag->sink_start[e]; k < dag->sink_start[e + 1]; k++) {
+                    int s = dag->sink_list[k];
+                    if (S(&w, s, t - 1) == -2)
+                        continue;
+                    int rr = t_row(&m, 0, INFINITY); /* L - S[p][t] + S[s][t-1] >= 0 */
+                    double kk = 0;
+                    t_add(&m, rr, lc, 1.0);
+                    add_s(&m, &w, rr, p, t, -1.0, &kk);
+                    add_s(&m, &w, rr, s, t - 1, 1.0, &kk);
+                    if (rr >= 0)
+                        m.rlo[rr] = -kk;
+                }
+            }
+        }
+    }
+    for (int t = 0; t < n; t++)
+        if (peakrow[t] >= 0)
+            m.rhi[peakrow[t]] = -peakconst[t];
+    if (m.oom) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "the scheduling ILP is too large to build (%ld columns)", ncols);
+        goto done;
+    }
+    /* column-major arrays for Cbc_loadProblem */
+    int nc = (int)ncols;
+    cstart = calloc((size_t)nc + 1, sizeof(int));
+    cidx = malloc(((size_t)m.n + 1) * sizeof(int));
+    val = malloc(((size_t)m.n + 1) * sizeof(double));
+    fill = calloc((size_t)nc + 1, sizeof(int));
+    collb = calloc((size_t)nc, sizeof(double));
+    colub = malloc((size_t)nc * sizeof(double));
+    obj = calloc((size_t)nc, sizeof(double));
+    start_idx = malloc((size_t)nc * sizeof(int));
+    start_val = malloc((size_t)nc * sizeof(double));
+    if (!cstart || !cidx || !val || !fill || !collb || !colub || !obj || !start_idx || !start_val) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the scheduling ILP");
+        goto done;
+    }
+    for (long i = 0; i < m.n; i++)
+        cstart[m.col[i] + 1]++;
+    for (int c = 0; c < nc; c++)
+        cstart[c + 1] += cstart[c];
+    for (long i = 0; i < m.n; i++) {
+        int c = m.col[i];
+        cidx[cstart[c] + fill[c]] = m.row[i];
+        val[cstart[c] + fill[c]] = m.val[i];
+        fill[c]++;
+    }
+    for (int c = 0; c < nc; c++)
+        colub[c] = 1.0;
+    colub[0] = INFINITY;
+    collb[0] = (double)(lb_hint / g);
+    obj[0] = 1.0;
+    model = Cbc_newModel();
+    if (!model) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "CBC could not create a model");
+        goto done;
+    }
+    Cbc_loadProblem(model, nc, m.nrows, cstart, cidx, val, collb, colub, obj, m.rlo, m.rhi);
+    for (int v = 0; v < n; v++)
+        for (int t = asap[v]; t < alap[v]; t++)
+            Cbc_setInteger(model, S(&w, v, t));
+    Cbc_setObjSense(model, 1.0);
+    Cbc_setLogLevel(model, verbosity >= 3 ? 1 : 0);
+    if (time_limit > 0)
+        Cbc_setMaximumSeconds(model, time_limit);
+    info->n_cols = nc;
+    info->n_rows = m.nrows;
+    if (start && olla_dag_is_topological(dag, start)) {
+        for (int t = 0; t < n; t++)
+            step[start[t]] = t;
+        int k = 0;
+        for (int v = 0; v < n; v++)
+            for (int t = asap[v]; t < alap[v]; t++) {
+                start_idx[k] = S(&w, v, t);
+                start_val[k] = step[v] <= t ? 1.0 : 0.0;
+                k++;
+            }
+        Cbc_setMIPStartI(model, k, start_idx, start_val);
+    }
+    if (verbosity >= 2)
+        fprintf(stderr, "olla: scheduling ILP: %d columns, %d rows, %ld nonzeros\n", nc, m.nrows, m.n);
+    Cbc_solve(model);
+    const double *sol = Cbc_bestSolution(model);
+    double bp = Cbc_getBestPossibleObjValue(model);
+    if (isfinite(bp) && bp > 0) {
+        double lb = ceil(bp - 1e-6 * (fabs(bp) + 1.0));
+        if (lb > 0)
+            info->bound = (int64_t)lb * g;
+    }
+    info->optimal = Cbc_isProvenOptimal(model);
+    if (sol) {
+        /* decode: each node runs at the first step where S is 1 (function 1 of
+         * the paper), ties broken by level */
+        for (int v = 0; v < n; v++) {
+            int s = alap[v];
+            for (int t = asap[v]; t < alap[v]; t++)
+                if (sol[S(&w, v, t)] > 0.5) {
+                    s = t;
+                    break;
+                }
+            dec[v].v = v;
+            dec[v].step = s;
+            dec[v].lvl = fwd[v];
+        }
+        qsort(dec, (size_t)n, sizeof *dec, cmp_dec);
+        for (int i = 0; i < n; i++)
+            order[i] = dec[i].v;
+        info->found = olla_dag_is_topological(dag, order);
+    }
+done:
+    if (model)
+        Cbc_deleteModel(model);
+    t_free(&m);
+    free(asap);
+    free(alap);
+    free(sidx);
+    free(mlo);
+    free(mhi);
+    free(plo);
+    free(phi);
+    free(peakrow);
+    free(peakconst);
+    free(step);
+    free(dec);
+    free(fwd);
+    free(bwd);
+    free(collb);
+    free(colub);
+    free(obj);
+    free(val);
+    free(start_val);
+    free(cstart);
+    free(cidx);
+    free(fill);
+    free(start_idx);
+    olla_reach_free(&reach);
+    return st;
+}

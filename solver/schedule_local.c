@@ -1,0 +1,177 @@
+/* olla-onnx: local improvement of an order: move nodes that hold tensors live
+ * at the peak step to the other side of it, within their windows, while the
+ * (peak, number of steps at the peak) pair drops. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "solver/olla_schedule.h"
+
+double olla_sched_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct {
+    const olla_dag *dag;
+    int *order, *step;
+    int64_t *delta, *live;
+    int *first, *last;
+} ls_ctx;
+
+static void evaluate(ls_ctx *c, int64_t *peak, int *count, int *at)
+{
+    const olla_dag *d = c->dag;
+    int n = d->n_nodes;
+    memset(c->delta, 0, ((size_t)n + 1) * sizeof *c->delta);
+    for (int e = 0; e < d->n_tensors; e++) {
+        int f = c->step[d->producer[e]], l = f;
+        if (d->is_output[e])
+            l = n - 1;
+        else
+            for (int k = d->sink_start[e]; k < d->sink_start[e + 1]; k++)
+                if (c->step[d->sink_list[k]] > l)
+                    l = c->step[d->sink_list[k]];
+        c->first[e] = f;
+        c->last[e] = l;
+        c->delta[f] += d->bytes[e];
+        c->delta[l + 1] -= d->bytes[e];
+    }
+    int64_t cur = 0, pk = -1;
+    int cnt = 0, where = 0;
+    for (int t = 0; t < n; t++) {
+        cur += c->delta[t];
+        c->live[t] = cur;
+        if (cur > pk) {
+            pk = cur;
+            cnt = 1;
+            where = t;
+        } else if (cur == pk) {
+            cnt++;
+        }
+    }
+    *peak = pk < 0 ? 0 : pk;
+    *count = cnt;
+    *at = where;
+}
+
+static void move_node(ls_ctx *c, int from, int to)
+{
+    int v = c->order[from];
+    if (from < to) {
+        memmove(c->order + from, c->order + from + 1, (size_t)(to - from) * sizeof(int));
+        for (int t = from; t < to; t++)
+            c->step[c->order[t]] = t;
+    } else if (from > to) {
+        memmove(c->order + to + 1, c->order + to, (size_t)(from - to) * sizeof(int));
+        for (int t = to + 1; t <= from; t++)
+            c->step[c->order[t]] = t;
+    }
+    c->order[to] = v;
+    c->step[v] = to;
+}
+
+static void window(const ls_ctx *c, int v, int *lo, int *hi)
+{
+    const olla_dag *d = c->dag;
+    int a = 0, b = d->n_nodes - 1;
+    for (int k = d->in_start[v]; k < d->in_start[v + 1]; k++) {
+        int s = c->step[d->producer[d->in_list[k]]] + 1;
+        if (s > a)
+            a = s;
+    }
+    for (int k = d->out_start[v]; k < d->out_start[v + 1]; k++) {
+        int e = d->out_list[k];
+        for (int j = d->sink_start[e]; j < d->sink_start[e + 1]; j++) {
+            int s = c->step[d->sink_list[j]] - 1;
+            if (s < b)
+                b = s;
+        }
+    }
+    *lo = a;
+    *hi = b;
+}
+
+int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadline)
+{
+    int n = dag->n_nodes, nt = dag->n_tensors;
+    ls_ctx c = {dag, order, NULL, NULL, NULL, NULL, NULL};
+    c.step = malloc(((size_t)n + 1) * sizeof(int));
+    c.delta = malloc(((size_t)n + 2) * sizeof(int64_t));
+    c.live = malloc(((size_t)n + 1) * sizeof(int64_t));
+    c.first = malloc(((size_t)nt + 1) * sizeof(int));
+    c.last = malloc(((size_t)nt + 1) * sizeof(int));
+    int *cand = malloc(((size_t)2 * nt + n + 1) * sizeof(int));
+    int64_t peak = 0;
+    if (!c.step || !c.delta || !c.live || !c.first || !c.last || !cand) {
+        peak = olla_dag_peak(dag, order, NULL, NULL);
+        goto done;
+    }
+    for (int t = 0; t < n; t++)
+        c.step[order[t]] = t;
+    int cnt, at;
+    evaluate(&c, &peak, &cnt, &at);
+    for (int iter = 0; n > 1; iter++) {
+        if (deadline > 0 && (iter & 7) == 0 && olla_sched_now() > deadline)
+            break;
+        /* candidates: the node at the peak, producers and last readers of
+         * the tensors live there */
+        int nc = 0;
+        cand[nc++] = order[at];
+        for (int e = 0; e < nt; e++) {
+            if (dag->bytes[e] == 0 || c.first[e] > at || c.last[e] < at)
+                continue;
+            if (c.first[e] < at)
+                cand[nc++] = dag->producer[e];
+            if (c.last[e] > at && !dag->is_output[e])
+                cand[nc++] = order[c.last[e]];
+        }
+        int improved = 0;
+        for (int i = 0; i < nc && !improved; i++) {
+            int v = cand[i], p = c.step[v], lo, hi;
+            window(&c, v, &lo, &hi);
+            int targets[4], ntg = 0;
+            if (p < at) {
+                targets[ntg++] = at < hi ? at : hi;
+                targets[ntg++] = hi;
+            } else if (p > at) {
+                targets[ntg++] = at > lo ? at : lo;
+                targets[ntg++] = lo;
+            } else {
+                targets[ntg++] = lo;
+                targets[ntg++] = hi;
+                targets[ntg++] = (lo + p) / 2;
+                targets[ntg++] = (p + hi + 1) / 2;
+            }
+            for (int k = 0; k < ntg && !improved; k++) {
+                int to = targets[k];
+                if (to == p || to < lo || to > hi)
+                    continue;
+                move_node(&c, p, to);
+                int64_t pk2;
+                int cnt2, at2;
+                evaluate(&c, &pk2, &cnt2, &at2);
+                if (pk2 < peak || (pk2 == peak && cnt2 < cnt)) {
+                    peak = pk2;
+                    cnt = cnt2;
+                    at = at2;
+                    improved = 1;
+                } else {
+                    move_node(&c, to, p);
+                }
+            }
+        }
+        if (!improved)
+            break;
+    }
+done:
+    free(c.step);
+    free(c.delta);
+    free(c.live);
+    free(c.first);
+    free(c.last);
+    free(cand);
+    return peak;
+}

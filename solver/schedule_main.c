@@ -1,0 +1,179 @@
+/* olla-onnx: the ordering step: heuristics, local improvement, lower bounds
+ * and the ILP, keeping the best order found and never a worse one than the
+ * input order. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/olla_analysis.h"
+#include "solver/olla_schedule.h"
+
+typedef struct {
+    const olla_dag *dag;
+    int *best;
+    int64_t best_peak;
+    int source; /* 0 input, 1 heuristic, 2 ilp */
+    int verbosity;
+} keeper;
+
+static void offer(keeper *k, const int *order, int source, const char *name)
+{
+    if (!olla_dag_is_topological(k->dag, order))
+        return;
+    int64_t pk = olla_dag_peak(k->dag, order, NULL, NULL);
+    if (k->verbosity >= 2)
+        fprintf(stderr, "olla: order %-22s peak %lld\n", name, (long long)pk);
+    if (pk < k->best_peak) {
+        k->best_peak = pk;
+        k->source = source;
+        memcpy(k->best, order, (size_t)k->dag->n_nodes * sizeof(int));
+    }
+}
+
+typedef olla_status (*heur_fn)(const olla_dag *, int *, olla_error *);
+
+olla_status olla_schedule(const olla_dag *dag, const int *input_order, const olla_schedule_options *opt,
+                          int *order_out, olla_schedule_result *res, olla_error *err)
+{
+    double t0 = olla_sched_now();
+    olla_schedule_options dflt = {0, 1, 0};
+    if (!opt)
+        opt = &dflt;
+    double deadline = opt->time_limit > 0 ? t0 + opt->time_limit : 0;
+    int n = dag->n_nodes;
+    memset(res, 0, sizeof *res);
+    res->status = "kept";
+    int *work = malloc(((size_t)n + 1) * sizeof(int));
+    int *best = malloc(((size_t)n + 1) * sizeof(int));
+    int64_t *live = malloc(((size_t)n + 1) * sizeof(int64_t));
+    int64_t *upper = malloc(((size_t)n + 1) * sizeof(int64_t));
+    olla_dag aug;
+    memset(&aug, 0, sizeof aug);
+    olla_reach reach;
+    memset(&reach, 0, sizeof reach);
+    int *ef = NULL, *et = NULL, ne = 0;
+    int64_t lb = 0;
+    olla_status st = OLLA_OK;
+    if (!work || !best || !live || !upper) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the ordering step (%d nodes)", n);
+        goto done;
+    }
+    if (input_order) {
+        if (!olla_dag_is_topological(dag, input_order)) {
+            st = olla_error_set(err, OLLA_ERR_INPUT,
+                                "the input order of %d nodes is not a topological order; give each node once, "
+                                "after the producers of its inputs",
+                                n);
+            goto done;
+        }
+        memcpy(best, input_order, (size_t)n * sizeof(int));
+    } else {
+        st = olla_dag_stable_topo(dag, best, err);
+        if (st != OLLA_OK)
+            goto done;
+    }
+    keeper k = {dag, best, olla_dag_peak(dag, best, NULL, NULL), 0, opt->verbosity};
+    res->input_order_peak = k.best_peak;
+    if (n == 0)
+        goto finish;
+
+    /* heuristics, on the graph and on the graph with early-update edges */
+    static const heur_fn heur[] = {olla_sched_greedy_free, olla_sched_least_peak, olla_sched_dfs_post};
+    static const char *const heur_name[] = {"greedy-free", "least-peak", "dfs-post"};
+    memcpy(work, best, (size_t)n * sizeof(int));
+    olla_sched_local_improve(dag, work, deadline);
+    offer(&k, work, 1, "input+local");
+    if (olla_early_update_edges(dag, &ef, &et, &ne, err) != OLLA_OK ||
+        (ne > 0 && olla_dag_add_edges(dag, ef, et, ne, &aug, err) != OLLA_OK)) {
+        olla_error_clear(err); /* control edges are an optional speed-up */
+        ne = 0;
+    }
+    for (int g = 0; g < (ne > 0 ? 2 : 1); g++) {
+        const olla_dag *gd = g == 0 ? dag : &aug;
+        for (size_t h = 0; h < sizeof heur / sizeof heur[0]; h++) {
+            if (heur[h](gd, work, err) != OLLA_OK) {
+                olla_error_clear(err);
+                continue;
+            }
+            char name[64];
+            snprintf(name, sizeof name, "%s%s", heur_name[h], g ? "+early" : "");
+            offer(&k, work, 1, name);
+            if (deadline > 0 && olla_sched_now() > deadline)
+                break;
+            olla_sched_local_improve(gd, work, deadline);
+            snprintf(name, sizeof name, "%s%s+local", heur_name[h], g ? "+early" : "");
+            offer(&k, work, 1, name);
+        }
+    }
+    memcpy(work, best, (size_t)n * sizeof(int));
+    olla_sched_local_improve(dag, work, deadline);
+    offer(&k, work, 1, "best+local");
+    res->heuristic_peak = k.best_peak;
+
+    /* lower bounds */
+    lb = olla_bound_node_io(dag);
+    if (olla_reach_build(dag, &reach, err) == OLLA_OK) {
+        olla_dag_peak(dag, best, live, NULL);
+        for (int t = 0; t < n; t++)
+            upper[best[t]] = live[t];
+        int64_t cb = 0;
+        if (olla_bound_closure(dag, &reach, upper, &cb, NULL, err) == OLLA_OK && cb > lb)
+            lb = cb;
+        olla_error_clear(err);
+    } else {
+        olla_error_clear(err);
+    }
+    if (opt->verbosity >= 2)
+        fprintf(stderr, "olla: heuristic peak %lld, lower bound %lld (%.3f s)\n", (long long)k.best_peak,
+                (long long)lb, olla_sched_now() - t0);
+
+    /* the ILP, warm-started with the best order */
+    if (opt->use_ilp && k.best_peak > lb) {
+        double left = deadline > 0 ? deadline - olla_sched_now() : 0;
+        if (deadline <= 0 || left > 0.05) {
+            olla_ilp_info info;
+            olla_error ierr = {0};
+            if (olla_sched_ilp(dag, best, lb, deadline > 0 ? left : 0, opt->verbosity, work, &info, &ierr) ==
+                OLLA_OK) {
+                if (info.found)
+                    offer(&k, work, 2, "ilp");
+                if (info.bound > lb)
+                    lb = info.bound;
+            } else if (opt->verbosity >= 2) {
+                fprintf(stderr, "olla: ILP skipped: %s\n", ierr.message);
+            }
+        }
+    }
+    if (lb > k.best_peak)
+        lb = k.best_peak; /* cannot happen with exact bounds; keep the report consistent */
+
+finish:
+    memcpy(order_out, best, (size_t)n * sizeof(int));
+    if (!olla_dag_is_topological(dag, order_out)) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "the ordering step produced an invalid order; please report");
+        goto done;
+    }
+    res->peak_bytes = k.best_peak;
+    res->lower_bound_bytes = lb;
+    if (res->heuristic_peak == 0)
+        res->heuristic_peak = k.best_peak;
+    if (k.best_peak == res->lower_bound_bytes)
+        res->status = "optimal";
+    else if (k.source == 2)
+        res->status = "feasible";
+    else if (k.source == 1)
+        res->status = "heuristic";
+    else
+        res->status = "kept";
+done:
+    res->seconds = olla_sched_now() - t0;
+    olla_dag_free(&aug);
+    olla_reach_free(&reach);
+    free(ef);
+    free(et);
+    free(work);
+    free(best);
+    free(live);
+    free(upper);
+    return st;
+}
