@@ -58,6 +58,12 @@ int64_t olla_value_bytes(const olla_value_type *t);
 /* ---- the table of a model ---- */
 typedef struct olla_shape_table olla_shape_table;
 
+/* The value of a dimension parameter under the bindings: a bound name, or an
+ * exporter's expression over names and integers with +, -, * and parentheses
+ * ("8*batch", "batch*seq+1", "(seq-1)*2"). Returns 0 when some name is
+ * unbound, on overflow, or when the value is negative. */
+int olla_dim_param_eval(const char *param, const olla_dim_binding *dims, int n_dims, int64_t *value);
+
 typedef struct olla_shape_options {
     const olla_dim_binding *dims; /* symbolic dims to replace by values */
     int n_dims;

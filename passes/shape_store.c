@@ -155,105 +155,6 @@ const char *olla_shape__intern(olla_shape_table *t, const char *s)
 
 /* ---- protos ---- */
 
-/* Evaluates a dimension expression over bound names and integers with +, -,
- * * and parentheses ("8*batch", "batch*seq+1"). 0 when a name is unbound or
- * the text is not such an expression. */
-typedef struct {
-    const char *p;
-    const olla_shape_table *t;
-    int depth;
-} dim_parser;
-
-static int parse_sum(dim_parser *ps, int64_t *v);
-
-static int parse_factor(dim_parser *ps, int64_t *v)
-{
-    while (*ps->p == ' ')
-        ps->p++;
-    if (*ps->p == '(') {
-        if (++ps->depth > 32)
-            return 0;
-        ps->p++;
-        if (!parse_sum(ps, v))
-            return 0;
-        while (*ps->p == ' ')
-            ps->p++;
-        if (*ps->p != ')')
-            return 0;
-        ps->p++;
-        ps->depth--;
-        return 1;
-    }
-    if (*ps->p >= '0' && *ps->p <= '9') {
-        int64_t x = 0;
-        while (*ps->p >= '0' && *ps->p <= '9') {
-            if (x > (INT64_MAX - 9) / 10)
-                return 0;
-            x = x * 10 + (*ps->p++ - '0');
-        }
-        *v = x;
-        return 1;
-    }
-    const char *s = ps->p;
-    while (*ps->p && !strchr("+-*() ", *ps->p))
-        ps->p++;
-    size_t len = (size_t)(ps->p - s);
-    for (int b = 0; len && b < ps->t->n_bind; b++)
-        if (strlen(ps->t->bind[b].name) == len && strncmp(ps->t->bind[b].name, s, len) == 0) {
-            *v = ps->t->bind[b].value;
-            return 1;
-        }
-    return 0;
-}
-
-static int parse_product(dim_parser *ps, int64_t *v)
-{
-    if (!parse_factor(ps, v))
-        return 0;
-    for (;;) {
-        while (*ps->p == ' ')
-            ps->p++;
-        if (*ps->p != '*')
-            return 1;
-        ps->p++;
-        int64_t r;
-        if (!parse_factor(ps, &r) || (r != 0 && (*v > INT64_MAX / r || *v < -INT64_MAX / r)))
-            return 0;
-        *v *= r;
-    }
-}
-
-static int parse_sum(dim_parser *ps, int64_t *v)
-{
-    if (!parse_product(ps, v))
-        return 0;
-    for (;;) {
-        while (*ps->p == ' ')
-            ps->p++;
-        char op = *ps->p;
-        if (op != '+' && op != '-')
-            return 1;
-        ps->p++;
-        int64_t r;
-        if (!parse_product(ps, &r) || r > INT64_MAX / 4 || r < -INT64_MAX / 4 || *v > INT64_MAX / 4 ||
-            *v < -INT64_MAX / 4)
-            return 0;
-        *v = op == '+' ? *v + r : *v - r;
-    }
-}
-
-static int eval_dim_param(const olla_shape_table *t, const char *param, int64_t *v)
-{
-    if (!t->n_bind)
-        return 0;
-    dim_parser ps = {param, t, 0};
-    if (!parse_sum(&ps, v))
-        return 0;
-    while (*ps.p == ' ')
-        ps.p++;
-    return *ps.p == '\0' && *v >= 0;
-}
-
 static olla_dim bound_dim(olla_shape_table *t, const Onnx__TensorShapeProto__Dimension *d)
 {
     olla_dim r = {-1, NULL};
@@ -264,7 +165,7 @@ static olla_dim bound_dim(olla_shape_table *t, const Onnx__TensorShapeProto__Dim
     } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
                d->dim_param[0]) {
         int64_t v;
-        if (eval_dim_param(t, d->dim_param, &v)) {
+        if (olla_dim_param_eval(d->dim_param, t->bind, t->n_bind, &v)) {
             r.value = v;
             return r;
         }
