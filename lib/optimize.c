@@ -90,13 +90,15 @@ static olla_status check_unknown(const olla_graph *g, olla_error *err)
         const olla_tensor *ten = &g->tensors[t];
         if (ten->producer < 0 || ten->bytes >= 0 || ten->type.kind != OLLA_VALUE_TENSOR)
             continue;
+        if (ten->type.elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__STRING)
+            continue; /* strings have no fixed size: never planned, listed in the report */
         char l[300];
         if (ten->unknown_reason)
             return olla_error_set(err, OLLA_ERR_INPUT,
-                                  "%s: cannot size %s, or pass --allow-unknown-sizes to leave it out of the plan",
+                                  "%s: cannot plan %s, or pass --allow-unknown-sizes to leave it out of the plan",
                                   g->model->path, ten->unknown_reason);
         return olla_error_set(err, OLLA_ERR_INPUT,
-                              "%s: cannot size '%s' (output of node %s); declare its shape in value_info, or pass "
+                              "%s: cannot plan '%s' (output of node %s): its size is unknown; declare its shape in value_info, or pass "
                               "--allow-unknown-sizes to leave it out of the plan",
                               g->model->path, ten->name, olla_op_label(g, ten->producer, l, sizeof l));
     }

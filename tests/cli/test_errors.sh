@@ -24,7 +24,7 @@ expect 1 "cycle.onnx: the graph has a cycle through node 'cycle_a' (Add)" "$B/cy
 expect 1 "external_escape.onnx: tensor 'W' has external data at '../outside.bin', a path that leaves the model's folder" "$B/external_escape.onnx" "$tmp/out.onnx"
 expect 1 "external_absolute.onnx: tensor 'W' has external data at '/etc/passwd', a path that leaves the model's folder" "$B/external_absolute.onnx" "$tmp/out.onnx"
 expect 1 "external_missing.onnx: tensor 'W': external data file '$B/nope.bin' is missing (No such file or directory)" "$B/external_missing.onnx" "$tmp/out.onnx"
-expect 1 "unsized_op.onnx: cannot size 'm': unsupported operator com.example:Mystery at node 'mystery'; declare its shape in value_info, or pass --allow-unknown-sizes to leave it out of the plan" "$B/unsized_op.onnx" "$tmp/out.onnx"
+expect 1 "unsized_op.onnx: cannot plan 'm': unsupported operator com.example:Mystery at node 'mystery'; declare its shape in value_info, or pass --allow-unknown-sizes to leave it out of the plan" "$B/unsized_op.onnx" "$tmp/out.onnx"
 expect 1 "nothing.onnx: cannot open: No such file or directory" "$tmp/nothing.onnx" "$tmp/out.onnx"
 expect 1 "symbolic_dims.onnx: 7 tensors" "$SRC/models/symbolic_dims.onnx" "$tmp/out.onnx"
 expect 1 "pass --dim batch=N" "$SRC/models/symbolic_dims.onnx" "$tmp/out.onnx"
