@@ -97,6 +97,23 @@ static int minimize(driver *d)
     return 0;
 }
 
+/* The split at the busiest time, aiming straight at the lower bound with
+ * half the time left. */
+static int split(driver *d)
+{
+    double t = olla_place_now();
+    double until = d->deadline > 0 ? t + remaining(d) / 2 : t + OLLA_PLACE_SEARCH_SLICE;
+    int r = olla_place_split(d->it, d->n, d->lb, until, d->tmp, d->verbosity);
+    if (r == 1) {
+        int64_t a = olla_place_items_arena(d->it, d->tmp, d->n);
+        if (a < d->ub) {
+            d->ub = a;
+            memcpy(d->best, d->tmp, d->n * sizeof *d->best);
+        }
+    }
+    return r;
+}
+
 static olla_status fill_items(olla_buffer *bufs, size_t n, int64_t align, olla_pitem **items,
                               size_t **map, size_t *m, olla_error *err)
 {
@@ -194,7 +211,7 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
         }
     } else if (ps != OLLA_PLACE_OPTIMAL) {
         int64_t h = d.ub;
-        if (minimize(&d) == -2) {
+        if (split(&d) == -2 || (d.ub > d.lb && minimize(&d) == -2)) {
             st = olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
             goto done;
         }
