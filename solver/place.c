@@ -98,11 +98,11 @@ static int minimize(driver *d)
 }
 
 /* The split at the busiest time, aiming straight at the lower bound with
- * half the time left. */
+ * a third of the time left. */
 static int split(driver *d)
 {
     double t = olla_place_now();
-    double until = d->deadline > 0 ? t + remaining(d) / 2 : t + OLLA_PLACE_SEARCH_SLICE;
+    double until = d->deadline > 0 ? t + remaining(d) / 3 : t + OLLA_PLACE_SEARCH_SLICE;
     int r = olla_place_split(d->it, d->n, d->lb, until, d->tmp, d->verbosity);
     if (r == 1) {
         int64_t a = olla_place_items_arena(d->it, d->tmp, d->n);

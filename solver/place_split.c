@@ -111,15 +111,15 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
             stack[ns++] = (int)i;
     }
     /* attempts: the later side chooses the stack, the stack by end time,
-     * the earlier side chooses, by start time, by length; each gets an equal
-     * share of the time left */
+     * the earlier side chooses, by start time, by length */
     static const int attempts[] = {-2, STACK_END, -1, STACK_START, STACK_LENGTH};
     const int na = (int)(sizeof attempts / sizeof attempts[0]);
     for (int a = 0; a < na && r == 0; a++) {
         double now = olla_place_now();
         if (deadline > 0 && now >= deadline)
             break;
-        double until = deadline > 0 ? now + (deadline - now) / (na - a) : 0;
+        /* the first attempt gets half the time, the others equal shares */
+        double until = deadline > 0 ? now + (deadline - now) / (a == 0 ? 2 : na - a) : 0;
         int kind = attempts[a], r1, r2;
         if (kind < 0) {
             int later = kind == -2;
