@@ -110,6 +110,11 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
         else
             stack[ns++] = (int)i;
     }
+    int64_t peak = 0;
+    for (size_t e = 0; e < ns; e++)
+        peak += it[stack[e]].size;
+    if (peak > capacity)
+        goto done; /* more live at p than the capacity */
     /* attempts: the later side chooses the stack, the stack by end time,
      * the earlier side chooses, by start time, by length */
     static const int attempts[] = {-2, STACK_END, -1, STACK_START, STACK_LENGTH};
