@@ -14,6 +14,11 @@
 
 enum { STACK_START, STACK_END, STACK_LENGTH, STACK_COUNT };
 
+/* The split is only tried when at least one buffer in this many is live at
+ * the peak time, as in training graphs (the forward pass's saved
+ * activations all live across the turn to the backward pass). */
+#define OLLA_SPLIT_MIN_SHARE 8
+
 /* Time of maximum live units (the earliest if several). */
 static int64_t peak_time(const olla_pitem *it, size_t n, olla_pkey *ev)
 {
@@ -115,6 +120,8 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
         peak += it[stack[e]].size;
     if (peak > capacity)
         goto done; /* more live at p than the capacity */
+    if (ns * OLLA_SPLIT_MIN_SHARE < n)
+        goto done; /* few long-lived buffers: not a nested trace */
     /* attempts: the later side chooses the stack, the stack by end time,
      * the earlier side chooses, by start time, by length */
     static const int attempts[] = {-2, STACK_END, -1, STACK_START, STACK_LENGTH};
