@@ -23,7 +23,13 @@
  * growing node budgets avoid the heavy tail of a single order; an
  * exhausted search is a proof whatever the order. Two workers, the second
  * on its own thread, take different tie rules between equally good
- * sections; the first to finish stops the other. */
+ * sections; the first to finish stops the other.
+ *
+ * Fixed buffers (olla_place_search_fixed) are obstacles: each section keeps
+ * their merged busy spans, a floor never rests inside one, a buffer is only
+ * placed where it meets none along its lifetime, the tops of the spans are
+ * heights a buffer may rest on, and the pruning counts the fixed bytes above
+ * each floor as used. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
