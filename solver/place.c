@@ -3,10 +3,10 @@
  * lower bound; then the exact search, which either reaches the lower bound,
  * proves a capacity infeasible, or tightens the arena by bisection; then
  * the address ILP when the search could not prove optimality in time. All
- * work is in units of the alignment times the greatest common divisor of the aligned sizes (an
- * optimal placement exists with every offset a multiple of it), so every
- * offset is a multiple of the alignment and no capacity between two
- * multiples of the unit is ever tried. */
+ * work is in units of the alignment times the greatest common divisor of
+ * the aligned sizes (an optimal placement exists with every offset a
+ * multiple of it), so every offset is a multiple of the alignment and no
+ * capacity between two multiples of the unit is ever tried. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
