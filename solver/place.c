@@ -1,11 +1,12 @@
-/* olla-onnx: the placement driver. Greedy heuristics first; then the exact
- * search, which either reaches the lower bound, proves a capacity
- * infeasible, or tightens the arena by bisection; then the address ILP when
- * the search could not prove optimality in time. All work is in units of
- * the alignment times the greatest common divisor of the aligned sizes (an
- * optimal placement exists with every offset a multiple of it), so every
- * offset is a multiple of the alignment and no capacity between two
- * multiples of the unit is ever tried. */
+/* olla-onnx: the placement driver. Greedy heuristics first; then (when
+ * minimizing a nested trace) the split at the busiest time aimed at the
+ * lower bound; then the exact search, which either reaches the lower bound,
+ * proves a capacity infeasible, or tightens the arena by bisection; then
+ * the address ILP when the search could not prove optimality in time. All
+ * work is in units of the alignment times the greatest common divisor of
+ * the aligned sizes (an optimal placement exists with every offset a
+ * multiple of it), so every offset is a multiple of the alignment and no
+ * capacity between two multiples of the unit is ever tried. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,23 @@ static int minimize(driver *d)
             break;
     }
     return 0;
+}
+
+/* The split at the busiest time, aiming straight at the lower bound with
+ * a third of the time left. */
+static int split(driver *d)
+{
+    double t = olla_place_now();
+    double until = d->deadline > 0 ? t + remaining(d) / 3 : t + OLLA_PLACE_SEARCH_SLICE;
+    int r = olla_place_split(d->it, d->n, d->lb, until, d->tmp, d->verbosity);
+    if (r == 1) {
+        int64_t a = olla_place_items_arena(d->it, d->tmp, d->n);
+        if (a < d->ub) {
+            d->ub = a;
+            memcpy(d->best, d->tmp, d->n * sizeof *d->best);
+        }
+    }
+    return r;
 }
 
 static olla_status fill_items(olla_buffer *bufs, size_t n, int64_t align, olla_pitem **items,
@@ -194,7 +212,7 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
         }
     } else if (ps != OLLA_PLACE_OPTIMAL) {
         int64_t h = d.ub;
-        if (minimize(&d) == -2) {
+        if (split(&d) == -2 || (d.ub > d.lb && minimize(&d) == -2)) {
             st = olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
             goto done;
         }

@@ -267,6 +267,8 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64
         return -1;
     if (verbosity)
         fprintf(stderr, "place: sweep first fit: %lld\n", (long long)best);
+    if (best <= lb || (deadline > 0 && olla_place_now() > deadline))
+        return best;
     int64_t *alt = malloc(n * sizeof *alt);
     if (!alt)
         return -1;

@@ -38,6 +38,21 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64
 int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
                       int64_t *off, long long *nodes);
 
+/* The same search with buffers already fixed (fixed[f] at fixed_off[f], in
+ * the same units): in every time section the others are placed above the
+ * highest fixed buffer live there (holes below it stay unused). */
+int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fixed,
+                            const int64_t *fixed_off, size_t nfixed, int64_t capacity,
+                            double deadline, int64_t *off, long long *nodes);
+
+/* Peak split (place_split.c): stacks the buffers live at the busiest time
+ * from address 0 (longest-nested first) and searches the buffers before and
+ * after that time separately above them, within capacity. Only tried when
+ * at least one buffer in 8 is live at that time. Returns 1 (off filled), 0
+ * (not tried or not found in time), -2 (out of memory). */
+int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
+                     int64_t *off, int verbosity);
+
 /* Address ILP (place_ilp.c): minimizes the arena starting from warm (arena ub).
  * On return *arena and off hold the best placement found (never worse than
  * warm) and *bound a proven lower bound. Returns OLLA_OK or an error. */

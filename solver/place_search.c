@@ -23,7 +23,13 @@
  * growing node budgets avoid the heavy tail of a single order; an
  * exhausted search is a proof whatever the order. Two workers, the second
  * on its own thread, take different tie rules between equally good
- * sections; the first to finish stops the other. */
+ * sections; the first to finish stops the other.
+ *
+ * Fixed buffers (olla_place_search_fixed) are obstacles: each section keeps
+ * their merged busy spans, a floor never rests inside one, a buffer is only
+ * placed where it meets none along its lifetime, the tops of the spans are
+ * heights a buffer may rest on, and the pruning counts the fixed bytes above
+ * each floor as used. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -51,6 +57,14 @@ typedef struct sctx {
     int64_t *sec_start;  /* nsec + 1: buffers live in each section, in candidate order */
     int *sec_buf;
     int64_t *floor_, *rem, *h;
+    int64_t *floor0;     /* nsec: lowest free address in each section */
+    /* fixed buffers: in section j, the disjoint busy spans [ob_lo, ob_hi)
+     * for k in [ob_start[j], ob_start[j + 1]), by address; ob_suf[k] is the
+     * total length of spans k.. of the section */
+    int64_t *ob_start, *ob_lo, *ob_hi, *ob_suf;
+    const olla_pitem *fixed;
+    const int64_t *fixed_off;
+    size_t nfixed;
     char *placed;
     int *twin;           /* previous identical buffer or -1 */
     int64_t *off;
@@ -67,6 +81,51 @@ static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/* First fixed span of section j ending above v. */
+static int64_t ob_first(const sctx *c, size_t j, int64_t v)
+{
+    int64_t lo = c->ob_start[j], hi = c->ob_start[j + 1];
+    while (lo < hi) {
+        int64_t m = lo + (hi - lo) / 2;
+        if (c->ob_hi[m] <= v) lo = m + 1; else hi = m;
+    }
+    return lo;
+}
+
+/* The lowest address >= v in section j outside the fixed spans. */
+static int64_t lift(const sctx *c, size_t j, int64_t v)
+{
+    if (!c->ob_start)
+        return v;
+    int64_t k = ob_first(c, j, v);
+    if (k < c->ob_start[j + 1] && c->ob_lo[k] <= v)
+        v = c->ob_hi[k]; /* spans are disjoint and not adjacent */
+    return v;
+}
+
+/* Bytes of fixed spans at or above v (v outside every span) in section j. */
+static int64_t fixed_above(const sctx *c, size_t j, int64_t v)
+{
+    if (!c->ob_start)
+        return 0;
+    int64_t k = ob_first(c, j, v);
+    return k < c->ob_start[j + 1] ? c->ob_suf[k] : 0;
+}
+
+/* Buffer b at f meets no fixed span along its lifetime. */
+static int clear_of_fixed(const sctx *c, int b, int64_t f)
+{
+    if (!c->ob_start)
+        return 1;
+    int64_t top = f + c->it[b].size;
+    for (int j = c->sb[b]; j < c->se[b]; j++) {
+        int64_t k = ob_first(c, (size_t)j, f);
+        if (k < c->ob_start[j + 1] && c->ob_lo[k] < top)
+            return 0;
+    }
+    return 1;
 }
 
 /* Raises the height of every remaining buffer live in section j to at least v;
@@ -110,7 +169,7 @@ static int range_ok(const sctx *c, int lo, int hi)
         if (c->rem[j] == 0)
             continue;
         int64_t room = c->cap - c->rem[j];
-        if (c->floor_[j] > room)
+        if (c->floor_[j] + fixed_above(c, (size_t)j, c->floor_[j]) > room)
             return 0;
         int ok = 0;
         for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1] && !ok; p++) {
@@ -149,6 +208,13 @@ static int64_t next_floor(const sctx *c, size_t s, int64_t f)
     }
     if (!resting)
         return nf;
+    if (c->ob_start) /* x may rest on a fixed span */
+        for (int j = lo; j < hi; j++) {
+            int64_t k = ob_first(c, (size_t)j, f);
+            for (; k < c->ob_start[j + 1]; k++)
+                if (c->ob_hi[k] > f && c->ob_hi[k] < nf)
+                    nf = c->ob_hi[k];
+        }
     for (int j = lo; j < hi; j++) {
         if ((size_t)j == s)
             continue;
@@ -189,7 +255,8 @@ static int dfs(sctx *c)
             if (c->rem[j] == 0 || c->floor_[j] != f)
                 continue;
             int count = 0, beaten = 0;
-            int64_t above = f + c->min_size; /* lowest the floor can rise to */
+            /* lowest the floor can rise to */
+            int64_t above = c->ob_start ? f + 1 : f + c->min_size;
             for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
                 int b = c->sec_buf[p];
                 if (c->placed[b])
@@ -199,7 +266,8 @@ static int dfs(sctx *c)
                         above = c->h[b];
                     continue;
                 }
-                if (f + c->it[b].size > c->cap || (c->twin[b] >= 0 && !c->placed[c->twin[b]]))
+                if (f + c->it[b].size > c->cap || (c->twin[b] >= 0 && !c->placed[c->twin[b]]) ||
+                    !clear_of_fixed(c, b, f))
                     continue;
                 if (++count > best_count && best_count >= 0) {
                     beaten = 1; /* cannot beat the best section */
@@ -239,6 +307,8 @@ static int dfs(sctx *c)
             continue;
         if (c->twin[b] >= 0 && !c->placed[c->twin[b]])
             continue;
+        if (!clear_of_fixed(c, b, f))
+            continue;
         c->cand[base + nc++] = b;
     }
     if (nc > 1) {
@@ -276,11 +346,11 @@ static int dfs(sctx *c)
         c->off[b] = f;
         int lo = c->sb[b], hi = c->se[b];
         for (int j = c->sb[b]; j < c->se[b]; j++) {
-            c->floor_[j] = top;
+            c->floor_[j] = lift(c, (size_t)j, top);
             c->rem[j] -= c->it[b].size;
         }
         for (int j = c->sb[b]; j < c->se[b] && r == 0; j++)
-            if (raise_section(c, (size_t)j, top, &lo, &hi) < 0)
+            if (raise_section(c, (size_t)j, c->floor_[j], &lo, &hi) < 0)
                 r = -2;
         if (r == 0 && range_ok(c, lo, hi))
             r = dfs(c);
@@ -292,8 +362,11 @@ static int dfs(sctx *c)
         }
     }
     c->cand_top -= nc;
-    if (r == 0)
+    if (r == 0) {
         nf = next_floor(c, s, f);
+        if (nf != INT64_MAX)
+            nf = lift(c, s, nf);
+    }
     if (r == 0 && nf <= c->cap - c->rem[s]) {
         size_t mark = c->trail_top;
         int lo = (int)s, hi = (int)s + 1;
@@ -307,6 +380,84 @@ static int dfs(sctx *c)
     }
     c->depth--;
     return r;
+}
+
+/* The fixed buffers' spans per section, merged, and each section's floor. */
+static int build_fixed(sctx *c, const int64_t *pts)
+{
+    if (c->nfixed == 0)
+        return 0;
+    c->ob_start = calloc(c->nsec + 2, sizeof *c->ob_start);
+    if (!c->ob_start)
+        return -2;
+    size_t total = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t f = 0; f < c->nfixed; f++) {
+            if (c->fixed[f].size <= 0)
+                continue;
+            for (size_t j = 0; j < c->nsec; j++) {
+                if (!(c->fixed[f].lower < pts[j + 1] && c->fixed[f].upper > pts[j]))
+                    continue;
+                if (pass == 0) {
+                    c->ob_start[j + 1]++;
+                    total++;
+                } else {
+                    int64_t k = c->ob_start[j + 1]++;
+                    c->ob_lo[k] = c->fixed_off[f];
+                    c->ob_hi[k] = c->fixed_off[f] + c->fixed[f].size;
+                }
+            }
+        }
+        if (pass == 0) {
+            for (size_t j = 0; j < c->nsec; j++)
+                c->ob_start[j + 1] += c->ob_start[j];
+            c->ob_lo = malloc((total + 1) * sizeof *c->ob_lo);
+            c->ob_hi = malloc((total + 1) * sizeof *c->ob_hi);
+            c->ob_suf = malloc((total + 1) * sizeof *c->ob_suf);
+            if (!c->ob_lo || !c->ob_hi || !c->ob_suf)
+                return -2;
+            /* the second pass advances ob_start[j + 1] from ob_start[j] */
+            memmove(c->ob_start + 1, c->ob_start, c->nsec * sizeof *c->ob_start);
+            c->ob_start[0] = 0;
+        }
+    }
+    /* sort each section's spans (insertion sort: the lists are short), merge
+     * touching ones in place, compact */
+    size_t w = 0;
+    for (size_t j = 0; j < c->nsec; j++) {
+        int64_t a = c->ob_start[j], b = c->ob_start[j + 1];
+        for (int64_t k = a + 1; k < b; k++) {
+            int64_t lo = c->ob_lo[k], hi = c->ob_hi[k], q = k;
+            while (q > a && c->ob_lo[q - 1] > lo) {
+                c->ob_lo[q] = c->ob_lo[q - 1];
+                c->ob_hi[q] = c->ob_hi[q - 1];
+                q--;
+            }
+            c->ob_lo[q] = lo;
+            c->ob_hi[q] = hi;
+        }
+        size_t first = w;
+        for (int64_t k = a; k < b; k++) {
+            if (w > first && c->ob_lo[k] <= c->ob_hi[w - 1]) {
+                if (c->ob_hi[k] > c->ob_hi[w - 1])
+                    c->ob_hi[w - 1] = c->ob_hi[k];
+            } else {
+                c->ob_lo[w] = c->ob_lo[k];
+                c->ob_hi[w] = c->ob_hi[k];
+                w++;
+            }
+        }
+        c->ob_start[j] = (int64_t)first;
+        int64_t sum = 0;
+        for (size_t k = w; k > first; k--) {
+            sum += c->ob_hi[k - 1] - c->ob_lo[k - 1];
+            c->ob_suf[k - 1] = sum;
+        }
+    }
+    c->ob_start[c->nsec] = (int64_t)w;
+    for (size_t j = 0; j < c->nsec; j++)
+        c->floor0[j] = lift(c, j, 0);
+    return 0;
 }
 
 static int build(sctx *c)
@@ -355,10 +506,22 @@ static int build(sctx *c)
         c->se[i] = (int)lo;
         total += c->se[i] - c->sb[i];
     }
-    free(pts);
     if (total > 50000000) { /* too large to search */
+        free(pts);
         free(keys);
         return -3;
+    }
+    c->floor0 = calloc(c->nsec + 1, sizeof *c->floor0);
+    if (!c->floor0) {
+        free(pts);
+        free(keys);
+        return -2;
+    }
+    int r = build_fixed(c, pts);
+    free(pts);
+    if (r != 0) {
+        free(keys);
+        return r;
     }
     c->sec_start = calloc(c->nsec + 1, sizeof *c->sec_start);
     c->sec_buf = malloc(((size_t)total + 1) * sizeof *c->sec_buf);
@@ -427,15 +590,17 @@ static int reset(sctx *c, int order)
     olla_place_sort_keys(keys, n);
     memcpy(fill, c->sec_start, (c->nsec + 1) * sizeof *fill);
     memset(c->rem, 0, c->nsec * sizeof *c->rem);
-    memset(c->floor_, 0, c->nsec * sizeof *c->floor_);
+    memcpy(c->floor_, c->floor0, c->nsec * sizeof *c->floor_);
     for (size_t k = 0; k < n; k++) {
         int i = keys[k].idx;
+        c->h[i] = 0;
         for (int j = c->sb[i]; j < c->se[i]; j++) {
             c->sec_buf[fill[j]++] = i;
             c->rem[j] += it[i].size;
+            if (c->floor0[j] > c->h[i])
+                c->h[i] = c->floor0[j];
         }
         c->placed[i] = 0;
-        c->h[i] = 0;
     }
     c->nodes = 0;
     c->cand_top = 0;
@@ -456,6 +621,11 @@ static void sctx_free(sctx *c)
     free(c->sec_start);
     free(c->sec_buf);
     free(c->floor_);
+    free(c->floor0);
+    free(c->ob_start);
+    free(c->ob_lo);
+    free(c->ob_hi);
+    free(c->ob_suf);
     free(c->rem);
     free(c->cand);
     free(c->trail);
@@ -513,10 +683,14 @@ static void *run_worker(void *arg)
     return NULL;
 }
 
-static int worker_init(worker *w, const olla_pitem *it, size_t n, int64_t capacity,
+static int worker_init(worker *w, const olla_pitem *it, size_t n, const olla_pitem *fixed,
+                       const int64_t *fixed_off, size_t nfixed, int64_t capacity,
                        double deadline, int64_t *off, atomic_int *stop, int parity)
 {
     memset(w, 0, sizeof *w);
+    w->c.fixed = fixed;
+    w->c.fixed_off = fixed_off;
+    w->c.nfixed = nfixed;
     w->c.it = it;
     w->c.n = n;
     w->c.cap = capacity;
@@ -533,6 +707,13 @@ static int worker_init(worker *w, const olla_pitem *it, size_t n, int64_t capaci
 int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
                       int64_t *off, long long *nodes)
 {
+    return olla_place_search_fixed(it, n, NULL, NULL, 0, capacity, deadline, off, nodes);
+}
+
+int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fixed,
+                            const int64_t *fixed_off, size_t nfixed, int64_t capacity,
+                            double deadline, int64_t *off, long long *nodes)
+{
     if (nodes)
         *nodes = 0;
     if (n == 0)
@@ -544,10 +725,11 @@ int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double d
     atomic_init(&stop, 0);
     worker w[2];
     memset(&w[1], 0, sizeof w[1]);
-    int r = worker_init(&w[0], it, n, capacity, deadline, off, &stop, 0);
+    int r = worker_init(&w[0], it, n, fixed, fixed_off, nfixed, capacity, deadline, off, &stop, 0);
     if (r == 0 && (r = reset(&w[0].c, 0)) == 0) {
         for (size_t j = 0; j < w[0].c.nsec; j++)
-            if (w[0].c.rem[j] > capacity) {
+            if (w[0].c.rem[j] + w[0].c.floor0[j] + fixed_above(&w[0].c, j, w[0].c.floor0[j]) >
+                capacity) {
                 sctx_free(&w[0].c);
                 return 0; /* more bytes live at one time than the capacity */
             }
@@ -568,7 +750,7 @@ int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double d
         pthread_attr_destroy(&attr);
         attr_ok = 0;
     }
-    if (off2 && attr_ok && worker_init(&w[1], it, n, capacity, deadline, off2, &stop, 1) == 0) {
+    if (off2 && attr_ok && worker_init(&w[1], it, n, fixed, fixed_off, nfixed, capacity, deadline, off2, &stop, 1) == 0) {
         w[0].c.max_depth = w[1].c.max_depth = OLLA_SEARCH_DEPTH_THREAD;
         if (pthread_create(&th[0], &attr, run_worker, &w[0]) == 0) {
             threads = 1;

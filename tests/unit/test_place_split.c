@@ -1,0 +1,175 @@
+/* The exact search with fixed buffers (against brute force) and the split at
+ * the busiest time on training-like nested instances (must reach max live). */
+#include "olla_test.h"
+#include "solver/olla_place.h"
+#include "solver/place_internal.h"
+
+static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
+static int64_t rnd(int64_t lo, int64_t hi)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return lo + (int64_t)(rng_state % (uint64_t)(hi - lo + 1));
+}
+
+static int meets(const olla_pitem *a, int64_t oa, const olla_pitem *b, int64_t ob)
+{
+    return a->lower < b->upper && b->lower < a->upper && oa < ob + b->size && ob < oa + a->size;
+}
+
+/* Some placement of b[k..n) within arena, clear of the fixed buffers. */
+static int fits_brute(const olla_pitem *b, int n, int64_t *off, int k, int64_t arena,
+                      const olla_pitem *fx, const int64_t *fx_off, int nf)
+{
+    if (k == n)
+        return 1;
+    for (int64_t o = 0; o + b[k].size <= arena; o++) {
+        int ok = 1;
+        for (int j = 0; j < k && ok; j++)
+            ok = !meets(&b[k], o, &b[j], off[j]);
+        for (int j = 0; j < nf && ok; j++)
+            ok = !meets(&b[k], o, &fx[j], fx_off[j]);
+        if (!ok)
+            continue;
+        off[k] = o;
+        if (fits_brute(b, n, off, k + 1, arena, fx, fx_off, nf))
+            return 1;
+    }
+    return 0;
+}
+
+static void check_clear(const olla_pitem *b, int n, const int64_t *off, int64_t arena,
+                        const olla_pitem *fx, const int64_t *fx_off, int nf)
+{
+    for (int i = 0; i < n; i++) {
+        OLLA_CHECK(off[i] >= 0 && off[i] + b[i].size <= arena);
+        for (int j = 0; j < i; j++)
+            OLLA_CHECK(!meets(&b[i], off[i], &b[j], off[j]));
+        for (int j = 0; j < nf; j++)
+            OLLA_CHECK(!meets(&b[i], off[i], &fx[j], fx_off[j]));
+    }
+}
+
+/* Random fixed buffers (stacked without overlap) leave holes; the search
+ * must use them exactly as brute force does: find a placement at the least
+ * arena brute force needs, and prove there is none one unit below. */
+OLLA_TEST(test_search_fixed_vs_brute)
+{
+    int with_holes = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        int n = (int)rnd(1, 6), nf = (int)rnd(1, 3);
+        olla_pitem it[8], fx[4];
+        int64_t fx_off[4], off[8], tmp[8];
+        int64_t top = 0;
+        for (int i = 0; i < nf; i++) {
+            int64_t l = rnd(0, 6);
+            fx[i] = (olla_pitem){l, rnd(l + 1, 8), rnd(1, 4)};
+            /* on top of the fixed ones it meets, sometimes leaving a gap */
+            int64_t o = rnd(0, 2);
+            for (int j = 0; j < i; j++)
+                if (fx[j].lower < fx[i].upper && fx[i].lower < fx[j].upper &&
+                    fx_off[j] + fx[j].size > o)
+                    o = fx_off[j] + fx[j].size + rnd(0, 2);
+            fx_off[i] = o;
+            if (o + fx[i].size > top)
+                top = o + fx[i].size;
+            with_holes += o > 0;
+        }
+        for (int i = 0; i < n; i++) {
+            int64_t l = rnd(0, 7);
+            it[i] = (olla_pitem){l, rnd(l + 1, 8), rnd(1, 4)};
+        }
+        int64_t opt = top;
+        for (int i = 0; i < n; i++)
+            if (it[i].size > opt)
+                opt = it[i].size;
+        while (!fits_brute(it, n, tmp, 0, opt, fx, fx_off, nf))
+            opt++;
+        long long nodes;
+        int before = olla_test_failures;
+        int r = olla_place_search_fixed(it, (size_t)n, fx, fx_off, (size_t)nf, opt, 0, off, &nodes);
+        OLLA_CHECK_EQ_I64(r, 1);
+        if (r == 1)
+            check_clear(it, n, off, opt, fx, fx_off, nf);
+        if (opt > top) /* below the fixed top the question is moot */
+            OLLA_CHECK_EQ_I64(olla_place_search_fixed(it, (size_t)n, fx, fx_off, (size_t)nf,
+                                                      opt - 1, 0, off, &nodes), 0);
+        if (olla_test_failures != before) {
+            fprintf(stderr, "trial %d, optimum %lld\n", trial, (long long)opt);
+            for (int i = 0; i < nf; i++)
+                fprintf(stderr, "  fixed [%lld,%lld) size %lld at %lld\n", (long long)fx[i].lower,
+                        (long long)fx[i].upper, (long long)fx[i].size, (long long)fx_off[i]);
+            for (int i = 0; i < n; i++)
+                fprintf(stderr, "  [%lld,%lld) size %lld\n", (long long)it[i].lower,
+                        (long long)it[i].upper, (long long)it[i].size);
+            return;
+        }
+    }
+    OLLA_CHECK(with_holes > 0);
+}
+
+/* A training-like trace: L forward layers each save an activation until the
+ * mirror step of the backward pass (with jitter, so nesting is not exact),
+ * with temporaries, statistics kept to the end, and gradients. */
+static size_t training_trace(olla_pitem *it, int layers)
+{
+    size_t n = 0;
+    int64_t T = 6 * (int64_t)layers + 6;
+    for (int i = 0; i < layers; i++) {
+        int64_t f = 3 * (int64_t)i, size = 16 * rnd(1, 8);
+        it[n++] = (olla_pitem){f, T - f + rnd(-2, 2), size};
+        it[n++] = (olla_pitem){f, f + rnd(2, 5), size / 2 + rnd(0, 8)};
+        it[n++] = (olla_pitem){f + 1, f + 3, rnd(1, 40)};
+        if (i % 4 == 0)
+            it[n++] = (olla_pitem){f + 2, T + 1, rnd(1, 3)};
+        int64_t b = T - f;
+        it[n++] = (olla_pitem){b - 3, b + rnd(1, 4), size + rnd(0, 16)};
+        it[n++] = (olla_pitem){b - 2, b, rnd(1, 60)};
+    }
+    return n;
+}
+
+OLLA_TEST(test_split_training_traces)
+{
+    enum { LAYERS = 30 };
+    static olla_pitem it[6 * LAYERS];
+    static int64_t off[6 * LAYERS];
+    for (int trial = 0; trial < 8; trial++) {
+        size_t n = training_trace(it, LAYERS);
+        int64_t live = olla_place_items_max_live(it, n);
+        int r = olla_place_split(it, n, live, olla_place_now() + 30, off, 0);
+        OLLA_CHECK_EQ_I64(r, 1);
+        if (r != 1)
+            continue;
+        OLLA_CHECK_EQ_I64(olla_place_items_arena(it, off, n), live);
+        olla_buffer b[6 * LAYERS];
+        for (size_t i = 0; i < n; i++)
+            b[i] = (olla_buffer){it[i].lower, it[i].upper, it[i].size, off[i]};
+        olla_error err = {0};
+        OLLA_CHECK(olla_place_validate(b, n, live, 1, &err) == OLLA_OK);
+        /* and below max live it cannot succeed */
+        OLLA_CHECK_EQ_I64(olla_place_split(it, n, live - 1, olla_place_now() + 30, off, 0), 0);
+    }
+}
+
+/* Through the driver: zero fragmentation on the same kind of trace. */
+OLLA_TEST(test_place_training_trace_zero_fragmentation)
+{
+    enum { LAYERS = 40 };
+    static olla_pitem it[6 * LAYERS];
+    static olla_buffer b[6 * LAYERS];
+    size_t n = training_trace(it, LAYERS);
+    for (size_t i = 0; i < n; i++)
+        b[i] = (olla_buffer){it[i].lower, it[i].upper, it[i].size * 64, 0};
+    olla_place_options o = {64, 30.0, 0, 0};
+    olla_place_result r;
+    olla_error err = {0};
+    OLLA_CHECK(olla_place(b, n, &o, &r, &err) == OLLA_OK);
+    OLLA_CHECK_EQ_I64(r.arena_bytes, olla_place_max_live(b, n, 64));
+    OLLA_CHECK_EQ_I64(r.status, OLLA_PLACE_OPTIMAL);
+    OLLA_CHECK(olla_place_validate(b, n, r.arena_bytes, 64, &err) == OLLA_OK);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_search_fixed_vs_brute), OLLA_T(test_split_training_traces),
+               OLLA_T(test_place_training_trace_zero_fragmentation))
