@@ -20,7 +20,7 @@ static void usage(FILE *f)
           "\n"
           "options:\n"
           "  --dim NAME=VALUE     bind a symbolic dimension (repeatable)\n"
-          "  --time-limit SECONDS time for ordering and placement (default 60)\n"
+          "  --time-limit SECONDS time for ordering and placement (default 30)\n"
           "  --align BYTES        arena alignment (default 64)\n"
           "  --keep-order         keep the input node order; only place tensors\n"
           "  --allow-unknown-sizes  leave tensors of unknown size out of the plan\n"

@@ -25,7 +25,7 @@ extern "C" {
 typedef void (*olla_progress_fn)(void *ctx, const char *phase, double elapsed, int64_t best, int64_t bound);
 
 typedef struct olla_options {
-    double time_limit;        /* seconds for ordering plus placement; default 60 */
+    double time_limit;        /* seconds for ordering plus placement; default 30 */
     int64_t alignment;        /* bytes; offsets are multiples, sizes rounded up; default 64 */
     int keep_order;           /* 1: keep the input order, only place */
     int allow_unknown_sizes;  /* 1: leave tensors of unknown size out of the plan (else an error) */

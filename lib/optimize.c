@@ -15,7 +15,7 @@
 void olla_options_init(olla_options *opt)
 {
     memset(opt, 0, sizeof *opt);
-    opt->time_limit = 60.0;
+    opt->time_limit = 30.0;
     opt->alignment = 64;
     opt->verbosity = 1;
 }
