@@ -1,0 +1,132 @@
+/* olla-onnx tests: the joint order-and-address ILP against brute force over
+ * every topological order with an optimal placement for each. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "olla_test.h"
+#include "passes/olla_dag.h"
+#include "solver/olla_joint.h"
+#include "solver/olla_place.h"
+#include "solver/olla_schedule.h"
+#include "test_sched_util.h"
+
+typedef struct {
+    int64_t align;
+    int64_t min_peak;      /* smallest peak of any order */
+    int64_t best_arena;    /* smallest arena over all orders */
+    int64_t two_step;      /* smallest arena over the orders of smallest peak */
+    int all_exact;         /* every placement was proven optimal */
+    int have_start;
+    int start_order[16];
+    int64_t start_off[32];
+} brute_ctx;
+
+/* optimal placement of dag under order; returns the arena, offsets per tensor */
+static int64_t place_order(const olla_dag *d, const int *order, int64_t align, int64_t *off, int *exact)
+{
+    int first[32], last[32], which[32];
+    olla_buffer b[32];
+    olla_dag_lifetimes(d, order, first, last);
+    size_t k = 0;
+    for (int e = 0; e < d->n_tensors; e++) {
+        off[e] = 0;
+        if (d->bytes[e] <= 0)
+            continue;
+        b[k].lower = first[e];
+        b[k].upper = (int64_t)last[e] + 1;
+        b[k].size = d->bytes[e];
+        b[k].offset = 0;
+        which[k++] = e;
+    }
+    olla_place_options po = {align, 10.0, 0, 0};
+    olla_place_result pr;
+    olla_error err = {0};
+    if (olla_place(b, k, &po, &pr, &err) != OLLA_OK)
+        return -1;
+    for (size_t i = 0; i < k; i++)
+        off[which[i]] = b[i].offset;
+    *exact = pr.status == OLLA_PLACE_OPTIMAL;
+    return pr.arena_bytes;
+}
+
+static void visit(const olla_dag *d, const int *order, void *vctx)
+{
+    brute_ctx *c = vctx;
+    int64_t off[32];
+    int exact = 0;
+    int64_t arena = place_order(d, order, c->align, off, &exact);
+    if (!exact)
+        c->all_exact = 0;
+    if (c->best_arena < 0 || arena < c->best_arena)
+        c->best_arena = arena;
+    if (olla_dag_peak(d, order, NULL, NULL) == c->min_peak) {
+        if (c->two_step < 0 || arena < c->two_step) {
+            c->two_step = arena;
+            memcpy(c->start_order, order, (size_t)d->n_nodes * sizeof(int));
+            memcpy(c->start_off, off, (size_t)d->n_tensors * sizeof(int64_t));
+            c->have_start = 1;
+        }
+    }
+}
+
+static void brute(const olla_dag *d, int64_t align, brute_ctx *c)
+{
+    memset(c, 0, sizeof *c);
+    c->align = align;
+    c->best_arena = c->two_step = -1;
+    c->all_exact = 1;
+    c->min_peak = tsu_brute_force(d, NULL, NULL);
+    tsu_enumerate(d, NULL, NULL, visit, c);
+}
+
+/* The joint ILP reaches the brute-force optimum on random DAGs. */
+OLLA_TEST(test_joint_matches_brute_force)
+{
+    int checked = 0, improved = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        olla_dag d;
+        int n = 4 + (int)(seed % 4);
+        if (!tsu_random_dag(seed, n, 35, &d))
+            continue;
+        if (d.n_tensors > 14) {
+            olla_dag_free(&d);
+            continue;
+        }
+        int64_t align = seed % 2 ? 1 : 8;
+        brute_ctx c;
+        brute(&d, align, &c);
+        OLLA_CHECK(c.have_start);
+        int order[16];
+        int64_t off[32], arena = -1;
+        int proven = 0;
+        olla_error err = {0};
+        olla_status st = olla_joint_solve(&d, c.start_order, c.start_off, align, 30.0, order, off, &arena,
+                                          &proven, &err);
+        OLLA_CHECK(st == OLLA_OK);
+        OLLA_CHECK(olla_dag_is_topological(&d, order));
+        /* an independent check of the returned plan */
+        int first[32], last[32];
+        olla_buffer b[32];
+        size_t k = 0;
+        olla_dag_lifetimes(&d, order, first, last);
+        for (int e = 0; e < d.n_tensors; e++)
+            if (d.bytes[e] > 0)
+                b[k++] = (olla_buffer){first[e], (int64_t)last[e] + 1, d.bytes[e], off[e]};
+        OLLA_CHECK(olla_place_validate(b, k, arena, align, &err) == OLLA_OK);
+        OLLA_CHECK(arena <= c.two_step);
+        if (c.all_exact && proven) {
+            OLLA_CHECK_EQ_I64(arena, c.best_arena);
+            checked++;
+        } else {
+            OLLA_CHECK(arena >= c.best_arena || !c.all_exact);
+        }
+        if (arena < c.two_step)
+            improved++;
+        olla_dag_free(&d);
+    }
+    fprintf(stderr, "joint: %d instances proven and matched, %d better than two-step\n", checked, improved);
+    OLLA_CHECK(checked >= 20);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_joint_matches_brute_force))
