@@ -129,4 +129,106 @@ OLLA_TEST(test_joint_matches_brute_force)
     OLLA_CHECK(checked >= 20);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_joint_matches_brute_force))
+static double now_s(void)
+{
+    return olla_sched_now();
+}
+
+/* The time limit holds even when CBC would need far longer: the solve is
+ * stopped at the deadline and the start plan (or a better valid one) comes
+ * back. The bound is loose on purpose (several times the limit). */
+OLLA_TEST(test_joint_time_limit)
+{
+    olla_dag d;
+    OLLA_CHECK(tsu_random_dag(99, 36, 25, &d));
+    long cols = 0;
+    int fits = 0;
+    olla_error err = {0};
+    OLLA_CHECK(olla_joint_columns(&d, &cols, &fits, &err) == OLLA_OK);
+    OLLA_CHECK(fits);
+    int n = d.n_nodes, nt = d.n_tensors;
+    int *start = malloc((size_t)n * sizeof(int)), *order = malloc((size_t)n * sizeof(int));
+    int *first = malloc((size_t)nt * sizeof(int)), *last = malloc((size_t)nt * sizeof(int));
+    int64_t *off = malloc((size_t)nt * sizeof(int64_t)), *joff = malloc((size_t)nt * sizeof(int64_t));
+    olla_buffer *b = malloc((size_t)nt * sizeof *b);
+    int *which = malloc((size_t)nt * sizeof(int));
+    OLLA_CHECK(olla_dag_stable_topo(&d, start, &err) == OLLA_OK);
+    olla_dag_lifetimes(&d, start, first, last);
+    size_t k = 0;
+    for (int e = 0; e < nt; e++) {
+        off[e] = 0;
+        if (d.bytes[e] > 0) {
+            b[k] = (olla_buffer){first[e], (int64_t)last[e] + 1, d.bytes[e], 0};
+            which[k++] = e;
+        }
+    }
+    olla_place_options po = {1, 2.0, 0, 0};
+    olla_place_result pr;
+    OLLA_CHECK(olla_place(b, k, &po, &pr, &err) == OLLA_OK);
+    for (size_t i = 0; i < k; i++)
+        off[which[i]] = b[i].offset;
+    int64_t arena = -1;
+    int proven = 0;
+    double t0 = now_s();
+    OLLA_CHECK(olla_joint_solve(&d, start, off, 1, 0.5, order, joff, &arena, &proven, &err) == OLLA_OK);
+    double took = now_s() - t0;
+    fprintf(stderr, "joint: %ld columns, limit 0.5 s, returned after %.2f s, arena %lld (start %lld)\n", cols, took,
+            (long long)arena, (long long)pr.arena_bytes);
+    OLLA_CHECK(took < 3.0);
+    OLLA_CHECK(arena <= pr.arena_bytes);
+    OLLA_CHECK(olla_dag_is_topological(&d, order));
+    free(start);
+    free(order);
+    free(first);
+    free(last);
+    free(off);
+    free(joff);
+    free(b);
+    free(which);
+    olla_dag_free(&d);
+}
+
+/* Bad input: a start offset off the alignment, an order that is not
+ * topological, a missing start. */
+OLLA_TEST(test_joint_rejects_bad_start)
+{
+    olla_dag d;
+    OLLA_CHECK(tsu_random_dag(5, 5, 40, &d));
+    int start[16], order[16];
+    int64_t off[32], joff[32], arena = 0;
+    int proven = 0;
+    olla_error err = {0};
+    OLLA_CHECK(olla_dag_stable_topo(&d, start, &err) == OLLA_OK);
+    int64_t top = 0;
+    for (int e = 0; e < d.n_tensors; e++) { /* stacked: always valid */
+        off[e] = top;
+        top += d.bytes[e] * 8;
+    }
+    for (int e = 0; e < d.n_tensors; e++)
+        off[e] = off[e] / 8 * 8;
+    OLLA_CHECK(olla_joint_solve(&d, start, off, 8, 10.0, order, joff, &arena, &proven, &err) == OLLA_OK);
+    int e1 = -1;
+    for (int e = 0; e < d.n_tensors; e++)
+        if (d.bytes[e] > 0)
+            e1 = e;
+    OLLA_CHECK(e1 >= 0);
+    off[e1] += 3;
+    olla_error_clear(&err);
+    OLLA_CHECK(olla_joint_solve(&d, start, off, 8, 10.0, order, joff, &arena, &proven, &err) == OLLA_ERR_INPUT);
+    OLLA_CHECK_STR_CONTAINS(err.message, "alignment");
+    off[e1] -= 3;
+    int rev[16];
+    for (int i = 0; i < d.n_nodes; i++)
+        rev[i] = start[d.n_nodes - 1 - i];
+    olla_error_clear(&err);
+    if (!olla_dag_is_topological(&d, rev)) {
+        OLLA_CHECK(olla_joint_solve(&d, rev, off, 8, 10.0, order, joff, &arena, &proven, &err) == OLLA_ERR_INPUT);
+        OLLA_CHECK_STR_CONTAINS(err.message, "topological");
+    }
+    olla_error_clear(&err);
+    OLLA_CHECK(olla_joint_solve(&d, start, NULL, 8, 10.0, order, joff, &arena, &proven, &err) == OLLA_ERR_USAGE);
+    olla_dag_free(&d);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_joint_matches_brute_force), OLLA_T(test_joint_time_limit),
+               OLLA_T(test_joint_rejects_bad_start))
