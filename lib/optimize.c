@@ -142,6 +142,11 @@ static olla_status try_joint(const olla_dag *dag, const olla_options *opt, int64
                              int *first, int *last, olla_plan *plan, olla_report *rep, olla_error *err)
 {
     int n = dag->n_nodes, nt = dag->n_tensors;
+    if (opt->keep_order) {
+        if (opt->verbosity >= 2)
+            fprintf(stderr, "olla: joint ILP skipped: --keep-order fixes the order\n");
+        return OLLA_OK;
+    }
     if (rep->lower_bound_bytes >= 0 && rep->arena_bytes <= rep->lower_bound_bytes) {
         if (opt->verbosity >= 2)
             fprintf(stderr, "olla: joint ILP skipped: the arena already equals the lower bound on the peak\n");
