@@ -129,6 +129,65 @@ OLLA_TEST(test_joint_matches_brute_force)
     OLLA_CHECK(checked >= 20);
 }
 
+static int64_t worst_peak;
+static int worst_order[16];
+static int64_t worst_arena, worst_off[32];
+
+/* keeps the peak-optimal order whose optimal placement is the largest */
+static void visit_worst(const olla_dag *d, const int *order, void *ctx)
+{
+    (void)ctx;
+    if (olla_dag_peak(d, order, NULL, NULL) != worst_peak)
+        return;
+    int64_t off[32];
+    int exact = 0;
+    int64_t a = place_order(d, order, 1, off, &exact);
+    if (exact && a > worst_arena) {
+        worst_arena = a;
+        memcpy(worst_order, order, (size_t)d->n_nodes * sizeof(int));
+        memcpy(worst_off, off, (size_t)d->n_tensors * sizeof(int64_t));
+    }
+}
+
+/* A frozen DAG (found by searching random ones) with a peak-optimal order
+ * whose best placement fragments: 6 nodes, 12 tensors. Started from that
+ * two-step plan, the joint ILP finds another order with a strictly smaller
+ * arena, the best over all orders. */
+OLLA_TEST(test_joint_beats_fragmented_two_step)
+{
+    olla_dag d;
+    OLLA_CHECK(tsu_random_dag(138892, 6, 35, &d));
+    brute_ctx c;
+    brute(&d, 1, &c);
+    OLLA_CHECK(c.all_exact);
+    worst_peak = c.min_peak;
+    worst_arena = -1;
+    tsu_enumerate(&d, NULL, NULL, visit_worst, NULL);
+    /* the property the case was chosen for */
+    OLLA_CHECK(worst_arena > c.best_arena);
+    OLLA_CHECK(olla_dag_peak(&d, worst_order, NULL, NULL) == c.min_peak);
+    int order[16];
+    int64_t off[32], arena = -1;
+    int proven = 0;
+    olla_error err = {0};
+    OLLA_CHECK(olla_joint_solve(&d, worst_order, worst_off, 1, 30.0, order, off, &arena, &proven, &err) ==
+               OLLA_OK);
+    OLLA_CHECK(proven);
+    OLLA_CHECK_EQ_I64(arena, c.best_arena);
+    OLLA_CHECK(arena < worst_arena);
+    int first[32], last[32];
+    olla_buffer b[32];
+    size_t k = 0;
+    olla_dag_lifetimes(&d, order, first, last);
+    for (int e = 0; e < d.n_tensors; e++)
+        if (d.bytes[e] > 0)
+            b[k++] = (olla_buffer){first[e], (int64_t)last[e] + 1, d.bytes[e], off[e]};
+    OLLA_CHECK(olla_place_validate(b, k, arena, 1, &err) == OLLA_OK);
+    fprintf(stderr, "joint: fragmented two-step arena %lld, joint %lld (peak %lld)\n", (long long)worst_arena,
+            (long long)arena, (long long)c.min_peak);
+    olla_dag_free(&d);
+}
+
 static double now_s(void)
 {
     return olla_sched_now();
@@ -230,5 +289,5 @@ OLLA_TEST(test_joint_rejects_bad_start)
     olla_dag_free(&d);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_joint_matches_brute_force), OLLA_T(test_joint_time_limit),
+OLLA_TEST_MAIN(OLLA_T(test_joint_matches_brute_force), OLLA_T(test_joint_beats_fragmented_two_step), OLLA_T(test_joint_time_limit),
                OLLA_T(test_joint_rejects_bad_start))
