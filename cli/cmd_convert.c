@@ -23,6 +23,8 @@ static void usage(FILE *f)
           "  --time-limit SECONDS time for ordering and placement (default 30)\n"
           "  --align BYTES        arena alignment (default 64)\n"
           "  --keep-order         keep the input node order; only place tensors\n"
+          "  --joint              small graphs: also solve order and addresses in one\n"
+          "                       ILP, kept when its arena is smaller\n"
           "  --allow-unknown-sizes  leave tensors of unknown size out of the plan\n"
           "                       (by default an unknown size is an error)\n"
           "  --report FILE.json   write the report as JSON\n"

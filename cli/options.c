@@ -33,6 +33,10 @@ int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i)
         opt->keep_order = 1;
         return 1;
     }
+    if (strcmp(a, "--joint") == 0) {
+        opt->joint = 1;
+        return 1;
+    }
     if (strcmp(a, "--allow-unknown-sizes") == 0) {
         opt->allow_unknown_sizes = 1;
         return 1;

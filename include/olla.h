@@ -28,6 +28,7 @@ typedef struct olla_options {
     double time_limit;        /* seconds for ordering plus placement; default 30 */
     int64_t alignment;        /* bytes; offsets are multiples, sizes rounded up; default 64 */
     int keep_order;           /* 1: keep the input order, only place */
+    int joint;                /* 1: also try order and addresses in one ILP (small graphs) */
     int allow_unknown_sizes;  /* 1: leave tensors of unknown size out of the plan (else an error) */
     int verbosity;            /* 0 quiet, 1 summary, 2 details */
     const olla_dim_binding *dims; /* --dim NAME=VALUE bindings */
@@ -54,6 +55,7 @@ typedef struct olla_report {
     double schedule_seconds, placement_seconds, total_seconds;
     const char *schedule_status;    /* "kept", "heuristic", "feasible", "optimal" */
     const char *placement_status;
+    int joint_used;                 /* 1: the joint ILP's plan was smaller and is the one written */
     int n_unknown;                  /* tensors left out of the plan: size unknown */
     const char **unknown_names;
     char **unknown_reasons;         /* owned */

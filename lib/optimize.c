@@ -10,6 +10,7 @@
 #include "lib/olla_time.h"
 #include "lib/olla_verify.h"
 #include "passes/olla_graph_dag.h"
+#include "solver/olla_joint.h"
 #include "solver/olla_online_alloc.h"
 
 void olla_options_init(olla_options *opt)
@@ -132,6 +133,81 @@ static olla_status simulate_online(const olla_graph *g, const olla_dag *dag, con
         return st;
     rep->input_order_online_arena_bytes = reserved;
     rep->input_order_fragmentation = reserved > 0 ? (double)(reserved - in_use) / (double)reserved : 0.0;
+    return OLLA_OK;
+}
+
+/* --joint: order and addresses in one ILP, from the two-step plan in order
+ * and dag_offset. Kept only when its arena is strictly smaller; then order,
+ * dag_offset, first, last, the planned live bytes and the report follow it.
+ * A failure of the joint solve leaves the two-step plan in place. */
+static olla_status try_joint(const olla_dag *dag, const olla_options *opt, int64_t align, double t0, int *order, int64_t *dag_offset,
+                             int *first, int *last, olla_plan *plan, olla_report *rep, olla_error *err)
+{
+    int n = dag->n_nodes, nt = dag->n_tensors;
+    if (opt->keep_order) {
+        if (opt->verbosity >= 2)
+            fprintf(stderr, "olla: joint ILP skipped: --keep-order fixes the order\n");
+        return OLLA_OK;
+    }
+    if (rep->lower_bound_bytes >= 0 && rep->arena_bytes <= rep->lower_bound_bytes) {
+        if (opt->verbosity >= 2)
+            fprintf(stderr, "olla: joint ILP skipped: the arena already equals the lower bound on the peak\n");
+        return OLLA_OK;
+    }
+    long cols = 0;
+    int fits = 0;
+    olla_error jerr = {0};
+    if (olla_joint_columns(dag, &cols, &fits, &jerr) != OLLA_OK || !fits) {
+        if (opt->verbosity >= 2) {
+            if (cols < 0)
+                fprintf(stderr, "olla: joint ILP skipped: %d nodes, above its limit of %d; the two-step plan is kept\n",
+                        n, OLLA_JOINT_MAX_NODES);
+            else
+                fprintf(stderr,
+                        "olla: joint ILP skipped: %ld columns for %d nodes, above its limit of %ld; the two-step plan "
+                        "is kept\n",
+                        cols, n, OLLA_JOINT_MAX_COLS);
+        }
+        return OLLA_OK;
+    }
+    double left = opt->time_limit > 0 ? opt->time_limit - (olla_now() - t0) : 0;
+    if (opt->time_limit > 0 && left < 0.2) {
+        if (opt->verbosity >= 2)
+            fprintf(stderr, "olla: joint ILP skipped: the time limit is used up\n");
+        return OLLA_OK;
+    }
+    int *jorder = malloc(((size_t)n + 1) * sizeof(int));
+    int64_t *joff = malloc(((size_t)nt + 1) * sizeof(int64_t));
+    if (!jorder || !joff) {
+        free(jorder);
+        free(joff);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the joint ILP");
+    }
+    int64_t jarena = 0;
+    int proven = 0;
+    double tj = olla_now();
+    olla_status st = olla_joint_solve(dag, order, dag_offset, align, left, jorder, joff, &jarena, &proven, &jerr);
+    if (st != OLLA_OK) {
+        if (opt->verbosity >= 1)
+            fprintf(stderr, "olla-onnx: warning: joint ILP failed (%s); the two-step plan is kept\n", jerr.message);
+    } else {
+        if (opt->verbosity >= 2)
+            fprintf(stderr, "olla: joint ILP: %ld columns, arena %lld (two-step %lld)%s, %.2f s\n", cols,
+                    (long long)jarena, (long long)rep->arena_bytes, proven ? ", proven optimal" : "",
+                    olla_now() - tj);
+        if (jarena < rep->arena_bytes) {
+            memcpy(order, jorder, (size_t)n * sizeof(int));
+            memcpy(dag_offset, joff, (size_t)nt * sizeof(int64_t));
+            olla_dag_lifetimes(dag, order, first, last);
+            rep->peak_bytes = olla_dag_peak(dag, order, plan->live_planned, NULL);
+            rep->arena_bytes = jarena;
+            rep->joint_used = 1;
+            rep->schedule_status = "joint";
+            rep->placement_status = proven ? "joint-optimal" : "joint";
+        }
+    }
+    free(jorder);
+    free(joff);
     return OLLA_OK;
 }
 
@@ -266,9 +342,14 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
         free(dag_offset);
         goto done;
     }
-    rep->placement_seconds = olla_now() - tp;
     rep->arena_bytes = pout.arena_bytes;
     rep->placement_status = pout.status;
+    if (opt->joint && (st = try_joint(&dag, opt, align, t0, order, dag_offset, first, last, plan, rep, err)) != OLLA_OK) {
+        free(dag_offset);
+        goto done;
+    }
+    rep->placement_seconds = olla_now() - tp;
+    pout.arena_bytes = rep->arena_bytes;
 
     /* the plan, in allocation order */
     plan->n_nodes = n;

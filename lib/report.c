@@ -34,6 +34,7 @@ char *olla_report_to_json(const olla_report *r, int pretty)
     json_object_object_add(o, "schedule_status", json_object_new_string(r->schedule_status ? r->schedule_status : ""));
     json_object_object_add(o, "placement_status",
                            json_object_new_string(r->placement_status ? r->placement_status : ""));
+    json_object_object_add(o, "joint_used", json_object_new_boolean(r->joint_used != 0));
     json_object *unknown = json_object_new_array();
     for (int i = 0; i < r->n_unknown; i++) {
         json_object *u = json_object_new_object();

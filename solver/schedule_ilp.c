@@ -9,20 +9,15 @@
  * continuous L[e][t] >= S[p][t] - S[s][t-1] stands for it. The peak row of
  * step t bounds the sum of bytes times liveness. C[v][t] of the paper is
  * S[v][t] - S[v][t-1] and its P variables are the liveness terms. */
-#include <errno.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <coin/Cbc_C_Interface.h>
 
 #include "passes/olla_analysis.h"
+#include "solver/olla_cbc_child.h"
 #include "solver/olla_schedule.h"
 
 #define MAX_COLS 100000L /* larger models do not get past the root relaxation in minutes */
@@ -455,116 +450,47 @@ done:
     return st;
 }
 
-/* writes all of buf, returns 0 on failure */
-static int write_all(int fd, const void *buf, size_t len)
+typedef struct {
+    const olla_dag *dag;
+    const int *start;
+    int64_t lb_hint;
+    int verbosity;
+} ilp_args;
+
+/* result layout: olla_ilp_info, then the order */
+static olla_status ilp_child(void *ctx, double cbc_limit, void *out, olla_error *err)
 {
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return 0;
-        p += w;
-        len -= (size_t)w;
-    }
-    return 1;
+    const ilp_args *a = ctx;
+    olla_ilp_info *info = out;
+    int *order = (int *)((char *)out + sizeof(olla_ilp_info));
+    return ilp_solve(a->dag, a->start, a->lb_hint, cbc_limit, a->verbosity, order, info, err);
 }
 
-/* reads all of buf before the deadline, returns 0 on failure or timeout */
-static int read_all_until(int fd, void *buf, size_t len, double deadline)
-{
-    char *p = buf;
-    while (len > 0) {
-        double left = deadline - olla_sched_now();
-        if (left <= 0)
-            return 0;
-        struct pollfd pfd = {fd, POLLIN, 0};
-        int pr = poll(&pfd, 1, (int)(left * 1000.0) + 1);
-        if (pr < 0 && errno == EINTR)
-            continue;
-        if (pr <= 0)
-            return 0;
-        ssize_t r = read(fd, p, len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return 0;
-        p += r;
-        len -= (size_t)r;
-    }
-    return 1;
-}
-
-/* With a time limit CBC runs in a child process that is killed at the
- * deadline: CBC does not check its limit while building or solving the root
- * relaxation, and a failure inside it must not take the caller down. */
+/* With a time limit CBC runs in a child process killed at the deadline
+ * (solver/olla_cbc_child.h). */
 olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit, int verbosity,
                            int *order, olla_ilp_info *info, olla_error *err)
 {
     memset(info, 0, sizeof *info);
     if (time_limit <= 0)
         return ilp_solve(dag, start, lb_hint, 0, verbosity, order, info, err);
-    double deadline = olla_sched_now() + time_limit;
-    int fds[2];
-    if (pipe(fds) != 0)
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot create a pipe for the ILP solver: %s", strerror(errno));
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot start the ILP solver process: %s", strerror(errno));
-    }
     int n = dag->n_nodes;
-    if (pid == 0) {
-        close(fds[0]);
-        olla_ilp_info ci;
-        olla_error cerr = {0};
-        /* leave CBC a margin to stop by itself and report its best order */
-        double lim = 0.85 * time_limit - 0.05;
-        if (lim < 0.01)
-            lim = 0.01;
-        int code = (int)ilp_solve(dag, start, lb_hint, lim, verbosity, order, &ci, &cerr);
-        int sent = write_all(fds[1], &code, sizeof code);
-        if (sent && code != OLLA_OK)
-            sent = write_all(fds[1], cerr.message, sizeof cerr.message);
-        else if (sent)
-            sent = write_all(fds[1], &ci, sizeof ci) && write_all(fds[1], order, (size_t)n * sizeof(int));
-        _exit(sent ? 0 : 1);
-    }
-    close(fds[1]);
-    olla_ilp_info got;
-    int code = -1;
-    char msg[sizeof err->message];
-    int *buf = malloc(((size_t)n + 1) * sizeof(int));
-    int ok = buf && read_all_until(fds[0], &code, sizeof code, deadline + 0.05);
-    if (ok && code != OLLA_OK)
-        ok = read_all_until(fds[0], msg, sizeof msg, deadline + 0.2);
-    else if (ok)
-        ok = read_all_until(fds[0], &got, sizeof got, deadline + 0.2) &&
-             read_all_until(fds[0], buf, (size_t)n * sizeof(int), deadline + 0.3);
-    close(fds[0]);
-    if (!ok)
-        kill(pid, SIGKILL);
-    int wst;
-    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
-        ;
-    if (ok && code != OLLA_OK) {
+    size_t len = sizeof(olla_ilp_info) + (size_t)n * sizeof(int);
+    char *buf = calloc(len, 1);
+    if (!buf)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory starting the ILP solver");
+    ilp_args a = {dag, start, lb_hint, verbosity};
+    int finished = 0;
+    olla_status st = olla_cbc_child_run(ilp_child, &a, buf, len, time_limit, &finished, err);
+    if (st != OLLA_OK || !finished) {
         free(buf);
-        msg[sizeof msg - 1] = '\0';
-        return olla_error_set(err, code == OLLA_ERR_INPUT ? OLLA_ERR_INPUT : OLLA_ERR_INTERNAL, "%s", msg);
-    }
-    if (!ok) {
-        free(buf);
-        if (verbosity >= 2)
+        if (st == OLLA_OK && verbosity >= 2)
             fprintf(stderr, "olla: ILP stopped at the time limit without a result\n");
-        return OLLA_OK; /* nothing found in time */
+        return st;
     }
-    *info = got;
-    if (got.found) {
-        memcpy(order, buf, (size_t)n * sizeof(int));
+    memcpy(info, buf, sizeof *info);
+    if (info->found) {
+        memcpy(order, buf + sizeof(olla_ilp_info), (size_t)n * sizeof(int));
         info->found = olla_dag_is_topological(dag, order);
     }
     free(buf);

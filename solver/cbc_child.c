@@ -1,0 +1,129 @@
+/* olla-onnx: a CBC solve in a child process killed at the deadline. */
+#include "solver/olla_cbc_child.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "solver/olla_schedule.h"
+
+/* writes all of buf, returns 0 on failure */
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return 0;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 1;
+}
+
+/* reads all of buf before the deadline, returns 0 on failure or timeout */
+static int read_all_until(int fd, void *buf, size_t len, double deadline)
+{
+    char *p = buf;
+    while (len > 0) {
+        double left = deadline - olla_sched_now();
+        if (left <= 0)
+            return 0;
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int pr = poll(&pfd, 1, (int)(left * 1000.0) + 1);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0)
+            return 0;
+        ssize_t r = read(fd, p, len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return 0;
+        p += r;
+        len -= (size_t)r;
+    }
+    return 1;
+}
+
+olla_status olla_cbc_child_run(olla_cbc_solve_fn fn, void *ctx, void *out, size_t out_len, double time_limit,
+                               int *finished, olla_error *err)
+{
+    if (finished)
+        *finished = 0;
+    if (time_limit <= 0) {
+        olla_status st = fn(ctx, 0, out, err);
+        if (finished)
+            *finished = 1;
+        return st;
+    }
+    double deadline = olla_sched_now() + time_limit;
+    void *buf = malloc(out_len + 1);
+    if (!buf)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory starting the ILP solver");
+    int fds[2];
+    if (pipe(fds) != 0) {
+        free(buf);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot create a pipe for the ILP solver: %s", strerror(errno));
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        free(buf);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot start the ILP solver process: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        olla_error cerr = {0};
+        /* leave CBC a margin to stop by itself and report its best result */
+        double lim = 0.85 * time_limit - 0.05;
+        if (lim < 0.01)
+            lim = 0.01;
+        int code = (int)fn(ctx, lim, buf, &cerr);
+        int sent = write_all(fds[1], &code, sizeof code);
+        if (sent && code != OLLA_OK)
+            sent = write_all(fds[1], cerr.message, sizeof cerr.message);
+        else if (sent)
+            sent = write_all(fds[1], buf, out_len);
+        _exit(sent ? 0 : 1);
+    }
+    close(fds[1]);
+    int code = -1;
+    char msg[sizeof err->message];
+    int ok = read_all_until(fds[0], &code, sizeof code, deadline + 0.05);
+    if (ok && code != OLLA_OK)
+        ok = read_all_until(fds[0], msg, sizeof msg, deadline + 0.2);
+    else if (ok)
+        ok = read_all_until(fds[0], buf, out_len, deadline + 0.3);
+    close(fds[0]);
+    if (!ok)
+        kill(pid, SIGKILL);
+    int wst;
+    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+        ;
+    if (!ok) {
+        free(buf);
+        return OLLA_OK; /* nothing in time */
+    }
+    if (finished)
+        *finished = 1;
+    if (code != OLLA_OK) {
+        free(buf);
+        msg[sizeof msg - 1] = '\0';
+        return olla_error_set(err, code == OLLA_ERR_INPUT ? OLLA_ERR_INPUT : OLLA_ERR_INTERNAL, "%s", msg);
+    }
+    memcpy(out, buf, out_len);
+    free(buf);
+    return OLLA_OK;
+}
