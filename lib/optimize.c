@@ -202,8 +202,9 @@ static olla_status try_joint(const olla_dag *dag, const olla_options *opt, int64
             rep->peak_bytes = olla_dag_peak(dag, order, plan->live_planned, NULL);
             rep->arena_bytes = jarena;
             rep->joint_used = 1;
-            rep->schedule_status = "joint";
-            rep->placement_status = proven ? "joint-optimal" : "joint";
+            /* the report's statuses keep their four values; joint_used tells */
+            rep->schedule_status = proven ? "optimal" : "feasible";
+            rep->placement_status = proven ? "optimal" : "feasible";
         }
     }
     free(jorder);
