@@ -38,13 +38,27 @@ static int64_t peak_time(const olla_pitem *it, size_t n, olla_pkey *ev)
     return t;
 }
 
-/* Searches the buffers of one side (idx[0..k)) above the fixed stack. */
-static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
-                const int64_t *fx_off, size_t nfx, int64_t cap, double deadline,
-                olla_pitem *sub, int64_t *sub_off, int64_t *off)
+/* Sides with more buffers than this are first given a short direct search
+ * and, when it does not finish, split again at their own busiest time. */
+#define OLLA_SPLIT_DIRECT_MAX 8
+#define OLLA_SPLIT_MAX_DEPTH 24
+/* Seconds of direct search for a side below the top level. */
+#define OLLA_SPLIT_QUICK 0.1
+
+/* Direct search of one side (idx[0..k)) above the fixed buffers. */
+static int side_direct(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
+                       const int64_t *fx_off, size_t nfx, int64_t cap, double deadline,
+                       int64_t *off)
 {
     if (k == 0)
         return 1;
+    olla_pitem *sub = calloc(k, sizeof *sub);
+    int64_t *sub_off = calloc(k, sizeof *sub_off);
+    if (!sub || !sub_off) {
+        free(sub);
+        free(sub_off);
+        return -2;
+    }
     for (size_t e = 0; e < k; e++)
         sub[e] = it[idx[e]];
     long long nodes = 0;
@@ -52,6 +66,143 @@ static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem
     if (r == 1)
         for (size_t e = 0; e < k; e++)
             off[idx[e]] = sub_off[e];
+    free(sub);
+    free(sub_off);
+    return r;
+}
+
+static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
+                      const int64_t *fx_off, size_t nfx, int64_t cap, double deadline,
+                      int64_t *off, int depth);
+
+/* Searches the buffers of one side (idx[0..k)) above the fixed buffers:
+ * directly when small, else a short direct search and then a split at the
+ * side's own busiest time. Returns 1 (off filled), 0 or -1 (not found),
+ * -2 (out of memory). */
+static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
+                const int64_t *fx_off, size_t nfx, int64_t cap, double deadline, int64_t *off,
+                int depth)
+{
+    if (k == 0)
+        return 1;
+    if (k <= OLLA_SPLIT_DIRECT_MAX || depth >= OLLA_SPLIT_MAX_DEPTH)
+        return side_direct(it, idx, k, fx, fx_off, nfx, cap, deadline, off);
+    double now = olla_place_now();
+    /* the top sides keep most of the time for the direct search, which
+     * finishes on nested traces; deeper sides get a short try */
+    double quick = deadline > 0 ? now + (deadline - now) * (depth == 0 ? 0.75 : 0.125)
+                                : now + (depth == 0 ? 10.0 : OLLA_SPLIT_QUICK);
+    if (depth > 0 && quick > now + OLLA_SPLIT_QUICK)
+        quick = now + OLLA_SPLIT_QUICK;
+    int r = side_direct(it, idx, k, fx, fx_off, nfx, cap, quick, off);
+    if (r == 1 || r == 0 || r == -2)
+        return r;
+    if (deadline > 0 && olla_place_now() >= deadline)
+        return -1;
+    return side_split(it, idx, k, fx, fx_off, nfx, cap, deadline, off, depth + 1);
+}
+
+/* Splits a side at the busiest time t of its own buffers: those live at t
+ * are stacked, in one of several orders, each at the lowest address clear
+ * of the fixed buffers and of the ones stacked before it, and the parts
+ * before and after t are searched (recursively) with all of them fixed. */
+static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
+                      const int64_t *fx_off, size_t nfx, int64_t cap, double deadline,
+                      int64_t *off, int depth)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t e = 0; e < k; e++) {
+        if (it[idx[e]].lower < lo)
+            lo = it[idx[e]].lower;
+        if (it[idx[e]].upper > hi)
+            hi = it[idx[e]].upper;
+    }
+    /* the fixed buffers that matter here: those meeting [lo, hi) */
+    size_t m = 0;
+    for (size_t f = 0; f < nfx; f++)
+        m += fx[f].lower < hi && lo < fx[f].upper;
+    olla_pitem *all = malloc((k + 1) * sizeof *all);
+    olla_pkey *keys = malloc((2 * k + 1) * sizeof *keys);
+    olla_pitem *nfx_it = malloc((k + m + 1) * sizeof *nfx_it);
+    int64_t *nfx_off = malloc((k + m + 1) * sizeof *nfx_off);
+    int *before = malloc((k + 1) * sizeof *before);
+    int *after = malloc((k + 1) * sizeof *after);
+    int *stack = malloc((k + 1) * sizeof *stack);
+    int r = -2;
+    if (!all || !keys || !nfx_it || !nfx_off || !before || !after || !stack)
+        goto done;
+    size_t nf = 0;
+    for (size_t f = 0; f < nfx; f++)
+        if (fx[f].lower < hi && lo < fx[f].upper) {
+            nfx_it[nf] = fx[f];
+            nfx_off[nf++] = fx_off[f];
+        }
+    for (size_t e = 0; e < k; e++)
+        all[e] = it[idx[e]];
+    int64_t p = peak_time(all, k, keys);
+    size_t nl = 0, nr = 0, ns = 0;
+    for (size_t e = 0; e < k; e++) {
+        int i = idx[e];
+        if (it[i].upper <= p)
+            before[nl++] = i;
+        else if (it[i].lower > p)
+            after[nr++] = i;
+        else
+            stack[ns++] = i;
+    }
+    r = 0;
+    if (ns == 0 || nl == k || nr == k)
+        goto done;
+    static const int orders[] = {STACK_END, STACK_START, STACK_LENGTH};
+    const int no = (int)(sizeof orders / sizeof orders[0]);
+    for (int a = 0; a < no && r != 1 && r != -2; a++) {
+        double now = olla_place_now();
+        if (deadline > 0 && now >= deadline) {
+            r = -1;
+            break;
+        }
+        int kind = orders[a];
+        for (size_t e = 0; e < ns; e++) {
+            const olla_pitem *b = &it[stack[e]];
+            keys[e] = kind == STACK_START ? (olla_pkey){b->lower, -b->upper, stack[e]}
+                      : kind == STACK_END ? (olla_pkey){-b->upper, b->lower, stack[e]}
+                                          : (olla_pkey){b->lower - b->upper, b->lower, stack[e]};
+        }
+        olla_place_sort_keys(keys, ns);
+        /* each stacked buffer first fit above the fixed ones it meets */
+        int fits = 1;
+        for (size_t e = 0; e < ns && fits; e++) {
+            int i = keys[e].idx;
+            int64_t at = 0;
+            for (int moved = 1; moved;) {
+                moved = 0;
+                for (size_t f = 0; f < nf + e; f++)
+                    if (nfx_it[f].lower < it[i].upper && it[i].lower < nfx_it[f].upper &&
+                        nfx_off[f] < at + it[i].size && at < nfx_off[f] + nfx_it[f].size) {
+                        at = nfx_off[f] + nfx_it[f].size;
+                        moved = 1;
+                    }
+            }
+            nfx_it[nf + e] = it[i];
+            nfx_off[nf + e] = at;
+            off[i] = at;
+            fits = at + it[i].size <= cap;
+        }
+        if (!fits)
+            continue;
+        int r1 = side(it, before, nl, nfx_it, nfx_off, nf + ns, cap, deadline, off, depth);
+        int r2 = r1 == 1 ? side(it, after, nr, nfx_it, nfx_off, nf + ns, cap, deadline, off, depth)
+                         : r1;
+        r = r1 == -2 || r2 == -2 ? -2 : r1 == 1 && r2 == 1 ? 1 : -1;
+    }
+done:
+    free(all);
+    free(keys);
+    free(nfx_it);
+    free(nfx_off);
+    free(before);
+    free(after);
+    free(stack);
     return r;
 }
 
@@ -138,7 +289,7 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
             r1 = free_side(it, stack, ns, later ? after : before, later ? nr : nl, p, later,
                            capacity, until, fx, fx_off, sub, sub_off, off);
             r2 = r1 == 1 ? side(it, later ? before : after, later ? nl : nr, fx, fx_off, ns,
-                                capacity, until, sub, sub_off, off)
+                                capacity, until, off, 0)
                          : 0;
         } else {
             for (size_t e = 0; e < ns; e++) {
@@ -157,9 +308,8 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
                 off[i] = base;
                 base += it[i].size;
             }
-            r1 = side(it, before, nl, fx, fx_off, ns, capacity, until, sub, sub_off, off);
-            r2 = r1 == 1 ? side(it, after, nr, fx, fx_off, ns, capacity, until, sub, sub_off, off)
-                         : 0;
+            r1 = side(it, before, nl, fx, fx_off, ns, capacity, until, off, 0);
+            r2 = r1 == 1 ? side(it, after, nr, fx, fx_off, ns, capacity, until, off, 0) : 0;
         }
         if (verbosity)
             fprintf(stderr, "place: split at time %lld (%zu stacked, %zu before, %zu after), "
