@@ -41,7 +41,9 @@ static int64_t peak_time(const olla_pitem *it, size_t n, olla_pkey *ev)
 /* Sides with more buffers than this are first given a short direct search
  * and, when it does not finish, split again at their own busiest time. */
 #define OLLA_SPLIT_DIRECT_MAX 8
+#ifndef OLLA_SPLIT_MAX_DEPTH
 #define OLLA_SPLIT_MAX_DEPTH 24
+#endif
 /* Seconds of direct search for a side below the top level. */
 #define OLLA_SPLIT_QUICK 0.1
 
