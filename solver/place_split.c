@@ -46,6 +46,12 @@ static int64_t peak_time(const olla_pitem *it, size_t n, olla_pkey *ev)
 #endif
 /* Seconds of direct search for a side below the top level. */
 #define OLLA_SPLIT_QUICK 0.1
+#ifndef OLLA_SPLIT_WINDOW
+#define OLLA_SPLIT_WINDOW 16
+#endif
+#ifndef OLLA_SPLIT_WINDOW
+#define OLLA_SPLIT_WINDOW 16
+#endif
 
 /* Direct search of one side (idx[0..k)) above the fixed buffers. */
 static int side_direct(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
@@ -76,6 +82,9 @@ static int side_direct(const olla_pitem *it, const int *idx, size_t k, const oll
 static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
                       const int64_t *fx_off, size_t nfx, int64_t cap, double deadline,
                       int64_t *off, int depth);
+static int side_window(const olla_pitem *it, const int *idx, size_t k, int64_t p,
+                       olla_pitem *fx, int64_t *fx_off, size_t nfx, int64_t cap,
+                       double deadline, int64_t *off, int depth);
 
 /* Searches the buffers of one side (idx[0..k)) above the fixed buffers:
  * directly when small, else a short direct search and then a split at the
@@ -92,7 +101,7 @@ static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem
     double now = olla_place_now();
     /* the top sides keep most of the time for the direct search, which
      * finishes on nested traces; deeper sides get a short try */
-    double quick = deadline > 0 ? now + (deadline - now) * (depth == 0 ? 0.75 : 0.125)
+    double quick = deadline > 0 ? now + (deadline - now) * (depth == 0 ? 0.25 : 0.125)
                                 : now + (depth == 0 ? 10.0 : OLLA_SPLIT_QUICK);
     if (depth > 0 && quick > now + OLLA_SPLIT_QUICK)
         quick = now + OLLA_SPLIT_QUICK;
@@ -102,6 +111,73 @@ static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem
     if (deadline > 0 && olla_place_now() >= deadline)
         return -1;
     return side_split(it, idx, k, fx, fx_off, nfx, cap, deadline, off, depth + 1);
+}
+
+/* The side's buffers live within OLLA_SPLIT_WINDOW steps of p, cut to that
+ * window, searched above the fixed buffers (fx has room for k more), then
+ * fixed with their whole lifetimes while the rest is searched. */
+static int side_window(const olla_pitem *it, const int *idx, size_t k, int64_t p,
+                       olla_pitem *fx, int64_t *fx_off, size_t nfx, int64_t cap,
+                       double deadline, int64_t *off, int depth)
+{
+    const int64_t w = OLLA_SPLIT_WINDOW;
+    olla_pitem *win = malloc((k + 1) * sizeof *win);
+    int64_t *woff = malloc((k + 1) * sizeof *woff);
+    int *in = malloc((k + 1) * sizeof *in);
+    int *before = malloc((k + 1) * sizeof *before);
+    int *after = malloc((k + 1) * sizeof *after);
+    int r = -2;
+    if (!win || !woff || !in || !before || !after)
+        goto done;
+    size_t nw = 0, nl = 0, nr = 0;
+    for (size_t e = 0; e < k; e++) {
+        int i = idx[e];
+        if (it[i].upper <= p - w) {
+            before[nl++] = i;
+        } else if (it[i].lower > p + w) {
+            after[nr++] = i;
+        } else {
+            olla_pitem b = it[i];
+            if (b.lower < p - w)
+                b.lower = p - w;
+            if (b.upper > p + w + 1)
+                b.upper = p + w + 1;
+            win[nw] = b;
+            in[nw++] = i;
+        }
+    }
+    long long nodes = 0;
+    double now = olla_place_now();
+    double until = deadline > 0 ? now + (deadline - now) / 4 : now + 1.0;
+    r = olla_place_search_fixed(win, nw, fx, fx_off, nfx, cap, until, woff, &nodes);
+    if (r != 1)
+        goto done;
+    /* the search saw the cut lifetimes: outside the window a buffer may
+     * still meet a fixed one */
+    for (size_t e = 0; e < nw && r == 1; e++) {
+        const olla_pitem *b = &it[in[e]];
+        for (size_t f = 0; f < nfx && r == 1; f++)
+            if (fx[f].lower < b->upper && b->lower < fx[f].upper &&
+                fx_off[f] < woff[e] + b->size && woff[e] < fx_off[f] + fx[f].size)
+                r = 0;
+    }
+    if (r != 1)
+        goto done;
+    for (size_t e = 0; e < nw; e++) {
+        off[in[e]] = woff[e];
+        fx[nfx + e] = it[in[e]];
+        fx_off[nfx + e] = woff[e];
+    }
+    r = side(it, before, nl, fx, fx_off, nfx + nw, cap, deadline, off, depth);
+    if (r == 1)
+        r = side(it, after, nr, fx, fx_off, nfx + nw, cap, deadline, off, depth);
+done:
+    free(win);
+    free(woff);
+    free(in);
+    free(before);
+    free(after);
+    return r;
 }
 
 /* Splits a side at the busiest time t of its own buffers: those live at t
@@ -154,6 +230,9 @@ static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla
     }
     r = 0;
     if (ns == 0 || nl == k || nr == k)
+        goto done;
+    r = side_window(it, idx, k, p, nfx_it, nfx_off, nf, cap, deadline, off, depth);
+    if (r == 1 || r == -2)
         goto done;
     static const int orders[] = {STACK_END, STACK_START, STACK_LENGTH};
     const int no = (int)(sizeof orders / sizeof orders[0]);
@@ -240,6 +319,59 @@ static int free_side(const olla_pitem *it, const int *stack, size_t ns, const in
     return 1;
 }
 
+/* The buffers live in the window [p - w, p + w] searched together, cut to
+ * the window, then fixed (with their whole lifetimes) while the buffers
+ * wholly before and wholly after the window are searched above them. */
+static int window(const olla_pitem *it, size_t n, int64_t p, int64_t w, int64_t cap,
+                  double deadline, int64_t *off)
+{
+    olla_pitem *win = malloc((n + 1) * sizeof *win);
+    olla_pitem *full = malloc((n + 1) * sizeof *full);
+    int64_t *woff = malloc((n + 1) * sizeof *woff);
+    int *in = malloc((n + 1) * sizeof *in);
+    int *before = malloc((n + 1) * sizeof *before);
+    int *after = malloc((n + 1) * sizeof *after);
+    int r = -2;
+    if (!win || !full || !woff || !in || !before || !after)
+        goto done;
+    size_t nw = 0, nl = 0, nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (it[i].upper <= p - w) {
+            before[nl++] = (int)i;
+        } else if (it[i].lower > p + w) {
+            after[nr++] = (int)i;
+        } else {
+            olla_pitem b = it[i];
+            full[nw] = b;
+            if (b.lower < p - w)
+                b.lower = p - w;
+            if (b.upper > p + w + 1)
+                b.upper = p + w + 1;
+            win[nw] = b;
+            in[nw++] = (int)i;
+        }
+    }
+    long long nodes = 0;
+    double now = olla_place_now();
+    double until = deadline > 0 ? now + (deadline - now) / 2 : now + 10.0;
+    r = olla_place_search_fixed(win, nw, NULL, NULL, 0, cap, until, woff, &nodes);
+    if (r != 1)
+        goto done;
+    for (size_t e = 0; e < nw; e++)
+        off[in[e]] = woff[e];
+    r = side(it, before, nl, full, woff, nw, cap, deadline, off, 0);
+    if (r == 1)
+        r = side(it, after, nr, full, woff, nw, cap, deadline, off, 0);
+done:
+    free(win);
+    free(full);
+    free(woff);
+    free(in);
+    free(before);
+    free(after);
+    return r;
+}
+
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
                      int64_t *off, int verbosity)
 {
@@ -277,7 +409,7 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
         goto done; /* few long-lived buffers: not a nested trace */
     /* attempts: the later side chooses the stack, the stack by end time,
      * the earlier side chooses, by start time, by length */
-    static const int attempts[] = {-2, STACK_END, -1, STACK_START, STACK_LENGTH};
+    static const int attempts[] = {-3, -2, STACK_END, -1, STACK_START, STACK_LENGTH};
     const int na = (int)(sizeof attempts / sizeof attempts[0]);
     for (int a = 0; a < na && r == 0; a++) {
         double now = olla_place_now();
@@ -286,7 +418,11 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
         /* the first attempt gets half the time, the others equal shares */
         double until = deadline > 0 ? now + (deadline - now) / (a == 0 ? 2 : na - a) : 0;
         int kind = attempts[a], r1, r2;
-        if (kind < 0) {
+        if (kind == -3) {
+            r1 = r2 = 0;
+            for (int64_t w = 32; w <= 256 && r1 != 1 && r1 != -2; w *= 2)
+                r1 = r2 = window(it, n, p, w, capacity, until, off);
+        } else if (kind < 0) {
             int later = kind == -2;
             r1 = free_side(it, stack, ns, later ? after : before, later ? nr : nl, p, later,
                            capacity, until, fx, fx_off, sub, sub_off, off);
