@@ -351,17 +351,20 @@ static int window(const olla_pitem *it, size_t n, int64_t p, int64_t w, int64_t 
             in[nw++] = (int)i;
         }
     }
+    r = 0;
+    if (2 * nw > n)
+        goto done; /* the window holds most of the instance */
     long long nodes = 0;
     double now = olla_place_now();
-    double until = deadline > 0 ? now + (deadline - now) / 2 : now + 10.0;
+    double until = deadline > 0 ? now + (deadline - now) / 8 : now + 1.0;
     r = olla_place_search_fixed(win, nw, NULL, NULL, 0, cap, until, woff, &nodes);
     if (r != 1)
         goto done;
     for (size_t e = 0; e < nw; e++)
         off[in[e]] = woff[e];
-    r = side(it, before, nl, full, woff, nw, cap, deadline, off, 0);
+    r = side(it, before, nl, full, woff, nw, cap, deadline, off, 1);
     if (r == 1)
-        r = side(it, after, nr, full, woff, nw, cap, deadline, off, 0);
+        r = side(it, after, nr, full, woff, nw, cap, deadline, off, 1);
 done:
     free(win);
     free(full);
