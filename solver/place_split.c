@@ -5,7 +5,14 @@
  * training graphs lifetimes nest (what the forward pass makes early, the
  * backward pass frees late), so stacking the peak buffers by start time
  * (the longest-nested at the bottom, as the paper's pyramid) leaves each
- * side a floor without holes. Several stacking orders are tried. */
+ * side a floor without holes. Several stacking orders are tried.
+ *
+ * When lifetimes do not nest, the buffers live near the peak are searched
+ * first as one problem, cut to a window around it, and then fixed (with
+ * their whole lifetimes) while the two sides are searched. A side that the
+ * direct search does not finish is split the same way at the busiest time
+ * of its own buffers (a window, else a stack there in several orders),
+ * recursively. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,8 +417,9 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
         goto done; /* more live at p than the capacity */
     if (ns * OLLA_SPLIT_MIN_SHARE < n)
         goto done; /* few long-lived buffers: not a nested trace */
-    /* attempts: the later side chooses the stack, the stack by end time,
-     * the earlier side chooses, by start time, by length */
+    /* attempts: a window around the peak, the later side chooses the
+     * stack, the stack by end time, the earlier side chooses, by start
+     * time, by length */
     static const int attempts[] = {-3, -2, STACK_END, -1, STACK_START, STACK_LENGTH};
     const int na = (int)(sizeof attempts / sizeof attempts[0]);
     for (int a = 0; a < na && r == 0; a++) {
