@@ -37,6 +37,18 @@ olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const 
     return OLLA_OK;
 }
 
+typedef struct {
+    int first, tensor;
+} alloc_key;
+
+static int by_first_step(const void *a, const void *b)
+{
+    const alloc_key *x = a, *y = b;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    return x->tensor < y->tensor ? -1 : x->tensor > y->tensor;
+}
+
 olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, olla_place_outcome *out, olla_error *err)
 {
     const olla_dag *dag = in->dag;
@@ -48,17 +60,31 @@ olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, olla_p
         free(which);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory placing tensors");
     }
+    /* buffers in allocation order (by first step, then tensor), the order a
+     * runtime requests them and the order --lifetimes writes */
+    alloc_key *keys = malloc(((size_t)nt + 1) * sizeof *keys);
+    if (!keys) {
+        free(bufs);
+        free(which);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory placing tensors");
+    }
     size_t n = 0;
     for (int e = 0; e < nt; e++) {
         offset[e] = 0;
-        if (dag->bytes[e] <= 0)
-            continue;
-        bufs[n].lower = in->first[e];
-        bufs[n].upper = (int64_t)in->last[e] + 1;
-        bufs[n].size = dag->bytes[e];
-        bufs[n].offset = 0;
-        which[n++] = e;
+        if (dag->bytes[e] > 0) {
+            keys[n].first = in->first[e];
+            keys[n++].tensor = e;
+        }
     }
+    qsort(keys, n, sizeof *keys, by_first_step);
+    for (size_t i = 0; i < n; i++) {
+        int e = which[i] = keys[i].tensor;
+        bufs[i].lower = in->first[e];
+        bufs[i].upper = (int64_t)in->last[e] + 1;
+        bufs[i].size = dag->bytes[e];
+        bufs[i].offset = 0;
+    }
+    free(keys);
     olla_place_options po;
     memset(&po, 0, sizeof po);
     po.alignment = in->alignment;
