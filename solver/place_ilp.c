@@ -12,6 +12,7 @@
 
 #include <coin/Cbc_C_Interface.h>
 
+#include "solver/olla_cbc_run.h"
 #include "solver/place_internal.h"
 
 /* Beyond this many overlapping pairs the ILP is not attempted. */
@@ -135,14 +136,22 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
     Cbc_setAllowableGap(m, 0.999);
     if (seconds > 0)
         Cbc_setMaximumSeconds(m, seconds);
-    Cbc_solve(m);
-    double bp = Cbc_getBestPossibleObjValue(m);
+    olla_cbc_outcome res;
+    if (olla_cbc_solve(m, (int)ncol, seconds, &res, err) != OLLA_OK) {
+        Cbc_deleteModel(m);
+        free(pairs);
+        free(start);
+        free(idx);
+        free(sol);
+        return OLLA_ERR_INTERNAL;
+    }
+    double bp = res.best_possible;
     if (isfinite(bp) && bp > (double)lb) {
         int64_t b = (int64_t)ceil(bp - 1e-6);
         if (b > *bound)
             *bound = b;
     }
-    const double *x = Cbc_bestSolution(m);
+    const double *x = res.sol;
     if (x) {
         for (size_t i = 0; i < n; i++)
             start[i] = x[i];
@@ -163,6 +172,7 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
     if (verbosity)
         fprintf(stderr, "place: address ILP with %zu pairs: arena %lld, bound %lld\n", np,
                 (long long)*arena, (long long)*bound);
+    olla_cbc_outcome_free(&res);
     Cbc_deleteModel(m);
     free(pairs);
     free(start);

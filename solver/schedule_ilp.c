@@ -17,6 +17,7 @@
 #include <coin/Cbc_C_Interface.h>
 
 #include "passes/olla_analysis.h"
+#include "solver/olla_cbc_run.h"
 #include "solver/olla_schedule.h"
 
 #define MAX_COLS 3000000L
@@ -167,6 +168,7 @@ olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hin
     double *collb = NULL, *colub = NULL, *obj = NULL, *val = NULL, *start_val = NULL;
     int *cstart = NULL, *cidx = NULL, *fill = NULL, *start_idx = NULL;
     Cbc_Model *model = NULL;
+    olla_cbc_outcome res = {0};
     if (!asap || !alap || !sidx || !mlo || !mhi || !plo || !phi || !peakrow || !peakconst || !step || !dec || !fwd ||
         !bwd) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the scheduling ILP");
@@ -370,15 +372,16 @@ olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hin
     }
     if (verbosity >= 2)
         fprintf(stderr, "olla: scheduling ILP: %d columns, %d rows, %ld nonzeros\n", nc, m.nrows, m.n);
-    Cbc_solve(model);
-    const double *sol = Cbc_bestSolution(model);
-    double bp = Cbc_getBestPossibleObjValue(model);
+    if ((st = olla_cbc_solve(model, nc, time_limit, &res, err)) != OLLA_OK)
+        goto done;
+    const double *sol = res.sol;
+    double bp = res.best_possible;
     if (isfinite(bp) && bp > 0) {
         double lb = ceil(bp - 1e-6 * (fabs(bp) + 1.0));
         if (lb > 0)
             info->bound = (int64_t)lb * g;
     }
-    info->optimal = Cbc_isProvenOptimal(model);
+    info->optimal = res.proven_optimal;
     if (sol) {
         /* decode: each node runs at the first step where S is 1 (function 1 of
          * the paper), ties broken by level */
@@ -399,6 +402,7 @@ olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hin
         info->found = olla_dag_is_topological(dag, order);
     }
 done:
+    olla_cbc_outcome_free(&res);
     if (model)
         Cbc_deleteModel(model);
     t_free(&m);
