@@ -106,6 +106,9 @@ static olla_status add_warning(olla_shape_table *t, const char *msg)
     char *copy = olla_arena_strdup(&t->arena, msg);
     if (!copy)
         return OLLA_ERR_INTERNAL;
+    for (char *p = copy; *p; p++) /* names may hold newlines or escapes: one plain line */
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
     t->warnings[t->n_warnings++] = copy;
     return OLLA_OK;
 }
@@ -849,6 +852,22 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
         }
     }
     free(listed);
+    /* names from the model may hold newlines or terminal escapes; every
+     * reason stays one plain line */
+    for (size_t i = 0; i < t->main.n; i++) {
+        const char *r = t->main.entries[i].reason, *p = r;
+        while (p && *p && (unsigned char)*p >= 0x20 && *p != 0x7f)
+            p++;
+        if (!p || !*p)
+            continue;
+        char *clean = olla_arena_strdup(&t->arena, r);
+        if (!clean)
+            goto oom;
+        for (char *q = clean; *q; q++)
+            if ((unsigned char)*q < 0x20 || *q == 0x7f)
+                *q = '?';
+        t->main.entries[i].reason = clean;
+    }
     *out = t;
     return OLLA_OK;
 oom:
