@@ -1,5 +1,6 @@
 /* olla-onnx: lower bounds on the peak live bytes of every order. */
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "passes/olla_analysis.h"
@@ -196,8 +197,23 @@ static int64_t net_maxflow(flow_net *f, int s, int t, int *stack_v, int *stack_a
 /* Closure model: node u "ran before v" (source side) costs the bytes of its
  * outputs; helper a_e (source side = every reader of e ran before v) gains
  * bytes(e) back. Implications become infinite arcs. */
+static double bound_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, int64_t *bound,
                                int *at, olla_error *err)
+{
+    return olla_bound_closure_until(dag, r, upper, 0, bound, at, err);
+}
+
+/* Each node's cut value is a lower bound on its own, so stopping at the
+ * deadline still leaves a valid bound: the largest value computed. */
+olla_status olla_bound_closure_until(const olla_dag *dag, const olla_reach *r, const int64_t *upper, double deadline,
+                                     int64_t *bound, int *at, olla_error *err)
 {
     int n = dag->n_nodes, nt = dag->n_tensors;
     int *aidx = malloc(((size_t)nt + 1) * sizeof *aidx);
@@ -259,7 +275,13 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         }
     }
     /* visit nodes by their simple cut bound, largest first */
+    int stopped = 0;
     for (int v = 0; v < n; v++) {
+        if (deadline > 0 && (v & 63) == 0 && bound_now() > deadline) {
+            stopped = 1;
+            n = v; /* only the nodes seen so far */
+            break;
+        }
         int64_t s = 0;
         for (int e = 0; e < nt; e++)
             if (dag->bytes[e] > 0 && must_live(dag, r, e, v))
@@ -267,7 +289,9 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         cutb[v] = s;
         cand[v] = v;
     }
-    for (int i = 1; i < n; i++) { /* insertion sort by cutb descending (n is modest) */
+    for (int i = 1; i < n && !stopped; i++) { /* insertion sort by cutb descending (n is modest) */
+        if (deadline > 0 && (i & 255) == 0 && bound_now() > deadline)
+            stopped = 1;
         int x = cand[i], j = i;
         while (j > 0 && cutb[cand[j - 1]] < cutb[x]) {
             cand[j] = cand[j - 1];
@@ -285,6 +309,10 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         }
         if (upper && upper[v] <= best)
             continue;
+        if (stopped || (deadline > 0 && bound_now() > deadline)) {
+            stopped = 1;
+            continue; /* the simple bounds of the rest still count */
+        }
         for (int a = 0; a < f.m; a++)
             f.cap[a] = f.base[a];
         for (int k = dag->in_start[v]; k < dag->in_start[v + 1]; k++)

@@ -66,5 +66,9 @@ int64_t olla_bound_cut(const olla_dag *dag, const olla_reach *r, int *at);
  * value. Returns the largest value; *at (optional) receives its node. */
 olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, int64_t *bound,
                                int *at, olla_error *err);
+/* The same, stopping at deadline (olla_sched_now() seconds; <= 0: none)
+ * with the largest value found by then, still a valid bound. */
+olla_status olla_bound_closure_until(const olla_dag *dag, const olla_reach *r, const int64_t *upper, double deadline,
+                                     int64_t *bound, int *at, olla_error *err);
 
 #endif

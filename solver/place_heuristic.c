@@ -151,49 +151,6 @@ static int64_t greedy(const olla_pitem *it, size_t n, const conflicts *c, const 
     return olla_place_items_arena(it, off, n);
 }
 
-/* First fit in order of start time, with only the live buffers kept in an
- * offset-sorted list: needs no conflict graph, so it scales to any size. */
-static int64_t sweep_first_fit(const olla_pitem *it, size_t n, int64_t *off)
-{
-    olla_pkey *ord = malloc((n + 1) * sizeof *ord);
-    int *act = malloc((n + 1) * sizeof *act);
-    if (!ord || !act) {
-        free(ord);
-        free(act);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        ord[i] = (olla_pkey){it[i].lower, -it[i].size, (int)i};
-    olla_place_sort_keys(ord, n);
-    size_t k = 0;
-    for (size_t e = 0; e < n; e++) {
-        int i = ord[e].idx;
-        size_t w = 0;
-        for (size_t a = 0; a < k; a++)
-            if (it[act[a]].upper > it[i].lower)
-                act[w++] = act[a];
-        k = w;
-        int64_t cur = 0;
-        size_t pos = k;
-        for (size_t a = 0; a < k; a++) {
-            if (off[act[a]] - cur >= it[i].size) {
-                pos = a;
-                break;
-            }
-            int64_t top = off[act[a]] + it[act[a]].size;
-            if (top > cur)
-                cur = top;
-        }
-        off[i] = cur;
-        memmove(act + pos + 1, act + pos, (k - pos) * sizeof *act);
-        act[pos] = i;
-        k++;
-    }
-    free(ord);
-    free(act);
-    return olla_place_items_arena(it, off, n);
-}
-
 /* The paper's PreAllocateAddresses: repeatedly take the longest-lived buffer
  * nested inside the previous one and stack it on top. */
 static void pyramid(const olla_pitem *it, size_t n, int64_t *fixed)
@@ -251,7 +208,7 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int v
 {
     if (n == 0)
         return 0;
-    int64_t best = sweep_first_fit(it, n, off);
+    int64_t best = olla_place_sweep_first_fit(it, n, off);
     if (best < 0)
         return -1;
     if (verbosity)

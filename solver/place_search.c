@@ -161,7 +161,9 @@ static int64_t next_floor(const sctx *c, size_t s, int64_t f)
 static int dfs(sctx *c)
 {
     c->nodes++;
-    if ((c->nodes & 255) == 0 && c->deadline > 0 && olla_place_now() > c->deadline)
+    /* a node costs at least a pass over the sections, so the clock is cheap
+     * by comparison: on large instances a few nodes already take long */
+    if (c->deadline > 0 && olla_place_now() > c->deadline)
         return -1;
     if (c->nodes > c->node_limit || c->depth >= c->max_depth)
         return -1;
@@ -336,7 +338,7 @@ static int build(sctx *c)
         total += c->se[i] - c->sb[i];
     }
     free(pts);
-    if (total > 50000000) {
+    if (total > 50000000 || (c->deadline > 0 && olla_place_now() > c->deadline)) {
         free(keys);
         return -1;
     }
@@ -355,6 +357,10 @@ static int build(sctx *c)
         keys[i] = (olla_pkey){it[i].lower, it[i].upper, (int)i};
     olla_place_sort_keys(keys, n);
     for (size_t k = 0; k < n; k++) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_place_now() > c->deadline) {
+            free(keys);
+            return -1;
+        }
         int i = keys[k].idx;
         c->twin[i] = -1;
         for (size_t q = k; q > 0; q--) {
@@ -409,6 +415,11 @@ static int reset(sctx *c, int order)
     memset(c->rem, 0, c->nsec * sizeof *c->rem);
     memset(c->floor_, 0, c->nsec * sizeof *c->floor_);
     for (size_t k = 0; k < n; k++) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_place_now() > c->deadline) {
+            free(keys);
+            free(fill);
+            return -1; /* out of time: the search gives up */
+        }
         int i = keys[k].idx;
         for (int j = c->sb[i]; j < c->se[i]; j++) {
             c->sec_buf[fill[j]++] = i;
@@ -474,8 +485,10 @@ int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double d
             int done = 0;
             for (int k = 0; k <= ORDER_COUNT && !done; k++) {
                 int order = k < ORDER_COUNT ? k : ORDER_COUNT + round;
-                if ((r = reset(&c, order)) != 0)
+                if ((r = reset(&c, order)) != 0) {
+                    done = 1;
                     break;
+                }
                 c.node_limit = budget;
                 r = dfs(&c);
                 total += c.nodes;

@@ -30,7 +30,17 @@ static void offer(keeper *k, const int *order, int source, const char *name)
     }
 }
 
-typedef olla_status (*heur_fn)(const olla_dag *, int *, olla_error *);
+/* Reachability takes n^2/4 bytes; beyond this many nodes neither the
+ * closure bound nor the ILP (which needs it too) is attempted. */
+#define OLLA_SCHED_REACH_MAX_NODES 20000
+
+typedef olla_status (*heur_fn)(const olla_dag *, double, int *, olla_error *);
+
+static olla_status dfs_post(const olla_dag *dag, double deadline, int *order, olla_error *err)
+{
+    (void)deadline; /* linear time */
+    return olla_sched_dfs_post(dag, order, err);
+}
 
 olla_status olla_schedule(const olla_dag *dag, const int *input_order, const olla_schedule_options *opt,
                           int *order_out, olla_schedule_result *res, olla_error *err)
@@ -78,7 +88,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         goto finish;
 
     /* heuristics, on the graph and on the graph with early-update edges */
-    static const heur_fn heur[] = {olla_sched_greedy_free, olla_sched_least_peak, olla_sched_dfs_post};
+    static const heur_fn heur[] = {olla_sched_greedy_free_until, olla_sched_least_peak_until, dfs_post};
     static const char *const heur_name[] = {"greedy-free", "least-peak", "dfs-post"};
     memcpy(work, best, (size_t)n * sizeof(int));
     olla_sched_local_improve(dag, work, deadline);
@@ -91,7 +101,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     for (int g = 0; g < (ne > 0 ? 2 : 1); g++) {
         const olla_dag *gd = g == 0 ? dag : &aug;
         for (size_t h = 0; h < sizeof heur / sizeof heur[0]; h++) {
-            if (heur[h](gd, work, err) != OLLA_OK) {
+            if (heur[h](gd, deadline, work, err) != OLLA_OK) {
                 olla_error_clear(err);
                 continue;
             }
@@ -112,12 +122,13 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
 
     /* lower bounds */
     lb = olla_bound_node_io(dag);
-    if (olla_reach_build(dag, &reach, err) == OLLA_OK) {
+    int small = n <= OLLA_SCHED_REACH_MAX_NODES;
+    if (small && (deadline <= 0 || olla_sched_now() < deadline) && olla_reach_build(dag, &reach, err) == OLLA_OK) {
         olla_dag_peak(dag, best, live, NULL);
         for (int t = 0; t < n; t++)
             upper[best[t]] = live[t];
         int64_t cb = 0;
-        if (olla_bound_closure(dag, &reach, upper, &cb, NULL, err) == OLLA_OK && cb > lb)
+        if (olla_bound_closure_until(dag, &reach, upper, deadline, &cb, NULL, err) == OLLA_OK && cb > lb)
             lb = cb;
         olla_error_clear(err);
     } else {
@@ -128,7 +139,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
                 (long long)lb, olla_sched_now() - t0);
 
     /* the ILP, warm-started with the best order */
-    if (opt->use_ilp && k.best_peak > lb) {
+    if (opt->use_ilp && small && k.best_peak > lb) {
         double left = deadline > 0 ? deadline - olla_sched_now() : 0;
         if (deadline <= 0 || left > 0.05) {
             olla_ilp_info info;
