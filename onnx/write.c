@@ -33,6 +33,7 @@ void olla_write_abandon(void)
 {
     if (pending_set)
         unlink(pending_tmp);
+    olla_external_abandon();
 }
 
 static void set_pending(const char *tmp)
