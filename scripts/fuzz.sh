@@ -51,6 +51,8 @@ for h in "${harnesses[@]}"; do
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   corpus=$(ls "$work/corpus" | wc -l)
+  # a report from any process of the run fails it, even one the harness survived
+  if [ $rc -eq 0 ] && grep -qE "DEADLYSIGNAL|==[0-9]+==ERROR|runtime error:" "$log"; then rc=98; fi
   if [ $rc -eq 0 ]; then
     echo "fuzz_$h: ${execs:-?} executions in ${secs} s, corpus $corpus inputs: no crash, no leak, no timeout"
   else

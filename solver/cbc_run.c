@@ -58,9 +58,12 @@ static int write_all(int fd, const void *p, size_t n)
 
 static void child(Cbc_Model *model, int n_cols, double seconds, int fd, pid_t parent)
 {
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
+    /* default actions: a crash inside CBC ends the child quietly (the
+     * parent keeps its heuristic result), with no report from handlers
+     * inherited from a sanitizer or fuzzer */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGPIPE, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], SIG_DFL);
 #ifdef __linux__
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the parent */
 #endif
@@ -144,12 +147,14 @@ olla_status olla_cbc_solve(Cbc_Model *model, int n_cols, double seconds, olla_cb
         }
     }
     close(fds[0]);
-    if (!complete)
-        kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    int killed = !complete && kill(pid, SIGKILL) == 0;
+    int wst = 0;
+    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
         ;
     if (!complete) {
         out->stopped = 1;
+        if (WIFSIGNALED(wst) && !(killed && WTERMSIG(wst) == SIGKILL))
+            out->crashed = WTERMSIG(wst);
         free(sol);
         return OLLA_OK;
     }

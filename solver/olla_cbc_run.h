@@ -14,7 +14,8 @@
 typedef struct olla_cbc_outcome {
     int has_solution;     /* 1: sol holds the best solution CBC found */
     int proven_optimal;   /* CBC proved sol optimal */
-    int stopped;          /* the deadline passed first; the child was killed */
+    int stopped;          /* no answer: the deadline passed first (the child was killed) or it died */
+    int crashed;          /* the signal that ended the child when CBC itself crashed, else 0 */
     double best_possible; /* CBC's bound on the objective; NAN when none */
     double *sol;          /* n_cols values when has_solution (malloc'd), else NULL */
 } olla_cbc_outcome;

@@ -145,6 +145,8 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
         free(sol);
         return OLLA_ERR_INTERNAL;
     }
+    if (res.crashed && verbosity)
+        fprintf(stderr, "place: CBC crashed (signal %d); the address ILP is skipped\n", res.crashed);
     double bp = res.best_possible;
     if (isfinite(bp) && bp > (double)lb) {
         int64_t b = (int64_t)ceil(bp - 1e-6);

@@ -374,6 +374,8 @@ olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hin
         fprintf(stderr, "olla: scheduling ILP: %d columns, %d rows, %ld nonzeros\n", nc, m.nrows, m.n);
     if ((st = olla_cbc_solve(model, nc, time_limit, &res, err)) != OLLA_OK)
         goto done;
+    if (res.crashed && verbosity >= 2)
+        fprintf(stderr, "olla: CBC crashed (signal %d); the scheduling ILP is skipped\n", res.crashed);
     const double *sol = res.sol;
     double bp = res.best_possible;
     if (isfinite(bp) && bp > 0) {

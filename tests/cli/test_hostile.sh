@@ -105,7 +105,8 @@ for k in $(seq 0 15); do
 done
 
 # ---- bit flips: exit 0 (and the output passes check) or 1 (one line, no output), nothing else
-$PY - "$M" "$tmp/flips" 160 <<'PY'
+FLIPS=${OLLA_HOSTILE_FLIPS:-160}
+$PY - "$M" "$tmp/flips" "$FLIPS" <<'PY'
 import os, random, sys
 src, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 data = open(src, 'rb').read()
@@ -132,7 +133,7 @@ for f in "$tmp"/flips/*.onnx; do
     bad "$(basename "$f"): exit $rc: $err"
   fi
 done
-[ $((n0 + n1)) -eq 160 ] && ok
+[ $((n0 + n1)) -eq "$FLIPS" ] && ok
 echo "bit flips: $n0 planned, $n1 refused"
 rm -rf "$tmp/flips"
 
