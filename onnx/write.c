@@ -97,6 +97,11 @@ static olla_status write_file_atomic(const char *path, const uint8_t *data, size
     return OLLA_OK;
 }
 
+olla_status olla_write_file_atomic(const char *path, const void *data, size_t len, olla_error *err)
+{
+    return write_file_atomic(path, data, len, err);
+}
+
 olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const char *out_path, olla_error *err)
 {
     Onnx__ModelProto *mp = m->proto; /* swapped fields are restored below */
