@@ -33,6 +33,7 @@ void olla_write_abandon(void)
 {
     if (pending_set)
         unlink(pending_tmp);
+    olla_external_abandon();
 }
 
 static void set_pending(const char *tmp)
@@ -94,6 +95,11 @@ static olla_status write_file_atomic(const char *path, const uint8_t *data, size
     }
     free(tmp);
     return OLLA_OK;
+}
+
+olla_status olla_write_file_atomic(const char *path, const void *data, size_t len, olla_error *err)
+{
+    return write_file_atomic(path, data, len, err);
 }
 
 olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const char *out_path, olla_error *err)

@@ -233,8 +233,9 @@ static int64_t next_floor(const sctx *c, size_t s, int64_t f)
 static int dfs(sctx *c)
 {
     c->nodes++;
-    if ((c->nodes & 255) == 0 &&
-        (atomic_load(c->stop) || (c->deadline > 0 && olla_place_now() > c->deadline)))
+    /* a node costs at least a pass over the sections, so the clock is cheap
+     * by comparison: on large instances a few nodes already take long */
+    if (((c->nodes & 255) == 0 && atomic_load(c->stop)) || (c->deadline > 0 && olla_place_now() > c->deadline))
         return -1;
     if (c->nodes > c->node_limit || c->depth >= c->max_depth)
         return -1;
@@ -511,6 +512,11 @@ static int build(sctx *c)
         free(keys);
         return -3;
     }
+    if (c->deadline > 0 && olla_place_now() > c->deadline) { /* out of time */
+        free(pts);
+        free(keys);
+        return -1;
+    }
     c->floor0 = calloc(c->nsec + 1, sizeof *c->floor0);
     if (!c->floor0) {
         free(pts);
@@ -538,6 +544,10 @@ static int build(sctx *c)
         keys[i] = (olla_pkey){it[i].lower, it[i].upper, (int)i};
     olla_place_sort_keys(keys, n);
     for (size_t k = 0; k < n; k++) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_place_now() > c->deadline) {
+            free(keys);
+            return -1;
+        }
         int i = keys[k].idx;
         c->twin[i] = -1;
         for (size_t q = k; q > 0; q--) {
@@ -592,6 +602,11 @@ static int reset(sctx *c, int order)
     memset(c->rem, 0, c->nsec * sizeof *c->rem);
     memcpy(c->floor_, c->floor0, c->nsec * sizeof *c->floor_);
     for (size_t k = 0; k < n; k++) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_place_now() > c->deadline) {
+            free(keys);
+            free(fill);
+            return -1; /* out of time: the search gives up */
+        }
         int i = keys[k].idx;
         c->h[i] = 0;
         for (int j = c->sb[i]; j < c->se[i]; j++) {
