@@ -19,22 +19,14 @@
 /* protobuf messages are limited to 2 GiB. */
 #define OLLA_MAX_MODEL_BYTES ((uint64_t)2147483647)
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 static char *dir_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
-        return dup_str(".");
+        return strdup(".");
     if (slash == path)
-        return dup_str("/");
+        return strdup("/");
     size_t n = (size_t)(slash - path);
     char *d = malloc(n + 1);
     if (d) {
@@ -94,8 +86,8 @@ olla_status olla_model_load_buffer(const uint8_t *data, size_t len, const char *
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory loading %s", name);
     }
     m->proto = proto;
-    m->path = dup_str(name);
-    m->dir = dir ? dup_str(dir) : NULL;
+    m->path = strdup(name);
+    m->dir = dir ? strdup(dir) : NULL;
     if (!m->path || (dir && !m->dir)) {
         olla_model_free(m);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory loading %s", name);

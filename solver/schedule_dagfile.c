@@ -6,14 +6,6 @@
 
 #include "solver/olla_schedule.h"
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 void olla_dagfile_free(olla_dagfile *f)
 {
@@ -83,8 +75,8 @@ olla_status olla_dagfile_read(const char *path, olla_dagfile *out, olla_error *e
                 st = olla_error_set(err, OLLA_ERR_INPUT, "%s:%d: bad 'node ID DOMAIN OP' line", path, lineno);
                 break;
             }
-            types[a] = dup_str(s2);
-            domains[a] = dup_str(strcmp(s1, "-") == 0 ? "" : s1);
+            types[a] = strdup(s2);
+            domains[a] = strdup(strcmp(s1, "-") == 0 ? "" : s1);
             if (!types[a] || !domains[a]) {
                 st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory reading %s", path);
                 break;
@@ -125,8 +117,8 @@ olla_status olla_dagfile_read(const char *path, olla_dagfile *out, olla_error *e
     if (st == OLLA_OK)
         for (int v = 0; v < n; v++)
             if (!types[v]) {
-                types[v] = dup_str("?");
-                domains[v] = dup_str("");
+                types[v] = strdup("?");
+                domains[v] = strdup("");
                 if (!types[v] || !domains[v]) {
                     st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory reading %s", path);
                     break;
