@@ -173,26 +173,12 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
      * fatal here */
     size_t len = sizeof(addr_head) + n * sizeof(double);
     char *res = calloc(len, 1);
-    if (!res) {
-        Cbc_deleteModel(m);
-        free(pairs);
-        free(start);
-        free(idx);
-        free(sol);
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "address ILP: out of memory");
-    }
     addr_args args = {m, n};
     int finished = 0, crash = 0;
-    olla_status st = olla_cbc_child_run(addr_child, &args, res, len, seconds, &finished, &crash, err);
-    if (st != OLLA_OK) {
-        free(res);
-        Cbc_deleteModel(m);
-        free(pairs);
-        free(start);
-        free(idx);
-        free(sol);
-        return st;
-    }
+    olla_status st = res ? olla_cbc_child_run(addr_child, &args, res, len, seconds, &finished, &crash, err)
+                         : olla_error_set(err, OLLA_ERR_INTERNAL, "address ILP: out of memory");
+    if (st != OLLA_OK)
+        goto done;
     if (crash && verbosity)
         fprintf(stderr, "place: CBC crashed (signal %d); the address ILP is skipped\n", crash);
     addr_head h = {NAN, 0};
@@ -225,11 +211,12 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
     if (verbosity)
         fprintf(stderr, "place: address ILP with %zu pairs: arena %lld, bound %lld\n", np,
                 (long long)*arena, (long long)*bound);
+done:
     free(res);
     Cbc_deleteModel(m);
     free(pairs);
     free(start);
     free(idx);
     free(sol);
-    return OLLA_OK;
+    return st;
 }
