@@ -34,13 +34,14 @@ stop TERM 143 1 "$tmp/long.onnx"
 mkdir -p "$tmp/o"; rm -f "$tmp/o"/*
 "$OLLA" -q --time-limit 60 "$tmp/ilp.onnx" "$tmp/o/out.onnx" 2>"$tmp/err" & pid=$!
 child=""
-for _ in $(seq 1 450); do
+for _ in $(seq 1 900); do
   child=$(pgrep -P $pid | head -1)
   [ -n "$child" ] && break
+  kill -0 $pid 2>/dev/null || break
   sleep 0.1
 done
 if [ -z "$child" ]; then
-  bad "no solver child process appeared within 45 s"
+  bad "no solver child process appeared while the conversion ran (up to 90 s)"
   kill -INT $pid; wait $pid
 else
   kill -INT $pid
