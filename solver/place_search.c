@@ -48,7 +48,6 @@ typedef struct sctx {
     char *placed;
     int *twin;           /* previous identical buffer or -1 */
     int64_t *off;
-    int64_t min_size;
     long long nodes;
     int *cand;
     size_t cand_top, cand_cap;
@@ -183,7 +182,9 @@ static int dfs(sctx *c)
         for (size_t j = 0; j < c->nsec; j++) {
             if (c->rem[j] == 0 || c->floor_[j] != f)
                 continue;
-            int count = f + c->min_size + c->rem[j] <= c->cap; /* a gap may be possible */
+            /* leaving a gap is possible while one unit fits: a gap can be as
+             * small as that when a buffer rests on one live elsewhere */
+            int count = f + 1 + c->rem[j] <= c->cap;
             for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
                 int b = c->sec_buf[p];
                 if (c->placed[b] || c->h[b] > f || f + c->it[b].size > c->cap ||
@@ -308,12 +309,9 @@ static int build(sctx *c)
         return -2;
     }
     size_t np = 0;
-    c->min_size = INT64_MAX;
     for (size_t i = 0; i < n; i++) {
         pts[np++] = it[i].lower;
         pts[np++] = it[i].upper;
-        if (it[i].size < c->min_size)
-            c->min_size = it[i].size;
     }
     qsort(pts, np, sizeof *pts, cmp_i64);
     size_t u = 0;
