@@ -68,7 +68,6 @@ typedef struct sctx {
     char *placed;
     int *twin;           /* previous identical buffer or -1 */
     int64_t *off;
-    int64_t min_size;
     long long nodes;
     int *cand;
     size_t cand_top, cand_cap;
@@ -256,8 +255,9 @@ static int dfs(sctx *c)
             if (c->rem[j] == 0 || c->floor_[j] != f)
                 continue;
             int count = 0, beaten = 0;
-            /* lowest the floor can rise to */
-            int64_t above = c->ob_start ? f + 1 : f + c->min_size;
+            /* lowest the floor can rise to: one unit, since a gap can be as
+             * small as that when a buffer rests on one live elsewhere */
+            int64_t above = f + 1;
             for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
                 int b = c->sec_buf[p];
                 if (c->placed[b])
@@ -478,12 +478,9 @@ static int build(sctx *c)
         return -2;
     }
     size_t np = 0;
-    c->min_size = INT64_MAX;
     for (size_t i = 0; i < n; i++) {
         pts[np++] = it[i].lower;
         pts[np++] = it[i].upper;
-        if (it[i].size < c->min_size)
-            c->min_size = it[i].size;
     }
     qsort(pts, np, sizeof *pts, cmp_i64);
     size_t u = 0;

@@ -266,5 +266,46 @@ for kind in graphs types; do
     bad "deep $kind: rc=$rc after ${secs} s: ${err:0:300}"; fi
 done
 
+# ---- a planned model whose olla.plan metadata was tampered with: check refuses it
+"$OLLA" -q "$M" "$tmp/planned.onnx" || bad "planning $M failed"
+$PY - "$tmp/planned.onnx" "$tmp" <<'PY'
+import json, sys, onnx
+m = onnx.load(sys.argv[1])
+meta = {p.key: p for p in m.metadata_props}
+text = meta['olla.plan'].value
+plan = json.loads(text)
+t0 = plan['tensors'][0]
+cases = {
+    'truncated': text[:50],
+    'not_object': '[1,2,3]',
+    'negative_offset': json.dumps({**plan, 'tensors': [{**t0, 'offset': -64}] + plan['tensors'][1:]}),
+    'huge_arena': json.dumps({**plan, 'arena_bytes': 2**63 - 1}),
+    'zero_alignment': json.dumps({**plan, 'alignment': 0}),
+    'duplicate': json.dumps({**plan, 'tensors': plan['tensors'] + plan['tensors'][:1]}),
+    'missing': json.dumps({**plan, 'tensors': plan['tensors'][1:]}),
+    'deep': '[' * 100000 + ']' * 100000,
+}
+for k, v in cases.items():
+    meta['olla.plan'].value = v
+    open(f'{sys.argv[2]}/plan_{k}.onnx', 'wb').write(m.SerializeToString())
+print(t0['name'], file=open(f'{sys.argv[2]}/first_tensor', 'w'))
+print(meta['olla.arena_bytes'].value, file=open(f'{sys.argv[2]}/arena', 'w'))
+PY
+first=$(cat "$tmp/first_tensor"); arena=$(cat "$tmp/arena")
+expect_check() { # FILE "exact message"
+  local err; err=$("$OLLA" check "$1" 2>&1 >/dev/null); local rc=$?
+  if [ $rc -eq 1 ] && [ "$err" = "olla-onnx check: $2" ]; then ok; else bad "check $(basename "$1"): exit $rc: $err
+   wanted: olla-onnx check: $2"; fi
+}
+P=$tmp/plan
+expect_check "${P}_truncated.onnx" "${P}_truncated.onnx: the olla.plan metadata is not valid JSON (it ends early)"
+expect_check "${P}_not_object.onnx" "${P}_not_object.onnx: the olla.plan metadata has no version"
+expect_check "${P}_negative_offset.onnx" "${P}_negative_offset.onnx: entry 0 of the olla.plan tensors needs a name, a non-negative offset and bytes"
+expect_check "${P}_huge_arena.onnx" "${P}_huge_arena.onnx: olla.arena_bytes ($arena) differs from the plan's arena_bytes (9223372036854775807)"
+expect_check "${P}_zero_alignment.onnx" "${P}_zero_alignment.onnx: the olla.plan metadata lacks a valid alignment or arena_bytes"
+expect_check "${P}_duplicate.onnx" "${P}_duplicate.onnx: the plan lists '$first' twice"
+expect_check "${P}_missing.onnx" "${P}_missing.onnx: planned tensor '$first' is missing from the plan"
+expect_check "${P}_deep.onnx" "${P}_deep.onnx: the olla.plan metadata is not valid JSON (nesting too deep)"
+
 echo "hostile: $pass passed, $fail failed"
 [ $fail -eq 0 ]
