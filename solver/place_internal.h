@@ -51,8 +51,9 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fi
 
 /* Peak split (place_split.c): stacks the buffers live at the busiest time
  * from address 0 (longest-nested first) and searches the buffers before and
- * after that time separately above them, within capacity. Only tried when
- * at least one buffer in 8 is live at that time. Returns 1 (off filled), 0
+ * after that time separately above them (first trying the buffers near
+ * that time as one window; sides too hard are split again), within
+ * capacity. Only tried when at least one buffer in 8 is live at that time. Returns 1 (off filled), 0
  * (not tried or not found in time), -2 (out of memory). */
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
                      int64_t *off, int verbosity);

@@ -5,7 +5,14 @@
  * training graphs lifetimes nest (what the forward pass makes early, the
  * backward pass frees late), so stacking the peak buffers by start time
  * (the longest-nested at the bottom, as the paper's pyramid) leaves each
- * side a floor without holes. Several stacking orders are tried. */
+ * side a floor without holes. Several stacking orders are tried.
+ *
+ * When lifetimes do not nest, the buffers live near the peak are searched
+ * first as one problem, cut to a window around it, and then fixed (with
+ * their whole lifetimes) while the two sides are searched. A side that the
+ * direct search does not finish is split the same way at the busiest time
+ * of its own buffers (a window, else a stack there in several orders),
+ * recursively. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,13 +45,35 @@ static int64_t peak_time(const olla_pitem *it, size_t n, olla_pkey *ev)
     return t;
 }
 
-/* Searches the buffers of one side (idx[0..k)) above the fixed stack. */
-static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
-                const int64_t *fx_off, size_t nfx, int64_t cap, double deadline,
-                olla_pitem *sub, int64_t *sub_off, int64_t *off)
+/* Sides with more buffers than this are first given a short direct search
+ * and, when it does not finish, split again at their own busiest time. */
+#define OLLA_SPLIT_DIRECT_MAX 8
+#ifndef OLLA_SPLIT_MAX_DEPTH
+#define OLLA_SPLIT_MAX_DEPTH 24
+#endif
+/* Seconds of direct search for a side below the top level. */
+#define OLLA_SPLIT_QUICK 0.1
+#ifndef OLLA_SPLIT_WINDOW
+#define OLLA_SPLIT_WINDOW 16
+#endif
+#ifndef OLLA_SPLIT_WINDOW
+#define OLLA_SPLIT_WINDOW 16
+#endif
+
+/* Direct search of one side (idx[0..k)) above the fixed buffers. */
+static int side_direct(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
+                       const int64_t *fx_off, size_t nfx, int64_t cap, double deadline,
+                       int64_t *off)
 {
     if (k == 0)
         return 1;
+    olla_pitem *sub = calloc(k, sizeof *sub);
+    int64_t *sub_off = calloc(k, sizeof *sub_off);
+    if (!sub || !sub_off) {
+        free(sub);
+        free(sub_off);
+        return -2;
+    }
     for (size_t e = 0; e < k; e++)
         sub[e] = it[idx[e]];
     long long nodes = 0;
@@ -52,6 +81,216 @@ static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem
     if (r == 1)
         for (size_t e = 0; e < k; e++)
             off[idx[e]] = sub_off[e];
+    free(sub);
+    free(sub_off);
+    return r;
+}
+
+static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
+                      const int64_t *fx_off, size_t nfx, int64_t cap, double deadline,
+                      int64_t *off, int depth);
+static int side_window(const olla_pitem *it, const int *idx, size_t k, int64_t p,
+                       olla_pitem *fx, int64_t *fx_off, size_t nfx, int64_t cap,
+                       double deadline, int64_t *off, int depth);
+
+/* Searches the buffers of one side (idx[0..k)) above the fixed buffers:
+ * directly when small, else a short direct search and then a split at the
+ * side's own busiest time. Returns 1 (off filled), 0 or -1 (not found),
+ * -2 (out of memory). */
+static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
+                const int64_t *fx_off, size_t nfx, int64_t cap, double deadline, int64_t *off,
+                int depth)
+{
+    if (k == 0)
+        return 1;
+    if (k <= OLLA_SPLIT_DIRECT_MAX || depth >= OLLA_SPLIT_MAX_DEPTH)
+        return side_direct(it, idx, k, fx, fx_off, nfx, cap, deadline, off);
+    double now = olla_place_now();
+    /* the top sides keep most of the time for the direct search, which
+     * finishes on nested traces; deeper sides get a short try */
+    double quick = deadline > 0 ? now + (deadline - now) * (depth == 0 ? 0.25 : 0.125)
+                                : now + (depth == 0 ? 10.0 : OLLA_SPLIT_QUICK);
+    if (depth > 0 && quick > now + OLLA_SPLIT_QUICK)
+        quick = now + OLLA_SPLIT_QUICK;
+    int r = side_direct(it, idx, k, fx, fx_off, nfx, cap, quick, off);
+    if (r == 1 || r == 0 || r == -2)
+        return r;
+    if (deadline > 0 && olla_place_now() >= deadline)
+        return -1;
+    return side_split(it, idx, k, fx, fx_off, nfx, cap, deadline, off, depth + 1);
+}
+
+/* The side's buffers live within OLLA_SPLIT_WINDOW steps of p, cut to that
+ * window, searched above the fixed buffers (fx has room for k more), then
+ * fixed with their whole lifetimes while the rest is searched. */
+static int side_window(const olla_pitem *it, const int *idx, size_t k, int64_t p,
+                       olla_pitem *fx, int64_t *fx_off, size_t nfx, int64_t cap,
+                       double deadline, int64_t *off, int depth)
+{
+    const int64_t w = OLLA_SPLIT_WINDOW;
+    olla_pitem *win = malloc((k + 1) * sizeof *win);
+    int64_t *woff = malloc((k + 1) * sizeof *woff);
+    int *in = malloc((k + 1) * sizeof *in);
+    int *before = malloc((k + 1) * sizeof *before);
+    int *after = malloc((k + 1) * sizeof *after);
+    int r = -2;
+    if (!win || !woff || !in || !before || !after)
+        goto done;
+    size_t nw = 0, nl = 0, nr = 0;
+    for (size_t e = 0; e < k; e++) {
+        int i = idx[e];
+        if (it[i].upper <= p - w) {
+            before[nl++] = i;
+        } else if (it[i].lower > p + w) {
+            after[nr++] = i;
+        } else {
+            olla_pitem b = it[i];
+            if (b.lower < p - w)
+                b.lower = p - w;
+            if (b.upper > p + w + 1)
+                b.upper = p + w + 1;
+            win[nw] = b;
+            in[nw++] = i;
+        }
+    }
+    long long nodes = 0;
+    double now = olla_place_now();
+    double until = deadline > 0 ? now + (deadline - now) / 4 : now + 1.0;
+    r = olla_place_search_fixed(win, nw, fx, fx_off, nfx, cap, until, woff, &nodes);
+    if (r != 1)
+        goto done;
+    /* the search saw the cut lifetimes: outside the window a buffer may
+     * still meet a fixed one */
+    for (size_t e = 0; e < nw && r == 1; e++) {
+        const olla_pitem *b = &it[in[e]];
+        for (size_t f = 0; f < nfx && r == 1; f++)
+            if (fx[f].lower < b->upper && b->lower < fx[f].upper &&
+                fx_off[f] < woff[e] + b->size && woff[e] < fx_off[f] + fx[f].size)
+                r = 0;
+    }
+    if (r != 1)
+        goto done;
+    for (size_t e = 0; e < nw; e++) {
+        off[in[e]] = woff[e];
+        fx[nfx + e] = it[in[e]];
+        fx_off[nfx + e] = woff[e];
+    }
+    r = side(it, before, nl, fx, fx_off, nfx + nw, cap, deadline, off, depth);
+    if (r == 1)
+        r = side(it, after, nr, fx, fx_off, nfx + nw, cap, deadline, off, depth);
+done:
+    free(win);
+    free(woff);
+    free(in);
+    free(before);
+    free(after);
+    return r;
+}
+
+/* Splits a side at the busiest time t of its own buffers: those live at t
+ * are stacked, in one of several orders, each at the lowest address clear
+ * of the fixed buffers and of the ones stacked before it, and the parts
+ * before and after t are searched (recursively) with all of them fixed. */
+static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
+                      const int64_t *fx_off, size_t nfx, int64_t cap, double deadline,
+                      int64_t *off, int depth)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t e = 0; e < k; e++) {
+        if (it[idx[e]].lower < lo)
+            lo = it[idx[e]].lower;
+        if (it[idx[e]].upper > hi)
+            hi = it[idx[e]].upper;
+    }
+    /* the fixed buffers that matter here: those meeting [lo, hi) */
+    size_t m = 0;
+    for (size_t f = 0; f < nfx; f++)
+        m += fx[f].lower < hi && lo < fx[f].upper;
+    olla_pitem *all = malloc((k + 1) * sizeof *all);
+    olla_pkey *keys = malloc((2 * k + 1) * sizeof *keys);
+    olla_pitem *nfx_it = malloc((k + m + 1) * sizeof *nfx_it);
+    int64_t *nfx_off = malloc((k + m + 1) * sizeof *nfx_off);
+    int *before = malloc((k + 1) * sizeof *before);
+    int *after = malloc((k + 1) * sizeof *after);
+    int *stack = malloc((k + 1) * sizeof *stack);
+    int r = -2;
+    if (!all || !keys || !nfx_it || !nfx_off || !before || !after || !stack)
+        goto done;
+    size_t nf = 0;
+    for (size_t f = 0; f < nfx; f++)
+        if (fx[f].lower < hi && lo < fx[f].upper) {
+            nfx_it[nf] = fx[f];
+            nfx_off[nf++] = fx_off[f];
+        }
+    for (size_t e = 0; e < k; e++)
+        all[e] = it[idx[e]];
+    int64_t p = peak_time(all, k, keys);
+    size_t nl = 0, nr = 0, ns = 0;
+    for (size_t e = 0; e < k; e++) {
+        int i = idx[e];
+        if (it[i].upper <= p)
+            before[nl++] = i;
+        else if (it[i].lower > p)
+            after[nr++] = i;
+        else
+            stack[ns++] = i;
+    }
+    r = 0;
+    if (ns == 0 || nl == k || nr == k)
+        goto done;
+    r = side_window(it, idx, k, p, nfx_it, nfx_off, nf, cap, deadline, off, depth);
+    if (r == 1 || r == -2)
+        goto done;
+    static const int orders[] = {STACK_END, STACK_START, STACK_LENGTH};
+    const int no = (int)(sizeof orders / sizeof orders[0]);
+    for (int a = 0; a < no && r != 1 && r != -2; a++) {
+        double now = olla_place_now();
+        if (deadline > 0 && now >= deadline) {
+            r = -1;
+            break;
+        }
+        int kind = orders[a];
+        for (size_t e = 0; e < ns; e++) {
+            const olla_pitem *b = &it[stack[e]];
+            keys[e] = kind == STACK_START ? (olla_pkey){b->lower, -b->upper, stack[e]}
+                      : kind == STACK_END ? (olla_pkey){-b->upper, b->lower, stack[e]}
+                                          : (olla_pkey){b->lower - b->upper, b->lower, stack[e]};
+        }
+        olla_place_sort_keys(keys, ns);
+        /* each stacked buffer first fit above the fixed ones it meets */
+        int fits = 1;
+        for (size_t e = 0; e < ns && fits; e++) {
+            int i = keys[e].idx;
+            int64_t at = 0;
+            for (int moved = 1; moved;) {
+                moved = 0;
+                for (size_t f = 0; f < nf + e; f++)
+                    if (nfx_it[f].lower < it[i].upper && it[i].lower < nfx_it[f].upper &&
+                        nfx_off[f] < at + it[i].size && at < nfx_off[f] + nfx_it[f].size) {
+                        at = nfx_off[f] + nfx_it[f].size;
+                        moved = 1;
+                    }
+            }
+            nfx_it[nf + e] = it[i];
+            nfx_off[nf + e] = at;
+            off[i] = at;
+            fits = at + it[i].size <= cap;
+        }
+        if (!fits)
+            continue;
+        int r1 = side(it, before, nl, nfx_it, nfx_off, nf + ns, cap, deadline, off, depth);
+        int r2 = r1 == 1 ? side(it, after, nr, nfx_it, nfx_off, nf + ns, cap, deadline, off, depth)
+                         : r1;
+        r = r1 == -2 || r2 == -2 ? -2 : r1 == 1 && r2 == 1 ? 1 : -1;
+    }
+done:
+    free(all);
+    free(keys);
+    free(nfx_it);
+    free(nfx_off);
+    free(before);
+    free(after);
+    free(stack);
     return r;
 }
 
@@ -85,6 +324,62 @@ static int free_side(const olla_pitem *it, const int *stack, size_t ns, const in
         off[stack[e]] = fx_off[e];
     }
     return 1;
+}
+
+/* The buffers live in the window [p - w, p + w] searched together, cut to
+ * the window, then fixed (with their whole lifetimes) while the buffers
+ * wholly before and wholly after the window are searched above them. */
+static int window(const olla_pitem *it, size_t n, int64_t p, int64_t w, int64_t cap,
+                  double deadline, int64_t *off)
+{
+    olla_pitem *win = malloc((n + 1) * sizeof *win);
+    olla_pitem *full = malloc((n + 1) * sizeof *full);
+    int64_t *woff = malloc((n + 1) * sizeof *woff);
+    int *in = malloc((n + 1) * sizeof *in);
+    int *before = malloc((n + 1) * sizeof *before);
+    int *after = malloc((n + 1) * sizeof *after);
+    int r = -2;
+    if (!win || !full || !woff || !in || !before || !after)
+        goto done;
+    size_t nw = 0, nl = 0, nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (it[i].upper <= p - w) {
+            before[nl++] = (int)i;
+        } else if (it[i].lower > p + w) {
+            after[nr++] = (int)i;
+        } else {
+            olla_pitem b = it[i];
+            full[nw] = b;
+            if (b.lower < p - w)
+                b.lower = p - w;
+            if (b.upper > p + w + 1)
+                b.upper = p + w + 1;
+            win[nw] = b;
+            in[nw++] = (int)i;
+        }
+    }
+    r = 0;
+    if (2 * nw > n)
+        goto done; /* the window holds most of the instance */
+    long long nodes = 0;
+    double now = olla_place_now();
+    double until = deadline > 0 ? now + (deadline - now) / 8 : now + 1.0;
+    r = olla_place_search_fixed(win, nw, NULL, NULL, 0, cap, until, woff, &nodes);
+    if (r != 1)
+        goto done;
+    for (size_t e = 0; e < nw; e++)
+        off[in[e]] = woff[e];
+    r = side(it, before, nl, full, woff, nw, cap, deadline, off, 1);
+    if (r == 1)
+        r = side(it, after, nr, full, woff, nw, cap, deadline, off, 1);
+done:
+    free(win);
+    free(full);
+    free(woff);
+    free(in);
+    free(before);
+    free(after);
+    return r;
 }
 
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
@@ -122,9 +417,10 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
         goto done; /* more live at p than the capacity */
     if (ns * OLLA_SPLIT_MIN_SHARE < n)
         goto done; /* few long-lived buffers: not a nested trace */
-    /* attempts: the later side chooses the stack, the stack by end time,
-     * the earlier side chooses, by start time, by length */
-    static const int attempts[] = {-2, STACK_END, -1, STACK_START, STACK_LENGTH};
+    /* attempts: a window around the peak, the later side chooses the
+     * stack, the stack by end time, the earlier side chooses, by start
+     * time, by length */
+    static const int attempts[] = {-3, -2, STACK_END, -1, STACK_START, STACK_LENGTH};
     const int na = (int)(sizeof attempts / sizeof attempts[0]);
     for (int a = 0; a < na && r == 0; a++) {
         double now = olla_place_now();
@@ -133,12 +429,16 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
         /* the first attempt gets half the time, the others equal shares */
         double until = deadline > 0 ? now + (deadline - now) / (a == 0 ? 2 : na - a) : 0;
         int kind = attempts[a], r1, r2;
-        if (kind < 0) {
+        if (kind == -3) {
+            r1 = r2 = 0;
+            for (int64_t w = 32; w <= 256 && r1 != 1 && r1 != -2; w *= 2)
+                r1 = r2 = window(it, n, p, w, capacity, until, off);
+        } else if (kind < 0) {
             int later = kind == -2;
             r1 = free_side(it, stack, ns, later ? after : before, later ? nr : nl, p, later,
                            capacity, until, fx, fx_off, sub, sub_off, off);
             r2 = r1 == 1 ? side(it, later ? before : after, later ? nl : nr, fx, fx_off, ns,
-                                capacity, until, sub, sub_off, off)
+                                capacity, until, off, 0)
                          : 0;
         } else {
             for (size_t e = 0; e < ns; e++) {
@@ -157,9 +457,8 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
                 off[i] = base;
                 base += it[i].size;
             }
-            r1 = side(it, before, nl, fx, fx_off, ns, capacity, until, sub, sub_off, off);
-            r2 = r1 == 1 ? side(it, after, nr, fx, fx_off, ns, capacity, until, sub, sub_off, off)
-                         : 0;
+            r1 = side(it, before, nl, fx, fx_off, ns, capacity, until, off, 0);
+            r2 = r1 == 1 ? side(it, after, nr, fx, fx_off, ns, capacity, until, off, 0) : 0;
         }
         if (verbosity)
             fprintf(stderr, "place: split at time %lld (%zu stacked, %zu before, %zu after), "

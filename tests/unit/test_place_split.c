@@ -153,6 +153,55 @@ OLLA_TEST(test_split_training_traces)
     }
 }
 
+/* A trace whose lifetimes do not nest: saved activations are freed up to
+ * `jitter` steps away from the mirror step, and temporaries of both passes
+ * overlap several neighbouring layers. */
+static size_t crossing_trace(olla_pitem *it, int layers, int64_t jitter)
+{
+    size_t n = 0;
+    int64_t T = 8 * (int64_t)layers + 8;
+    for (int i = 0; i < layers; i++) {
+        int64_t f = 4 * (int64_t)i, size = 16 * rnd(1, 8);
+        int64_t u = T - f + rnd(-jitter, jitter);
+        it[n++] = (olla_pitem){f, u > f ? u : f + 1, size};
+        it[n++] = (olla_pitem){f, f + rnd(2, 9), size / 2 + rnd(0, 8)};
+        it[n++] = (olla_pitem){f + 1, f + rnd(3, 12), rnd(1, 40)};
+        it[n++] = (olla_pitem){f + 2, f + 3, rnd(1, 40)};
+        int64_t b = T - f;
+        it[n++] = (olla_pitem){b - 3, b + rnd(1, 12), size + rnd(0, 16)};
+        it[n++] = (olla_pitem){b - 2, b + rnd(0, 6), rnd(1, 60)};
+        it[n++] = (olla_pitem){b - 1, b + 1, rnd(1, 30)};
+    }
+    return n;
+}
+
+/* The split on crossing traces: every placement it returns is valid and
+ * reaches max live, and it never succeeds below max live. */
+OLLA_TEST(test_split_crossing_traces)
+{
+    enum { LAYERS = 60 };
+    static olla_pitem it[7 * LAYERS];
+    static int64_t off[7 * LAYERS];
+    static olla_buffer b[7 * LAYERS];
+    int found = 0;
+    for (int trial = 0; trial < 6; trial++) {
+        size_t n = crossing_trace(it, LAYERS, 4 + 4 * trial);
+        int64_t live = olla_place_items_max_live(it, n);
+        int r = olla_place_split(it, n, live, olla_place_now() + 30, off, 0);
+        OLLA_CHECK(r == 1 || r == 0);
+        if (r != 1)
+            continue;
+        found++;
+        OLLA_CHECK_EQ_I64(olla_place_items_arena(it, off, n), live);
+        for (size_t i = 0; i < n; i++)
+            b[i] = (olla_buffer){it[i].lower, it[i].upper, it[i].size, off[i]};
+        olla_error err = {0};
+        OLLA_CHECK(olla_place_validate(b, n, live, 1, &err) == OLLA_OK);
+        OLLA_CHECK_EQ_I64(olla_place_split(it, n, live - 1, olla_place_now() + 30, off, 0), 0);
+    }
+    OLLA_CHECK(found > 0);
+}
+
 /* Through the driver: zero fragmentation on the same kind of trace. */
 OLLA_TEST(test_place_training_trace_zero_fragmentation)
 {
@@ -172,4 +221,5 @@ OLLA_TEST(test_place_training_trace_zero_fragmentation)
 }
 
 OLLA_TEST_MAIN(OLLA_T(test_search_fixed_vs_brute), OLLA_T(test_split_training_traces),
+               OLLA_T(test_split_crossing_traces),
                OLLA_T(test_place_training_trace_zero_fragmentation))
