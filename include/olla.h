@@ -104,8 +104,13 @@ void olla_report_clear(olla_report *report);
  * out_path when it goes to another folder. */
 olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const char *out_path, olla_error *err);
 
+/* Writes len bytes to path through a temporary file beside it and a
+ * rename: path ends up complete or untouched, never partial. */
+olla_status olla_write_file_atomic(const char *path, const void *data, size_t len, olla_error *err);
+
 /* Async-signal-safe: removes the temporary file olla_write_model() is
- * writing, if any, so an interrupted run leaves no output behind. */
+ * writing, if any, and the outputs this process already renamed into place,
+ * so an interrupted run leaves no output behind. */
 void olla_write_abandon(void);
 
 /* Set (from a signal handler, say) to ask long phases to stop early. */

@@ -15,6 +15,11 @@ olla_status olla_error_set(olla_error *err, olla_status code, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);
     va_end(ap);
+    /* names from a model may hold newlines or terminal escapes: the message
+     * stays one plain line */
+    for (char *p = err->message; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
     return code;
 }
 

@@ -218,6 +218,52 @@ static void progress(const olla_options *opt, const char *phase, double t0, int6
         opt->progress(opt->progress_ctx, phase, olla_now() - t0, best, bound);
 }
 
+/* A shape whose size overflows 64 bits is bad input, never just unknown. */
+static olla_status check_overflow(const olla_graph *g, olla_error *err)
+{
+    for (int t = 0; t < g->n_tensors; t++) {
+        const olla_tensor *ten = &g->tensors[t];
+        if (ten->producer < 0)
+            continue;
+        char l[300];
+        if (ten->type.kind == OLLA_VALUE_TENSOR && olla_value_bytes(&ten->type) == -2) {
+            char dims[400] = "";
+            for (int d = 0; d < ten->type.rank; d++) {
+                size_t k = strlen(dims);
+                snprintf(dims + k, sizeof dims - k, "%s%lld", d ? ", " : "", (long long)ten->type.dims[d].value);
+            }
+            const char *et = olla_elem_type_name(ten->type.elem_type);
+            return olla_error_set(err, OLLA_ERR_INPUT,
+                                  "%s: tensor '%s' (output of node %s) has shape [%s] of %s, whose size in bytes overflows 64 bits; "
+                                  "check its declared dimensions",
+                                  g->model->path, ten->name, olla_op_label(g, ten->producer, l, sizeof l), dims,
+                                  et ? et : "?");
+        }
+    }
+    return OLLA_OK;
+}
+
+/* Every sum of tensor sizes the planner forms must stay far from 64-bit
+ * overflow: the planned tensors together are limited to 2^61 bytes. */
+static olla_status check_total(const olla_graph *g, int64_t align, olla_error *err)
+{
+    const int64_t limit = INT64_MAX / 4;
+    int64_t total = 0;
+    for (int t = 0; t < g->n_tensors; t++) {
+        const olla_tensor *ten = &g->tensors[t];
+        if (ten->producer < 0 || ten->bytes < 0)
+            continue;
+        int64_t b = ten->bytes > limit ? limit + 1 : olla_align_up(ten->bytes, align);
+        if (b > limit - total)
+            return olla_error_set(err, OLLA_ERR_INPUT,
+                                  "%s: the planned tensors need more than 2^61 bytes together (the limit is passed at "
+                                  "'%s'); check the declared dimensions",
+                                  g->model->path, ten->name);
+        total += b;
+    }
+    return OLLA_OK;
+}
+
 olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan_out, olla_report *rep,
                           olla_error *err)
 {
@@ -253,15 +299,20 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
         goto done;
     if ((st = check_symbolic(g, err)) != OLLA_OK)
         goto done;
+    if ((st = check_overflow(g, err)) != OLLA_OK)
+        goto done;
     if (!opt->allow_unknown_sizes && (st = check_unknown(g, err)) != OLLA_OK)
+        goto done;
+    if ((st = check_total(g, align, err)) != OLLA_OK)
         goto done;
     rep->nodes = g->n_ops;
     rep->tensors = g->n_tensors;
     for (int t = 0; t < g->n_tensors; t++) {
         const olla_tensor *ten = &g->tensors[t];
         if (ten->producer < 0) {
-            if (ten->bytes > 0)
-                rep->constant_bytes += ten->bytes;
+            if (ten->bytes > 0) /* saturating: inputs may declare anything */
+                rep->constant_bytes = ten->bytes > INT64_MAX - rep->constant_bytes ? INT64_MAX
+                                                                                  : rep->constant_bytes + ten->bytes;
         } else if (ten->bytes >= 0) {
             rep->planned_tensors++;
         } else {

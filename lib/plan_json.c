@@ -64,7 +64,7 @@ olla_status olla_plan_from_json(const char *text, olla_stored_plan *out, olla_er
     if (!root || jerr != json_tokener_success) {
         json_object_put(root);
         return olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan metadata is not valid JSON (%s)",
-                              json_tokener_error_desc(jerr));
+                              jerr == json_tokener_continue ? "it ends early" : json_tokener_error_desc(jerr));
     }
     olla_status st = OLLA_OK;
     int64_t version;

@@ -55,12 +55,9 @@ olla_status olla_report_write_json(const olla_report *r, const char *path, olla_
     char *text = olla_report_to_json(r, 1);
     if (!text)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing the report");
-    FILE *f = fopen(path, "w");
-    olla_status st = OLLA_OK;
-    if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0)
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write the report %s", path);
-    if (f && fclose(f) != 0 && st == OLLA_OK)
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write the report %s", path);
+    size_t n = strlen(text);
+    text[n] = '\n'; /* replaces the terminator: written as n + 1 bytes */
+    olla_status st = olla_write_file_atomic(path, text, n + 1, err);
     free(text);
     return st;
 }

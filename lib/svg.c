@@ -82,9 +82,11 @@ static int cmp_bytes_desc(const void *a, const void *b)
 
 olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const char *path, olla_error *err)
 {
-    FILE *f = fopen(path, "w");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len); /* written out whole at the end, atomically */
     if (!f)
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write %s", path);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", path);
     int n = plan->n_nodes > 0 ? plan->n_nodes : 1;
     int64_t in_peak = 0, peak = 0;
     for (int t = 0; t < plan->n_nodes; t++) {
@@ -211,7 +213,11 @@ olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const 
     fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">step (hover a box for its "
                "tensor)</text>\n</svg>\n",
             MARGIN_L + PLOT_W / 2, ARENA_TOP + ARENA_H + 20);
+    olla_status st = OLLA_OK;
     if (ferror(f) | (fclose(f) != 0))
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write %s", path);
-    return OLLA_OK;
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", path);
+    else
+        st = olla_write_file_atomic(path, buf, len, err);
+    free(buf);
+    return st;
 }

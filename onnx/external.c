@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +257,16 @@ static int copy_file(const char *from, const char *to)
     return ok;
 }
 
+/* The copy being written, so an interrupted run can remove it. */
+static char pending_copy[PATH_MAX + 16];
+static volatile sig_atomic_t pending_copy_set;
+
+void olla_external_abandon(void)
+{
+    if (pending_copy_set)
+        unlink(pending_copy);
+}
+
 static olla_status mirror_one(const Onnx__TensorProto *t, const char *loc, void *vctx)
 {
     mirror_ctx *c = vctx;
@@ -272,15 +283,21 @@ static olla_status mirror_one(const Onnx__TensorProto *t, const char *loc, void 
         return olla_error_set(c->err, OLLA_ERR_INTERNAL, "cannot create the folder for '%s': %s", to, strerror(errno));
     snprintf(tmp, sizeof tmp, "%s.olla-tmp", to);
     unlink(tmp);
-    if (link(from, tmp) != 0 && !copy_file(from, tmp)) {
-        int e = errno;
-        unlink(tmp);
-        return olla_error_set(c->err, OLLA_ERR_INTERNAL, "cannot copy external data '%s' to '%s': %s", from, to,
-                              strerror(e));
+    pending_copy_set = 0;
+    memcpy(pending_copy, tmp, sizeof pending_copy);
+    pending_copy_set = 1;
+    int copied = link(from, tmp) == 0 || copy_file(from, tmp);
+    int e = errno;
+    if (copied && rename(tmp, to) != 0) {
+        e = errno;
+        copied = -1;
     }
-    if (rename(tmp, to) != 0) {
-        int e = errno;
+    pending_copy_set = 0;
+    if (copied != 1) {
         unlink(tmp);
+        if (copied == 0)
+            return olla_error_set(c->err, OLLA_ERR_INTERNAL, "cannot copy external data '%s' to '%s': %s", from, to,
+                                  strerror(e));
         return olla_error_set(c->err, OLLA_ERR_INTERNAL, "cannot write '%s': %s", to, strerror(e));
     }
     return OLLA_OK;

@@ -19,4 +19,8 @@ olla_status olla_external_check(const olla_model *m, olla_error *err);
  * when possible, else a streamed copy. Nothing when both are the same folder. */
 olla_status olla_external_mirror(const olla_model *m, const char *dst_dir, olla_error *err);
 
+/* Async-signal-safe: removes the temporary copy olla_external_mirror() is
+ * writing, if any (called by olla_write_abandon()). */
+void olla_external_abandon(void);
+
 #endif

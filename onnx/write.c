@@ -29,10 +29,49 @@ static char *parent_dir(const char *path)
 static char pending_tmp[PATH_MAX];
 static volatile sig_atomic_t pending_set;
 
+/* Outputs already renamed into place by this process: an interruption
+ * after that removes them too, so that the run leaves all of its output
+ * (it finished) or none (it was interrupted, and says so). */
+#define OLLA_MAX_COMMITTED 8
+static char committed[OLLA_MAX_COMMITTED][PATH_MAX];
+static volatile sig_atomic_t n_committed;
+
 void olla_write_abandon(void)
 {
     if (pending_set)
         unlink(pending_tmp);
+    for (int i = 0; i < n_committed; i++)
+        unlink(committed[i]);
+    olla_external_abandon();
+}
+
+/* rename with SIGINT/SIGTERM held back, so that a handler sees the file
+ * either as pending or as committed */
+static int commit_rename(const char *tmp, const char *path)
+{
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    int r = rename(tmp, path);
+    if (r == 0 && path[0] == '/' && strlen(path) < PATH_MAX && n_committed < OLLA_MAX_COMMITTED) {
+        strcpy(committed[n_committed], path);
+        n_committed = n_committed + 1;
+    } else if (r == 0 && path[0] != '/' && n_committed < OLLA_MAX_COMMITTED) {
+        char *d = committed[n_committed];
+        if (getcwd(d, PATH_MAX)) {
+            size_t lc = strlen(d), lp = strlen(path);
+            if (lc + 1 + lp < PATH_MAX) {
+                d[lc] = '/';
+                memcpy(d + lc + 1, path, lp + 1);
+                n_committed = n_committed + 1;
+            }
+        }
+    }
+    pending_set = 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return r;
 }
 
 static void set_pending(const char *tmp)
@@ -84,8 +123,7 @@ static olla_status write_file_atomic(const char *path, const uint8_t *data, size
         free(tmp);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write %s: %s; nothing was written", path, strerror(e));
     }
-    int renamed = rename(tmp, path);
-    set_pending(NULL);
+    int renamed = commit_rename(tmp, path);
     if (renamed != 0) {
         int e = errno;
         unlink(tmp);
@@ -94,6 +132,11 @@ static olla_status write_file_atomic(const char *path, const uint8_t *data, size
     }
     free(tmp);
     return OLLA_OK;
+}
+
+olla_status olla_write_file_atomic(const char *path, const void *data, size_t len, olla_error *err)
+{
+    return write_file_atomic(path, data, len, err);
 }
 
 olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const char *out_path, olla_error *err)

@@ -1,10 +1,9 @@
 /* olla-onnx: lower bounds on the peak live bytes of every order. */
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "passes/olla_analysis.h"
-
-#include <time.h>
 
 static double olla_sched_now_bounds(void)
 {
@@ -317,8 +316,16 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         closure_free(&c);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the closure bound");
     }
-    /* visit nodes by their simple cut bound, largest first */
+    /* visit nodes by their simple cut bound, largest first; each node's
+     * value is a lower bound on its own, so stopping at the deadline still
+     * leaves a valid bound */
+    int stopped = 0;
     for (int v = 0; v < n; v++) {
+        if (deadline > 0 && (v & 63) == 0 && olla_sched_now_bounds() > deadline) {
+            stopped = 1;
+            n = v; /* only the nodes seen so far */
+            break;
+        }
         int64_t s = 0;
         for (int e = 0; e < nt; e++)
             if (dag->bytes[e] > 0 && must_live(dag, r, e, v))
@@ -326,7 +333,9 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         cutb[v] = s;
         cand[v] = v;
     }
-    for (int i = 1; i < n; i++) { /* insertion sort by cutb descending */
+    for (int i = 1; i < n && !stopped; i++) { /* insertion sort by cutb descending */
+        if (deadline > 0 && (i & 255) == 0 && olla_sched_now_bounds() > deadline)
+            stopped = 1;
         int x = cand[i], j = i;
         while (j > 0 && cutb[cand[j - 1]] < cutb[x]) {
             cand[j] = cand[j - 1];
@@ -335,7 +344,7 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         cand[j] = x;
     }
     int64_t best = 0;
-    int best_v = 0, late = 0;
+    int best_v = 0, late = stopped;
     for (int i = 0; i < n; i++) {
         int v = cand[i];
         if (cutb[v] > best) {

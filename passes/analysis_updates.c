@@ -40,59 +40,109 @@ static int is_update(const olla_dag *dag, int v)
     return has_output;
 }
 
+/* The closure costs n^2/4 bits: above this many nodes the anchors use the
+ * paper's level test instead. */
+#define OLLA_UPDATES_REACH_MAX_NODES 20000
+
+typedef struct {
+    int v, k, s;       /* node, position in its outputs and in that output's readers */
+    int best, best_lvl;
+} cand_frame;
+
 typedef struct {
     const olla_dag *dag;
     const olla_reach *r;
     const int *fwd, *bwd;
     int min_fwd, update;
-    int *memo_node, *memo_level; /* memo_level -2 = not visited */
+    int *memo_node, *memo_level;
     int *stamp, cur;
+    cand_frame *stack; /* n_nodes frames: a node is on it at most once */
 } anchor_ctx;
 
-/* FindCandidate: the sink with the highest backward level among the readers
- * of v's results whose forward level exceeds min_fwd, looking through readers
- * that are not deep enough yet. Iterative would be nicer; the depth is
- * bounded by the number of levels. */
-static void find_candidate(anchor_ctx *c, int v, int *cand, int *level)
+/* The paper asks for a level above the update's; that only stands for "not
+ * an ancestor of the update", tested exactly on the closure that includes the
+ * edges added so far, which admits more anchors and keeps the graph acyclic.
+ * Without a closure (graphs above OLLA_UPDATES_REACH_MAX_NODES) the paper's
+ * level test is used. */
+static int usable(const anchor_ctx *c, int snk)
 {
-    if (c->stamp[v] == c->cur) {
-        *cand = c->memo_node[v];
-        *level = c->memo_level[v];
-        return;
-    }
+    if (!c->r)
+        return c->fwd[snk] > c->min_fwd;
+    return snk != c->update && !olla_reach_before(c->r, snk, c->update);
+}
+
+static void open_frame(anchor_ctx *c, int *sp, int v)
+{
     c->stamp[v] = c->cur;
     c->memo_node[v] = -1;
     c->memo_level[v] = -1;
+    c->stack[(*sp)++] = (cand_frame){v, c->dag->out_start[v], -1, -1, -1};
+}
+
+/* FindCandidate: the sink with the highest backward level among the readers
+ * of v's results whose forward level exceeds min_fwd, looking through readers
+ * that are not deep enough yet. Results are memoised per update node. A
+ * depth-first walk with an explicit stack: chains can be as long as the
+ * graph, far deeper than the call stack allows. */
+static void find_candidate(anchor_ctx *c, int v0, int *cand, int *level)
+{
+    if (c->stamp[v0] == c->cur) {
+        *cand = c->memo_node[v0];
+        *level = c->memo_level[v0];
+        return;
+    }
     const olla_dag *dag = c->dag;
-    int best = -1, best_lvl = -1;
-    for (int k = dag->out_start[v]; k < dag->out_start[v + 1]; k++) {
-        int e = dag->out_list[k];
-        for (int s = dag->sink_start[e]; s < dag->sink_start[e + 1]; s++) {
-            int snk = dag->sink_list[s];
-            if (c->bwd[snk] <= best_lvl)
+    int sp = 0, ret_node = -1, ret_lvl = -1, returning = 0;
+    open_frame(c, &sp, v0);
+    while (sp > 0) {
+        cand_frame *f = &c->stack[sp - 1];
+        if (returning) { /* a reader looked through has its answer */
+            if (ret_lvl > f->best_lvl) {
+                f->best_lvl = ret_lvl;
+                f->best = ret_node;
+            }
+            returning = 0;
+            f->s++;
+        }
+        int pushed = 0;
+        while (!pushed && f->k < dag->out_start[f->v + 1]) {
+            int e = dag->out_list[f->k];
+            if (f->s < 0)
+                f->s = dag->sink_start[e];
+            if (f->s >= dag->sink_start[e + 1]) {
+                f->k++;
+                f->s = -1;
                 continue;
-            /* the paper asks for a level above the update's; that only
-             * stands for "not an ancestor of the update", tested exactly here
-             * on the closure that includes the edges added so far, which
-             * admits more anchors and keeps the graph acyclic */
-            int usable = snk != c->update && !olla_reach_before(c->r, snk, c->update);
-            if (!usable) {
-                int cc, lv;
-                find_candidate(c, snk, &cc, &lv);
-                if (lv > best_lvl) {
-                    best_lvl = lv;
-                    best = cc;
+            }
+            int snk = dag->sink_list[f->s];
+            if (c->bwd[snk] <= f->best_lvl) {
+                f->s++;
+            } else if (usable(c, snk)) {
+                f->best_lvl = c->bwd[snk];
+                f->best = snk;
+                f->s++;
+            } else if (c->stamp[snk] == c->cur) {
+                if (c->memo_level[snk] > f->best_lvl) {
+                    f->best_lvl = c->memo_level[snk];
+                    f->best = c->memo_node[snk];
                 }
+                f->s++;
             } else {
-                best_lvl = c->bwd[snk];
-                best = snk;
+                open_frame(c, &sp, snk);
+                pushed = 1;
             }
         }
+        if (pushed)
+            continue;
+        c->memo_node[f->v] = f->best;
+        c->memo_level[f->v] = f->best_lvl;
+        ret_node = f->best;
+        ret_lvl = f->best_lvl;
+        returning = 1;
+        sp--;
     }
-    c->memo_node[v] = best;
-    c->memo_level[v] = best_lvl;
-    *cand = best;
-    *level = best_lvl;
+    *cand = ret_node;
+    *level = ret_lvl;
 }
 
 /* records the new edge u -> a in the closure, so that later anchors keep the
@@ -136,18 +186,22 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     int *et = malloc(((size_t)n + 1) * sizeof(int));
     olla_reach reach;
     memset(&reach, 0, sizeof reach);
+    cand_frame *stack = malloc(((size_t)n + 1) * sizeof *stack);
     olla_status st = OLLA_OK;
-    if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et) {
+    if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et || !stack) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory finding weight-update control edges");
         goto done;
     }
     st = olla_levels(dag, fwd, bwd, err);
     if (st != OLLA_OK)
         goto done;
-    st = olla_reach_build(dag, &reach, err);
-    if (st != OLLA_OK)
-        goto done;
-    anchor_ctx c = {dag, &reach, fwd, bwd, 0, 0, mn, ml, stamp, 0};
+    int exact = n <= OLLA_UPDATES_REACH_MAX_NODES;
+    if (exact) {
+        st = olla_reach_build(dag, &reach, err);
+        if (st != OLLA_OK)
+            goto done;
+    }
+    anchor_ctx c = {dag, exact ? &reach : NULL, fwd, bwd, 0, 0, mn, ml, stamp, 0, stack};
     int ne = 0;
     for (int v = 0; v < n; v++) {
         if (!is_update(dag, v))
@@ -185,7 +239,8 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
             ef[ne] = v;
             et[ne] = anchor;
             ne++;
-            add_to_reach(&reach, v, anchor);
+            if (exact)
+                add_to_reach(&reach, v, anchor);
         }
     }
     *from = ef;
@@ -204,6 +259,7 @@ done:
     free(seen);
     free(ef);
     free(et);
+    free(stack);
     return st;
 }
 

@@ -106,6 +106,9 @@ static olla_status add_warning(olla_shape_table *t, const char *msg)
     char *copy = olla_arena_strdup(&t->arena, msg);
     if (!copy)
         return OLLA_ERR_INTERNAL;
+    for (char *p = copy; *p; p++) /* names may hold newlines or escapes: one plain line */
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
     t->warnings[t->n_warnings++] = copy;
     return OLLA_OK;
 }
@@ -339,6 +342,25 @@ static olla_shape_rule_fn rule_for(olla_shape_table *t, const char *domain, cons
     return fn;
 }
 
+/* A dimension declared with a negative value reads as unknown; names it
+ * (into buf) so the reason says so. Returns 1 when tp has one. */
+static int negative_dim(const Onnx__TypeProto *tp, const char *name, const char *what, char *buf, size_t n)
+{
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type ||
+        !tp->tensor_type->shape)
+        return 0;
+    const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+    for (size_t d = 0; d < sh->n_dim; d++) {
+        const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
+        if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value < 0) {
+            snprintf(buf, n, "'%s': %s declares dimension %zu as %lld, which is negative; declare a size >= 0 or a dim_param",
+                     name, what, d, (long long)dim->dim_value);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static olla_status store_output(olla_shape_table *t, olla_shape_scope *scope, olla_shape_ctx *c, int i,
                                 int has_rule)
 {
@@ -374,7 +396,11 @@ static olla_status store_output(olla_shape_table *t, olla_shape_scope *scope, ol
         e->value.n = c->out_val[i].n;
     }
     if (olla_value_bytes(&e->type) < 0) {
-        e->reason = unknown_reason(t, c, i, has_rule, &e->type);
+        char buf[1024];
+        if (olla_namemap_get(&scope->decl, name, &di) && negative_dim(scope->decls[di]->type, name, "its value_info", buf, sizeof buf))
+            e->reason = olla_arena_strdup(&t->arena, buf);
+        else
+            e->reason = unknown_reason(t, c, i, has_rule, &e->type);
         if (!e->reason)
             return OLLA_ERR_INTERNAL;
     }
@@ -819,6 +845,9 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
         if (!e || olla_shape__type_from_proto(t, vi->type, &e->type) != OLLA_OK)
             goto oom;
         e->type.source = OLLA_SRC_INPUT;
+        char buf[1024];
+        if (negative_dim(vi->type, vi->name, "graph input", buf, sizeof buf) && !(e->reason = olla_arena_strdup(&t->arena, buf)))
+            goto oom;
     }
     for (size_t k = 0; k < g->n_initializer; k++) {
         const Onnx__TensorProto *tp = g->initializer[k];
@@ -846,7 +875,7 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
     /* reasons for inputs without a size */
     for (size_t k = 0; k < t->main.n; k++) {
         olla_shape_entry *e = &t->main.entries[k];
-        if (olla_value_bytes(&e->type) >= 0)
+        if (olla_value_bytes(&e->type) >= 0 || e->reason)
             continue;
         char buf[2048], names[512] = "", flags[512] = "";
         if (e->type.kind != OLLA_VALUE_TENSOR)
@@ -898,6 +927,22 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
         }
     }
     free(listed);
+    /* names from the model may hold newlines or terminal escapes; every
+     * reason stays one plain line */
+    for (size_t i = 0; i < t->main.n; i++) {
+        const char *r = t->main.entries[i].reason, *p = r;
+        while (p && *p && (unsigned char)*p >= 0x20 && *p != 0x7f)
+            p++;
+        if (!p || !*p)
+            continue;
+        char *clean = olla_arena_strdup(&t->arena, r);
+        if (!clean)
+            goto oom;
+        for (char *q = clean; *q; q++)
+            if ((unsigned char)*q < 0x20 || *q == 0x7f)
+                *q = '?';
+        t->main.entries[i].reason = clean;
+    }
     *out = t;
     return OLLA_OK;
 oom:

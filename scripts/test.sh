@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: a normal build and an AddressSanitizer +
-# UndefinedBehaviorSanitizer build, each with every ctest test.
+# UndefinedBehaviorSanitizer build, each with every ctest test, then a subset
+# of the command-line tests under valgrind memcheck (scripts/memcheck.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -18,4 +19,6 @@ echo "== sanitizer build (ASan + UBSan) =="
 ctest --test-dir build-asan --output-on-failure -j"$jobs" || status=1
 echo "== release build =="
 ctest --test-dir build --output-on-failure -j"$jobs" || status=1
+echo "== valgrind memcheck (command-line subset) =="
+bash scripts/memcheck.sh build/olla-onnx || status=1
 exit $status

@@ -10,7 +10,11 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
+#include "olla.h"
 #include "solver/olla_schedule.h"
 
 /* writes all of buf, returns 0 on failure */
@@ -35,14 +39,16 @@ static int read_all_until(int fd, void *buf, size_t len, double deadline)
     char *p = buf;
     while (len > 0) {
         double left = deadline - olla_sched_now();
-        if (left <= 0)
+        if (left <= 0 || olla_stop_requested)
             return 0;
         struct pollfd pfd = {fd, POLLIN, 0};
         int pr = poll(&pfd, 1, (int)(left * 1000.0) + 1);
         if (pr < 0 && errno == EINTR)
             continue;
-        if (pr <= 0)
+        if (pr < 0)
             return 0;
+        if (pr == 0)
+            continue; /* the deadline is checked above */
         ssize_t r = read(fd, p, len);
         if (r < 0 && errno == EINTR)
             continue;
@@ -54,11 +60,28 @@ static int read_all_until(int fd, void *buf, size_t len, double deadline)
     return 1;
 }
 
+/* In the child: default actions, so that a crash inside CBC ends only the
+ * child, quietly (no report from handlers inherited from a sanitizer or a
+ * fuzzer), and SIGINT/SIGTERM end it at once; it never outlives the caller. */
+static void child_signals(pid_t parent)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGPIPE, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], SIG_DFL);
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    if (getppid() != parent)
+        _exit(1);
+}
+
 olla_status olla_cbc_child_run(olla_cbc_solve_fn fn, void *ctx, void *out, size_t out_len, double time_limit,
-                               int *finished, olla_error *err)
+                               int *finished, int *crash_signal, olla_error *err)
 {
     if (finished)
         *finished = 0;
+    if (crash_signal)
+        *crash_signal = 0;
     if (time_limit <= 0) {
         olla_status st = fn(ctx, 0, out, err);
         if (finished)
@@ -76,6 +99,7 @@ olla_status olla_cbc_child_run(olla_cbc_solve_fn fn, void *ctx, void *out, size_
     }
     fflush(stdout);
     fflush(stderr);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
@@ -85,6 +109,7 @@ olla_status olla_cbc_child_run(olla_cbc_solve_fn fn, void *ctx, void *out, size_
     }
     if (pid == 0) {
         close(fds[0]);
+        child_signals(parent);
         olla_error cerr = {0};
         /* leave CBC a margin to stop by itself and report its best result */
         double lim = 0.85 * time_limit - 0.05;
@@ -109,10 +134,13 @@ olla_status olla_cbc_child_run(olla_cbc_solve_fn fn, void *ctx, void *out, size_
     close(fds[0]);
     if (!ok)
         kill(pid, SIGKILL);
-    int wst;
+    int wst = 0;
     while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
         ;
     if (!ok) {
+        /* a signal other than our SIGKILL: the solver crashed */
+        if (crash_signal && WIFSIGNALED(wst) && WTERMSIG(wst) != SIGKILL)
+            *crash_signal = WTERMSIG(wst);
         free(buf);
         return OLLA_OK; /* nothing in time */
     }

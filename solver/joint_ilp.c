@@ -655,7 +655,7 @@ olla_status olla_joint_solve(const olla_dag *dag, const int *start_order, const 
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory starting the joint ILP");
     joint_args a = {dag, start_order, start_offsets, alignment, start_arena / alignment};
     int finished = 0;
-    st = olla_cbc_child_run(joint_child, &a, buf, len, time_limit, &finished, err);
+    st = olla_cbc_child_run(joint_child, &a, buf, len, time_limit, &finished, NULL, err);
     joint_head head;
     memcpy(&head, buf, sizeof head);
     int trusted = 0; /* the solution decoded to a valid plan */

@@ -74,6 +74,9 @@ typedef struct olla_place_table {
 } olla_place_table;
 
 olla_status olla_place_csv_read(const char *path, olla_place_table *t, olla_error *err);
+/* The same from len bytes in memory; name stands for the file in messages. */
+olla_status olla_place_csv_read_buffer(const char *data, size_t len, const char *name, olla_place_table *t,
+                                       olla_error *err);
 /* Writes header and rows plus an offset column, via a temporary file and a
  * rename, so a failure never leaves a partial file at path. */
 olla_status olla_place_csv_write(const char *path, const olla_place_table *t, olla_error *err);

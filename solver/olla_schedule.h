@@ -41,6 +41,10 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
 olla_status olla_sched_greedy_free(const olla_dag *dag, int *order, olla_error *err);
 olla_status olla_sched_least_peak(const olla_dag *dag, int *order, olla_error *err);
 olla_status olla_sched_dfs_post(const olla_dag *dag, int *order, olla_error *err);
+/* The list schedulers with a deadline (olla_sched_now() seconds, <= 0:
+ * none): past it they stop with OLLA_ERR_INTERNAL and no order. */
+olla_status olla_sched_greedy_free_until(const olla_dag *dag, double deadline, int *order, olla_error *err);
+olla_status olla_sched_least_peak_until(const olla_dag *dag, double deadline, int *order, olla_error *err);
 /* Moves nodes within their windows (between their last producer and first
  * reader) across the peak step while (peak, steps at the peak) drops; order
  * is improved in place. Stops at deadline (a olla_sched_now() time; <=0 =

@@ -134,12 +134,9 @@ static olla_status check_ids(const char *path, const olla_place_table *t, const 
     return st;
 }
 
-olla_status olla_place_csv_read(const char *path, olla_place_table *t, olla_error *err)
+/* Reads the table from fp (closed here); path names it in messages. */
+static olla_status read_stream(FILE *fp, const char *path, olla_place_table *t, olla_error *err)
 {
-    memset(t, 0, sizeof *t);
-    FILE *fp = fopen(path, "r");
-    if (!fp)
-        return olla_error_set(err, OLLA_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     char *line = NULL, **f = NULL;
     size_t lcap = 0, fcap = 0, rcap = 0, lineno = 0, *lines = NULL;
     int col[COL_NEEDED] = {-1, -1, -1, -1}, offcol = -1, nhead = 0;
@@ -275,6 +272,27 @@ olla_status olla_place_csv_read(const char *path, olla_place_table *t, olla_erro
     if (st != OLLA_OK)
         olla_place_table_free(t);
     return st;
+}
+
+olla_status olla_place_csv_read(const char *path, olla_place_table *t, olla_error *err)
+{
+    memset(t, 0, sizeof *t);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return olla_error_set(err, OLLA_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    return read_stream(fp, path, t, err);
+}
+
+olla_status olla_place_csv_read_buffer(const char *data, size_t len, const char *name, olla_place_table *t,
+                                       olla_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (len == 0)
+        return olla_error_set(err, OLLA_ERR_INPUT, "%s: empty file; expected a header id,lower,upper,size", name);
+    FILE *fp = fmemopen((void *)data, len, "r");
+    if (!fp)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "%s: cannot read from memory: %s", name, strerror(errno));
+    return read_stream(fp, name, t, err);
 }
 
 olla_status olla_place_csv_write(const char *path, const olla_place_table *t, olla_error *err)

@@ -151,10 +151,10 @@ static int64_t greedy(const olla_pitem *it, size_t n, const conflicts *c, const 
     return olla_place_items_arena(it, off, n);
 }
 
-/* First or best fit in order of start time (larger first on ties), with only
- * the live buffers kept in an offset-sorted list: needs no conflict graph,
- * so it scales to any size. */
-static int64_t sweep_fit(const olla_pitem *it, size_t n, int best_fit, int64_t *off)
+/* Best fit in order of start time (larger first on ties), with only the
+ * live buffers kept in an offset-sorted list: needs no conflict graph.
+ * (First fit in the same order: olla_place_sweep_first_fit.) */
+static int64_t sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off)
 {
     olla_pkey *ord = malloc((n + 1) * sizeof *ord);
     int *act = malloc((n + 1) * sizeof *act);
@@ -182,8 +182,6 @@ static int64_t sweep_fit(const olla_pitem *it, size_t n, int best_fit, int64_t *
                 best_len = gap;
                 best_off = cur;
                 best_pos = a;
-                if (!best_fit)
-                    break;
             }
             int64_t top = off[act[a]] + it[act[a]].size;
             if (top > cur)
@@ -262,7 +260,7 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64
 {
     if (n == 0)
         return 0;
-    int64_t best = sweep_fit(it, n, 0, off);
+    int64_t best = olla_place_sweep_first_fit(it, n, off);
     if (best < 0)
         return -1;
     if (verbosity)
@@ -272,7 +270,7 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64
     int64_t *alt = malloc(n * sizeof *alt);
     if (!alt)
         return -1;
-    int64_t sb = sweep_fit(it, n, 1, alt);
+    int64_t sb = sweep_best_fit(it, n, alt);
     if (verbosity)
         fprintf(stderr, "place: sweep best fit: %lld\n", (long long)sb);
     if (sb >= 0 && sb < best) {

@@ -12,6 +12,7 @@
 
 #include <coin/Cbc_C_Interface.h>
 
+#include "solver/olla_cbc_child.h"
 #include "solver/place_internal.h"
 
 /* Beyond this many overlapping pairs the ILP is not attempted: CBC then
@@ -21,6 +22,35 @@
 typedef struct pair {
     int i, j;
 } pair;
+
+/* The solve's result: the bound, whether there is a solution, then the n
+ * offsets A_i. */
+typedef struct addr_head {
+    double best_possible;
+    int has_solution;
+} addr_head;
+
+typedef struct addr_args {
+    Cbc_Model *m;
+    size_t n;
+} addr_args;
+
+static olla_status addr_child(void *ctx, double cbc_limit, void *out, olla_error *err)
+{
+    (void)err;
+    const addr_args *a = ctx;
+    if (cbc_limit > 0)
+        Cbc_setMaximumSeconds(a->m, cbc_limit);
+    Cbc_solve(a->m);
+    addr_head h = {Cbc_getBestPossibleObjValue(a->m), 0};
+    const double *x = Cbc_bestSolution(a->m);
+    if (x) {
+        h.has_solution = 1;
+        memcpy((char *)out + sizeof h, x, a->n * sizeof(double));
+    }
+    memcpy(out, &h, sizeof h);
+    return OLLA_OK;
+}
 
 /* Each buffer, in order of off, rests on the highest buffer below it that is
  * live at the same time. */
@@ -138,16 +168,29 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
      * stops it; the model is small and plain, so preprocessing is off. */
     Cbc_setParameter(m, "preprocess", "off");
     Cbc_setParameter(m, "timeMode", "elapsed");
-    if (seconds > 0)
-        Cbc_setMaximumSeconds(m, seconds);
-    Cbc_solve(m);
-    double bp = Cbc_getBestPossibleObjValue(m);
+    /* with a time limit CBC runs in a child process killed at the deadline:
+     * its root LP does not check the limit, and a crash inside it is not
+     * fatal here */
+    size_t len = sizeof(addr_head) + n * sizeof(double);
+    char *res = calloc(len, 1);
+    addr_args args = {m, n};
+    int finished = 0, crash = 0;
+    olla_status st = res ? olla_cbc_child_run(addr_child, &args, res, len, seconds, &finished, &crash, err)
+                         : olla_error_set(err, OLLA_ERR_INTERNAL, "address ILP: out of memory");
+    if (st != OLLA_OK)
+        goto done;
+    if (crash && verbosity)
+        fprintf(stderr, "place: CBC crashed (signal %d); the address ILP is skipped\n", crash);
+    addr_head h = {NAN, 0};
+    if (finished)
+        memcpy(&h, res, sizeof h);
+    double bp = h.best_possible;
     if (isfinite(bp) && bp > (double)lb) {
         int64_t b = (int64_t)ceil(bp - 1e-6);
         if (b > *bound)
             *bound = b;
     }
-    const double *x = Cbc_bestSolution(m);
+    const double *x = h.has_solution ? (const double *)(res + sizeof h) : NULL;
     if (x) {
         for (size_t i = 0; i < n; i++)
             start[i] = x[i];
@@ -168,10 +211,12 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
     if (verbosity)
         fprintf(stderr, "place: address ILP with %zu pairs: arena %lld, bound %lld\n", np,
                 (long long)*arena, (long long)*bound);
+done:
+    free(res);
     Cbc_deleteModel(m);
     free(pairs);
     free(start);
     free(idx);
     free(sol);
-    return OLLA_OK;
+    return st;
 }

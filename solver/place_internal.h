@@ -26,6 +26,10 @@ int64_t olla_place_items_max_live(const olla_pitem *it, size_t n);
 /* Max over items of offset + size. */
 int64_t olla_place_items_arena(const olla_pitem *it, const int64_t *off, size_t n);
 
+/* First fit by start time (place_sweep.c): off for every item; returns the
+ * arena, or -1 when out of memory. Fast for any number of buffers. */
+int64_t olla_place_sweep_first_fit(const olla_pitem *it, size_t n, int64_t *off);
+
 /* Heuristics (place_heuristic.c): fills off with the best of several greedy
  * placements and returns its arena, or -1 when out of memory. Stops early
  * once the arena reaches lb or the deadline (if > 0) passes. */

@@ -68,7 +68,6 @@ typedef struct sctx {
     char *placed;
     int *twin;           /* previous identical buffer or -1 */
     int64_t *off;
-    int64_t min_size;
     long long nodes;
     int *cand;
     size_t cand_top, cand_cap;
@@ -233,8 +232,9 @@ static int64_t next_floor(const sctx *c, size_t s, int64_t f)
 static int dfs(sctx *c)
 {
     c->nodes++;
-    if ((c->nodes & 255) == 0 &&
-        (atomic_load(c->stop) || (c->deadline > 0 && olla_place_now() > c->deadline)))
+    /* a node costs at least a pass over the sections, so the clock is cheap
+     * by comparison: on large instances a few nodes already take long */
+    if (((c->nodes & 255) == 0 && atomic_load(c->stop)) || (c->deadline > 0 && olla_place_now() > c->deadline))
         return -1;
     if (c->nodes > c->node_limit || c->depth >= c->max_depth)
         return -1;
@@ -255,8 +255,9 @@ static int dfs(sctx *c)
             if (c->rem[j] == 0 || c->floor_[j] != f)
                 continue;
             int count = 0, beaten = 0;
-            /* lowest the floor can rise to */
-            int64_t above = c->ob_start ? f + 1 : f + c->min_size;
+            /* lowest the floor can rise to: one unit, since a gap can be as
+             * small as that when a buffer rests on one live elsewhere */
+            int64_t above = f + 1;
             for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
                 int b = c->sec_buf[p];
                 if (c->placed[b])
@@ -477,12 +478,9 @@ static int build(sctx *c)
         return -2;
     }
     size_t np = 0;
-    c->min_size = INT64_MAX;
     for (size_t i = 0; i < n; i++) {
         pts[np++] = it[i].lower;
         pts[np++] = it[i].upper;
-        if (it[i].size < c->min_size)
-            c->min_size = it[i].size;
     }
     qsort(pts, np, sizeof *pts, cmp_i64);
     size_t u = 0;
@@ -511,6 +509,11 @@ static int build(sctx *c)
         free(keys);
         return -3;
     }
+    if (c->deadline > 0 && olla_place_now() > c->deadline) { /* out of time */
+        free(pts);
+        free(keys);
+        return -1;
+    }
     c->floor0 = calloc(c->nsec + 1, sizeof *c->floor0);
     if (!c->floor0) {
         free(pts);
@@ -538,6 +541,10 @@ static int build(sctx *c)
         keys[i] = (olla_pkey){it[i].lower, it[i].upper, (int)i};
     olla_place_sort_keys(keys, n);
     for (size_t k = 0; k < n; k++) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_place_now() > c->deadline) {
+            free(keys);
+            return -1;
+        }
         int i = keys[k].idx;
         c->twin[i] = -1;
         for (size_t q = k; q > 0; q--) {
@@ -592,6 +599,11 @@ static int reset(sctx *c, int order)
     memset(c->rem, 0, c->nsec * sizeof *c->rem);
     memcpy(c->floor_, c->floor0, c->nsec * sizeof *c->floor_);
     for (size_t k = 0; k < n; k++) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_place_now() > c->deadline) {
+            free(keys);
+            free(fill);
+            return -1; /* out of time: the search gives up */
+        }
         int i = keys[k].idx;
         c->h[i] = 0;
         for (int j = c->sb[i]; j < c->se[i]; j++) {

@@ -180,7 +180,7 @@ olla_status olla_place_validate(const olla_buffer *bufs, size_t n, int64_t arena
             return olla_error_set(err, OLLA_ERR_INPUT,
                                   "buffer %zu: offset %lld is not a multiple of the alignment %lld",
                                   i, (long long)b->offset, (long long)alignment);
-        if (b->offset > arena_bytes - a)
+        if (b->upper > b->lower && b->size > 0 && b->offset > arena_bytes - a) /* never live: needs no room */
             return olla_error_set(err, OLLA_ERR_INPUT,
                                   "buffer %zu: [%lld, %lld) lies beyond the arena of %lld bytes",
                                   i, (long long)b->offset, (long long)(b->offset + a),

@@ -83,7 +83,7 @@ static void sim_run(sim_state *s, int idx)
 /* kind 0: least net allocation first (frees more than it allocates), ties by
  * smaller step peak; kind 1: least step peak first, ties by net allocation.
  * Final ties go to the lowest node id (the input order). */
-static olla_status list_schedule(const olla_dag *dag, int kind, int *order, olla_error *err)
+static olla_status list_schedule(const olla_dag *dag, int kind, double deadline, int *order, olla_error *err)
 {
     sim_state s;
     if (!sim_init(&s, dag)) {
@@ -92,6 +92,12 @@ static olla_status list_schedule(const olla_dag *dag, int kind, int *order, olla
     }
     int done = 0;
     while (s.n_ready > 0) {
+        /* each step scans the ready list: on wide graphs the whole run can
+         * take long, so it gives up at the deadline */
+        if (deadline > 0 && (done & 255) == 0 && olla_sched_now() > deadline) {
+            sim_free(&s);
+            return olla_error_set(err, OLLA_ERR_INTERNAL, "the list scheduler stopped at the time limit");
+        }
         int best = -1;
         int64_t b1 = 0, b2 = 0;
         for (int i = 0; i < s.n_ready; i++) {
@@ -117,12 +123,22 @@ static olla_status list_schedule(const olla_dag *dag, int kind, int *order, olla
 
 olla_status olla_sched_greedy_free(const olla_dag *dag, int *order, olla_error *err)
 {
-    return list_schedule(dag, 0, order, err);
+    return list_schedule(dag, 0, 0, order, err);
 }
 
 olla_status olla_sched_least_peak(const olla_dag *dag, int *order, olla_error *err)
 {
-    return list_schedule(dag, 1, order, err);
+    return list_schedule(dag, 1, 0, order, err);
+}
+
+olla_status olla_sched_greedy_free_until(const olla_dag *dag, double deadline, int *order, olla_error *err)
+{
+    return list_schedule(dag, 0, deadline, order, err);
+}
+
+olla_status olla_sched_least_peak_until(const olla_dag *dag, double deadline, int *order, olla_error *err)
+{
+    return list_schedule(dag, 1, deadline, order, err);
 }
 
 /* Post-order of a depth-first walk over predecessors, started from the nodes

@@ -480,11 +480,13 @@ olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hin
     if (!buf)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory starting the ILP solver");
     ilp_args a = {dag, start, lb_hint, verbosity};
-    int finished = 0;
-    olla_status st = olla_cbc_child_run(ilp_child, &a, buf, len, time_limit, &finished, err);
+    int finished = 0, crash = 0;
+    olla_status st = olla_cbc_child_run(ilp_child, &a, buf, len, time_limit, &finished, &crash, err);
     if (st != OLLA_OK || !finished) {
         free(buf);
-        if (st == OLLA_OK && verbosity >= 2)
+        if (st == OLLA_OK && crash && verbosity >= 2)
+            fprintf(stderr, "olla: CBC crashed (signal %d); the scheduling ILP is skipped\n", crash);
+        else if (st == OLLA_OK && verbosity >= 2)
             fprintf(stderr, "olla: ILP stopped at the time limit without a result\n");
         return st;
     }

@@ -205,8 +205,13 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadlin
             if (c.last[e] > at && !dag->is_output[e])
                 cand[nc++] = order[c.last[e]];
         }
-        int improved = 0;
+        int improved = 0, late = 0;
         for (int i = 0; i < nc && !improved; i++) {
+            /* each try re-evaluates the whole order: watch the clock here too */
+            if (deadline > 0 && olla_sched_now() > deadline) {
+                late = 1;
+                break;
+            }
             int v = cand[i], p = c.step[v], lo, hi;
             window(&c, v, &lo, &hi);
             int targets[4], ntg = 0;
@@ -254,7 +259,7 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadlin
                 }
             }
         }
-        if (!improved)
+        if (!improved || late)
             break;
     }
 done:

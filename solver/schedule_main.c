@@ -51,7 +51,17 @@ static void raise_by_pairs(const olla_dag *dag, const olla_reach *reach, const k
         olla_error_clear(err);
 }
 
-typedef olla_status (*heur_fn)(const olla_dag *, int *, olla_error *);
+/* Reachability takes n^2/4 bytes; beyond this many nodes neither the
+ * closure bound nor the ILP (which needs it too) is attempted. */
+#define OLLA_SCHED_REACH_MAX_NODES 20000
+
+typedef olla_status (*heur_fn)(const olla_dag *, double, int *, olla_error *);
+
+static olla_status dfs_post(const olla_dag *dag, double deadline, int *order, olla_error *err)
+{
+    (void)deadline; /* linear time */
+    return olla_sched_dfs_post(dag, order, err);
+}
 
 olla_status olla_schedule(const olla_dag *dag, const int *input_order, const olla_schedule_options *opt,
                           int *order_out, olla_schedule_result *res, olla_error *err)
@@ -103,7 +113,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     /* constructive heuristics, on the graph and on the graph with
      * early-update edges, then local improvement from the best starts, each
      * with a share of the time left */
-    static const heur_fn heur[] = {olla_sched_greedy_free, olla_sched_least_peak, olla_sched_dfs_post};
+    static const heur_fn heur[] = {olla_sched_greedy_free_until, olla_sched_least_peak_until, dfs_post};
     static const char *const heur_name[] = {"greedy-free", "least-peak", "dfs-post"};
     enum { N_START = 7 };
     int *starts = malloc((size_t)N_START * ((size_t)n + 1) * sizeof(int));
@@ -126,7 +136,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         const olla_dag *gd = g == 0 ? dag : &aug;
         for (size_t h = 0; h < sizeof heur / sizeof heur[0] && ns < N_START; h++) {
             int *o = starts + (size_t)ns * ((size_t)n + 1);
-            if (heur[h](gd, o, err) != OLLA_OK) {
+            if (heur[h](gd, deadline, o, err) != OLLA_OK) {
                 olla_error_clear(err);
                 continue;
             }
@@ -166,7 +176,9 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
 
     /* lower bounds */
     lb = olla_bound_node_io(dag);
-    int have_reach = olla_reach_build(dag, &reach, err) == OLLA_OK;
+    int small = n <= OLLA_SCHED_REACH_MAX_NODES;
+    int have_reach =
+        small && (deadline <= 0 || olla_sched_now() < deadline) && olla_reach_build(dag, &reach, err) == OLLA_OK;
     olla_error_clear(err);
     if (have_reach) {
         olla_dag_peak(dag, best, live, NULL);
@@ -236,7 +248,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     }
 
     /* the ILP, warm-started with the best order */
-    if (opt->use_ilp && k.best_peak > lb) {
+    if (opt->use_ilp && small && k.best_peak > lb) {
         double left = deadline > 0 ? deadline - olla_sched_now() : 0;
         if (deadline <= 0 || left > 0.05) {
             olla_ilp_info info;

@@ -21,6 +21,20 @@ if mount -t tmpfs -o size=16k tmpfs "$tmp/full" 2>/dev/null; then
 else
   echo "note: cannot mount a tmpfs here; the full-disk case is covered by the file-size limit"
 fi
+# a report or drawing that does not fit: failure, and no partial file
+mkdir -p "$tmp/full2"
+if mount -t tmpfs -o size=16k tmpfs "$tmp/full2" 2>/dev/null; then
+  head -c 16384 /dev/zero >"$tmp/full2/fill" 2>/dev/null
+  for what in --report --svg; do
+    "$OLLA" -q $what "$tmp/full2/side" "$SRC/models/mlp_train.onnx" "$tmp/m.onnx" 2>"$tmp/err"; rc=$?
+    left=$(ls "$tmp/full2" | grep -v '^fill$')
+    if [ $rc -eq 3 ] && grep -q "cannot write $tmp/full2/side: No space left on device; nothing was written" "$tmp/err" &&
+       [ -z "$left" ]; then pass=$((pass+1)); else
+      echo "FAIL: $what on a full disk: rc=$rc $(cat "$tmp/err"); left: $left"; fail=$((fail+1)); fi
+    rm -f "$tmp/m.onnx"
+  done
+  umount "$tmp/full2"
+fi
 # an output folder that does not exist
 "$OLLA" -q "$SRC/models/mlp_train.onnx" "$tmp/no/such/dir/out.onnx" 2>"$tmp/err"; rc=$?
 [ $rc -eq 3 ] && grep -q "cannot create a file next to" "$tmp/err" && pass=$((pass+1)) || { echo "FAIL: missing folder: rc=$rc $(cat "$tmp/err")"; fail=$((fail+1)); }

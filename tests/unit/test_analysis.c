@@ -73,6 +73,11 @@ OLLA_TEST(test_windows_bounds_and_precedence_hold_in_every_order)
         OLLA_CHECK(io <= opt);
         OLLA_CHECK(cut <= clo);
         OLLA_CHECK_EQ_I64(clo, want);
+        /* a deadline already past still gives a valid bound, no larger */
+        int64_t late = -1;
+        OLLA_CHECK(olla_bound_closure(&dag, &r, NULL, 1e-9, &late, NULL, &err) == OLLA_OK);
+        OLLA_CHECK(late >= 0);
+        OLLA_CHECK(late <= clo);
         int64_t pair = clo;
         OLLA_CHECK(olla_bound_pairs(&dag, &r, ident, INT64_MAX, 16, 0, &pair, &err) == OLLA_OK);
         OLLA_CHECK(pair >= clo);

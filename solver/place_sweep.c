@@ -1,0 +1,204 @@
+/* olla-onnx: first fit in order of start time, for any number of buffers.
+ *
+ * Buffers are taken by start time (larger first on ties) and each goes to
+ * the lowest gap among the buffers live at that moment. The live buffers
+ * never overlap, so sorted by offset they are sorted by end too, and a gap
+ * is the space between one's end and the next one's offset. They are kept
+ * sorted in blocks that know their largest inner gap, so a query skips
+ * whole blocks; ends of life come off a heap. Each buffer costs
+ * O(live / BLOCK + BLOCK + log n) instead of O(live). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "solver/place_internal.h"
+
+#define BLOCK 256 /* a block holds up to 2 * BLOCK buffers */
+
+typedef struct sblock {
+    int n;
+    int64_t maxgap; /* largest gap between consecutive buffers inside */
+    int idx[2 * BLOCK];
+} sblock;
+
+typedef struct sweep {
+    const olla_pitem *it;
+    int64_t *off;
+    sblock **blk;
+    int nb, capb;
+} sweep;
+
+static int64_t top(const sweep *s, int i) { return s->off[i] + s->it[i].size; }
+
+static void refresh(const sweep *s, sblock *b)
+{
+    int64_t g = 0;
+    for (int j = 1; j < b->n; j++) {
+        int64_t d = s->off[b->idx[j]] - top(s, b->idx[j - 1]);
+        if (d > g)
+            g = d;
+    }
+    b->maxgap = g;
+}
+
+/* Inserts a new block at position at; 0 when out of memory. */
+static int add_block(sweep *s, int at)
+{
+    if (s->nb == s->capb) {
+        int cap = s->capb ? 2 * s->capb : 16;
+        sblock **g = realloc(s->blk, (size_t)cap * sizeof *g);
+        if (!g)
+            return 0;
+        s->blk = g;
+        s->capb = cap;
+    }
+    sblock *b = malloc(sizeof *b);
+    if (!b)
+        return 0;
+    b->n = 0;
+    b->maxgap = 0;
+    memmove(s->blk + at + 1, s->blk + at, (size_t)(s->nb - at) * sizeof *s->blk);
+    s->blk[at] = b;
+    s->nb++;
+    return 1;
+}
+
+/* Puts buffer i at position j of block b (splitting a full block). */
+static int insert_at(sweep *s, int b, int j, int i)
+{
+    if (s->blk[b]->n == 2 * BLOCK) {
+        if (!add_block(s, b + 1))
+            return 0;
+        sblock *x = s->blk[b], *y = s->blk[b + 1];
+        memcpy(y->idx, x->idx + BLOCK, BLOCK * sizeof *y->idx);
+        y->n = BLOCK;
+        x->n = BLOCK;
+        refresh(s, y);
+        if (j > BLOCK) {
+            b++;
+            j -= BLOCK;
+        }
+    }
+    sblock *x = s->blk[b];
+    memmove(x->idx + j + 1, x->idx + j, (size_t)(x->n - j) * sizeof *x->idx);
+    x->idx[j] = i;
+    x->n++;
+    refresh(s, x);
+    return 1;
+}
+
+static void remove_live(sweep *s, int i)
+{
+    int64_t o = s->off[i];
+    int lo = 0, hi = s->nb - 1;
+    while (lo < hi) { /* the last block whose first offset is <= o */
+        int mid = (lo + hi + 1) / 2;
+        if (s->off[s->blk[mid]->idx[0]] <= o)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    sblock *b = s->blk[lo];
+    int a = 0, z = b->n - 1;
+    while (a < z) {
+        int mid = (a + z) / 2;
+        if (s->off[b->idx[mid]] < o)
+            a = mid + 1;
+        else
+            z = mid;
+    }
+    memmove(b->idx + a, b->idx + a + 1, (size_t)(b->n - a - 1) * sizeof *b->idx);
+    b->n--;
+    if (b->n == 0) {
+        free(b);
+        memmove(s->blk + lo, s->blk + lo + 1, (size_t)(s->nb - lo - 1) * sizeof *s->blk);
+        s->nb--;
+    } else {
+        refresh(s, b);
+    }
+}
+
+/* Min-heap of live buffers by end time. */
+static void heap_push(int *h, int *n, const olla_pitem *it, int i)
+{
+    int k = (*n)++;
+    while (k > 0) {
+        int p = (k - 1) / 2;
+        if (it[h[p]].upper <= it[i].upper)
+            break;
+        h[k] = h[p];
+        k = p;
+    }
+    h[k] = i;
+}
+
+static int heap_pop(int *h, int *n, const olla_pitem *it)
+{
+    int r = h[0], x = h[--(*n)], k = 0;
+    for (;;) {
+        int c = 2 * k + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && it[h[c + 1]].upper < it[h[c]].upper)
+            c++;
+        if (it[x].upper <= it[h[c]].upper)
+            break;
+        h[k] = h[c];
+        k = c;
+    }
+    h[k] = x;
+    return r;
+}
+
+/* Places i at the lowest gap that holds it among the live buffers. */
+static int place_one(sweep *s, int i)
+{
+    int64_t size = s->it[i].size, cur = 0;
+    for (int b = 0; b < s->nb; b++) {
+        sblock *x = s->blk[b];
+        if (s->off[x->idx[0]] - cur >= size) {
+            s->off[i] = cur;
+            return insert_at(s, b, 0, i);
+        }
+        if (x->maxgap >= size)
+            for (int j = 1; j < x->n; j++)
+                if (s->off[x->idx[j]] - top(s, x->idx[j - 1]) >= size) {
+                    s->off[i] = top(s, x->idx[j - 1]);
+                    return insert_at(s, b, j, i);
+                }
+        cur = top(s, x->idx[x->n - 1]);
+    }
+    s->off[i] = cur;
+    if (s->nb == 0 && !add_block(s, 0))
+        return 0;
+    return insert_at(s, s->nb - 1, s->blk[s->nb - 1]->n, i);
+}
+
+int64_t olla_place_sweep_first_fit(const olla_pitem *it, size_t n, int64_t *off)
+{
+    olla_pkey *ord = malloc((n + 1) * sizeof *ord);
+    int *heap = malloc((n + 1) * sizeof *heap);
+    sweep s = {it, off, NULL, 0, 0};
+    int64_t arena = -1;
+    if (!ord || !heap)
+        goto done;
+    for (size_t i = 0; i < n; i++)
+        ord[i] = (olla_pkey){it[i].lower, -it[i].size, (int)i};
+    olla_place_sort_keys(ord, n);
+    int nh = 0;
+    for (size_t e = 0; e < n; e++) {
+        int i = ord[e].idx;
+        while (nh > 0 && it[heap[0]].upper <= it[i].lower)
+            remove_live(&s, heap_pop(heap, &nh, it));
+        if (!place_one(&s, i))
+            goto done;
+        heap_push(heap, &nh, it, i);
+    }
+    arena = olla_place_items_arena(it, off, n);
+done:
+    for (int b = 0; b < s.nb; b++)
+        free(s.blk[b]);
+    free(s.blk);
+    free(ord);
+    free(heap);
+    return arena;
+}

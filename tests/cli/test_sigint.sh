@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Interruption: SIGINT or SIGTERM during a long conversion stops it at once
+# with exit 128+signal, the one-line message, no output and no temporary
+# file; a solver running in a child process goes with it; and a signal at
+# any moment of a short conversion leaves either the whole output or nothing.
+set -u
+OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
+PY=/usr/bin/python3
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass+1)); }
+bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+if ! $PY -c 'import onnx' 2>/dev/null; then echo "skip: $PY lacks onnx"; exit 77; fi
+MSG="olla-onnx: interrupted; no output written"
+$PY "$SRC/bench/huge_gen.py" 20000 "$tmp/long.onnx" >/dev/null
+$PY "$SRC/bench/huge_gen.py" 150 "$tmp/ilp.onnx" >/dev/null
+
+# stop SIGNAL CODE DELAY MODEL: a signal DELAY seconds into a 60 s conversion
+stop() {
+  local sig=$1 code=$2 delay=$3 model=$4
+  mkdir -p "$tmp/o"; rm -f "$tmp/o"/*
+  "$OLLA" -q --time-limit 60 "$model" "$tmp/o/out.onnx" 2>"$tmp/err" & local pid=$!
+  sleep "$delay"
+  kill -"$sig" $pid
+  wait $pid; local rc=$?
+  if [ $rc -eq $code ] && [ "$(cat "$tmp/err")" = "$MSG" ] && [ -z "$(ls "$tmp/o")" ]; then ok; else
+    bad "SIG$sig after $delay s: exit $rc (wanted $code), stderr '$(cat "$tmp/err")', left: $(ls "$tmp/o")"; fi
+}
+stop INT 130 1 "$tmp/long.onnx"
+stop TERM 143 1 "$tmp/long.onnx"
+
+# SIGINT while CBC solves the ordering ILP in a child process (on this
+# graph the exact searches give up after a few seconds and the ILP starts)
+mkdir -p "$tmp/o"; rm -f "$tmp/o"/*
+"$OLLA" -q --time-limit 60 "$tmp/ilp.onnx" "$tmp/o/out.onnx" 2>"$tmp/err" & pid=$!
+child=""
+for _ in $(seq 1 900); do
+  child=$(pgrep -P $pid | head -1)
+  [ -n "$child" ] && break
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$child" ]; then
+  bad "no solver child process appeared while the conversion ran (up to 90 s)"
+  kill -INT $pid; wait $pid
+else
+  kill -INT $pid
+  wait $pid; rc=$?
+  gone=0
+  for _ in $(seq 1 50); do kill -0 "$child" 2>/dev/null || { gone=1; break; }; sleep 0.1; done
+  if [ $rc -eq 130 ] && [ "$(cat "$tmp/err")" = "$MSG" ] && [ -z "$(ls "$tmp/o")" ] && [ $gone -eq 1 ]; then ok; else
+    bad "SIGINT during the ILP: exit $rc, stderr '$(cat "$tmp/err")', left: $(ls "$tmp/o"), solver child gone: $gone"; fi
+fi
+
+# a signal at any moment of a short conversion: all of the output or none
+for delay in 0 0.01 0.02 0.05 0.1 0.15 0.2 0.3 0.5 0.8; do
+  rm -rf "$tmp/o"; mkdir -p "$tmp/o"
+  "$OLLA" -q --time-limit 1 "$SRC/models/mlp_train.onnx" "$tmp/o/out.onnx" 2>"$tmp/err" & pid=$!
+  sleep $delay
+  kill -INT $pid 2>/dev/null
+  wait $pid; rc=$?
+  left=$(ls "$tmp/o")
+  if [ $rc -eq 0 ] && [ "$left" = "out.onnx" ] && "$OLLA" check "$tmp/o/out.onnx" >/dev/null 2>&1; then ok
+  elif [ $rc -eq 130 ] && [ -z "$left" ] && [ "$(cat "$tmp/err")" = "$MSG" ]; then ok
+  else bad "SIGINT after $delay s: exit $rc, left: $left, stderr '$(cat "$tmp/err")'"; fi
+done
+# SIGINT while external data is copied to another file system: the partial
+# copy goes too (only where /dev/shm is another file system with room)
+if [ -d /dev/shm ] && [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$tmp")" ] &&
+   [ "$(df -k --output=avail /dev/shm | tail -1)" -gt 2097152 ]; then
+  mkdir -p "$tmp/x"
+  $PY - "$tmp/x/model.onnx" <<'PY'
+import sys
+from onnx import helper as h, TensorProto as T
+K, M = 4096, 32768
+t = T(name='W', data_type=T.FLOAT, dims=[K, M], data_location=T.EXTERNAL)
+for k, v in (('location', 'weights.bin'), ('offset', '0'), ('length', str(K * M * 4))):
+    e = t.external_data.add(); e.key = k; e.value = v
+g = h.make_graph([h.make_node('MatMul', ['x', 'W'], ['y'], name='mm')], 'g', [h.make_tensor_value_info('x', T.FLOAT, [4, K])],
+                 [h.make_tensor_value_info('y', T.FLOAT, [4, M])], initializer=[t])
+m = h.make_model(g, opset_imports=[h.make_opsetid('', 17)]); m.ir_version = 8
+open(sys.argv[1], 'wb').write(m.SerializeToString())
+PY
+  truncate -s $((4096 * 32768 * 4)) "$tmp/x/weights.bin"
+  shm=$(mktemp -d /dev/shm/olla-sigint.XXXXXX)
+  "$OLLA" -q --time-limit 1 "$tmp/x/model.onnx" "$shm/out.onnx" 2>"$tmp/err" & pid=$!
+  seen=0
+  for _ in $(seq 1 500); do [ -e "$shm/weights.bin.olla-tmp" ] && { seen=1; break; }; sleep 0.01; done
+  kill -INT $pid 2>/dev/null
+  wait $pid; rc=$?
+  left=$(ls "$shm")
+  rm -rf "$shm"
+  if [ $seen -eq 1 ] && [ $rc -eq 130 ] && [ -z "$left" ] && [ "$(cat "$tmp/err")" = "$MSG" ]; then ok
+  elif [ $seen -eq 0 ] && [ $rc -eq 0 ]; then echo "note: the copy finished before it could be interrupted"
+  else bad "SIGINT during the copy of external data: exit $rc, left: $left, stderr '$(cat "$tmp/err")'"; fi
+fi
+echo "sigint: $pass passed, $fail failed"
+[ $fail -eq 0 ]
