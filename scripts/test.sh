@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: a normal build and an AddressSanitizer +
-# UndefinedBehaviorSanitizer build, each with every ctest test, then a subset
+# UndefinedBehaviorSanitizer build, each with every ctest test, and a subset
 # of the command-line tests under valgrind memcheck (scripts/memcheck.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,8 +17,9 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
 echo "== sanitizer build (ASan + UBSan) =="
 ctest --test-dir build-asan --output-on-failure -j"$jobs" || status=1
-echo "== release build =="
-ctest --test-dir build --output-on-failure -j"$jobs" || status=1
 echo "== valgrind memcheck (command-line subset) =="
 bash scripts/memcheck.sh build/olla-onnx || status=1
+# last, so that the suite's closing line is ctest's summary
+echo "== release build =="
+ctest --test-dir build --output-on-failure -j"$jobs" || status=1
 exit $status
