@@ -25,76 +25,10 @@
 
 #include "passes/olla_analysis.h"
 #include "solver/olla_cbc_child.h"
+#include "solver/olla_ilp_matrix.h"
 #include "solver/olla_joint.h"
 #include "solver/olla_place.h"
 
-typedef struct {
-    int *row, *col;
-    double *val;
-    long n, cap;
-    double *rlo, *rhi;
-    int nrows, caprows;
-    int oom;
-} trip;
-
-static void t_add(trip *m, int r, int c, double v)
-{
-    if (m->oom || r < 0)
-        return;
-    if (m->n == m->cap) {
-        long nc = m->cap ? 2 * m->cap : 4096;
-        int *r2 = realloc(m->row, (size_t)nc * sizeof *r2);
-        if (r2)
-            m->row = r2;
-        int *c2 = realloc(m->col, (size_t)nc * sizeof *c2);
-        if (c2)
-            m->col = c2;
-        double *v2 = realloc(m->val, (size_t)nc * sizeof *v2);
-        if (v2)
-            m->val = v2;
-        if (!r2 || !c2 || !v2) {
-            m->oom = 1;
-            return;
-        }
-        m->cap = nc;
-    }
-    m->row[m->n] = r;
-    m->col[m->n] = c;
-    m->val[m->n] = v;
-    m->n++;
-}
-
-static int t_row(trip *m, double lo, double hi)
-{
-    if (m->oom)
-        return -1;
-    if (m->nrows == m->caprows) {
-        int nc = m->caprows ? 2 * m->caprows : 1024;
-        double *a = realloc(m->rlo, (size_t)nc * sizeof *a);
-        if (a)
-            m->rlo = a;
-        double *b = realloc(m->rhi, (size_t)nc * sizeof *b);
-        if (b)
-            m->rhi = b;
-        if (!a || !b) {
-            m->oom = 1;
-            return -1;
-        }
-        m->caprows = nc;
-    }
-    m->rlo[m->nrows] = lo;
-    m->rhi[m->nrows] = hi;
-    return m->nrows++;
-}
-
-static void t_free(trip *m)
-{
-    free(m->row);
-    free(m->col);
-    free(m->val);
-    free(m->rlo);
-    free(m->rhi);
-}
 
 /* the model's layout: which column holds what */
 typedef struct {
@@ -112,7 +46,7 @@ typedef struct {
     int have_reach;
 } layout;
 
-static void layout_free(layout *L)
+static void layouolla_ilp_matrix_free(layout *L)
 {
     free(L->asap);
     free(L->alap);
@@ -140,13 +74,13 @@ static int S(const layout *L, int v, int t)
     return L->sidx[v] + (t - L->asap[v]);
 }
 
-static void add_s(trip *m, const layout *L, int r, int v, int t, double coef, double *konst)
+static void add_s(olla_ilp_matrix *m, const layout *L, int r, int v, int t, double coef, double *konst)
 {
     int c = S(L, v, t);
     if (c == -2)
         *konst += coef;
     else if (c >= 0)
-        t_add(m, r, c, coef);
+        olla_ilp_add(m, r, c, coef);
 }
 
 /* Kind of live[e][t]: 0 always 0, 1 always 1, 2 an expression in S or an L column */
@@ -183,7 +117,7 @@ static int multi_mode(const layout *L, int e, int t)
 }
 
 /* adds coef * live[e][t] to row r */
-static void add_live(trip *m, const layout *L, int r, int e, int t, double coef, double *konst)
+static void add_live(olla_ilp_matrix *m, const layout *L, int r, int e, int t, double coef, double *konst)
 {
     const olla_dag *d = L->dag;
     int kind = live_kind(L, e, t);
@@ -204,7 +138,7 @@ static void add_live(trip *m, const layout *L, int r, int e, int t, double coef,
         add_s(m, L, r, p, t, coef, konst);
         add_s(m, L, r, d->sink_list[d->sink_start[e]], t - 1, -coef, konst);
     } else if (L->lcol[(size_t)e * (size_t)L->n + (size_t)t] >= 0) {
-        t_add(m, r, L->lcol[(size_t)e * (size_t)L->n + (size_t)t], coef);
+        olla_ilp_add(m, r, L->lcol[(size_t)e * (size_t)L->n + (size_t)t], coef);
     } else if (multi_mode(L, e, t) == 0) {
         add_s(m, L, r, p, t, coef, konst);
     }
@@ -291,7 +225,7 @@ olla_status olla_joint_columns(const olla_dag *dag, long *cols, int *fits, olla_
         *cols = L.ncols;
         *fits = L.ncols <= OLLA_JOINT_MAX_COLS;
     }
-    layout_free(&L);
+    layouolla_ilp_matrix_free(&L);
     return st;
 }
 
@@ -324,16 +258,16 @@ static olla_status joint_child(void *ctx, double cbc_limit, void *out, olla_erro
     memset(head, 0, sizeof *head);
     double M = (double)a->arena_units;
     layout L;
-    trip m = {0};
+    olla_ilp_matrix m = {0};
     Cbc_Model *model = NULL;
-    int *cstart = NULL, *cidx = NULL, *fill = NULL, *step = NULL, *first = NULL, *last = NULL, *sidx = NULL;
+    int *cstart = NULL, *cidx = NULL, *step = NULL, *first = NULL, *last = NULL, *sidx = NULL;
     double *val = NULL, *collb = NULL, *colub = NULL, *obj = NULL, *sval = NULL;
     olla_status st = layout_build(dag, &L, err);
     if (st != OLLA_OK)
         goto done;
     /* one node per step */
     for (int t = 0; t < n; t++) {
-        int r = t_row(&m, 0, 0);
+        int r = olla_ilp_row(&m, 0, 0);
         double k = 0;
         for (int v = 0; v < n; v++)
             if (t >= L.asap[v])
@@ -344,9 +278,9 @@ static olla_status joint_child(void *ctx, double cbc_limit, void *out, olla_erro
     /* monotone */
     for (int v = 0; v < n; v++)
         for (int t = L.asap[v]; t + 1 < L.alap[v]; t++) {
-            int r = t_row(&m, -INFINITY, 0);
-            t_add(&m, r, S(&L, v, t), 1.0);
-            t_add(&m, r, S(&L, v, t + 1), -1.0);
+            int r = olla_ilp_row(&m, -INFINITY, 0);
+            olla_ilp_add(&m, r, S(&L, v, t), 1.0);
+            olla_ilp_add(&m, r, S(&L, v, t + 1), -1.0);
         }
     /* precedence over direct edges */
     for (int w = 0; w < n; w++)
@@ -355,7 +289,7 @@ static olla_status joint_child(void *ctx, double cbc_limit, void *out, olla_erro
             int lo = L.asap[w] > L.asap[u] + 1 ? L.asap[w] : L.asap[u] + 1;
             int hi = L.alap[w] - 1 < L.alap[u] ? L.alap[w] - 1 : L.alap[u];
             for (int t = lo; t <= hi; t++) {
-                int r = t_row(&m, -INFINITY, 0);
+                int r = olla_ilp_row(&m, -INFINITY, 0);
                 double kk = 0;
                 add_s(&m, &L, r, w, t, 1.0, &kk);
                 add_s(&m, &L, r, u, t - 1, -1.0, &kk);
@@ -373,9 +307,9 @@ static olla_status joint_child(void *ctx, double cbc_limit, void *out, olla_erro
                 int s = dag->sink_list[k];
                 if (S(&L, s, t - 1) == -2)
                     continue;
-                int r = t_row(&m, 0, INFINITY);
+                int r = olla_ilp_row(&m, 0, INFINITY);
                 double kk = 0;
-                t_add(&m, r, lc, 1.0);
+                olla_ilp_add(&m, r, lc, 1.0);
                 add_s(&m, &L, r, dag->producer[e], t, -1.0, &kk);
                 add_s(&m, &L, r, s, t - 1, 1.0, &kk);
                 if (r >= 0)
@@ -386,14 +320,14 @@ static olla_status joint_child(void *ctx, double cbc_limit, void *out, olla_erro
     for (int e = 0; e < nt; e++) {
         if (L.acol[e] < 0)
             continue;
-        int r = t_row(&m, -INFINITY, -(double)units(dag->bytes[e], a->align));
-        t_add(&m, r, L.acol[e], 1.0);
-        t_add(&m, r, 0, -1.0);
+        int r = olla_ilp_row(&m, -INFINITY, -(double)units(dag->bytes[e], a->align));
+        olla_ilp_add(&m, r, L.acol[e], 1.0);
+        olla_ilp_add(&m, r, 0, -1.0);
     }
     for (int t = 0; t < n; t++) {
-        int r = t_row(&m, -INFINITY, 0);
+        int r = olla_ilp_row(&m, -INFINITY, 0);
         double kk = 0;
-        t_add(&m, r, 0, -1.0);
+        olla_ilp_add(&m, r, 0, -1.0);
         for (int e = 0; e < nt; e++)
             if (L.acol[e] >= 0)
                 add_live(&m, &L, r, e, t, (double)units(dag->bytes[e], a->align), &kk);
@@ -405,28 +339,28 @@ static olla_status joint_child(void *ctx, double cbc_limit, void *out, olla_erro
         int e = L.pe[q], f = L.pf[q];
         int ca = L.pcol + 2 * (int)q, cb = ca + 1;
         double se = (double)units(dag->bytes[e], a->align), sf = (double)units(dag->bytes[f], a->align);
-        int r = t_row(&m, -INFINITY, M - se); /* A[e] - A[f] + M a <= M - size[e] */
-        t_add(&m, r, L.acol[e], 1.0);
-        t_add(&m, r, L.acol[f], -1.0);
-        t_add(&m, r, ca, M);
-        r = t_row(&m, -INFINITY, M - sf);
-        t_add(&m, r, L.acol[f], 1.0);
-        t_add(&m, r, L.acol[e], -1.0);
-        t_add(&m, r, cb, M);
-        r = t_row(&m, -INFINITY, 1.0);
-        t_add(&m, r, ca, 1.0);
-        t_add(&m, r, cb, 1.0);
+        int r = olla_ilp_row(&m, -INFINITY, M - se); /* A[e] - A[f] + M a <= M - size[e] */
+        olla_ilp_add(&m, r, L.acol[e], 1.0);
+        olla_ilp_add(&m, r, L.acol[f], -1.0);
+        olla_ilp_add(&m, r, ca, M);
+        r = olla_ilp_row(&m, -INFINITY, M - sf);
+        olla_ilp_add(&m, r, L.acol[f], 1.0);
+        olla_ilp_add(&m, r, L.acol[e], -1.0);
+        olla_ilp_add(&m, r, cb, M);
+        r = olla_ilp_row(&m, -INFINITY, 1.0);
+        olla_ilp_add(&m, r, ca, 1.0);
+        olla_ilp_add(&m, r, cb, 1.0);
         int lo = L.mlo[e] > L.mlo[f] ? L.mlo[e] : L.mlo[f];
         int hi = L.mhi[e] < L.mhi[f] ? L.mhi[e] : L.mhi[f];
         for (int t = lo; t <= hi; t++) {
             if (live_kind(&L, e, t) == 0 || live_kind(&L, f, t) == 0)
                 continue;
-            r = t_row(&m, -INFINITY, 0);
+            r = olla_ilp_row(&m, -INFINITY, 0);
             double kk = 0;
             add_live(&m, &L, r, e, t, 1.0, &kk);
             add_live(&m, &L, r, f, t, 1.0, &kk);
-            t_add(&m, r, ca, -1.0);
-            t_add(&m, r, cb, -1.0);
+            olla_ilp_add(&m, r, ca, -1.0);
+            olla_ilp_add(&m, r, cb, -1.0);
             if (r >= 0)
                 m.rhi[r] = 1.0 - kk;
         }
@@ -436,10 +370,6 @@ static olla_status joint_child(void *ctx, double cbc_limit, void *out, olla_erro
         goto done;
     }
     int nc = (int)L.ncols;
-    cstart = calloc((size_t)nc + 1, sizeof(int));
-    fill = calloc((size_t)nc + 1, sizeof(int));
-    cidx = malloc(((size_t)m.n + 1) * sizeof(int));
-    val = malloc(((size_t)m.n + 1) * sizeof(double));
     collb = calloc((size_t)nc + 1, sizeof(double));
     colub = malloc(((size_t)nc + 1) * sizeof(double));
     obj = calloc((size_t)nc + 1, sizeof(double));
@@ -448,20 +378,10 @@ static olla_status joint_child(void *ctx, double cbc_limit, void *out, olla_erro
     step = malloc(((size_t)n + 1) * sizeof(int));
     first = malloc(((size_t)nt + 1) * sizeof(int));
     last = malloc(((size_t)nt + 1) * sizeof(int));
-    if (!cstart || !fill || !cidx || !val || !collb || !colub || !obj || !sidx || !sval || !step || !first ||
+    if (!olla_ilp_columns(&m, nc, &cstart, &cidx, &val) || !collb || !colub || !obj || !sidx || !sval || !step || !first ||
         !last) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the joint ILP");
         goto done;
-    }
-    for (long i = 0; i < m.n; i++)
-        cstart[m.col[i] + 1]++;
-    for (int c = 0; c < nc; c++)
-        cstart[c + 1] += cstart[c];
-    for (long i = 0; i < m.n; i++) {
-        int c = m.col[i];
-        cidx[cstart[c] + fill[c]] = m.row[i];
-        val[cstart[c] + fill[c]] = m.val[i];
-        fill[c]++;
     }
     for (int c = 0; c < nc; c++)
         colub[c] = 1.0;
@@ -554,10 +474,9 @@ static olla_status joint_child(void *ctx, double cbc_limit, void *out, olla_erro
 done:
     if (model)
         Cbc_deleteModel(model);
-    t_free(&m);
-    layout_free(&L);
+    olla_ilp_matrix_free(&m);
+    layouolla_ilp_matrix_free(&L);
     free(cstart);
-    free(fill);
     free(cidx);
     free(val);
     free(collb);

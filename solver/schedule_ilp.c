@@ -18,82 +18,12 @@
 
 #include "passes/olla_analysis.h"
 #include "solver/olla_cbc_child.h"
+#include "solver/olla_ilp_matrix.h"
 #include "solver/olla_schedule.h"
 
 #define MAX_COLS 100000L /* larger models do not get past the root relaxation in minutes */
 #define MAX_NZ 40000000L
 
-typedef struct {
-    int *row, *col;
-    double *val;
-    long n, cap;
-    double *rlo, *rhi;
-    int nrows, caprows;
-    int oom;
-} trip;
-
-static void t_add(trip *m, int r, int c, double v)
-{
-    if (m->oom)
-        return;
-    if (m->n == m->cap) {
-        long nc = m->cap ? 2 * m->cap : 4096;
-        if (nc > MAX_NZ) {
-            m->oom = 1;
-            return;
-        }
-        int *r2 = realloc(m->row, (size_t)nc * sizeof *r2);
-        if (r2)
-            m->row = r2;
-        int *c2 = realloc(m->col, (size_t)nc * sizeof *c2);
-        if (c2)
-            m->col = c2;
-        double *v2 = realloc(m->val, (size_t)nc * sizeof *v2);
-        if (v2)
-            m->val = v2;
-        if (!r2 || !c2 || !v2) {
-            m->oom = 1;
-            return;
-        }
-        m->cap = nc;
-    }
-    m->row[m->n] = r;
-    m->col[m->n] = c;
-    m->val[m->n] = v;
-    m->n++;
-}
-
-static int t_row(trip *m, double lo, double hi)
-{
-    if (m->oom)
-        return -1;
-    if (m->nrows == m->caprows) {
-        int nc = m->caprows ? 2 * m->caprows : 1024;
-        double *a = realloc(m->rlo, (size_t)nc * sizeof *a);
-        if (a)
-            m->rlo = a;
-        double *b = realloc(m->rhi, (size_t)nc * sizeof *b);
-        if (b)
-            m->rhi = b;
-        if (!a || !b) {
-            m->oom = 1;
-            return -1;
-        }
-        m->caprows = nc;
-    }
-    m->rlo[m->nrows] = lo;
-    m->rhi[m->nrows] = hi;
-    return m->nrows++;
-}
-
-static void t_free(trip *m)
-{
-    free(m->row);
-    free(m->col);
-    free(m->val);
-    free(m->rlo);
-    free(m->rhi);
-}
 
 typedef struct {
     const int *asap, *alap, *sidx;
@@ -110,13 +40,13 @@ static int S(const win *w, int v, int t)
 }
 
 /* adds coef * S[v][t] to row r, or its constant value to *konst */
-static void add_s(trip *m, const win *w, int r, int v, int t, double coef, double *konst)
+static void add_s(olla_ilp_matrix *m, const win *w, int r, int v, int t, double coef, double *konst)
 {
     int c = S(w, v, t);
     if (c == -2)
         *konst += coef;
     else if (c >= 0)
-        t_add(m, r, c, coef);
+        olla_ilp_add(m, r, c, coef);
 }
 
 static int64_t gcd64(int64_t a, int64_t b)
@@ -164,9 +94,10 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
     int *step = malloc((size_t)n * sizeof(int));
     dec_item *dec = malloc((size_t)n * sizeof(dec_item));
     int *fwd = malloc((size_t)n * sizeof(int)), *bwd = malloc((size_t)n * sizeof(int));
-    trip m = {0};
+    olla_ilp_matrix m = {0};
+    m.max_nz = MAX_NZ;
     double *collb = NULL, *colub = NULL, *obj = NULL, *val = NULL, *start_val = NULL;
-    int *cstart = NULL, *cidx = NULL, *fill = NULL, *start_idx = NULL;
+    int *cstart = NULL, *cidx = NULL, *start_idx = NULL;
     Cbc_Model *model = NULL;
     if (!asap || !alap || !sidx || !mlo || !mhi || !plo || !phi || !peakrow || !peakconst || !step || !dec || !fwd ||
         !bwd) {
@@ -217,12 +148,12 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
     }
     /* peak rows first: row t */
     for (int t = 0; t < n; t++) {
-        peakrow[t] = t_row(&m, -INFINITY, 0.0);
-        t_add(&m, peakrow[t], 0, -1.0);
+        peakrow[t] = olla_ilp_row(&m, -INFINITY, 0.0);
+        olla_ilp_add(&m, peakrow[t], 0, -1.0);
     }
     /* one node per step */
     for (int t = 0; t < n; t++) {
-        int r = t_row(&m, 0, 0);
+        int r = olla_ilp_row(&m, 0, 0);
         double k = 0;
         for (int v = 0; v < n; v++)
             if (t >= asap[v])
@@ -232,9 +163,9 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
     /* monotone */
     for (int v = 0; v < n; v++)
         for (int t = asap[v]; t + 1 < alap[v]; t++) {
-            int r = t_row(&m, -INFINITY, 0);
-            t_add(&m, r, S(&w, v, t), 1.0);
-            t_add(&m, r, S(&w, v, t + 1), -1.0);
+            int r = olla_ilp_row(&m, -INFINITY, 0);
+            olla_ilp_add(&m, r, S(&w, v, t), 1.0);
+            olla_ilp_add(&m, r, S(&w, v, t + 1), -1.0);
         }
     /* precedence over direct edges (dedup with a stamp per consumer) */
     {
@@ -254,9 +185,9 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
                 int lo = asap[wv] > asap[u] + 1 ? asap[wv] : asap[u] + 1;
                 int hi = alap[wv] - 1 < alap[u] ? alap[wv] - 1 : alap[u];
                 for (int t = lo; t <= hi; t++) {
-                    int r = t_row(&m, -INFINITY, 0);
-                    t_add(&m, r, S(&w, wv, t), 1.0);
-                    t_add(&m, r, S(&w, u, t - 1), -1.0);
+                    int r = olla_ilp_row(&m, -INFINITY, 0);
+                    olla_ilp_add(&m, r, S(&w, wv, t), 1.0);
+                    olla_ilp_add(&m, r, S(&w, u, t - 1), -1.0);
                 }
             }
         free(stamp);
@@ -308,14 +239,14 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
                     goto done;
                 }
                 int lc = (int)ncols++;
-                t_add(&m, r, lc, b);
+                olla_ilp_add(&m, r, lc, b);
                 for (int k = dag->sink_start[e]; k < dag->sink_start[e + 1]; k++) {
                     int s = dag->sink_list[k];
                     if (S(&w, s, t - 1) == -2)
                         continue;
-                    int rr = t_row(&m, 0, INFINITY); /* L - S[p][t] + S[s][t-1] >= 0 */
+                    int rr = olla_ilp_row(&m, 0, INFINITY); /* L - S[p][t] + S[s][t-1] >= 0 */
                     double kk = 0;
-                    t_add(&m, rr, lc, 1.0);
+                    olla_ilp_add(&m, rr, lc, 1.0);
                     add_s(&m, &w, rr, p, t, -1.0, &kk);
                     add_s(&m, &w, rr, s, t - 1, 1.0, &kk);
                     if (rr >= 0)
@@ -333,28 +264,14 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
     }
     /* column-major arrays for Cbc_loadProblem */
     int nc = (int)ncols;
-    cstart = calloc((size_t)nc + 1, sizeof(int));
-    cidx = malloc(((size_t)m.n + 1) * sizeof(int));
-    val = malloc(((size_t)m.n + 1) * sizeof(double));
-    fill = calloc((size_t)nc + 1, sizeof(int));
     collb = calloc((size_t)nc, sizeof(double));
     colub = malloc((size_t)nc * sizeof(double));
     obj = calloc((size_t)nc, sizeof(double));
     start_idx = malloc((size_t)nc * sizeof(int));
     start_val = malloc((size_t)nc * sizeof(double));
-    if (!cstart || !cidx || !val || !fill || !collb || !colub || !obj || !start_idx || !start_val) {
+    if (!olla_ilp_columns(&m, nc, &cstart, &cidx, &val) || !collb || !colub || !obj || !start_idx || !start_val) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the scheduling ILP");
         goto done;
-    }
-    for (long i = 0; i < m.n; i++)
-        cstart[m.col[i] + 1]++;
-    for (int c = 0; c < nc; c++)
-        cstart[c + 1] += cstart[c];
-    for (long i = 0; i < m.n; i++) {
-        int c = m.col[i];
-        cidx[cstart[c] + fill[c]] = m.row[i];
-        val[cstart[c] + fill[c]] = m.val[i];
-        fill[c]++;
     }
     for (int c = 0; c < nc; c++)
         colub[c] = 1.0;
@@ -423,7 +340,7 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
 done:
     if (model)
         Cbc_deleteModel(model);
-    t_free(&m);
+    olla_ilp_matrix_free(&m);
     free(asap);
     free(alap);
     free(sidx);
@@ -444,7 +361,6 @@ done:
     free(start_val);
     free(cstart);
     free(cidx);
-    free(fill);
     free(start_idx);
     olla_reach_free(&reach);
     return st;

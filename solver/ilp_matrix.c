@@ -1,0 +1,96 @@
+#include "solver/olla_ilp_matrix.h"
+
+#include <stdlib.h>
+
+void olla_ilp_add(olla_ilp_matrix *m, int r, int c, double v)
+{
+    if (m->oom || r < 0)
+        return;
+    if (m->n == m->cap) {
+        long nc = m->cap ? 2 * m->cap : 4096;
+        if (m->max_nz > 0 && nc > m->max_nz) {
+            m->oom = 1;
+            return;
+        }
+        int *r2 = realloc(m->row, (size_t)nc * sizeof *r2);
+        if (r2)
+            m->row = r2;
+        int *c2 = realloc(m->col, (size_t)nc * sizeof *c2);
+        if (c2)
+            m->col = c2;
+        double *v2 = realloc(m->val, (size_t)nc * sizeof *v2);
+        if (v2)
+            m->val = v2;
+        if (!r2 || !c2 || !v2) {
+            m->oom = 1;
+            return;
+        }
+        m->cap = nc;
+    }
+    m->row[m->n] = r;
+    m->col[m->n] = c;
+    m->val[m->n] = v;
+    m->n++;
+}
+
+int olla_ilp_row(olla_ilp_matrix *m, double lo, double hi)
+{
+    if (m->oom)
+        return -1;
+    if (m->nrows == m->caprows) {
+        int nc = m->caprows ? 2 * m->caprows : 1024;
+        double *a = realloc(m->rlo, (size_t)nc * sizeof *a);
+        if (a)
+            m->rlo = a;
+        double *b = realloc(m->rhi, (size_t)nc * sizeof *b);
+        if (b)
+            m->rhi = b;
+        if (!a || !b) {
+            m->oom = 1;
+            return -1;
+        }
+        m->caprows = nc;
+    }
+    m->rlo[m->nrows] = lo;
+    m->rhi[m->nrows] = hi;
+    return m->nrows++;
+}
+
+int olla_ilp_columns(const olla_ilp_matrix *m, int ncols, int **start, int **index, double **value)
+{
+    int *cs = calloc((size_t)ncols + 1, sizeof *cs);
+    int *fill = calloc((size_t)ncols + 1, sizeof *fill);
+    int *ci = malloc(((size_t)m->n + 1) * sizeof *ci);
+    double *cv = malloc(((size_t)m->n + 1) * sizeof *cv);
+    if (!cs || !fill || !ci || !cv) {
+        free(cs);
+        free(fill);
+        free(ci);
+        free(cv);
+        return 0;
+    }
+    for (long i = 0; i < m->n; i++)
+        cs[m->col[i] + 1]++;
+    for (int c = 0; c < ncols; c++)
+        cs[c + 1] += cs[c];
+    for (long i = 0; i < m->n; i++) {
+        int c = m->col[i];
+        ci[cs[c] + fill[c]] = m->row[i];
+        cv[cs[c] + fill[c]] = m->val[i];
+        fill[c]++;
+    }
+    free(fill);
+    *start = cs;
+    *index = ci;
+    *value = cv;
+    return 1;
+}
+
+void olla_ilp_matrix_free(olla_ilp_matrix *m)
+{
+    free(m->row);
+    free(m->col);
+    free(m->val);
+    free(m->rlo);
+    free(m->rhi);
+}
