@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/olla_analysis.h"
+#include "passes/analysis/olla_analysis.h"
+#include "util/olla_clock.h"
 #include "solver/olla_schedule.h"
 
 int main(int argc, char **argv)
@@ -58,19 +59,19 @@ int main(int argc, char **argv)
         if (ilp_only) {
             /* the ILP alone, warm-started with the input order */
             olla_ilp_info info;
-            double t0 = olla_sched_now();
+            double t0 = olla_now();
             int64_t in = olla_dag_peak(&f.dag, input, NULL, NULL);
             olla_status st = olla_sched_ilp(&f.dag, input, 0, opt.time_limit, opt.verbosity, order, &info, &err);
             const char *base = strrchr(argv[i], '/');
             base = base ? base + 1 : argv[i];
             if (st != OLLA_OK)
                 printf("| %s | %d | - | - | %lld | (%s) | - | no | %.2f |\n", base, f.dag.n_nodes, (long long)in,
-                       err.message, olla_sched_now() - t0);
+                       err.message, olla_now() - t0);
             else
                 printf("| %s | %d | %d | %d | %lld | %s%lld | %lld | %s | %.2f |\n", base, f.dag.n_nodes, info.n_cols,
                        info.n_rows, (long long)in, info.found ? "" : "none, ",
                        (long long)(info.found ? olla_dag_peak(&f.dag, order, NULL, NULL) : 0), (long long)info.bound,
-                       info.optimal ? "yes" : "no", olla_sched_now() - t0);
+                       info.optimal ? "yes" : "no", olla_now() - t0);
             fflush(stdout);
         } else if (olla_schedule(&f.dag, input, &opt, order, &res, &err) != OLLA_OK) {
             fprintf(stderr, "%s: %s\n", argv[i], err.message);

@@ -33,7 +33,7 @@
 #include <time.h>
 
 #include "olla_error.h"
-#include "passes/olla_shapes.h"
+#include "passes/shapes/olla_shapes.h"
 
 typedef struct {
     char **names;

@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "onnx/olla_model.h"
-#include "passes/olla_shapes.h"
+#include "passes/shapes/olla_shapes.h"
 
 static double now_s(void)
 {

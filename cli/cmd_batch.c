@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "lib/olla_time.h"
+#include "util/olla_clock.h"
 
 typedef struct {
     char *rel; /* path below IN_DIR */

@@ -8,7 +8,7 @@
 
 #include "cli/cli.h"
 #include "onnx/olla_model.h"
-#include "passes/olla_shapes.h"
+#include "passes/shapes/olla_shapes.h"
 
 static int usage(void)
 {

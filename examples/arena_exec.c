@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "olla_plan.h"
-#include "olla_strmap.h"
+#include "util/olla_strmap.h"
 #include "onnx/olla_model.h"
 
 typedef struct {

@@ -8,6 +8,7 @@
 #include "fuzz/fuzz_common.h"
 #include "olla.h"
 #include "onnx/olla_graph.h"
+#include "onnx/olla_model.h"
 
 /* Every planned tensor lies inside the arena at an aligned offset, and the
  * order is a permutation of the nodes. */

@@ -6,6 +6,7 @@
 
 #include "fuzz/fuzz_common.h"
 #include "olla.h"
+#include "passes/shapes/olla_shapes.h"
 
 static void read_table(const olla_shape_table *t)
 {

@@ -11,13 +11,21 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "olla_bindings.h"
 #include "olla_error.h"
-#include "onnx/olla_model.h"
-#include "passes/olla_shapes.h"
+#include "olla_plan.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A loaded model (opaque). */
+typedef struct olla_model olla_model;
+
+/* Reads and validates a model file: protobuf well-formed, a graph present,
+ * external data references safe and present (never read). */
+olla_status olla_model_load(const char *path, olla_model **out, olla_error *err);
+void olla_model_free(olla_model *m);
 
 /* Progress of a long run: the phase ("shapes", "graph", "ordering",
  * "placement", "checking"), seconds since the start, and for the solver
@@ -63,34 +71,6 @@ typedef struct olla_report {
     char **warnings;
 } olla_report;
 
-typedef struct olla_plan_entry {
-    int tensor;       /* index in the graph */
-    const char *name; /* borrowed from the model */
-    int64_t offset;
-    int64_t bytes;    /* rounded up to the alignment */
-    int first_step, last_step; /* live on these steps of the planned order, inclusive */
-} olla_plan_entry;
-
-typedef struct olla_plan {
-    int n_nodes;
-    int *order;              /* proto node indices in execution order */
-    int n_entries;
-    olla_plan_entry *entries; /* in allocation order */
-    int64_t arena_bytes;
-    int64_t alignment;
-    int64_t *live_input;     /* live bytes at each step of the input order */
-    int64_t *live_planned;   /* live bytes at each step of the planned order */
-    int64_t lower_bound;     /* -1 when none was computed */
-} olla_plan;
-
-/* Writes the planned tensors as minimalloc CSV: id (the allocation index),
- * lower, upper (live on [lower, upper) in planned steps), size, offset. */
-olla_status olla_plan_write_lifetimes(const olla_plan *plan, const char *path, olla_error *err);
-
-/* Draws the plan as SVG: live bytes over the steps for the input and the
- * planned order (peak and lower bound marked), and the arena layout. */
-olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const char *path, olla_error *err);
-
 /* Plans a model. On success *plan and *report are filled; free with
  * olla_plan_free and olla_report_clear. */
 olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan, olla_report *report,
@@ -103,10 +83,6 @@ void olla_report_clear(olla_report *report);
  * temporary file and a rename. External data is made available next to
  * out_path when it goes to another folder. */
 olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const char *out_path, olla_error *err);
-
-/* Writes len bytes to path through a temporary file beside it and a
- * rename: path ends up complete or untouched, never partial. */
-olla_status olla_write_file_atomic(const char *path, const void *data, size_t len, olla_error *err);
 
 /* Async-signal-safe: removes the temporary file olla_write_model() is
  * writing, if any, and the outputs this process already renamed into place,

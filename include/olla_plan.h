@@ -1,5 +1,7 @@
-/* olla-onnx runtime API: read the memory plan of a model written by
- * olla-onnx and serve its allocations from one arena.
+/* olla-onnx: the plan. What the planner computes (olla_plan: the order of
+ * the nodes and an arena offset for every planned tensor), and the runtime API
+ * that reads the plan back from a written model and serves its allocations
+ * from one arena.
  *
  *   olla_runtime_plan *p;
  *   olla_error err = {0};
@@ -21,6 +23,36 @@
 extern "C" {
 #endif
 
+/* ---- the plan as the planner makes it ---- */
+typedef struct olla_plan_entry {
+    int tensor;       /* index in the graph */
+    const char *name; /* borrowed from the model */
+    int64_t offset;
+    int64_t bytes;    /* rounded up to the alignment */
+    int first_step, last_step; /* live on these steps of the planned order, inclusive */
+} olla_plan_entry;
+
+typedef struct olla_plan {
+    int n_nodes;
+    int *order;              /* proto node indices in execution order */
+    int n_entries;
+    olla_plan_entry *entries; /* in allocation order */
+    int64_t arena_bytes;
+    int64_t alignment;
+    int64_t *live_input;     /* live bytes at each step of the input order */
+    int64_t *live_planned;   /* live bytes at each step of the planned order */
+    int64_t lower_bound;     /* -1 when none was computed */
+} olla_plan;
+
+/* Writes the planned tensors as minimalloc CSV: id (the allocation index),
+ * lower, upper (live on [lower, upper) in planned steps), size, offset. */
+olla_status olla_plan_write_lifetimes(const olla_plan *plan, const char *path, olla_error *err);
+
+/* Draws the plan as SVG: live bytes over the steps for the input and the
+ * planned order (peak and lower bound marked), and the arena layout. */
+olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const char *path, olla_error *err);
+
+/* ---- the runtime API: a written model's plan ---- */
 typedef struct olla_runtime_plan olla_runtime_plan;
 
 typedef struct olla_allocation {

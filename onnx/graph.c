@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/olla_dag.h"
 
 typedef struct {
     int *v;
@@ -24,22 +23,6 @@ static int vec_push(int_vec *a, int x)
     }
     a->v[a->n++] = x;
     return 1;
-}
-
-static const olla_value_type *shape_lookup(void *ctx, const char *name)
-{
-    return olla_shape_lookup(ctx, name);
-}
-
-static const char *shape_reason(void *ctx, const char *name)
-{
-    return olla_shape_unknown_reason(ctx, name);
-}
-
-olla_type_source olla_graph_types_from_shapes(olla_shape_table *t)
-{
-    olla_type_source s = {shape_lookup, shape_reason, t};
-    return s;
 }
 
 /* 1 when reads[k] is a tensor this operator has not read at an earlier
@@ -243,6 +226,65 @@ static void set_type(builder *b, int ti, const olla_type_source *types)
     }
 }
 
+/* Sets *on_cycle to an operator on a cycle, or -1 when the operators can be
+ * ordered. Kahn's sort marks what can run; walking back from a node that
+ * cannot, through producers that cannot either, must come back to a node
+ * already seen, which lies on a cycle. Returns 0 when out of memory. */
+static int find_cycle(const olla_graph *g, int *on_cycle)
+{
+    int n = g->n_ops;
+    int *waiting = calloc((size_t)n + 1, sizeof(int)), *ready = malloc(((size_t)n + 1) * sizeof(int));
+    if (!waiting || !ready) {
+        free(waiting);
+        free(ready);
+        return 0;
+    }
+    int n_ready = 0, done = 0;
+    for (int v = 0; v < n; v++) {
+        for (int i = 0; i < g->ops[v].n_inputs; i++) {
+            int t = g->input_list[g->ops[v].first_input + i];
+            waiting[v] += t >= 0 && g->tensors[t].producer >= 0 && first_read(g->input_list + g->ops[v].first_input, i);
+        }
+        if (!waiting[v])
+            ready[n_ready++] = v;
+    }
+    while (n_ready > 0) {
+        const olla_op *o = &g->ops[ready[--n_ready]];
+        done++;
+        for (int k = 0; k < o->n_outputs; k++) {
+            int t = g->output_list[o->first_output + k];
+            for (int c = 0; t >= 0 && c < g->tensors[t].n_consumers; c++) {
+                int w = g->consumer_list[g->tensors[t].first_consumer + c];
+                if (--waiting[w] == 0)
+                    ready[n_ready++] = w;
+            }
+        }
+    }
+    *on_cycle = -1;
+    if (done < n) {
+        int v = 0;
+        while (!waiting[v])
+            v++;
+        /* ready[] now marks the nodes met on the walk back */
+        memset(ready, 0, ((size_t)n + 1) * sizeof(int));
+        while (!ready[v]) {
+            ready[v] = 1;
+            const olla_op *o = &g->ops[v];
+            for (int i = 0; i < o->n_inputs; i++) {
+                int t = g->input_list[o->first_input + i];
+                if (t >= 0 && g->tensors[t].producer >= 0 && waiting[g->tensors[t].producer]) {
+                    v = g->tensors[t].producer;
+                    break;
+                }
+            }
+        }
+        *on_cycle = v;
+    }
+    free(waiting);
+    free(ready);
+    return 1;
+}
+
 olla_status olla_graph_build(const olla_model *model, const olla_type_source *types, olla_graph **out,
                              olla_error *err)
 {
@@ -252,7 +294,6 @@ olla_status olla_graph_build(const olla_model *model, const olla_type_source *ty
     olla_graph *g = calloc(1, sizeof *g);
     builder b = {0};
     int_vec inputs = {0}, outputs = {0}, ginputs = {0}, goutputs = {0}, freev = {0};
-    olla_dag dag = {0};
     if (!g)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the graph of %s", file);
     g->model = model;
@@ -429,38 +470,15 @@ olla_status olla_graph_build(const olla_model *model, const olla_type_source *ty
         set_type(&b, t, types);
     }
     b.t = NULL;
-    /* cycles */
-    olla_dag_builder *db = olla_dag_builder_new(g->n_ops, g->n_tensors);
-    if (!db)
+    int on_cycle = -1;
+    if (!find_cycle(g, &on_cycle))
         goto oom;
-    int *dag_of = malloc(((size_t)g->n_tensors + 1) * sizeof(int));
-    if (!dag_of) {
-        olla_dag_builder_free(db);
-        goto oom;
-    }
-    for (int t = 0; t < g->n_tensors; t++)
-        dag_of[t] = g->tensors[t].producer >= 0 ? olla_dag_builder_tensor(db, g->tensors[t].producer, 0, 0) : -1;
-    for (int t = 0; t < g->n_tensors; t++)
-        for (int c = 0; c < g->tensors[t].n_consumers; c++)
-            olla_dag_builder_use(db, g->consumer_list[g->tensors[t].first_consumer + c], dag_of[t]);
-    free(dag_of);
-    if (olla_dag_build(db, g->n_ops, &dag, err) != OLLA_OK)
-        goto fail;
-    int *order = malloc(((size_t)g->n_ops + 1) * sizeof(int));
-    if (!order)
-        goto oom;
-    olla_error tmp = {0};
-    if (olla_dag_stable_topo(&dag, order, &tmp) != OLLA_OK) {
+    if (on_cycle >= 0) {
         char l[300];
-        int v = olla_dag_cycle_node(&dag);
         olla_error_set(err, OLLA_ERR_INPUT, "%s: the graph has a cycle through node %s", file,
-                       v >= 0 ? olla_op_label(g, v, l, sizeof l) : "?");
-        free(order);
-        olla_dag_free(&dag);
+                       olla_op_label(g, on_cycle, l, sizeof l));
         goto fail;
     }
-    free(order);
-    olla_dag_free(&dag);
     *out = g;
     return OLLA_OK;
 oom:
@@ -472,7 +490,6 @@ fail:
     free(ginputs.v);
     free(goutputs.v);
     free(freev.v);
-    olla_dag_free(&dag);
     olla_graph_free(g);
     return err->code ? err->code : OLLA_ERR_INTERNAL;
 }

@@ -20,7 +20,7 @@ olla_status olla_external_check(const olla_model *m, olla_error *err);
 olla_status olla_external_mirror(const olla_model *m, const char *dst_dir, olla_error *err);
 
 /* Async-signal-safe: removes the temporary copy olla_external_mirror() is
- * writing, if any (called by olla_write_abandon()). */
+ * writing, if any (the pipeline's olla_write_abandon() calls it). */
 void olla_external_abandon(void);
 
 #endif

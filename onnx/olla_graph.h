@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 #include "olla_error.h"
-#include "olla_strmap.h"
 #include "onnx/olla_model.h"
-#include "passes/olla_shapes.h"
+#include "onnx/olla_value_type.h"
+#include "util/olla_strmap.h"
 
 typedef struct olla_tensor {
     const char *name;
@@ -51,10 +51,6 @@ typedef struct olla_type_source {
     const char *(*unknown_reason)(void *ctx, const char *name);
     void *ctx;
 } olla_type_source;
-
-/* A type source over the shapes inferred for a model. */
-struct olla_shape_table;
-olla_type_source olla_graph_types_from_shapes(struct olla_shape_table *t);
 
 /* Builds the graph. Errors (OLLA_ERR_INPUT): a tensor produced twice, an input
  * that nothing produces, a graph output nothing produces, a cycle. */

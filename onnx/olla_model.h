@@ -1,4 +1,5 @@
-/* olla-onnx: loading and writing ONNX model files (protobuf-c). */
+/* olla-onnx: loading and writing ONNX model files (protobuf-c). The model
+ * keeps every field it was read with, unknown ones included. */
 #ifndef OLLA_MODEL_H
 #define OLLA_MODEL_H
 
@@ -22,6 +23,19 @@ olla_status olla_model_load(const char *path, olla_model **out, olla_error *err)
 olla_status olla_model_load_buffer(const uint8_t *data, size_t len, const char *name, const char *dir,
                                    olla_model **out, olla_error *err);
 void olla_model_free(olla_model *m);
+
+/* One metadata_props entry. */
+typedef struct olla_meta_entry {
+    const char *key, *value;
+} olla_meta_entry;
+
+/* Writes the model to out_path with graph.node in node_order (n_nodes proto
+ * indices, a permutation) and metadata_props without the entries whose key
+ * starts with meta_prefix (NULL: none removed) plus meta[0..n_meta). External
+ * data is made available beside out_path when it goes to another folder. The
+ * file is written whole or not at all (util/olla_file.h). */
+olla_status olla_model_write(const olla_model *m, const int *node_order, int n_nodes, const olla_meta_entry *meta,
+                             int n_meta, const char *meta_prefix, const char *out_path, olla_error *err);
 
 /* Opset version imported for a domain ("" or "ai.onnx" = default domain);
  * 0 when the domain is not imported. */

@@ -1,5 +1,6 @@
 /* olla-onnx: a CBC solve in a child process killed at the deadline. */
 #include "solver/olla_cbc_child.h"
+#include "util/olla_clock.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -14,7 +15,6 @@
 #include <sys/prctl.h>
 #endif
 
-#include "olla.h"
 #include "solver/olla_schedule.h"
 
 /* writes all of buf, returns 0 on failure */
@@ -38,7 +38,7 @@ static int read_all_until(int fd, void *buf, size_t len, double deadline)
 {
     char *p = buf;
     while (len > 0) {
-        double left = deadline - olla_sched_now();
+        double left = deadline - olla_now();
         if (left <= 0 || olla_stop_requested)
             return 0;
         struct pollfd pfd = {fd, POLLIN, 0};
@@ -88,7 +88,7 @@ olla_status olla_cbc_child_run(olla_cbc_solve_fn fn, void *ctx, void *out, size_
             *finished = 1;
         return st;
     }
-    double deadline = olla_sched_now() + time_limit;
+    double deadline = olla_now() + time_limit;
     void *buf = malloc(out_len + 1);
     if (!buf)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory starting the ILP solver");

@@ -23,7 +23,7 @@
 
 #include <coin/Cbc_C_Interface.h>
 
-#include "passes/olla_analysis.h"
+#include "passes/analysis/olla_analysis.h"
 #include "solver/olla_cbc_child.h"
 #include "solver/olla_ilp_matrix.h"
 #include "solver/olla_joint.h"

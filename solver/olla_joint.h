@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "passes/olla_dag.h"
+#include "passes/analysis/olla_dag.h"
 
 /* Size guard: larger graphs are not attempted. */
 #define OLLA_JOINT_MAX_NODES 40

@@ -5,7 +5,8 @@
 
 #include <stdint.h>
 
-#include "passes/olla_dag.h"
+#include "passes/analysis/olla_dag.h"
+#include "util/olla_clock.h"
 
 typedef struct olla_schedule_options {
     double time_limit; /* seconds for the whole ordering step, <=0 = no limit */
@@ -41,20 +42,20 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
 olla_status olla_sched_greedy_free(const olla_dag *dag, int *order, olla_error *err);
 olla_status olla_sched_least_peak(const olla_dag *dag, int *order, olla_error *err);
 olla_status olla_sched_dfs_post(const olla_dag *dag, int *order, olla_error *err);
-/* The list schedulers with a deadline (olla_sched_now() seconds, <= 0:
+/* The list schedulers with a deadline (olla_now() seconds, <= 0:
  * none): past it they stop with OLLA_ERR_INTERNAL and no order. */
 olla_status olla_sched_greedy_free_until(const olla_dag *dag, double deadline, int *order, olla_error *err);
 olla_status olla_sched_least_peak_until(const olla_dag *dag, double deadline, int *order, olla_error *err);
 /* Moves nodes within their windows (between their last producer and first
  * reader) across the peak step while (peak, steps at the peak) drops; order
- * is improved in place. Stops at deadline (a olla_sched_now() time; <=0 =
+ * is improved in place. Stops at deadline (a olla_now() time; <=0 =
  * none). Returns the new peak. */
 int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadline);
 /* Exact order by dynamic programming over the sets of nodes already run,
  * looking only for peaks below ub. *outcome: OLLA_DP_FOUND (order and *peak
  * hold an optimal order, peak < ub), OLLA_DP_NONE_BETTER (every order peaks
  * at ub or more), OLLA_DP_GAVE_UP (more than max_states sets, or past the
- * deadline, a olla_sched_now() time; <=0 = none). */
+ * deadline, a olla_now() time; <=0 = none). */
 enum { OLLA_DP_GAVE_UP = 0, OLLA_DP_FOUND = 1, OLLA_DP_NONE_BETTER = 2 };
 olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states, double deadline, int *order,
                                 int64_t *peak, int *outcome, olla_error *err);
@@ -92,9 +93,6 @@ typedef struct olla_ilp_info {
 } olla_ilp_info;
 olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit, int verbosity,
                            int *order, olla_ilp_info *info, olla_error *err);
-
-/* Monotonic clock in seconds. */
-double olla_sched_now(void);
 
 /* Reading the text DAG format of bench/DAGFORMAT.md. */
 typedef struct olla_dagfile {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "solver/olla_place.h"
+#include "util/olla_clock.h"
 #include "solver/place_internal.h"
 
 /* Bounds on each exact phase when the caller sets no time limit. */
@@ -33,7 +34,7 @@ static double remaining(const driver *d)
 {
     if (d->deadline <= 0)
         return 1e30;
-    double r = d->deadline - olla_place_now();
+    double r = d->deadline - olla_now();
     return r > 0 ? r : 0;
 }
 
@@ -46,13 +47,13 @@ static int try_cap(driver *d, int64_t cap, double slice)
     if (slice <= 0)
         return -1;
     long long nodes = 0;
-    double t = olla_place_now();
+    double t = olla_now();
     int r = olla_place_search(d->it, d->n, cap, t + slice, d->tmp, &nodes);
     if (d->verbosity)
         fprintf(stderr, "place: search at %lld: %s after %lld nodes, %.3f s\n", (long long)cap,
                 r == 1 ? "found" : r == 0 ? "none exists" : r == -1 ? "gave up"
                 : r == -2 ? "out of memory" : "too large to search",
-                nodes, olla_place_now() - t);
+                nodes, olla_now() - t);
     if (r == 1) {
         int64_t a = olla_place_items_arena(d->it, d->tmp, d->n);
         if (a < d->ub) {
@@ -102,7 +103,7 @@ static int minimize(driver *d)
  * a third of the time left. */
 static int split(driver *d)
 {
-    double t = olla_place_now();
+    double t = olla_now();
     double until = d->deadline > 0 ? t + remaining(d) / 3 : t + OLLA_PLACE_SEARCH_SLICE;
     int r = olla_place_split(d->it, d->n, d->lb, until, d->tmp, d->verbosity);
     if (r == 1) {
@@ -155,7 +156,7 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
     if (!opt || !res)
         return olla_error_set(err, OLLA_ERR_USAGE, "placement: options and result are required");
     memset(res, 0, sizeof *res);
-    double t0 = olla_place_now();
+    double t0 = olla_now();
     olla_status st = olla_place_check_input(bufs, n, opt->alignment, err);
     if (st != OLLA_OK)
         return st;
@@ -238,7 +239,7 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
     res->arena_bytes = d.ub * align;
     res->lower_bound = d.lb * align;
     res->status = ps;
-    res->seconds = olla_place_now() - t0;
+    res->seconds = olla_now() - t0;
 done:
     free(d.best);
     free(d.tmp);

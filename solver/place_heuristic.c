@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "solver/place_internal.h"
+#include "util/olla_clock.h"
 
 /* Stop building the conflict graph beyond this many directed edges. */
 #define OLLA_PLACE_EDGE_BUDGET 16000000
@@ -265,7 +266,7 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64
         return -1;
     if (verbosity)
         fprintf(stderr, "place: sweep first fit: %lld\n", (long long)best);
-    if (best <= lb || (deadline > 0 && olla_place_now() > deadline))
+    if (best <= lb || (deadline > 0 && olla_now() > deadline))
         return best;
     int64_t *alt = malloc(n * sizeof *alt);
     if (!alt)
@@ -280,7 +281,7 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64
     free(alt);
     if (sb < 0)
         return -1;
-    if (best <= lb || (deadline > 0 && olla_place_now() > deadline))
+    if (best <= lb || (deadline > 0 && olla_now() > deadline))
         return best;
     conflicts c;
     int r = conflicts_build(it, n, &c);
@@ -322,7 +323,7 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64
                 best = a;
                 memcpy(off, tmp, n * sizeof *off);
             }
-            if (best <= lb || (deadline > 0 && olla_place_now() > deadline))
+            if (best <= lb || (deadline > 0 && olla_now() > deadline))
                 goto done;
         }
     }

@@ -19,8 +19,6 @@ typedef struct olla_pkey {
 } olla_pkey;
 void olla_place_sort_keys(olla_pkey *keys, size_t n);
 
-double olla_place_now(void);
-
 /* Max live units over time. */
 int64_t olla_place_items_max_live(const olla_pitem *it, size_t n);
 /* Max over items of offset + size. */

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "solver/place_internal.h"
+#include "util/olla_clock.h"
 
 enum { ORDER_LIFE, ORDER_SIZE, ORDER_AREA, ORDER_COUNT };
 
@@ -234,7 +235,7 @@ static int dfs(sctx *c)
     c->nodes++;
     /* a node costs at least a pass over the sections, so the clock is cheap
      * by comparison: on large instances a few nodes already take long */
-    if (((c->nodes & 255) == 0 && atomic_load(c->stop)) || (c->deadline > 0 && olla_place_now() > c->deadline))
+    if (((c->nodes & 255) == 0 && atomic_load(c->stop)) || (c->deadline > 0 && olla_now() > c->deadline))
         return -1;
     if (c->nodes > c->node_limit || c->depth >= c->max_depth)
         return -1;
@@ -509,7 +510,7 @@ static int build(sctx *c)
         free(keys);
         return -3;
     }
-    if (c->deadline > 0 && olla_place_now() > c->deadline) { /* out of time */
+    if (c->deadline > 0 && olla_now() > c->deadline) { /* out of time */
         free(pts);
         free(keys);
         return -1;
@@ -541,7 +542,7 @@ static int build(sctx *c)
         keys[i] = (olla_pkey){it[i].lower, it[i].upper, (int)i};
     olla_place_sort_keys(keys, n);
     for (size_t k = 0; k < n; k++) {
-        if ((k & 1023) == 0 && c->deadline > 0 && olla_place_now() > c->deadline) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_now() > c->deadline) {
             free(keys);
             return -1;
         }
@@ -599,7 +600,7 @@ static int reset(sctx *c, int order)
     memset(c->rem, 0, c->nsec * sizeof *c->rem);
     memcpy(c->floor_, c->floor0, c->nsec * sizeof *c->floor_);
     for (size_t k = 0; k < n; k++) {
-        if ((k & 1023) == 0 && c->deadline > 0 && olla_place_now() > c->deadline) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_now() > c->deadline) {
             free(keys);
             free(fill);
             return -1; /* out of time: the search gives up */
@@ -681,10 +682,10 @@ static void *run_worker(void *arg)
             r = dfs(c);
             w->total += c->nodes;
             if (r != -1 || atomic_load(c->stop) ||
-                (c->deadline > 0 && olla_place_now() > c->deadline))
+                (c->deadline > 0 && olla_now() > c->deadline))
                 break;
         }
-        if (r != -1 || atomic_load(c->stop) || (c->deadline > 0 && olla_place_now() > c->deadline) ||
+        if (r != -1 || atomic_load(c->stop) || (c->deadline > 0 && olla_now() > c->deadline) ||
             budget > (1LL << 40))
             break;
         budget *= 2;
@@ -776,7 +777,7 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fi
         pthread_attr_destroy(&attr);
     if (threads == 1) {
         pthread_join(th[0], NULL);
-        if (w[0].r == -1 && !(deadline > 0 && olla_place_now() > deadline)) {
+        if (w[0].r == -1 && !(deadline > 0 && olla_now() > deadline)) {
             /* the second thread did not start: run its configurations here */
             w[0].c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
             w[0].first = OLLA_SEARCH_CONFIGS / 2;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "solver/place_internal.h"
+#include "util/olla_clock.h"
 
 enum { STACK_START, STACK_END, STACK_LENGTH, STACK_COUNT };
 
@@ -105,7 +106,7 @@ static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem
         return 1;
     if (k <= OLLA_SPLIT_DIRECT_MAX || depth >= OLLA_SPLIT_MAX_DEPTH)
         return side_direct(it, idx, k, fx, fx_off, nfx, cap, deadline, off);
-    double now = olla_place_now();
+    double now = olla_now();
     /* the top sides keep most of the time for the direct search, which
      * finishes on nested traces; deeper sides get a short try */
     double quick = deadline > 0 ? now + (deadline - now) * (depth == 0 ? 0.25 : 0.125)
@@ -115,7 +116,7 @@ static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem
     int r = side_direct(it, idx, k, fx, fx_off, nfx, cap, quick, off);
     if (r == 1 || r == 0 || r == -2)
         return r;
-    if (deadline > 0 && olla_place_now() >= deadline)
+    if (deadline > 0 && olla_now() >= deadline)
         return -1;
     return side_split(it, idx, k, fx, fx_off, nfx, cap, deadline, off, depth + 1);
 }
@@ -154,7 +155,7 @@ static int side_window(const olla_pitem *it, const int *idx, size_t k, int64_t p
         }
     }
     long long nodes = 0;
-    double now = olla_place_now();
+    double now = olla_now();
     double until = deadline > 0 ? now + (deadline - now) / 4 : now + 1.0;
     r = olla_place_search_fixed(win, nw, fx, fx_off, nfx, cap, until, woff, &nodes);
     if (r != 1)
@@ -244,7 +245,7 @@ static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla
     static const int orders[] = {STACK_END, STACK_START, STACK_LENGTH};
     const int no = (int)(sizeof orders / sizeof orders[0]);
     for (int a = 0; a < no && r != 1 && r != -2; a++) {
-        double now = olla_place_now();
+        double now = olla_now();
         if (deadline > 0 && now >= deadline) {
             r = -1;
             break;
@@ -362,7 +363,7 @@ static int window(const olla_pitem *it, size_t n, int64_t p, int64_t w, int64_t 
     if (2 * nw > n)
         goto done; /* the window holds most of the instance */
     long long nodes = 0;
-    double now = olla_place_now();
+    double now = olla_now();
     double until = deadline > 0 ? now + (deadline - now) / 8 : now + 1.0;
     r = olla_place_search_fixed(win, nw, NULL, NULL, 0, cap, until, woff, &nodes);
     if (r != 1)
@@ -423,7 +424,7 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
     static const int attempts[] = {-3, -2, STACK_END, -1, STACK_START, STACK_LENGTH};
     const int na = (int)(sizeof attempts / sizeof attempts[0]);
     for (int a = 0; a < na && r == 0; a++) {
-        double now = olla_place_now();
+        double now = olla_now();
         if (deadline > 0 && now >= deadline)
             break;
         /* the first attempt gets half the time, the others equal shares */
@@ -463,7 +464,7 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
         if (verbosity)
             fprintf(stderr, "place: split at time %lld (%zu stacked, %zu before, %zu after), "
                     "attempt %d: %d, %d, %.3f s\n", (long long)p, ns, nl, nr, a, r1, r2,
-                    olla_place_now() - now);
+                    olla_now() - now);
         if (r1 == -2 || r2 == -2)
             r = -2;
         else if (r1 == 1 && r2 == 1)

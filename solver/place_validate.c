@@ -23,13 +23,6 @@ void olla_place_sort_keys(olla_pkey *keys, size_t n)
         qsort(keys, n, sizeof *keys, cmp_pkey);
 }
 
-double olla_place_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 const char *olla_place_status_name(olla_place_status s)
 {
     switch (s) {

@@ -6,13 +6,7 @@
 #include <time.h>
 
 #include "solver/olla_schedule.h"
-
-double olla_sched_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "util/olla_clock.h"
 
 typedef struct {
     const olla_dag *dag;
@@ -191,7 +185,7 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadlin
     int cnt, at;
     evaluate(&c, &peak, &cnt, &at);
     for (int iter = 0; n > 1; iter++) {
-        if (deadline > 0 && (iter & 7) == 0 && olla_sched_now() > deadline)
+        if (deadline > 0 && (iter & 7) == 0 && olla_now() > deadline)
             break;
         /* candidates: the node at the peak, producers and last readers of
          * the tensors live there */
@@ -208,7 +202,7 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadlin
         int improved = 0, late = 0;
         for (int i = 0; i < nc && !improved; i++) {
             /* each try re-evaluates the whole order: watch the clock here too */
-            if (deadline > 0 && olla_sched_now() > deadline) {
+            if (deadline > 0 && olla_now() > deadline) {
                 late = 1;
                 break;
             }

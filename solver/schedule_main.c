@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/olla_analysis.h"
+#include "passes/analysis/olla_analysis.h"
+#include "util/olla_clock.h"
 #include "solver/olla_schedule.h"
 
 typedef struct {
@@ -23,7 +24,7 @@ static void offer(keeper *k, const int *order, int source, const char *name)
         return;
     int64_t pk = olla_dag_peak(k->dag, order, NULL, NULL);
     if (k->verbosity >= 2)
-        fprintf(stderr, "olla: order %-22s peak %lld (%.3f s)\n", name, (long long)pk, olla_sched_now() - k->t0);
+        fprintf(stderr, "olla: order %-22s peak %lld (%.3f s)\n", name, (long long)pk, olla_now() - k->t0);
     if (pk < k->best_peak) {
         k->best_peak = pk;
         k->source = source;
@@ -43,7 +44,7 @@ static long state_budget(int n)
 static void raise_by_pairs(const olla_dag *dag, const olla_reach *reach, const keeper *k, double deadline,
                            int64_t *lb, olla_error *err)
 {
-    double now = olla_sched_now();
+    double now = olla_now();
     double pdl = now + (deadline > 0 ? 0.25 * (deadline - now) : 5.0);
     if (pdl > now + 5.0)
         pdl = now + 5.0;
@@ -66,7 +67,7 @@ static olla_status dfs_post(const olla_dag *dag, double deadline, int *order, ol
 olla_status olla_schedule(const olla_dag *dag, const int *input_order, const olla_schedule_options *opt,
                           int *order_out, olla_schedule_result *res, olla_error *err)
 {
-    double t0 = olla_sched_now();
+    double t0 = olla_now();
     if (!dag || !order_out || !res)
         return olla_error_set(err, OLLA_ERR_USAGE, "olla_schedule needs a graph, an output order and a result");
     olla_schedule_options dflt = {0, 1, 0};
@@ -155,7 +156,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
                 pick = i;
         if (pick < 0)
             break;
-        double now = olla_sched_now();
+        double now = olla_now();
         if (deadline > 0 && now > deadline)
             break;
         double dl = deadline > 0 ? now + 0.3 * (deadline - now) : 0;
@@ -167,7 +168,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         sp[pick] = -1;
     }
     free(starts);
-    if (deadline <= 0 || olla_sched_now() < deadline) {
+    if (deadline <= 0 || olla_now() < deadline) {
         memcpy(work, best, (size_t)n * sizeof(int));
         olla_sched_local_improve(dag, work, deadline);
         offer(&k, work, 1, "best+local");
@@ -178,7 +179,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     lb = olla_bound_node_io(dag);
     int small = n <= OLLA_SCHED_REACH_MAX_NODES;
     int have_reach =
-        small && (deadline <= 0 || olla_sched_now() < deadline) && olla_reach_build(dag, &reach, err) == OLLA_OK;
+        small && (deadline <= 0 || olla_now() < deadline) && olla_reach_build(dag, &reach, err) == OLLA_OK;
     olla_error_clear(err);
     if (have_reach) {
         olla_dag_peak(dag, best, live, NULL);
@@ -192,12 +193,12 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     }
     if (opt->verbosity >= 2)
         fprintf(stderr, "olla: heuristic peak %lld, lower bound %lld (%.3f s)\n", (long long)k.best_peak,
-                (long long)lb, olla_sched_now() - t0);
+                (long long)lb, olla_now() - t0);
 
     /* exact reordering of windows around the peak */
     static const int halves[] = {8, 16, 32};
     for (size_t h = 0; h < sizeof halves / sizeof halves[0] && k.best_peak > lb; h++) {
-        if (deadline > 0 && olla_sched_now() > deadline)
+        if (deadline > 0 && olla_now() > deadline)
             break;
         memcpy(work, best, (size_t)n * sizeof(int));
         olla_sched_window_improve(dag, work, halves[h], state_budget(n) / 8, deadline);
@@ -211,7 +212,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     }
 
     /* segments between nodes ordered with all others, solved exactly */
-    if (have_reach && k.best_peak > lb && (deadline <= 0 || olla_sched_now() < deadline)) {
+    if (have_reach && k.best_peak > lb && (deadline <= 0 || olla_now() < deadline)) {
         int nseg = 0, solved = 0;
         memcpy(work, best, (size_t)n * sizeof(int));
         if (olla_sched_split_solve(dag, &reach, work, state_budget(n), deadline, &nseg, &solved, err) == OLLA_OK) {
@@ -222,11 +223,11 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         olla_error_clear(err);
         if (opt->verbosity >= 2)
             fprintf(stderr, "olla: %d segments, %s (%.3f s)\n", nseg, solved ? "all solved" : "not all solved",
-                    olla_sched_now() - t0);
+                    olla_now() - t0);
     }
 
     /* exact search over sets of nodes run, for orders below the best peak */
-    if (k.best_peak > lb && (deadline <= 0 || olla_sched_now() < deadline)) {
+    if (k.best_peak > lb && (deadline <= 0 || olla_now() < deadline)) {
         int64_t dpk = 0;
         int outcome = OLLA_DP_GAVE_UP;
         olla_error derr = {0};
@@ -244,12 +245,12 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
                     outcome == OLLA_DP_FOUND         ? "best order found"
                     : outcome == OLLA_DP_NONE_BETTER ? "no better order exists"
                                                      : "gave up",
-                    olla_sched_now() - t0);
+                    olla_now() - t0);
     }
 
     /* the ILP, warm-started with the best order */
     if (opt->use_ilp && small && k.best_peak > lb) {
-        double left = deadline > 0 ? deadline - olla_sched_now() : 0;
+        double left = deadline > 0 ? deadline - olla_now() : 0;
         if (deadline <= 0 || left > 0.05) {
             olla_ilp_info info;
             olla_error ierr = {0};
@@ -286,7 +287,7 @@ finish:
     else
         res->status = "kept";
 done:
-    res->seconds = olla_sched_now() - t0;
+    res->seconds = olla_now() - t0;
     olla_dag_free(&aug);
     olla_reach_free(&reach);
     free(ef);

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "olla_test.h"
-#include "passes/olla_shapes.h"
+#include "passes/shapes/olla_shapes.h"
 
 typedef struct olla_shape_case {
     const char *op;

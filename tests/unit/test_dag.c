@@ -1,5 +1,5 @@
 #include "olla_test.h"
-#include "passes/olla_dag.h"
+#include "passes/analysis/olla_dag.h"
 
 /* a -> (x) -> b -> (y) -> c ; a also produces z consumed by c */
 static void build_chain(olla_dag *dag)

@@ -6,6 +6,8 @@
 #include "olla.h"
 #include "olla_test.h"
 #include "onnx/olla_graph.h"
+#include "onnx/olla_model.h"
+#include "passes/shapes/olla_shapes.h"
 
 static olla_status load_mb(mb_model *mb, olla_model **m, olla_error *err)
 {
@@ -27,7 +29,7 @@ static olla_status build_graph(mb_model *mb, olla_model **m, olla_graph **g, oll
     st = olla_infer_shapes((*m)->proto, NULL, types, err);
     if (st != OLLA_OK)
         return st;
-    olla_type_source src = olla_graph_types_from_shapes(*types);
+    olla_type_source src = olla_shape_type_source(*types);
     return olla_graph_build(*m, &src, g, err);
 }
 

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "olla_test.h"
-#include "passes/olla_dag.h"
+#include "util/olla_clock.h"
+#include "passes/analysis/olla_dag.h"
 #include "solver/olla_joint.h"
 #include "solver/olla_place.h"
 #include "solver/olla_schedule.h"
@@ -190,7 +191,7 @@ OLLA_TEST(test_joint_beats_fragmented_two_step)
 
 static double now_s(void)
 {
-    return olla_sched_now();
+    return olla_now();
 }
 
 /* The time limit holds even when CBC would need far longer: the solve is

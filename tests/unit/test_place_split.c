@@ -1,6 +1,7 @@
 /* The exact search with fixed buffers (against brute force) and the split at
  * the busiest time on training-like nested instances (must reach max live). */
 #include "olla_test.h"
+#include "util/olla_clock.h"
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
 
@@ -138,7 +139,7 @@ OLLA_TEST(test_split_training_traces)
     for (int trial = 0; trial < 8; trial++) {
         size_t n = training_trace(it, LAYERS);
         int64_t live = olla_place_items_max_live(it, n);
-        int r = olla_place_split(it, n, live, olla_place_now() + 30, off, 0);
+        int r = olla_place_split(it, n, live, olla_now() + 30, off, 0);
         OLLA_CHECK_EQ_I64(r, 1);
         if (r != 1)
             continue;
@@ -149,7 +150,7 @@ OLLA_TEST(test_split_training_traces)
         olla_error err = {0};
         OLLA_CHECK(olla_place_validate(b, n, live, 1, &err) == OLLA_OK);
         /* and below max live it cannot succeed */
-        OLLA_CHECK_EQ_I64(olla_place_split(it, n, live - 1, olla_place_now() + 30, off, 0), 0);
+        OLLA_CHECK_EQ_I64(olla_place_split(it, n, live - 1, olla_now() + 30, off, 0), 0);
     }
 }
 
@@ -187,7 +188,7 @@ OLLA_TEST(test_split_crossing_traces)
     for (int trial = 0; trial < 6; trial++) {
         size_t n = crossing_trace(it, LAYERS, 4 + 4 * trial);
         int64_t live = olla_place_items_max_live(it, n);
-        int r = olla_place_split(it, n, live, olla_place_now() + 30, off, 0);
+        int r = olla_place_split(it, n, live, olla_now() + 30, off, 0);
         OLLA_CHECK(r == 1 || r == 0);
         if (r != 1)
             continue;
@@ -197,7 +198,7 @@ OLLA_TEST(test_split_crossing_traces)
             b[i] = (olla_buffer){it[i].lower, it[i].upper, it[i].size, off[i]};
         olla_error err = {0};
         OLLA_CHECK(olla_place_validate(b, n, live, 1, &err) == OLLA_OK);
-        OLLA_CHECK_EQ_I64(olla_place_split(it, n, live - 1, olla_place_now() + 30, off, 0), 0);
+        OLLA_CHECK_EQ_I64(olla_place_split(it, n, live - 1, olla_now() + 30, off, 0), 0);
     }
     OLLA_CHECK(found > 0);
 }

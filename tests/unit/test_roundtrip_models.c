@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "olla.h"
+#include "onnx/olla_model.h"
 #include "olla_test.h"
 
 static int planned, skipped, compared;

@@ -2,7 +2,7 @@
 #include <unistd.h>
 
 #include "olla_test.h"
-#include "passes/olla_analysis.h"
+#include "passes/analysis/olla_analysis.h"
 #include "solver/olla_schedule.h"
 #include "test_sched_util.h"
 

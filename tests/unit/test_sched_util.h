@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/olla_dag.h"
+#include "passes/analysis/olla_dag.h"
 
 static uint64_t tsu_state;
 

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "olla_test.h"
-#include "passes/olla_shape_rules.h"
-#include "passes/olla_shapes.h"
+#include "passes/shapes/olla_shape_rules.h"
+#include "passes/shapes/olla_shapes.h"
 
 static const char *node_dir(void)
 {

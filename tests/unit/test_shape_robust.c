@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "olla_test.h"
-#include "passes/olla_shape_rules.h"
+#include "passes/shapes/olla_shape_rules.h"
 #include "shape_case.h"
 
 static const olla_shape_rule_entry *const tables[] = {

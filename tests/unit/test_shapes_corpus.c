@@ -11,7 +11,7 @@
 
 #include "olla_test.h"
 #include "onnx/olla_model.h"
-#include "passes/olla_shapes.h"
+#include "passes/shapes/olla_shapes.h"
 
 static const char *corpus_dir(void)
 {

@@ -3,7 +3,7 @@
  * warnings, unknown reasons, cycles, subgraphs (If/Loop/Scan), errors. */
 #include "olla_test.h"
 #include "shape_case.h"
-#include "passes/olla_shape_rules.h"
+#include "passes/shapes/olla_shape_rules.h"
 
 typedef struct {
     const char *op;      /* "Op" or "domain:Op" */

@@ -1,0 +1,478 @@
+/* olla-onnx: lower bounds on the peak live bytes of every order. */
+#include <stdlib.h>
+#include <time.h>
+#include <string.h>
+
+#include "passes/analysis/olla_analysis.h"
+#include "util/olla_clock.h"
+
+int64_t olla_bound_node_io(const olla_dag *dag)
+{
+    int64_t best = 0;
+    for (int v = 0; v < dag->n_nodes; v++) {
+        int64_t s = 0;
+        for (int k = dag->in_start[v]; k < dag->in_start[v + 1]; k++)
+            s += dag->bytes[dag->in_list[k]];
+        for (int k = dag->out_start[v]; k < dag->out_start[v + 1]; k++)
+            s += dag->bytes[dag->out_list[k]];
+        if (s > best)
+            best = s;
+    }
+    return best;
+}
+
+/* Tensor e is live at v's step in every order when its producer is v or an
+ * ancestor of v and it is a graph output or read by v or a descendant. */
+static int must_live(const olla_dag *dag, const olla_reach *r, int e, int v)
+{
+    int p = dag->producer[e];
+    if (p != v && !olla_reach_before(r, p, v))
+        return 0;
+    if (p == v || dag->is_output[e])
+        return 1;
+    for (int k = dag->sink_start[e]; k < dag->sink_start[e + 1]; k++) {
+        int s = dag->sink_list[k];
+        if (s == v || olla_reach_before(r, v, s))
+            return 1;
+    }
+    return 0;
+}
+
+int64_t olla_bound_cut(const olla_dag *dag, const olla_reach *r, int *at)
+{
+    int64_t best = 0;
+    int best_v = 0;
+    for (int v = 0; v < dag->n_nodes; v++) {
+        int64_t s = 0;
+        for (int e = 0; e < dag->n_tensors; e++)
+            if (dag->bytes[e] > 0 && must_live(dag, r, e, v))
+                s += dag->bytes[e];
+        if (s > best) {
+            best = s;
+            best_v = v;
+        }
+    }
+    if (at)
+        *at = best_v;
+    return best;
+}
+
+/* ---- minimum cut (Dinic) for the per-node closure bound ---- */
+
+#define FLOW_INF ((int64_t)1 << 60)
+
+typedef struct {
+    int n, m, cap_m;
+    int *head, *next, *to;
+    int64_t *cap, *base;
+    int *level, *iter, *queue;
+} flow_net;
+
+static int net_init(flow_net *f, int n, int m_hint)
+{
+    memset(f, 0, sizeof *f);
+    f->n = n;
+    f->cap_m = 2 * m_hint + 2;
+    f->head = malloc((size_t)n * sizeof(int));
+    f->level = malloc((size_t)n * sizeof(int));
+    f->iter = malloc((size_t)n * sizeof(int));
+    f->queue = malloc((size_t)n * sizeof(int));
+    f->next = malloc((size_t)f->cap_m * sizeof(int));
+    f->to = malloc((size_t)f->cap_m * sizeof(int));
+    f->cap = malloc((size_t)f->cap_m * sizeof(int64_t));
+    f->base = malloc((size_t)f->cap_m * sizeof(int64_t));
+    if (!f->head || !f->level || !f->iter || !f->queue || !f->next || !f->to || !f->cap || !f->base)
+        return 0;
+    for (int i = 0; i < n; i++)
+        f->head[i] = -1;
+    return 1;
+}
+
+static void net_free(flow_net *f)
+{
+    free(f->head);
+    free(f->level);
+    free(f->iter);
+    free(f->queue);
+    free(f->next);
+    free(f->to);
+    free(f->cap);
+    free(f->base);
+}
+
+/* returns the arc index, or -1 when the arc table is full */
+static int net_arc(flow_net *f, int a, int b, int64_t c)
+{
+    if (f->m + 2 > f->cap_m)
+        return -1;
+    int i = f->m;
+    f->to[i] = b;
+    f->base[i] = c;
+    f->next[i] = f->head[a];
+    f->head[a] = i;
+    f->to[i + 1] = a;
+    f->base[i + 1] = 0;
+    f->next[i + 1] = f->head[b];
+    f->head[b] = i + 1;
+    f->m += 2;
+    return i;
+}
+
+static int net_bfs(flow_net *f, int s, int t)
+{
+    for (int i = 0; i < f->n; i++)
+        f->level[i] = -1;
+    int qh = 0, qt = 0;
+    f->queue[qt++] = s;
+    f->level[s] = 0;
+    while (qh < qt) {
+        int u = f->queue[qh++];
+        for (int a = f->head[u]; a >= 0; a = f->next[a])
+            if (f->cap[a] > 0 && f->level[f->to[a]] < 0) {
+                f->level[f->to[a]] = f->level[u] + 1;
+                f->queue[qt++] = f->to[a];
+            }
+    }
+    return f->level[t] >= 0;
+}
+
+/* iterative blocking-flow search along the level graph */
+static int64_t net_push(flow_net *f, int s, int t, int *stack_v, int *stack_a)
+{
+    int64_t total = 0;
+    for (;;) {
+        int depth = 0;
+        int u = s;
+        for (;;) {
+            if (u == t) {
+                int64_t c = FLOW_INF;
+                for (int i = 0; i < depth; i++)
+                    if (f->cap[stack_a[i]] < c)
+                        c = f->cap[stack_a[i]];
+                for (int i = 0; i < depth; i++) {
+                    f->cap[stack_a[i]] -= c;
+                    f->cap[stack_a[i] ^ 1] += c;
+                }
+                total += c;
+                if (c >= FLOW_INF)
+                    return FLOW_INF;
+                depth = 0;
+                u = s;
+                continue;
+            }
+            int a = f->iter[u];
+            while (a >= 0 && !(f->cap[a] > 0 && f->level[f->to[a]] == f->level[u] + 1))
+                a = f->next[a];
+            f->iter[u] = a;
+            if (a >= 0) {
+                stack_v[depth] = u;
+                stack_a[depth] = a;
+                depth++;
+                u = f->to[a];
+            } else {
+                if (depth == 0)
+                    return total;
+                f->level[u] = -1; /* dead end */
+                depth--;
+                u = stack_v[depth];
+                f->iter[u] = f->next[f->iter[u]];
+            }
+        }
+    }
+}
+
+static int64_t net_maxflow(flow_net *f, int s, int t, int *stack_v, int *stack_a)
+{
+    int64_t flow = 0;
+    while (net_bfs(f, s, t)) {
+        for (int i = 0; i < f->n; i++)
+            f->iter[i] = f->head[i];
+        int64_t add = net_push(f, s, t, stack_v, stack_a);
+        if (add >= FLOW_INF)
+            return FLOW_INF;
+        flow += add;
+    }
+    return flow;
+}
+
+/* Closure model: node u "ran before v" (source side) costs the bytes of its
+ * outputs; helper a_e (source side = every reader of e ran before v) gains
+ * bytes(e) back. Implications become infinite arcs. */
+typedef struct {
+    const olla_dag *dag;
+    flow_net f;
+    int S, T;
+    int *src_arc, *snk_arc, *sv, *sa;
+    int64_t *wout;
+    int64_t sum_a;
+} closure;
+
+static void closure_free(closure *c)
+{
+    net_free(&c->f);
+    free(c->src_arc);
+    free(c->snk_arc);
+    free(c->sv);
+    free(c->sa);
+    free(c->wout);
+}
+
+static int closure_init(closure *c, const olla_dag *dag)
+{
+    int n = dag->n_nodes, nt = dag->n_tensors;
+    memset(c, 0, sizeof *c);
+    c->dag = dag;
+    int *aidx = malloc(((size_t)nt + 1) * sizeof *aidx);
+    c->wout = calloc((size_t)n + 1, sizeof *c->wout);
+    if (!aidx || !c->wout) {
+        free(aidx);
+        return 0;
+    }
+    int na = 0, m = 0;
+    for (int e = 0; e < nt; e++) {
+        c->wout[dag->producer[e]] += dag->bytes[e];
+        aidx[e] = -1;
+        if (dag->bytes[e] > 0 && !dag->is_output[e]) {
+            aidx[e] = n + na++;
+            m += 2 + (dag->sink_start[e + 1] - dag->sink_start[e]);
+        }
+        m += dag->sink_start[e + 1] - dag->sink_start[e];
+    }
+    c->S = n + na;
+    c->T = c->S + 1;
+    m += 2 * n;
+    int ok = net_init(&c->f, c->T + 1, m);
+    c->sv = malloc(((size_t)c->T + 2) * sizeof *c->sv);
+    c->sa = malloc(((size_t)c->T + 2) * sizeof *c->sa);
+    c->src_arc = malloc(((size_t)n + 1) * sizeof *c->src_arc);
+    c->snk_arc = malloc(((size_t)n + 1) * sizeof *c->snk_arc);
+    if (!ok || !c->sv || !c->sa || !c->src_arc || !c->snk_arc) {
+        free(aidx);
+        return 0;
+    }
+    for (int u = 0; u < n; u++) {
+        c->src_arc[u] = net_arc(&c->f, c->S, u, 0);
+        c->snk_arc[u] = net_arc(&c->f, u, c->T, c->wout[u]);
+    }
+    for (int e = 0; e < nt; e++) {
+        int p = dag->producer[e];
+        for (int k = dag->sink_start[e]; k < dag->sink_start[e + 1]; k++)
+            net_arc(&c->f, dag->sink_list[k], p, FLOW_INF);
+        if (aidx[e] >= 0) {
+            net_arc(&c->f, c->S, aidx[e], dag->bytes[e]);
+            c->sum_a += dag->bytes[e];
+            net_arc(&c->f, aidx[e], p, FLOW_INF);
+            for (int k = dag->sink_start[e]; k < dag->sink_start[e + 1]; k++)
+                net_arc(&c->f, aidx[e], dag->sink_list[k], FLOW_INF);
+        }
+    }
+    free(aidx);
+    return 1;
+}
+
+/* Least live bytes at v's step over the sets that can run before v, with
+ * node before_v forced to run before v and node after_v after it (-1: none).
+ * Returns -1 when the constraints cannot be met. When side is given, side[u]
+ * is set to 1 for the nodes of a best set. */
+static int64_t closure_eval(closure *c, int v, int before_v, int after_v, unsigned char *side)
+{
+    const olla_dag *dag = c->dag;
+    flow_net *f = &c->f;
+    for (int a = 0; a < f->m; a++)
+        f->cap[a] = f->base[a];
+    for (int k = dag->in_start[v]; k < dag->in_start[v + 1]; k++)
+        f->cap[c->src_arc[dag->producer[dag->in_list[k]]]] = FLOW_INF;
+    f->cap[c->snk_arc[v]] = FLOW_INF;
+    if (before_v >= 0)
+        f->cap[c->src_arc[before_v]] = FLOW_INF;
+    if (after_v >= 0)
+        f->cap[c->snk_arc[after_v]] = FLOW_INF;
+    int64_t cut = net_maxflow(f, c->S, c->T, c->sv, c->sa);
+    if (cut >= FLOW_INF)
+        return -1;
+    if (side)
+        for (int u = 0; u < dag->n_nodes; u++)
+            side[u] = f->level[u] >= 0; /* reachable from the source in the residual graph */
+    return cut - c->sum_a + c->wout[v];
+}
+
+olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, double deadline,
+                               int64_t *bound, int *at, olla_error *err)
+{
+    int n = dag->n_nodes, nt = dag->n_tensors;
+    int64_t *cutb = malloc(((size_t)n + 1) * sizeof *cutb);
+    int *cand = malloc(((size_t)n + 1) * sizeof *cand);
+    closure c;
+    memset(&c, 0, sizeof c);
+    if (!cutb || !cand || !closure_init(&c, dag)) {
+        free(cutb);
+        free(cand);
+        closure_free(&c);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the closure bound");
+    }
+    /* visit nodes by their simple cut bound, largest first; each node's
+     * value is a lower bound on its own, so stopping at the deadline still
+     * leaves a valid bound */
+    int stopped = 0;
+    for (int v = 0; v < n; v++) {
+        if (deadline > 0 && (v & 63) == 0 && olla_now() > deadline) {
+            stopped = 1;
+            n = v; /* only the nodes seen so far */
+            break;
+        }
+        int64_t s = 0;
+        for (int e = 0; e < nt; e++)
+            if (dag->bytes[e] > 0 && must_live(dag, r, e, v))
+                s += dag->bytes[e];
+        cutb[v] = s;
+        cand[v] = v;
+    }
+    for (int i = 1; i < n && !stopped; i++) { /* insertion sort by cutb descending */
+        if (deadline > 0 && (i & 255) == 0 && olla_now() > deadline)
+            stopped = 1;
+        int x = cand[i], j = i;
+        while (j > 0 && cutb[cand[j - 1]] < cutb[x]) {
+            cand[j] = cand[j - 1];
+            j--;
+        }
+        cand[j] = x;
+    }
+    int64_t best = 0;
+    int best_v = 0, late = stopped;
+    for (int i = 0; i < n; i++) {
+        int v = cand[i];
+        if (cutb[v] > best) {
+            best = cutb[v];
+            best_v = v;
+        }
+        if (upper && upper[v] <= best)
+            continue;
+        if (late || (deadline > 0 && (i & 15) == 0 && olla_now() > deadline)) {
+            late = 1; /* only the cheap per-node values from here on */
+            continue;
+        }
+        int64_t val = closure_eval(&c, v, -1, -1, NULL);
+        if (val > best) {
+            best = val;
+            best_v = v;
+        }
+    }
+    *bound = best;
+    if (at)
+        *at = best_v;
+    closure_free(&c);
+    free(cutb);
+    free(cand);
+    return OLLA_OK;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int *order, int64_t ub, int tries,
+                             double deadline, int64_t *bound, olla_error *err)
+{
+    int n = dag->n_nodes;
+    int64_t *mc = malloc(((size_t)n + 1) * sizeof *mc);
+    int *cand = malloc(((size_t)n + 1) * sizeof *cand);
+    unsigned char *side = malloc((size_t)n + 1);
+    int64_t *upper = malloc(((size_t)n + 1) * sizeof *upper);
+    int64_t *live = malloc(((size_t)n + 1) * sizeof *live);
+    int *step = malloc(((size_t)n + 1) * sizeof *step);
+    closure c;
+    memset(&c, 0, sizeof c);
+    if (!mc || !cand || !side || !upper || !live || !step || !closure_init(&c, dag)) {
+        free(mc);
+        free(cand);
+        free(side);
+        free(upper);
+        free(live);
+        free(step);
+        closure_free(&c);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the pair bound");
+    }
+    olla_dag_peak(dag, order, live, NULL);
+    for (int t = 0; t < n; t++) {
+        upper[order[t]] = live[t];
+        step[order[t]] = t;
+    }
+    int64_t lb = *bound;
+    /* per-node values for nodes that may reach the upper bound */
+    int nc = 0;
+    for (int v = 0; v < n; v++) {
+        mc[v] = -1;
+        if (upper[v] <= lb)
+            continue;
+        if (deadline > 0 && olla_now() > deadline)
+            break;
+        mc[v] = closure_eval(&c, v, -1, -1, NULL);
+        if (mc[v] > lb)
+            lb = mc[v];
+        cand[nc++] = v;
+    }
+    for (int i = 1; i < nc; i++) {
+        int x = cand[i], j = i;
+        while (j > 0 && (upper[cand[j - 1]] < upper[x] ||
+                         (upper[cand[j - 1]] == upper[x] && mc[cand[j - 1]] < mc[x]))) {
+            cand[j] = cand[j - 1];
+            j--;
+        }
+        cand[j] = x;
+    }
+    /* For v and a node u it is not ordered with: either u runs before v or
+     * after; the peak is at least the smaller, over the two cases, of the
+     * larger of the two constrained per-node values. Several passes, since
+     * raising the bound changes which pairs matter. */
+    for (int i = 0; i < nc && i < tries && lb < ub; i++) {
+        int v = cand[i];
+        if (deadline > 0 && olla_now() > deadline)
+            break;
+        if (closure_eval(&c, v, -1, -1, side) < 0)
+            continue;
+        /* partners by distance from v in the order: near ones matter most */
+        int sv = step[v];
+        for (int d = 1; d < n && lb < ub; d++) {
+            if (deadline > 0 && (d & 31) == 0 && olla_now() > deadline)
+                break;
+            for (int sgn = 0; sgn < 2; sgn++) {
+            int su = sgn ? sv + d : sv - d;
+            if (su < 0 || su >= n)
+                continue;
+            int u = order[su];
+            if (olla_reach_comparable(r, u, v))
+                continue;
+            /* case matching v's best set first: the same value for v */
+            int u_before = side[u];
+            int64_t b1 = u_before ? closure_eval(&c, u, -1, v, NULL) : closure_eval(&c, u, v, -1, NULL);
+            if (b1 >= 0 && b1 <= lb)
+                continue;
+            int64_t opt1 = b1 < 0 ? -1 : max64(mc[v] > 0 ? mc[v] : 0, b1);
+            int64_t a2 = u_before ? closure_eval(&c, v, -1, u, NULL) : closure_eval(&c, v, u, -1, NULL);
+            int64_t b2 = u_before ? closure_eval(&c, u, v, -1, NULL) : closure_eval(&c, u, -1, v, NULL);
+            int64_t opt2 = (a2 < 0 || b2 < 0) ? -1 : max64(a2, b2);
+            int64_t pair;
+            if (opt1 < 0 && opt2 < 0)
+                continue;
+            else if (opt1 < 0)
+                pair = opt2;
+            else if (opt2 < 0)
+                pair = opt1;
+            else
+                pair = opt1 < opt2 ? opt1 : opt2;
+            if (pair > lb)
+                lb = pair;
+            }
+        }
+    }
+    *bound = lb;
+    closure_free(&c);
+    free(mc);
+    free(cand);
+    free(side);
+    free(upper);
+    free(live);
+    free(step);
+    return OLLA_OK;
+}

@@ -1,0 +1,373 @@
+/* olla-onnx: the scheduling DAG, its builder, topological orders and the
+ * liveness rules every other stage relies on. */
+#include "passes/analysis/olla_dag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int node, tensor;
+} dag_use;
+
+struct olla_dag_builder {
+    int *producer;
+    int64_t *bytes;
+    unsigned char *is_output;
+    int n_tensors, cap_tensors;
+    dag_use *uses;
+    int n_uses, cap_uses;
+    int oom;
+};
+
+static int grow(void **p, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return 1;
+    int nc = *cap ? *cap : 16;
+    while (nc < need)
+        nc *= 2;
+    void *q = realloc(*p, (size_t)nc * elem);
+    if (!q)
+        return 0;
+    *p = q;
+    *cap = nc;
+    return 1;
+}
+
+olla_dag_builder *olla_dag_builder_new(int n_nodes_hint, int n_tensors_hint)
+{
+    olla_dag_builder *b = calloc(1, sizeof *b);
+    (void)n_nodes_hint;
+    (void)n_tensors_hint;
+    return b;
+}
+
+void olla_dag_builder_free(olla_dag_builder *b)
+{
+    if (!b)
+        return;
+    free(b->producer);
+    free(b->bytes);
+    free(b->is_output);
+    free(b->uses);
+    free(b);
+}
+
+int olla_dag_builder_tensor(olla_dag_builder *b, int producer, int64_t bytes, int is_output)
+{
+    int n = b->n_tensors;
+    int cap = b->cap_tensors;
+    int c1 = cap, c2 = cap;
+    if (!grow((void **)&b->producer, &c1, n + 1, sizeof *b->producer) ||
+        !grow((void **)&b->bytes, &c2, n + 1, sizeof *b->bytes) ||
+        !grow((void **)&b->is_output, &cap, n + 1, sizeof *b->is_output)) {
+        b->oom = 1;
+        return -1;
+    }
+    b->cap_tensors = cap;
+    b->producer[n] = producer;
+    b->bytes[n] = bytes;
+    b->is_output[n] = (unsigned char)(is_output != 0);
+    b->n_tensors = n + 1;
+    return n;
+}
+
+void olla_dag_builder_use(olla_dag_builder *b, int node, int tensor)
+{
+    if (tensor < 0)
+        return;
+    if (!grow((void **)&b->uses, &b->cap_uses, b->n_uses + 1, sizeof *b->uses)) {
+        b->oom = 1;
+        return;
+    }
+    b->uses[b->n_uses].node = node;
+    b->uses[b->n_uses].tensor = tensor;
+    b->n_uses++;
+}
+
+static int cmp_use_node(const void *a, const void *b)
+{
+    const dag_use *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return x->tensor < y->tensor ? -1 : x->tensor > y->tensor;
+}
+
+void olla_dag_free(olla_dag *dag)
+{
+    if (!dag)
+        return;
+    free(dag->in_start);
+    free(dag->in_list);
+    free(dag->out_start);
+    free(dag->out_list);
+    free(dag->sink_start);
+    free(dag->sink_list);
+    free(dag->producer);
+    free(dag->bytes);
+    free(dag->is_output);
+    memset(dag, 0, sizeof *dag);
+}
+
+olla_status olla_dag_build(olla_dag_builder *b, int n_nodes, olla_dag *dag, olla_error *err)
+{
+    memset(dag, 0, sizeof *dag);
+    if (!b || b->oom) {
+        olla_dag_builder_free(b);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory while building the graph");
+    }
+    int nt = b->n_tensors;
+    for (int e = 0; e < nt; e++)
+        if (b->producer[e] < 0 || b->producer[e] >= n_nodes) {
+            olla_dag_builder_free(b);
+            return olla_error_set(err, OLLA_ERR_INTERNAL, "tensor %d has an invalid producer", e);
+        }
+    /* sort uses by node, drop duplicates */
+    if (b->n_uses > 0)
+        qsort(b->uses, (size_t)b->n_uses, sizeof *b->uses, cmp_use_node);
+    int nu = 0;
+    for (int i = 0; i < b->n_uses; i++) {
+        if (nu > 0 && b->uses[nu - 1].node == b->uses[i].node && b->uses[nu - 1].tensor == b->uses[i].tensor)
+            continue;
+        b->uses[nu++] = b->uses[i];
+    }
+    dag->n_nodes = n_nodes;
+    dag->n_tensors = nt;
+    dag->in_start = calloc((size_t)n_nodes + 1, sizeof(int));
+    dag->in_list = malloc(((size_t)nu + 1) * sizeof(int));
+    dag->out_start = calloc((size_t)n_nodes + 1, sizeof(int));
+    dag->out_list = malloc(((size_t)nt + 1) * sizeof(int));
+    dag->sink_start = calloc((size_t)nt + 1, sizeof(int));
+    dag->sink_list = malloc(((size_t)nu + 1) * sizeof(int));
+    dag->producer = b->producer;
+    dag->bytes = b->bytes;
+    dag->is_output = b->is_output;
+    b->producer = NULL;
+    b->bytes = NULL;
+    b->is_output = NULL;
+    if (!dag->in_start || !dag->in_list || !dag->out_start || !dag->out_list || !dag->sink_start ||
+        !dag->sink_list || (nt > 0 && (!dag->producer || !dag->bytes || !dag->is_output))) {
+        olla_dag_builder_free(b);
+        olla_dag_free(dag);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory while building the graph");
+    }
+    for (int i = 0; i < nu; i++) {
+        dag->in_start[b->uses[i].node + 1]++;
+        dag->sink_start[b->uses[i].tensor + 1]++;
+    }
+    for (int e = 0; e < nt; e++)
+        dag->out_start[dag->producer[e] + 1]++;
+    for (int v = 0; v < n_nodes; v++) {
+        dag->in_start[v + 1] += dag->in_start[v];
+        dag->out_start[v + 1] += dag->out_start[v];
+    }
+    for (int e = 0; e < nt; e++)
+        dag->sink_start[e + 1] += dag->sink_start[e];
+    for (int i = 0; i < nu; i++)
+        dag->in_list[i] = b->uses[i].tensor; /* uses are sorted by node */
+    int *fill = calloc((size_t)(n_nodes > nt ? n_nodes : nt) + 1, sizeof(int));
+    if (!fill) {
+        olla_dag_builder_free(b);
+        olla_dag_free(dag);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory while building the graph");
+    }
+    for (int e = 0; e < nt; e++) {
+        int v = dag->producer[e];
+        dag->out_list[dag->out_start[v] + fill[v]++] = e;
+    }
+    memset(fill, 0, ((size_t)(n_nodes > nt ? n_nodes : nt) + 1) * sizeof(int));
+    for (int i = 0; i < nu; i++) {
+        int e = b->uses[i].tensor;
+        dag->sink_list[dag->sink_start[e] + fill[e]++] = b->uses[i].node;
+    }
+    free(fill);
+    olla_dag_builder_free(b);
+    return OLLA_OK;
+}
+
+int olla_dag_is_topological(const olla_dag *dag, const int *order)
+{
+    int n = dag->n_nodes;
+    int *step = malloc(((size_t)n + 1) * sizeof(int));
+    if (!step)
+        return 0;
+    for (int v = 0; v < n; v++)
+        step[v] = -1;
+    int ok = 1;
+    for (int t = 0; t < n && ok; t++) {
+        int v = order[t];
+        if (v < 0 || v >= n || step[v] >= 0)
+            ok = 0;
+        else
+            step[v] = t;
+    }
+    for (int e = 0; e < dag->n_tensors && ok; e++)
+        for (int i = dag->sink_start[e]; i < dag->sink_start[e + 1]; i++)
+            if (step[dag->sink_list[i]] <= step[dag->producer[e]])
+                ok = 0;
+    free(step);
+    return ok;
+}
+
+olla_status olla_dag_stable_topo(const olla_dag *dag, int *order, olla_error *err)
+{
+    int n = dag->n_nodes;
+    int *indeg = calloc((size_t)n + 1, sizeof(int));
+    /* min-heap of ready node ids keeps the sort stable */
+    int *heap = malloc(((size_t)n + 1) * sizeof(int));
+    if (!indeg || !heap) {
+        free(indeg);
+        free(heap);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in topological sort");
+    }
+    for (int v = 0; v < n; v++)
+        for (int i = dag->in_start[v]; i < dag->in_start[v + 1]; i++)
+            indeg[v]++;
+    int hn = 0;
+    for (int v = 0; v < n; v++)
+        if (indeg[v] == 0) {
+            heap[hn++] = v; /* ascending insert keeps heap property */
+        }
+    int done = 0;
+    while (hn > 0) {
+        int v = heap[0];
+        heap[0] = heap[--hn];
+        for (int i = 0;;) {
+            int l = 2 * i + 1, r = l + 1, m = i;
+            if (l < hn && heap[l] < heap[m])
+                m = l;
+            if (r < hn && heap[r] < heap[m])
+                m = r;
+            if (m == i)
+                break;
+            int tmp = heap[i];
+            heap[i] = heap[m];
+            heap[m] = tmp;
+            i = m;
+        }
+        order[done++] = v;
+        for (int o = dag->out_start[v]; o < dag->out_start[v + 1]; o++) {
+            int e = dag->out_list[o];
+            for (int s = dag->sink_start[e]; s < dag->sink_start[e + 1]; s++) {
+                int w = dag->sink_list[s];
+                if (--indeg[w] == 0) {
+                    int i = hn++;
+                    heap[i] = w;
+                    while (i > 0 && heap[(i - 1) / 2] > heap[i]) {
+                        int p = (i - 1) / 2, tmp = heap[p];
+                        heap[p] = heap[i];
+                        heap[i] = tmp;
+                        i = p;
+                    }
+                }
+            }
+        }
+    }
+    free(indeg);
+    free(heap);
+    if (done != n)
+        return olla_error_set(err, OLLA_ERR_INPUT, "the graph has a cycle: %d of %d nodes can never run", n - done, n);
+    return OLLA_OK;
+}
+
+int olla_dag_cycle_node(const olla_dag *dag)
+{
+    int n = dag->n_nodes;
+    int *indeg = calloc((size_t)n + 1, sizeof(int));
+    int *stack = malloc(((size_t)n + 1) * sizeof(int));
+    unsigned char *seen = calloc((size_t)n + 1, 1);
+    int found = -1;
+    if (!indeg || !stack || !seen)
+        goto out;
+    for (int v = 0; v < n; v++)
+        indeg[v] = dag->in_start[v + 1] - dag->in_start[v];
+    int sp = 0;
+    for (int v = 0; v < n; v++)
+        if (indeg[v] == 0)
+            stack[sp++] = v;
+    while (sp > 0) {
+        int v = stack[--sp];
+        for (int o = dag->out_start[v]; o < dag->out_start[v + 1]; o++) {
+            int e = dag->out_list[o];
+            for (int s = dag->sink_start[e]; s < dag->sink_start[e + 1]; s++)
+                if (--indeg[dag->sink_list[s]] == 0)
+                    stack[sp++] = dag->sink_list[s];
+        }
+    }
+    /* every node left has an unsorted predecessor; walking back must loop */
+    int v = -1;
+    for (int u = 0; u < n && v < 0; u++)
+        if (indeg[u] > 0)
+            v = u;
+    while (v >= 0 && !seen[v]) {
+        seen[v] = 1;
+        int next = -1;
+        for (int i = dag->in_start[v]; i < dag->in_start[v + 1] && next < 0; i++) {
+            int p = dag->producer[dag->in_list[i]];
+            if (indeg[p] > 0)
+                next = p;
+        }
+        v = next;
+    }
+    found = v;
+out:
+    free(indeg);
+    free(stack);
+    free(seen);
+    return found;
+}
+
+void olla_dag_lifetimes(const olla_dag *dag, const int *order, int *first, int *last)
+{
+    int n = dag->n_nodes;
+    int *step = malloc(((size_t)n + 1) * sizeof(int));
+    if (!step)
+        abort();
+    for (int t = 0; t < n; t++)
+        step[order[t]] = t;
+    for (int e = 0; e < dag->n_tensors; e++) {
+        int f = step[dag->producer[e]];
+        int l = f;
+        if (dag->is_output[e])
+            l = n - 1;
+        else
+            for (int i = dag->sink_start[e]; i < dag->sink_start[e + 1]; i++)
+                if (step[dag->sink_list[i]] > l)
+                    l = step[dag->sink_list[i]];
+        first[e] = f;
+        last[e] = l;
+    }
+    free(step);
+}
+
+int64_t olla_dag_peak(const olla_dag *dag, const int *order, int64_t *live, int *peak_step)
+{
+    int n = dag->n_nodes, nt = dag->n_tensors;
+    int *first = malloc(((size_t)nt + 1) * sizeof(int));
+    int *last = malloc(((size_t)nt + 1) * sizeof(int));
+    int64_t *delta = calloc((size_t)n + 1, sizeof(int64_t));
+    if (!first || !last || !delta)
+        abort();
+    olla_dag_lifetimes(dag, order, first, last);
+    for (int e = 0; e < nt; e++) {
+        delta[first[e]] += dag->bytes[e];
+        delta[last[e] + 1] -= dag->bytes[e];
+    }
+    int64_t cur = 0, peak = 0;
+    int at = 0;
+    for (int t = 0; t < n; t++) {
+        cur += delta[t];
+        if (live)
+            live[t] = cur;
+        if (cur > peak) {
+            peak = cur;
+            at = t;
+        }
+    }
+    if (peak_step)
+        *peak_step = at;
+    free(first);
+    free(last);
+    free(delta);
+    return peak;
+}

@@ -1,0 +1,56 @@
+/* olla-onnx: element types and shapes of every value in a graph.
+ *
+ * Inference runs over the protobuf model itself (subgraphs included) and
+ * yields a table from value name to type, so the graph builder can size
+ * every tensor. Symbolic dimensions are kept as names until bound. */
+#ifndef OLLA_SHAPES_H
+#define OLLA_SHAPES_H
+
+#include <stdint.h>
+
+#include "olla_bindings.h"
+#include "olla_error.h"
+#include "onnx.pb-c.h"
+#include "onnx/olla_graph.h"
+#include "onnx/olla_value_type.h"
+
+/* ---- the table of a model ---- */
+typedef struct olla_shape_table olla_shape_table;
+
+/* The value of a dimension parameter under the bindings: a bound name, or an
+ * exporter's expression over names and integers with +, -, * and parentheses
+ * ("8*batch", "batch*seq+1", "(seq-1)*2"). Returns 0 when some name is
+ * unbound, on overflow, or when the value is negative. */
+int olla_dim_param_eval(const char *param, const olla_dim_binding *dims, int n_dims, int64_t *value);
+
+typedef struct olla_shape_options {
+    const olla_dim_binding *dims; /* symbolic dims to replace by values */
+    int n_dims;
+    int ignore_value_info; /* 1: ignore graph value_info and declared graph-output
+                              types (for benchmarks); graph inputs still used */
+} olla_shape_options;
+
+/* Infers the type of every value of model (opt may be NULL). Errors only for
+ * bad input (e.g. a malformed attribute) or OOM; unknown shapes are not
+ * errors: see olla_shape_unknown_reason(). */
+olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_options *opt,
+                              olla_shape_table **out, olla_error *err);
+/* Main-graph values: inputs, initializers, node outputs; NULL if absent. */
+const olla_value_type *olla_shape_lookup(const olla_shape_table *t, const char *name);
+/* Why a value has no size (symbolic dims and the --dim to pass, a
+ * data-dependent output, an unsupported operator...); NULL when sized. */
+const char *olla_shape_unknown_reason(const olla_shape_table *t, const char *name);
+/* All main-graph values in a stable order: inputs, initializers, then node
+ * outputs in node order. */
+size_t olla_shape_count(const olla_shape_table *t);
+const char *olla_shape_name_at(const olla_shape_table *t, size_t i);
+const olla_value_type *olla_shape_at(const olla_shape_table *t, size_t i);
+/* Disagreements with value_info, one line each. */
+size_t olla_shape_warning_count(const olla_shape_table *t);
+const char *olla_shape_warning_at(const olla_shape_table *t, size_t i);
+void olla_shape_table_free(olla_shape_table *t);
+
+/* The table as the graph builder's type source (borrows t). */
+olla_type_source olla_shape_type_source(olla_shape_table *t);
+
+#endif

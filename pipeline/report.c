@@ -1,0 +1,64 @@
+/* olla-onnx: the --report JSON. */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "olla.h"
+#include "util/olla_file.h"
+
+static json_object *opt_i64(int64_t v)
+{
+    return v < 0 ? NULL : json_object_new_int64(v);
+}
+
+char *olla_report_to_json(const olla_report *r, int pretty)
+{
+    json_object *o = json_object_new_object();
+    if (!o)
+        return NULL;
+    json_object_object_add(o, "model", json_object_new_string(r->model ? r->model : ""));
+    json_object_object_add(o, "nodes", json_object_new_int(r->nodes));
+    json_object_object_add(o, "tensors", json_object_new_int(r->tensors));
+    json_object_object_add(o, "planned_tensors", json_object_new_int(r->planned_tensors));
+    json_object_object_add(o, "constant_bytes", json_object_new_int64(r->constant_bytes));
+    json_object_object_add(o, "input_order_peak_bytes", json_object_new_int64(r->input_order_peak_bytes));
+    json_object_object_add(o, "input_order_online_arena_bytes", json_object_new_int64(r->input_order_online_arena_bytes));
+    json_object_object_add(o, "input_order_fragmentation", json_object_new_double(r->input_order_fragmentation));
+    json_object_object_add(o, "heuristic_peak_bytes", json_object_new_int64(r->heuristic_peak_bytes));
+    json_object_object_add(o, "peak_bytes", json_object_new_int64(r->peak_bytes));
+    json_object_object_add(o, "arena_bytes", json_object_new_int64(r->arena_bytes));
+    json_object_object_add(o, "lower_bound_bytes", opt_i64(r->lower_bound_bytes));
+    json_object_object_add(o, "schedule_seconds", json_object_new_double(r->schedule_seconds));
+    json_object_object_add(o, "placement_seconds", json_object_new_double(r->placement_seconds));
+    json_object_object_add(o, "total_seconds", json_object_new_double(r->total_seconds));
+    json_object_object_add(o, "schedule_status", json_object_new_string(r->schedule_status ? r->schedule_status : ""));
+    json_object_object_add(o, "placement_status",
+                           json_object_new_string(r->placement_status ? r->placement_status : ""));
+    json_object_object_add(o, "joint_used", json_object_new_boolean(r->joint_used != 0));
+    json_object *unknown = json_object_new_array();
+    for (int i = 0; i < r->n_unknown; i++) {
+        json_object *u = json_object_new_object();
+        json_object_object_add(u, "name", json_object_new_string(r->unknown_names[i]));
+        json_object_object_add(u, "reason", json_object_new_string(r->unknown_reasons[i] ? r->unknown_reasons[i] : ""));
+        json_object_array_add(unknown, u);
+    }
+    json_object_object_add(o, "unknown_tensors", unknown);
+    const char *text = json_object_to_json_string_ext(
+        o, (pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) | JSON_C_TO_STRING_NOSLASHESCAPE);
+    char *copy = text ? strdup(text) : NULL;
+    json_object_put(o);
+    return copy;
+}
+
+olla_status olla_report_write_json(const olla_report *r, const char *path, olla_error *err)
+{
+    char *text = olla_report_to_json(r, 1);
+    if (!text)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing the report");
+    size_t n = strlen(text);
+    text[n] = '\n'; /* replaces the terminator: written as n + 1 bytes */
+    olla_status st = olla_write_file_atomic(path, text, n + 1, err);
+    free(text);
+    return st;
+}

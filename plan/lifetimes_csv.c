@@ -1,0 +1,21 @@
+/* olla-onnx: the plan's lifetimes in minimalloc's CSV format, so the
+ * placement can be studied or redone with `olla-onnx place`. */
+#include <stdio.h>
+
+#include "olla_plan.h"
+
+olla_status olla_plan_write_lifetimes(const olla_plan *plan, const char *path, olla_error *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write %s", path);
+    fprintf(f, "id,lower,upper,size,offset\n");
+    for (int i = 0; i < plan->n_entries; i++) {
+        const olla_plan_entry *e = &plan->entries[i];
+        fprintf(f, "%d,%d,%d,%lld,%lld\n", i, e->first_step, e->last_step + 1, (long long)e->bytes,
+                (long long)e->offset);
+    }
+    if (ferror(f) | (fclose(f) != 0))
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write %s", path);
+    return OLLA_OK;
+}

@@ -1,0 +1,118 @@
+#include "plan/olla_plan_json.h"
+
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "olla_plan.h"
+
+char *olla_plan_to_json(const olla_plan *plan)
+{
+    json_object *root = json_object_new_object();
+    json_object *arr = json_object_new_array_ext(plan->n_entries);
+    if (!root || !arr) {
+        json_object_put(root);
+        json_object_put(arr);
+        return NULL;
+    }
+    json_object_object_add(root, "version", json_object_new_int(OLLA_PLAN_FORMAT_VERSION));
+    json_object_object_add(root, "alignment", json_object_new_int64(plan->alignment));
+    json_object_object_add(root, "arena_bytes", json_object_new_int64(plan->arena_bytes));
+    for (int i = 0; i < plan->n_entries; i++) {
+        const olla_plan_entry *e = &plan->entries[i];
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "name", json_object_new_string(e->name));
+        json_object_object_add(o, "offset", json_object_new_int64(e->offset));
+        json_object_object_add(o, "bytes", json_object_new_int64(e->bytes));
+        json_object_array_add(arr, o);
+    }
+    json_object_object_add(root, "tensors", arr);
+    const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
+    char *copy = s ? strdup(s) : NULL;
+    json_object_put(root);
+    return copy;
+}
+
+void olla_stored_plan_free(olla_stored_plan *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->n_entries; i++)
+        free(p->entries[i].name);
+    free(p->entries);
+    memset(p, 0, sizeof *p);
+}
+
+static int get_i64(json_object *o, const char *key, int64_t *out)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+        return 0;
+    *out = json_object_get_int64(v);
+    return *out >= 0;
+}
+
+olla_status olla_plan_from_json(const char *text, olla_stored_plan *out, olla_error *err)
+{
+    memset(out, 0, sizeof *out);
+    json_tokener *tok = json_tokener_new();
+    if (!tok)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory parsing the plan");
+    json_object *root = json_tokener_parse_ex(tok, text, (int)strlen(text));
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    json_tokener_free(tok);
+    if (!root || jerr != json_tokener_success) {
+        json_object_put(root);
+        return olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan metadata is not valid JSON (%s)",
+                              jerr == json_tokener_continue ? "it ends early" : json_tokener_error_desc(jerr));
+    }
+    olla_status st = OLLA_OK;
+    int64_t version;
+    json_object *arr;
+    if (!json_object_is_type(root, json_type_object) || !get_i64(root, "version", &version)) {
+        st = olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan metadata has no version");
+        goto done;
+    }
+    if (version != OLLA_PLAN_FORMAT_VERSION) {
+        st = olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan metadata is format version %lld; this build reads %d",
+                            (long long)version, OLLA_PLAN_FORMAT_VERSION);
+        goto done;
+    }
+    if (!get_i64(root, "alignment", &out->alignment) || out->alignment < 1 ||
+        !get_i64(root, "arena_bytes", &out->arena_bytes)) {
+        st = olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan metadata lacks a valid alignment or arena_bytes");
+        goto done;
+    }
+    if (!json_object_object_get_ex(root, "tensors", &arr) || !json_object_is_type(arr, json_type_array)) {
+        st = olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan metadata has no tensors array");
+        goto done;
+    }
+    size_t n = json_object_array_length(arr);
+    out->entries = calloc(n + 1, sizeof *out->entries);
+    if (!out->entries) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory parsing the plan");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_object *o = json_object_array_get_idx(arr, i), *name;
+        olla_stored_entry *e = &out->entries[i];
+        if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "name", &name) ||
+            !json_object_is_type(name, json_type_string) || !get_i64(o, "offset", &e->offset) ||
+            !get_i64(o, "bytes", &e->bytes)) {
+            st = olla_error_set(err, OLLA_ERR_INPUT,
+                                "entry %zu of the olla.plan tensors needs a name, a non-negative offset and bytes", i);
+            goto done;
+        }
+        e->name = strdup(json_object_get_string(name));
+        if (!e->name) {
+            st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory parsing the plan");
+            goto done;
+        }
+        out->n_entries = (int)i + 1;
+    }
+done:
+    json_object_put(root);
+    if (st != OLLA_OK)
+        olla_stored_plan_free(out);
+    return st;
+}

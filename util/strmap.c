@@ -1,0 +1,84 @@
+#include "util/olla_strmap.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+int olla_strmap_init(olla_strmap *m, size_t expected)
+{
+    size_t cap = 16;
+    while (cap < expected * 2 + 1)
+        cap *= 2;
+    m->keys = calloc(cap, sizeof *m->keys);
+    m->values = malloc(cap * sizeof *m->values);
+    m->cap = cap;
+    m->count = 0;
+    if (!m->keys || !m->values) {
+        olla_strmap_free(m);
+        return 0;
+    }
+    return 1;
+}
+
+void olla_strmap_free(olla_strmap *m)
+{
+    free(m->keys);
+    free(m->values);
+    m->keys = NULL;
+    m->values = NULL;
+    m->cap = m->count = 0;
+}
+
+int olla_strmap_get(const olla_strmap *m, const char *key)
+{
+    if (!m->cap)
+        return -1;
+    size_t i = (size_t)hash_str(key) & (m->cap - 1);
+    while (m->keys[i]) {
+        if (strcmp(m->keys[i], key) == 0)
+            return m->values[i];
+        i = (i + 1) & (m->cap - 1);
+    }
+    return -1;
+}
+
+static int grow(olla_strmap *m)
+{
+    olla_strmap bigger;
+    if (!olla_strmap_init(&bigger, m->cap))
+        return 0;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->keys[i])
+            olla_strmap_put(&bigger, m->keys[i], m->values[i]);
+    olla_strmap_free(m);
+    *m = bigger;
+    return 1;
+}
+
+int olla_strmap_put(olla_strmap *m, const char *key, int value)
+{
+    if ((m->count + 1) * 2 > m->cap && !grow(m))
+        return 0;
+    size_t i = (size_t)hash_str(key) & (m->cap - 1);
+    while (m->keys[i]) {
+        if (strcmp(m->keys[i], key) == 0) {
+            m->values[i] = value;
+            return 1;
+        }
+        i = (i + 1) & (m->cap - 1);
+    }
+    m->keys[i] = key;
+    m->values[i] = value;
+    m->count++;
+    return 1;
+}
