@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/unit/dag_eval.h"
 #include "passes/analysis/olla_analysis.h"
 #include "util/olla_clock.h"
 #include "solver/olla_schedule.h"
@@ -60,7 +61,7 @@ int main(int argc, char **argv)
             /* the ILP alone, warm-started with the input order */
             olla_ilp_info info;
             double t0 = olla_now();
-            int64_t in = olla_dag_peak(&f.dag, input, NULL, NULL);
+            int64_t in = peak_of(&f.dag, input);
             olla_status st = olla_sched_ilp(&f.dag, input, 0, opt.time_limit, opt.verbosity, order, &info, &err);
             const char *base = strrchr(argv[i], '/');
             base = base ? base + 1 : argv[i];
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
             else
                 printf("| %s | %d | %d | %d | %lld | %s%lld | %lld | %s | %.2f |\n", base, f.dag.n_nodes, info.n_cols,
                        info.n_rows, (long long)in, info.found ? "" : "none, ",
-                       (long long)(info.found ? olla_dag_peak(&f.dag, order, NULL, NULL) : 0), (long long)info.bound,
+                       (long long)(info.found ? peak_of(&f.dag, order) : 0), (long long)info.bound,
                        info.optimal ? "yes" : "no", olla_now() - t0);
             fflush(stdout);
         } else if (olla_schedule(&f.dag, input, &opt, order, &res, &err) != OLLA_OK) {

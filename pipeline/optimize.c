@@ -115,7 +115,9 @@ static olla_status check_unknown(const olla_graph *g, olla_error *err)
 static olla_status simulate_online(const olla_graph *g, const olla_dag *dag, const int *gt, const int *input_order,
                                    int *first, int *last, olla_report *rep, olla_error *err)
 {
-    olla_dag_lifetimes(dag, input_order, first, last);
+    olla_status st = olla_dag_lifetimes(dag, input_order, first, last, err);
+    if (st != OLLA_OK)
+        return st;
     olla_buffer *bufs = malloc(((size_t)dag->n_tensors + 1) * sizeof *bufs);
     if (!bufs)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory simulating the online allocator");
@@ -130,7 +132,7 @@ static olla_status simulate_online(const olla_graph *g, const olla_dag *dag, con
         bufs[n++].offset = 0;
     }
     int64_t reserved = 0, in_use = 0;
-    olla_status st = olla_online_alloc_simulate(bufs, n, &reserved, &in_use, err);
+    st = olla_online_alloc_simulate(bufs, n, &reserved, &in_use, err);
     free(bufs);
     if (st != OLLA_OK)
         return st;
@@ -201,8 +203,12 @@ static olla_status try_joint(const olla_dag *dag, const olla_options *opt, int64
         if (jarena < rep->arena_bytes) {
             memcpy(order, jorder, (size_t)n * sizeof(int));
             memcpy(dag_offset, joff, (size_t)nt * sizeof(int64_t));
-            olla_dag_lifetimes(dag, order, first, last);
-            rep->peak_bytes = olla_dag_peak(dag, order, plan->live_planned, NULL);
+            if ((st = olla_dag_lifetimes(dag, order, first, last, err)) != OLLA_OK ||
+                (st = olla_dag_peak(dag, order, &rep->peak_bytes, plan->live_planned, NULL, err)) != OLLA_OK) {
+                free(jorder);
+                free(joff);
+                return st;
+            }
             rep->arena_bytes = jarena;
             rep->joint_used = 1;
             /* the report's statuses keep their four values; joint_used tells */
@@ -360,7 +366,8 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory planning %s", m->path);
         goto done;
     }
-    rep->input_order_peak_bytes = olla_dag_peak(&dag, input_order, plan->live_input, NULL);
+    if ((st = olla_dag_peak(&dag, input_order, &rep->input_order_peak_bytes, plan->live_input, NULL, err)) != OLLA_OK)
+        goto done;
     if ((st = simulate_online(g, &dag, gt, input_order, first, last, rep, err)) != OLLA_OK)
         goto done;
 
@@ -376,12 +383,15 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     rep->lower_bound_bytes = ores.lower_bound_bytes;
     rep->schedule_status = ores.status;
     plan->lower_bound = ores.lower_bound_bytes;
-    olla_dag_peak(&dag, order, plan->live_planned, NULL);
+    int64_t planned_peak = 0;
+    if ((st = olla_dag_peak(&dag, order, &planned_peak, plan->live_planned, NULL, err)) != OLLA_OK)
+        goto done;
 
     /* locations */
     progress(opt, "placement", t0, ores.peak_bytes, ores.lower_bound_bytes);
     double tp = olla_now();
-    olla_dag_lifetimes(&dag, order, first, last);
+    if ((st = olla_dag_lifetimes(&dag, order, first, last, err)) != OLLA_OK)
+        goto done;
     for (int t = 0; t < g->n_tensors; t++)
         offset[t] = -1;
     double left = opt->time_limit > 0 ? opt->time_limit - (olla_now() - t0) : 0;

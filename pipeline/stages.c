@@ -15,11 +15,12 @@ olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const 
 {
     if (opt->keep_order) {
         memcpy(order, input_order, (size_t)dag->n_nodes * sizeof *order);
-        res->peak_bytes = olla_dag_peak(dag, order, NULL, NULL);
-        res->heuristic_peak_bytes = res->peak_bytes;
+        res->heuristic_peak_bytes = res->peak_bytes = 0;
         res->lower_bound_bytes = -1;
         res->status = "kept";
-        return OLLA_OK;
+        olla_status st = olla_dag_peak(dag, order, &res->peak_bytes, NULL, NULL, err);
+        res->heuristic_peak_bytes = res->peak_bytes;
+        return st;
     }
     olla_schedule_options so;
     memset(&so, 0, sizeof so);

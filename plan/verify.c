@@ -85,7 +85,8 @@ olla_status olla_plan_verify(const olla_graph *g, const int *order, const int64_
     }
     /* no two tensors live at the same step overlap: sweep steps, keeping the
      * live ranges sorted by offset (disjoint by construction) */
-    olla_dag_lifetimes(&dag, order, first, last);
+    if ((st = olla_dag_lifetimes(&dag, order, first, last, err)) != OLLA_OK)
+        goto done;
     int n = 0;
     for (int e = 0; e < nt; e++)
         if (offset[gt[e]] >= 0 && bytes[gt[e]] > 0) {

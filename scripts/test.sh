@@ -12,8 +12,8 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOLLA_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# each sanitizer test runs under tests/tools/sanitizer_run.sh, which sets
+# ASAN_OPTIONS and UBSAN_OPTIONS so that any report fails the test
 status=0
 echo "== sanitizer build (ASan + UBSan) =="
 ctest --test-dir build-asan --output-on-failure -j"$jobs" || status=1

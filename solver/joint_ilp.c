@@ -46,7 +46,7 @@ typedef struct {
     int have_reach;
 } layout;
 
-static void layouolla_ilp_matrix_free(layout *L)
+static void layout_free(layout *L)
 {
     free(L->asap);
     free(L->alap);
@@ -225,7 +225,7 @@ olla_status olla_joint_columns(const olla_dag *dag, long *cols, int *fits, olla_
         *cols = L.ncols;
         *fits = L.ncols <= OLLA_JOINT_MAX_COLS;
     }
-    layouolla_ilp_matrix_free(&L);
+    layout_free(&L);
     return st;
 }
 
@@ -246,15 +246,31 @@ typedef struct {
     int64_t align, arena_units;
 } joint_args;
 
-/* out: joint_head, then order (n ints), then offsets (nt int64) */
+/* The result the solver process sends back: joint_head, then the offsets
+ * (nt int64, at a multiple of 8 bytes), then the order (n ints). The buffer
+ * itself comes from malloc, so every field is aligned for its type. */
+typedef struct {
+    size_t offsets_at, order_at, len;
+} result_layout;
+
+static result_layout result_layout_of(int n, int nt)
+{
+    result_layout r;
+    r.offsets_at = (sizeof(joint_head) + sizeof(int64_t) - 1) / sizeof(int64_t) * sizeof(int64_t);
+    r.order_at = r.offsets_at + (size_t)nt * sizeof(int64_t);
+    r.len = r.order_at + (size_t)n * sizeof(int);
+    return r;
+}
+
 static olla_status joint_child(void *ctx, double cbc_limit, void *out, olla_error *err)
 {
     const joint_args *a = ctx;
     const olla_dag *dag = a->dag;
     int n = dag->n_nodes, nt = dag->n_tensors;
+    result_layout rl = result_layout_of(n, nt);
     joint_head *head = out;
-    int *order = (int *)((char *)out + sizeof(joint_head));
-    int64_t *offs = (int64_t *)((char *)out + sizeof(joint_head) + (size_t)n * sizeof(int));
+    int64_t *offs = (int64_t *)((char *)out + rl.offsets_at);
+    int *order = (int *)((char *)out + rl.order_at);
     memset(head, 0, sizeof *head);
     double M = (double)a->arena_units;
     layout L;
@@ -411,7 +427,8 @@ static olla_status joint_child(void *ctx, double cbc_limit, void *out, olla_erro
     /* warm start: the two-step plan */
     for (int t = 0; t < n; t++)
         step[a->start_order[t]] = t;
-    olla_dag_lifetimes(dag, a->start_order, first, last);
+    if ((st = olla_dag_lifetimes(dag, a->start_order, first, last, err)) != OLLA_OK)
+        goto done;
     int k = 0;
     sidx[k] = 0;
     sval[k++] = M;
@@ -475,7 +492,7 @@ done:
     if (model)
         Cbc_deleteModel(model);
     olla_ilp_matrix_free(&m);
-    layouolla_ilp_matrix_free(&L);
+    layout_free(&L);
     free(cstart);
     free(cidx);
     free(val);
@@ -509,7 +526,12 @@ static int plan_valid(const olla_dag *dag, const int *order, const int64_t *offs
         olla_error_set(why, OLLA_ERR_INTERNAL, "out of memory checking a plan");
         return 0;
     }
-    olla_dag_lifetimes(dag, order, first, last);
+    if (olla_dag_lifetimes(dag, order, first, last, why) != OLLA_OK) {
+        free(first);
+        free(last);
+        free(b);
+        return 0;
+    }
     size_t k = 0;
     int64_t top = 0;
     for (int e = 0; e < nt; e++) {
@@ -568,7 +590,8 @@ olla_status olla_joint_solve(const olla_dag *dag, const int *start_order, const 
     olla_status st = olla_joint_columns(dag, &cols, &fits, err);
     if (st != OLLA_OK || !fits)
         return st;
-    size_t len = sizeof(joint_head) + (size_t)n * sizeof(int) + (size_t)nt * sizeof(int64_t);
+    result_layout rl = result_layout_of(n, nt);
+    size_t len = rl.len;
     char *buf = calloc(len + 1, 1);
     if (!buf)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory starting the joint ILP");
@@ -584,8 +607,8 @@ olla_status olla_joint_solve(const olla_dag *dag, const int *start_order, const 
         if (!ord || !off) {
             st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory reading the joint ILP result");
         } else {
-            memcpy(ord, buf + sizeof head, (size_t)n * sizeof(int));
-            memcpy(off, buf + sizeof head + (size_t)n * sizeof(int), (size_t)nt * sizeof(int64_t));
+            memcpy(ord, buf + rl.order_at, (size_t)n * sizeof(int));
+            memcpy(off, buf + rl.offsets_at, (size_t)nt * sizeof(int64_t));
             int64_t arena = 0;
             olla_error w2 = {0};
             trusted = plan_valid(dag, ord, off, alignment, &arena, &w2);

@@ -49,7 +49,7 @@ olla_status olla_sched_least_peak_until(const olla_dag *dag, double deadline, in
 /* Moves nodes within their windows (between their last producer and first
  * reader) across the peak step while (peak, steps at the peak) drops; order
  * is improved in place. Stops at deadline (a olla_now() time; <=0 =
- * none). Returns the new peak. */
+ * none). Returns the new peak, or -1 when out of memory (order unchanged). */
 int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadline);
 /* Exact order by dynamic programming over the sets of nodes already run,
  * looking only for peaks below ub. *outcome: OLLA_DP_FOUND (order and *peak
@@ -63,8 +63,9 @@ olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states
 /* Large-neighbourhood improvement: around each step at the peak, reorders
  * a window of about 2*half+1 consecutive steps exactly (the search above
  * restricted to the window, everything else fixed) while that removes the
- * peak step; order is improved in place. Returns the new peak. */
-int64_t olla_sched_window_improve(const olla_dag *dag, int *order, int half, long max_states, double deadline);
+ * peak step; order is improved in place; *peak receives the new peak. */
+olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half, long max_states, double deadline,
+                                      int64_t *peak, olla_error *err);
 
 /* Decomposition: a node that is an ancestor or a descendant of every other
  * node runs at the same step in every order and splits the problem; the

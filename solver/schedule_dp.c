@@ -295,14 +295,20 @@ static int64_t allocated_after(const olla_dag *dag, const int *order, int len, c
     return cur;
 }
 
-int64_t olla_sched_window_improve(const olla_dag *dag, int *order, int half, long max_states, double deadline)
+olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half, long max_states, double deadline,
+                                      int64_t *peak_out, olla_error *err)
 {
     int n = dag->n_nodes, W = (n + 63) / 64;
     int64_t *live = malloc(((size_t)n + 1) * sizeof *live);
     uint64_t *set = calloc((size_t)W + 1, sizeof *set);
     int *sub = malloc(((size_t)n + 1) * sizeof *sub);
-    int64_t peak = olla_dag_peak(dag, order, live, NULL);
-    if (!live || !set || !sub || n < 2)
+    int64_t peak = 0;
+    olla_status st = OLLA_OK;
+    if (!live || !set || !sub)
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory reordering windows (%d nodes)", n);
+    else
+        st = olla_dag_peak(dag, order, &peak, live, NULL, err);
+    if (st != OLLA_OK || n < 2)
         goto done;
     for (int round = 0; round < 4 * n; round++) {
         if (deadline > 0 && olla_now() > deadline)
@@ -325,9 +331,8 @@ int64_t olla_sched_window_improve(const olla_dag *dag, int *order, int half, lon
                 int64_t cur = allocated_after(dag, order, lo, set);
                 int64_t wpk = 0;
                 int outcome = OLLA_DP_GAVE_UP;
-                olla_error err = {0};
-                if (dp_core(dag, set, cur, order + lo, hi - lo + 1, peak, max_states, deadline, sub, &wpk, &outcome,
-                            &err) != OLLA_OK)
+                if ((st = dp_core(dag, set, cur, order + lo, hi - lo + 1, peak, max_states, deadline, sub, &wpk,
+                                  &outcome, err)) != OLLA_OK)
                     goto done;
                 if (outcome == OLLA_DP_FOUND) {
                     memcpy(order + lo, sub, (size_t)(hi - lo + 1) * sizeof *sub);
@@ -339,13 +344,15 @@ int64_t olla_sched_window_improve(const olla_dag *dag, int *order, int half, lon
         }
         if (!improved)
             break;
-        peak = olla_dag_peak(dag, order, live, NULL);
+        if ((st = olla_dag_peak(dag, order, &peak, live, NULL, err)) != OLLA_OK)
+            goto done;
     }
 done:
     free(live);
     free(set);
     free(sub);
-    return peak;
+    *peak_out = peak;
+    return st;
 }
 
 olla_status olla_sched_split_solve(const olla_dag *dag, const olla_reach *r, int *order, long max_states,
@@ -369,10 +376,10 @@ olla_status olla_sched_split_solve(const olla_dag *dag, const olla_reach *r, int
      * order, and the sets run before and after it are fixed */
     for (int v = 0; v < n; v++)
         cut[v] = r->n_anc[v] + r->n_desc[v] == n - 1;
-    olla_dag_peak(dag, order, live, NULL);
     int solved = 1;
-    olla_status st = OLLA_OK;
-    for (int lo = 0; lo < n;) {
+    int64_t peak = 0;
+    olla_status st = olla_dag_peak(dag, order, &peak, live, NULL, err);
+    for (int lo = 0; lo < n && st == OLLA_OK;) {
         if (cut[order[lo]]) {
             set[order[lo] >> 6] |= (uint64_t)1 << (order[lo] & 63);
             lo++;

@@ -143,7 +143,9 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
             order[i] = dec[i].v;
         info->found = olla_dag_is_topological(dag, order);
         info->optimal = info->found;
-        info->bound = info->found ? olla_dag_peak(dag, order, NULL, NULL) : 0;
+        info->bound = 0;
+        if (info->found && (st = olla_dag_peak(dag, order, &info->bound, NULL, NULL, err)) != OLLA_OK)
+            info->found = info->optimal = 0;
         goto done;
     }
     /* peak rows first: row t */

@@ -175,11 +175,9 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadlin
     int *saved = malloc(((size_t)n + 1) * sizeof(int));
     int *tmp = malloc(((size_t)n + 1) * sizeof(int));
     unsigned char *in_chain = calloc((size_t)n + 1, 1);
-    int64_t peak = 0;
-    if (!c.step || !c.delta || !c.live || !c.first || !c.last || !cand || !saved || !tmp || !in_chain) {
-        peak = olla_dag_peak(dag, order, NULL, NULL);
-        goto done;
-    }
+    int64_t peak = -1;
+    if (!c.step || !c.delta || !c.live || !c.first || !c.last || !cand || !saved || !tmp || !in_chain)
+        goto done; /* out of memory: the order is left as it is */
     for (int t = 0; t < n; t++)
         c.step[order[t]] = t;
     int cnt, at;

@@ -22,7 +22,10 @@ static void offer(keeper *k, const int *order, int source, const char *name)
 {
     if (!olla_dag_is_topological(k->dag, order))
         return;
-    int64_t pk = olla_dag_peak(k->dag, order, NULL, NULL);
+    int64_t pk = 0;
+    olla_error oom = {0};
+    if (olla_dag_peak(k->dag, order, &pk, NULL, NULL, &oom) != OLLA_OK)
+        return; /* out of memory: the candidate is not kept */
     if (k->verbosity >= 2)
         fprintf(stderr, "olla: order %-22s peak %lld (%.3f s)\n", name, (long long)pk, olla_now() - k->t0);
     if (pk < k->best_peak) {
@@ -86,7 +89,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     olla_reach reach;
     memset(&reach, 0, sizeof reach);
     int *ef = NULL, *et = NULL, ne = 0;
-    int64_t lb = 0;
+    int64_t lb = 0, ub = 0;
     olla_status st = OLLA_OK;
     if (!work || !best || !live || !upper) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the ordering step (%d nodes)", n);
@@ -106,7 +109,9 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         if (st != OLLA_OK)
             goto done;
     }
-    keeper k = {dag, t0, best, olla_dag_peak(dag, best, NULL, NULL), 0, opt->verbosity};
+    keeper k = {dag, t0, best, 0, 0, opt->verbosity};
+    if ((st = olla_dag_peak(dag, best, &k.best_peak, NULL, NULL, err)) != OLLA_OK)
+        goto done;
     res->input_order_peak = k.best_peak;
     if (n == 0)
         goto finish;
@@ -144,7 +149,10 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
             char name[64];
             snprintf(name, sizeof name, "%s%s", heur_name[h], g ? "+early" : "");
             offer(&k, o, 1, name);
-            sp[ns] = olla_dag_peak(dag, o, NULL, NULL);
+            if (olla_dag_peak(dag, o, &sp[ns], NULL, NULL, err) != OLLA_OK) {
+                olla_error_clear(err);
+                continue;
+            }
             sg[ns] = g;
             ns++;
         }
@@ -181,8 +189,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     int have_reach =
         small && (deadline <= 0 || olla_now() < deadline) && olla_reach_build(dag, &reach, err) == OLLA_OK;
     olla_error_clear(err);
-    if (have_reach) {
-        olla_dag_peak(dag, best, live, NULL);
+    if (have_reach && olla_dag_peak(dag, best, &ub, live, NULL, err) == OLLA_OK) {
         for (int t = 0; t < n; t++)
             upper[best[t]] = live[t];
         int64_t cb = 0;
@@ -201,7 +208,11 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         if (deadline > 0 && olla_now() > deadline)
             break;
         memcpy(work, best, (size_t)n * sizeof(int));
-        olla_sched_window_improve(dag, work, halves[h], state_budget(n) / 8, deadline);
+        int64_t wpk = 0;
+        if (olla_sched_window_improve(dag, work, halves[h], state_budget(n) / 8, deadline, &wpk, err) != OLLA_OK) {
+            olla_error_clear(err); /* an optional improvement; the best order so far stays */
+            continue;
+        }
         olla_sched_local_improve(dag, work, deadline);
         char name[64];
         snprintf(name, sizeof name, "window%d+local", halves[h]);

@@ -383,17 +383,14 @@ olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int
     int *step = malloc(((size_t)n + 1) * sizeof *step);
     closure c;
     memset(&c, 0, sizeof c);
-    if (!mc || !cand || !side || !upper || !live || !step || !closure_init(&c, dag)) {
-        free(mc);
-        free(cand);
-        free(side);
-        free(upper);
-        free(live);
-        free(step);
-        closure_free(&c);
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the pair bound");
-    }
-    olla_dag_peak(dag, order, live, NULL);
+    int64_t ub_order = 0;
+    olla_status st = OLLA_OK;
+    if (!mc || !cand || !side || !upper || !live || !step || !closure_init(&c, dag))
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the pair bound");
+    else
+        st = olla_dag_peak(dag, order, &ub_order, live, NULL, err);
+    if (st != OLLA_OK)
+        goto done;
     for (int t = 0; t < n; t++) {
         upper[order[t]] = live[t];
         step[order[t]] = t;
@@ -467,6 +464,7 @@ olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int
         }
     }
     *bound = lb;
+done:
     closure_free(&c);
     free(mc);
     free(cand);
@@ -474,5 +472,5 @@ olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int
     free(upper);
     free(live);
     free(step);
-    return OLLA_OK;
+    return st;
 }

@@ -270,61 +270,10 @@ olla_status olla_dag_stable_topo(const olla_dag *dag, int *order, olla_error *er
     return OLLA_OK;
 }
 
-int olla_dag_cycle_node(const olla_dag *dag)
+/* first/last from the step of every node. */
+static void lifetimes_from_steps(const olla_dag *dag, const int *step, int *first, int *last)
 {
     int n = dag->n_nodes;
-    int *indeg = calloc((size_t)n + 1, sizeof(int));
-    int *stack = malloc(((size_t)n + 1) * sizeof(int));
-    unsigned char *seen = calloc((size_t)n + 1, 1);
-    int found = -1;
-    if (!indeg || !stack || !seen)
-        goto out;
-    for (int v = 0; v < n; v++)
-        indeg[v] = dag->in_start[v + 1] - dag->in_start[v];
-    int sp = 0;
-    for (int v = 0; v < n; v++)
-        if (indeg[v] == 0)
-            stack[sp++] = v;
-    while (sp > 0) {
-        int v = stack[--sp];
-        for (int o = dag->out_start[v]; o < dag->out_start[v + 1]; o++) {
-            int e = dag->out_list[o];
-            for (int s = dag->sink_start[e]; s < dag->sink_start[e + 1]; s++)
-                if (--indeg[dag->sink_list[s]] == 0)
-                    stack[sp++] = dag->sink_list[s];
-        }
-    }
-    /* every node left has an unsorted predecessor; walking back must loop */
-    int v = -1;
-    for (int u = 0; u < n && v < 0; u++)
-        if (indeg[u] > 0)
-            v = u;
-    while (v >= 0 && !seen[v]) {
-        seen[v] = 1;
-        int next = -1;
-        for (int i = dag->in_start[v]; i < dag->in_start[v + 1] && next < 0; i++) {
-            int p = dag->producer[dag->in_list[i]];
-            if (indeg[p] > 0)
-                next = p;
-        }
-        v = next;
-    }
-    found = v;
-out:
-    free(indeg);
-    free(stack);
-    free(seen);
-    return found;
-}
-
-void olla_dag_lifetimes(const olla_dag *dag, const int *order, int *first, int *last)
-{
-    int n = dag->n_nodes;
-    int *step = malloc(((size_t)n + 1) * sizeof(int));
-    if (!step)
-        abort();
-    for (int t = 0; t < n; t++)
-        step[order[t]] = t;
     for (int e = 0; e < dag->n_tensors; e++) {
         int f = step[dag->producer[e]];
         int l = f;
@@ -337,37 +286,55 @@ void olla_dag_lifetimes(const olla_dag *dag, const int *order, int *first, int *
         first[e] = f;
         last[e] = l;
     }
-    free(step);
 }
 
-int64_t olla_dag_peak(const olla_dag *dag, const int *order, int64_t *live, int *peak_step)
+olla_status olla_dag_lifetimes(const olla_dag *dag, const int *order, int *first, int *last, olla_error *err)
+{
+    int n = dag->n_nodes;
+    int *step = malloc(((size_t)n + 1) * sizeof(int));
+    if (!step)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing tensor lifetimes (%d nodes)", n);
+    for (int t = 0; t < n; t++)
+        step[order[t]] = t;
+    lifetimes_from_steps(dag, step, first, last);
+    free(step);
+    return OLLA_OK;
+}
+
+olla_status olla_dag_peak(const olla_dag *dag, const int *order, int64_t *peak_out, int64_t *live, int *peak_step,
+                          olla_error *err)
 {
     int n = dag->n_nodes, nt = dag->n_tensors;
     int *first = malloc(((size_t)nt + 1) * sizeof(int));
     int *last = malloc(((size_t)nt + 1) * sizeof(int));
     int64_t *delta = calloc((size_t)n + 1, sizeof(int64_t));
+    olla_status st = OLLA_OK;
     if (!first || !last || !delta)
-        abort();
-    olla_dag_lifetimes(dag, order, first, last);
-    for (int e = 0; e < nt; e++) {
-        delta[first[e]] += dag->bytes[e];
-        delta[last[e] + 1] -= dag->bytes[e];
-    }
-    int64_t cur = 0, peak = 0;
-    int at = 0;
-    for (int t = 0; t < n; t++) {
-        cur += delta[t];
-        if (live)
-            live[t] = cur;
-        if (cur > peak) {
-            peak = cur;
-            at = t;
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the peak (%d nodes)", n);
+    else
+        st = olla_dag_lifetimes(dag, order, first, last, err);
+    if (st == OLLA_OK) {
+        for (int e = 0; e < nt; e++) {
+            delta[first[e]] += dag->bytes[e];
+            delta[last[e] + 1] -= dag->bytes[e];
         }
+        int64_t cur = 0, peak = 0;
+        int at = 0;
+        for (int t = 0; t < n; t++) {
+            cur += delta[t];
+            if (live)
+                live[t] = cur;
+            if (cur > peak) {
+                peak = cur;
+                at = t;
+            }
+        }
+        *peak_out = peak;
+        if (peak_step)
+            *peak_step = at;
     }
-    if (peak_step)
-        *peak_step = at;
     free(first);
     free(last);
     free(delta);
-    return peak;
+    return st;
 }

@@ -55,14 +55,13 @@ int olla_dag_is_topological(const olla_dag *dag, const int *order);
  * ones. order must hold n_nodes. Returns OLLA_ERR_INPUT on a cycle. */
 olla_status olla_dag_stable_topo(const olla_dag *dag, int *order, olla_error *err);
 
-/* A node that lies on a cycle, or -1 when the DAG is acyclic. */
-int olla_dag_cycle_node(const olla_dag *dag);
-
 /* Lifetimes under an order: tensor e is live on steps [first[e], last[e]]
- * inclusive. step_of (optional, n_nodes) receives the step of each node. */
-void olla_dag_lifetimes(const olla_dag *dag, const int *order, int *first, int *last);
-/* Peak live bytes under an order; live (optional, n_nodes) receives the
- * live bytes at every step; peak_step (optional) the first step at the peak. */
-int64_t olla_dag_peak(const olla_dag *dag, const int *order, int64_t *live, int *peak_step);
+ * inclusive. */
+olla_status olla_dag_lifetimes(const olla_dag *dag, const int *order, int *first, int *last, olla_error *err);
+/* Peak live bytes under an order into *peak; live (optional, n_nodes)
+ * receives the live bytes at every step; peak_step (optional) the first step
+ * at the peak. */
+olla_status olla_dag_peak(const olla_dag *dag, const int *order, int64_t *peak, int64_t *live, int *peak_step,
+                          olla_error *err);
 
 #endif

@@ -1,3 +1,4 @@
+#include "dag_eval.h"
 #include "olla_test.h"
 #include "passes/analysis/olla_analysis.h"
 #include "solver/olla_schedule.h"
@@ -18,8 +19,8 @@ static void visit(const olla_dag *d, const int *order, void *ctx)
     int64_t live[16];
     for (int t = 0; t < n; t++)
         step[order[t]] = t;
-    olla_dag_lifetimes(d, order, first, last);
-    olla_dag_peak(d, order, live, NULL);
+    lifetimes_of(d, order, first, last);
+    peak_live(d, order, live, NULL);
     for (int v = 0; v < n; v++) {
         if (step[v] < c->asap[v] || step[v] > c->alap[v])
             c->bad_window++;
@@ -174,7 +175,7 @@ OLLA_TEST(test_early_update_edges)
     int order[8];
     OLLA_CHECK(olla_dag_stable_topo(&aug, order, &err) == OLLA_OK); /* still acyclic */
     OLLA_CHECK(olla_dag_is_topological(&dag, order));
-    OLLA_CHECK_EQ_I64(olla_dag_peak(&aug, order, NULL, NULL), olla_dag_peak(&dag, order, NULL, NULL));
+    OLLA_CHECK_EQ_I64(peak_of(&aug, order), peak_of(&dag, order));
     free(from);
     free(to);
     olla_dag_free(&aug);

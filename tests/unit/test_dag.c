@@ -1,3 +1,4 @@
+#include "dag_eval.h"
 #include "olla_test.h"
 #include "passes/analysis/olla_dag.h"
 
@@ -25,7 +26,7 @@ OLLA_TEST(test_peak_chain)
     int at = -1;
     OLLA_CHECK(olla_dag_is_topological(&dag, order));
     /* step0: x+z = 110; step1: x,z,y = 1110; step2: y,z = 1100 */
-    OLLA_CHECK_EQ_I64(olla_dag_peak(&dag, order, live, &at), 1110);
+    OLLA_CHECK_EQ_I64(peak_live(&dag, order, live, &at), 1110);
     OLLA_CHECK_EQ_I64(live[0], 110);
     OLLA_CHECK_EQ_I64(live[2], 1100);
     OLLA_CHECK_EQ_I64(at, 1);
@@ -70,10 +71,10 @@ OLLA_TEST(test_unconsumed_tensor_lives_one_step)
     OLLA_CHECK(olla_dag_build(b, 2, &dag, &err) == OLLA_OK);
     int order[2] = {0, 1};
     int first[2], last[2];
-    olla_dag_lifetimes(&dag, order, first, last);
+    lifetimes_of(&dag, order, first, last);
     OLLA_CHECK_EQ_I64(first[0], 0);
     OLLA_CHECK_EQ_I64(last[0], 0);
-    OLLA_CHECK_EQ_I64(olla_dag_peak(&dag, order, NULL, NULL), 7);
+    OLLA_CHECK_EQ_I64(peak_of(&dag, order), 7);
     olla_dag_free(&dag);
 }
 

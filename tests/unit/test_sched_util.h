@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dag_eval.h"
 #include "passes/analysis/olla_dag.h"
 
 static uint64_t tsu_state;
@@ -56,7 +57,7 @@ static void tsu_rec(tsu_brute *s)
     const olla_dag *d = s->dag;
     int n = d->n_nodes;
     if (s->depth == n) {
-        int64_t pk = olla_dag_peak(d, s->order, NULL, NULL);
+        int64_t pk = peak_of(d, s->order);
         s->count++;
         if (s->visit)
             s->visit(d, s->order, s->ctx);
