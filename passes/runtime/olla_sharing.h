@@ -65,7 +65,12 @@ const olla_share_rule *olla_share_rules(size_t *count);
  * default domain), op type, the opset the model imports for that domain, and
  * the element type of the node's output 0 (0 = do not filter by type). Writes
  * up to max pointers into out (out may be NULL when max is 0) and returns how
- * many rules apply, which may exceed max. */
+ * many rules apply, which may exceed max.
+ *
+ * ORT matches a kernel by the since-version of the schema the node resolves
+ * to, not by the imported opset. ORT starts a registration at each schema
+ * version, so both find the same row (checked against ONNX's schema history
+ * for every default-domain rule up to opset 17). */
 int olla_share_rules_for(const char *domain, const char *op_type, int64_t opset, int32_t out_elem_type,
                          const olla_share_rule **out, int max);
 
