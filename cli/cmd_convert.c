@@ -131,17 +131,21 @@ int olla_cmd_convert(int argc, char **argv)
             if (rep.n_unknown > 5)
                 fprintf(stderr, "olla-onnx: warning: %d more tensors of unknown size left out of the plan\n",
                         rep.n_unknown - 5);
-            char d[32];
+            char d[32], e[32];
             olla_cli_human_bytes(rep.input_order_online_arena_bytes, d, sizeof d);
+            olla_cli_human_bytes(rep.input_order_shared_peak_bytes, e, sizeof e);
             fprintf(stderr,
-                    "%s: %d nodes, %d tensors (%d planned)\n"
+                    "%s: %d nodes, %d tensors (%d planned; sharing: %s, %d views, %d in place)\n"
                     "  today (input order, online allocator): %s (%.1f%% fragmentation)\n"
-                    "  input-order peak: %s; planned peak: %s; arena: %s\n"
-                    "  saving: %.1f%% against today, %.1f%% against the input-order peak; %.2f s (order: %s, "
-                    "placement: %s)\n",
-                    in, rep.nodes, rep.tensors, rep.planned_tensors, d, 100.0 * rep.input_order_fragmentation, a, b,
-                    c, olla_cli_pct(rep.input_order_online_arena_bytes - rep.arena_bytes,
-                                    rep.input_order_online_arena_bytes),
+                    "  input-order peak: %s, %s with the runtime's sharing; planned peak: %s; arena: %s\n"
+                    "  saving: %.1f%% against today, %.1f%% against the input-order peak with sharing, %.1f%% "
+                    "without; %.2f s (order: %s, placement: %s)\n",
+                    in, rep.nodes, rep.tensors, rep.planned_tensors, rep.sharing, rep.views, rep.inplace, d,
+                    100.0 * rep.input_order_fragmentation, a, e, b, c,
+                    olla_cli_pct(rep.input_order_online_arena_bytes - rep.arena_bytes,
+                                 rep.input_order_online_arena_bytes),
+                    olla_cli_pct(rep.input_order_shared_peak_bytes - rep.arena_bytes,
+                                 rep.input_order_shared_peak_bytes),
                     olla_cli_pct(rep.input_order_peak_bytes - rep.arena_bytes, rep.input_order_peak_bytes),
                     rep.total_seconds, rep.schedule_status, rep.placement_status);
         }

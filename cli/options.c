@@ -56,6 +56,16 @@ int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i)
         (*i)++;
         return 1;
     }
+    if (strcmp(a, "--sharing") == 0) {
+        if (!val || (strcmp(val, "runtime") != 0 && strcmp(val, "none") != 0)) {
+            fprintf(stderr, "olla-onnx: --sharing needs 'runtime' (views and in-place kernels share buffers, the "
+                            "default) or 'none' (every tensor a buffer of its own)\n");
+            return -1;
+        }
+        opt->sharing = strcmp(val, "none") == 0 ? OLLA_SHARING_NONE : OLLA_SHARING_RUNTIME;
+        (*i)++;
+        return 1;
+    }
     if (strcmp(a, "--time-limit") == 0) {
         if (!val || !olla_cli_parse_double(val, &opt->time_limit) || opt->time_limit <= 0) {
             fprintf(stderr, "olla-onnx: --time-limit needs a positive number of seconds\n");

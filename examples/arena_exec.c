@@ -1,28 +1,45 @@
 /* olla-onnx example: a runtime executing a planned model over one arena.
  *
- *   olla-arena-exec [--corrupt] model.planned.onnx
+ *   olla-arena-exec [--corrupt | --corrupt-share] model.planned.onnx
  *
  * It runs the nodes in the model's order and serves each allocation from the
  * plan (the k-th allocation gets the k-th planned offset; frees are no-ops).
  * Instead of computing, each node writes a pattern unique to each output over
  * the output's range, and checks that every planned input still holds its
- * producer's pattern before and after the node writes. A plan that let a live
- * tensor be overwritten fails here. --corrupt moves one output onto one of
- * its node's inputs first, to show that the check catches it. */
+ * producer's pattern before and after the node writes. The plan's buffer
+ * sharing is executed as a runtime would: a view writes nothing (it holds its
+ * input's pattern), an in-place kernel reads its input's pattern and writes
+ * its output's pattern over it. A plan that let a live tensor be overwritten
+ * fails here.
+ *
+ * --corrupt moves one output onto an input that a later node still reads;
+ * --corrupt-share makes one output an in-place write over such an input (a
+ * share the sharing rules do not allow). Both must be caught. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "olla_plan.h"
-#include "util/olla_strmap.h"
 #include "onnx/olla_model.h"
+#include "util/olla_strmap.h"
 
 typedef struct {
     int64_t offset, bytes;
     uint32_t tag;
+    olla_buffer_share share;
+    int shares; /* the slot whose buffer it takes, or -1 */
     int produced;
 } slot;
+
+typedef struct {
+    const Onnx__GraphProto *g;
+    slot *slots;
+    size_t n;
+    olla_strmap idx;
+    uint8_t *arena;
+    int64_t arena_bytes;
+} exec;
 
 static uint32_t word_at(uint32_t tag, uint64_t addr)
 {
@@ -60,18 +77,168 @@ static int intact(const uint8_t *arena, const slot *s)
     return w == word_at(s->tag, last);
 }
 
+static int slot_of(const exec *x, const char *name)
+{
+    return name && name[0] ? olla_strmap_get(&x->idx, name) : -1;
+}
+
+/* 1 when a node after v reads the tensor of slot k, or it is a graph output */
+static int read_after(const exec *x, size_t v, int k)
+{
+    for (size_t w = v + 1; w < x->g->n_node; w++)
+        for (size_t i = 0; i < x->g->node[w]->n_input; i++)
+            if (slot_of(x, x->g->node[w]->input[i]) == k)
+                return 1;
+    for (size_t i = 0; i < x->g->n_output; i++)
+        if (slot_of(x, x->g->output[i]->name) == k)
+            return 1;
+    return 0;
+}
+
+/* The first node output that can be put over an input still needed after
+ * its node: its offset moves there; with as_share, the runtime is also told
+ * it is an in-place write (so the node's own reading of that input is not
+ * checked after it writes, as for a real one). */
+static int corrupt(exec *x, int as_share)
+{
+    const Onnx__GraphProto *g = x->g;
+    for (size_t v = 0; v < g->n_node; v++)
+        for (size_t i = 0; i < g->node[v]->n_input; i++) {
+            int in = slot_of(x, g->node[v]->input[i]);
+            if (in < 0 || x->slots[in].bytes < 4 || !read_after(x, v, in))
+                continue;
+            for (size_t o = 0; o < g->node[v]->n_output; o++) {
+                int out = slot_of(x, g->node[v]->output[o]);
+                if (out < 0 || x->slots[out].bytes < 4 || x->slots[out].offset == x->slots[in].offset)
+                    continue;
+                slot *s = &x->slots[out];
+                s->offset = x->slots[in].offset;
+                if (s->bytes > x->arena_bytes - s->offset)
+                    s->bytes = x->arena_bytes - s->offset;
+                if (as_share) {
+                    s->share = OLLA_BUFFER_INPLACE;
+                    s->shares = in;
+                }
+                fprintf(stderr, "olla-arena-exec: corrupting: '%s' %s '%s'\n", g->node[v]->output[o],
+                        as_share ? "written in place over" : "moved onto", g->node[v]->input[i]);
+                return 1;
+            }
+        }
+    return 0;
+}
+
+/* Reads the plan into slots; a view holds the pattern of the buffer it views. */
+static int load_slots(exec *x, const olla_runtime_plan *plan)
+{
+    x->n = olla_runtime_plan_allocation_count(plan);
+    x->arena_bytes = olla_runtime_plan_arena_bytes(plan);
+    x->slots = calloc(x->n + 1, sizeof *x->slots);
+    if (!x->slots || !olla_strmap_init(&x->idx, x->n))
+        return 0;
+    for (size_t k = 0; k < x->n; k++) {
+        const olla_allocation *a = olla_runtime_plan_allocation(plan, k);
+        slot *s = &x->slots[k];
+        s->offset = a->offset;
+        s->bytes = a->bytes;
+        s->tag = (uint32_t)k + 1;
+        s->share = a->share;
+        s->shares = a->shares ? olla_strmap_get(&x->idx, a->shares) : -1;
+        if (s->share == OLLA_BUFFER_VIEW && s->shares >= 0)
+            s->tag = x->slots[s->shares].tag;
+        if (!olla_strmap_put(&x->idx, a->name, (int)k))
+            return 0;
+    }
+    return 1;
+}
+
+/* 1 when output slot k of node v is an in-place write over its input slot in */
+static int written_over(const exec *x, const Onnx__NodeProto *node, int in)
+{
+    for (size_t o = 0; o < node->n_output; o++) {
+        int k = slot_of(x, node->output[o]);
+        if (k >= 0 && x->slots[k].share == OLLA_BUFFER_INPLACE && x->slots[k].shares == in)
+            return 1;
+    }
+    return 0;
+}
+
+/* Checks node v's planned inputs (after: once it wrote its outputs; then an
+ * input it wrote over in place is gone on purpose). */
+static int check_inputs(exec *x, size_t v, int after, size_t *checks)
+{
+    const Onnx__NodeProto *node = x->g->node[v];
+    for (size_t i = 0; i < node->n_input; i++) {
+        int k = slot_of(x, node->input[i]);
+        if (k < 0 || (after && written_over(x, node, k)))
+            continue;
+        (*checks)++;
+        if (!x->slots[k].produced || !intact(x->arena, &x->slots[k])) {
+            fprintf(stderr, "olla-arena-exec: '%s' was overwritten before node %zu (%s) %s it\n", node->input[i], v,
+                    node->op_type, after ? "finished reading" : "read");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Node v makes its outputs: the k-th allocation of the plan each; a view
+ * writes nothing, anything else writes its pattern. */
+static int write_outputs(exec *x, const olla_runtime_plan *plan, size_t v, size_t *next_alloc)
+{
+    const Onnx__NodeProto *node = x->g->node[v];
+    for (size_t o = 0; o < node->n_output; o++) {
+        int k = slot_of(x, node->output[o]);
+        if (k < 0)
+            continue;
+        if ((size_t)k != *next_alloc) {
+            fprintf(stderr, "olla-arena-exec: node %zu allocates '%s', but allocation %zu of the plan is '%s'\n", v,
+                    node->output[o], *next_alloc,
+                    *next_alloc < x->n ? olla_runtime_plan_allocation(plan, *next_alloc)->name : "(none)");
+            return 1;
+        }
+        (*next_alloc)++;
+        if (x->slots[k].share != OLLA_BUFFER_VIEW)
+            fill(x->arena, &x->slots[k]);
+        x->slots[k].produced = 1;
+    }
+    return 0;
+}
+
+static int run(exec *x, const olla_runtime_plan *plan, size_t *checks)
+{
+    size_t next_alloc = 0;
+    for (size_t v = 0; v < x->g->n_node; v++)
+        if (check_inputs(x, v, 0, checks) || write_outputs(x, plan, v, &next_alloc) || check_inputs(x, v, 1, checks))
+            return 1;
+    for (size_t i = 0; i < x->g->n_output; i++) {
+        int k = slot_of(x, x->g->output[i]->name);
+        if (k >= 0 && !intact(x->arena, &x->slots[k])) {
+            fprintf(stderr, "olla-arena-exec: graph output '%s' was overwritten before the end\n",
+                    x->g->output[i]->name);
+            return 1;
+        }
+    }
+    if (next_alloc != x->n) {
+        fprintf(stderr, "olla-arena-exec: the plan has %zu allocations, the nodes made %zu\n", x->n, next_alloc);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int corrupt = 0;
+    int corrupt_mode = 0; /* 1: an offset, 2: a share */
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--corrupt") == 0)
-            corrupt = 1;
+            corrupt_mode = 1;
+        else if (strcmp(argv[i], "--corrupt-share") == 0)
+            corrupt_mode = 2;
         else
             path = argv[i];
     }
     if (!path) {
-        fprintf(stderr, "usage: olla-arena-exec [--corrupt] model.planned.onnx\n");
+        fprintf(stderr, "usage: olla-arena-exec [--corrupt | --corrupt-share] model.planned.onnx\n");
         return 2;
     }
     olla_error err = {0};
@@ -82,96 +249,24 @@ int main(int argc, char **argv)
         olla_runtime_plan_free(plan);
         return 1;
     }
-    size_t n = olla_runtime_plan_allocation_count(plan);
-    slot *slots = calloc(n + 1, sizeof *slots);
-    olla_strmap idx;
+    exec x;
+    memset(&x, 0, sizeof x);
+    x.g = m->proto->graph;
     int rc = 0;
-    if (!slots || !olla_strmap_init(&idx, n)) {
-        fprintf(stderr, "olla-arena-exec: out of memory\n");
-        return 3;
+    size_t checks = 0;
+    if (!load_slots(&x, plan) || !(x.arena = malloc((size_t)x.arena_bytes + 4))) {
+        fprintf(stderr, "olla-arena-exec: out of memory (arena of %lld bytes)\n", (long long)x.arena_bytes);
+        rc = 3;
+    } else if (corrupt_mode && !corrupt(&x, corrupt_mode == 2)) {
+        fprintf(stderr, "olla-arena-exec: nothing to corrupt: no planned input is read after its node\n");
+        rc = 2;
+    } else if ((rc = run(&x, plan, &checks)) == 0) {
+        printf("%s: %zu allocations over a %lld-byte arena, %zu input checks, no tensor overwritten\n", path, x.n,
+               (long long)x.arena_bytes, checks);
     }
-    for (size_t k = 0; k < n; k++) {
-        const olla_allocation *a = olla_runtime_plan_allocation(plan, k);
-        slots[k].offset = a->offset;
-        slots[k].bytes = a->bytes;
-        slots[k].tag = (uint32_t)k + 1;
-        olla_strmap_put(&idx, a->name, (int)k);
-    }
-    const Onnx__GraphProto *g = m->proto->graph;
-    if (corrupt) { /* first node with a planned input and output: put the output on the input */
-        int done = 0;
-        for (size_t v = 0; v < g->n_node && !done; v++)
-            for (size_t i = 0; i < g->node[v]->n_input && !done; i++) {
-                int in = g->node[v]->input[i][0] ? olla_strmap_get(&idx, g->node[v]->input[i]) : -1;
-                for (size_t o = 0; o < g->node[v]->n_output && in >= 0 && !done; o++) {
-                    int out = g->node[v]->output[o][0] ? olla_strmap_get(&idx, g->node[v]->output[o]) : -1;
-                    if (out >= 0 && slots[in].bytes >= 4 && slots[out].bytes >= 4) {
-                        slots[out].offset = slots[in].offset;
-                        if (slots[out].bytes > olla_runtime_plan_arena_bytes(plan) - slots[out].offset)
-                            slots[out].bytes = olla_runtime_plan_arena_bytes(plan) - slots[out].offset;
-                        fprintf(stderr, "olla-arena-exec: corrupting: '%s' moved onto '%s'\n", g->node[v]->output[o],
-                                g->node[v]->input[i]);
-                        done = 1;
-                    }
-                }
-            }
-    }
-    int64_t arena_bytes = olla_runtime_plan_arena_bytes(plan);
-    uint8_t *arena = malloc((size_t)arena_bytes + 4);
-    if (!arena) {
-        fprintf(stderr, "olla-arena-exec: cannot allocate the %lld-byte arena\n", (long long)arena_bytes);
-        return 3;
-    }
-    size_t next_alloc = 0, checks = 0;
-    for (size_t v = 0; v < g->n_node && rc == 0; v++) {
-        const Onnx__NodeProto *node = g->node[v];
-        for (int pass = 0; pass < 2 && rc == 0; pass++) {
-            if (pass == 1) /* the node writes its outputs */
-                for (size_t o = 0; o < node->n_output && rc == 0; o++) {
-                    int k = node->output[o][0] ? olla_strmap_get(&idx, node->output[o]) : -1;
-                    if (k < 0)
-                        continue;
-                    if ((size_t)k != next_alloc) {
-                        fprintf(stderr, "olla-arena-exec: node %zu allocates '%s', but allocation %zu of the plan is '%s'\n",
-                                v, node->output[o], next_alloc,
-                                next_alloc < n ? olla_runtime_plan_allocation(plan, next_alloc)->name : "(none)");
-                        rc = 1;
-                        break;
-                    }
-                    next_alloc++;
-                    fill(arena, &slots[k]);
-                    slots[k].produced = 1;
-                }
-            for (size_t i = 0; i < node->n_input && rc == 0; i++) {
-                int k = node->input[i][0] ? olla_strmap_get(&idx, node->input[i]) : -1;
-                if (k < 0)
-                    continue;
-                checks++;
-                if (!slots[k].produced || !intact(arena, &slots[k])) {
-                    fprintf(stderr, "olla-arena-exec: '%s' was overwritten before node %zu (%s) %s it\n",
-                            node->input[i], v, node->op_type, pass ? "finished reading" : "read");
-                    rc = 1;
-                }
-            }
-        }
-    }
-    for (size_t i = 0; i < g->n_output && rc == 0; i++) {
-        int k = olla_strmap_get(&idx, g->output[i]->name);
-        if (k >= 0 && !intact(arena, &slots[k])) {
-            fprintf(stderr, "olla-arena-exec: graph output '%s' was overwritten before the end\n", g->output[i]->name);
-            rc = 1;
-        }
-    }
-    if (rc == 0 && next_alloc != n) {
-        fprintf(stderr, "olla-arena-exec: the plan has %zu allocations, the nodes made %zu\n", n, next_alloc);
-        rc = 1;
-    }
-    if (rc == 0)
-        printf("%s: %zu allocations over a %lld-byte arena, %zu input checks, no tensor overwritten\n", path, n,
-               (long long)arena_bytes, checks);
-    free(arena);
-    free(slots);
-    olla_strmap_free(&idx);
+    free(x.arena);
+    free(x.slots);
+    olla_strmap_free(&x.idx);
     olla_runtime_plan_free(plan);
     olla_model_free(m);
     return rc;

@@ -32,12 +32,20 @@ void olla_model_free(olla_model *m);
  * phases the best peak or arena so far and the proven bound (-1 unknown). */
 typedef void (*olla_progress_fn)(void *ctx, const char *phase, double elapsed, int64_t best, int64_t bound);
 
+/* The memory model a plan is made in. */
+typedef enum olla_sharing {
+    OLLA_SHARING_RUNTIME = 0, /* the runtime's: views alias their input, kernels that allow it write in place
+                                 (ONNX Runtime's CPU kernel declarations, passes/runtime/sharing_rules.c) */
+    OLLA_SHARING_NONE = 1     /* every node output a buffer of its own (the OLLA paper's) */
+} olla_sharing;
+
 typedef struct olla_options {
     double time_limit;        /* seconds for ordering plus placement; default 30 */
     int64_t alignment;        /* bytes; offsets are multiples, sizes rounded up; default 64 */
     int keep_order;           /* 1: keep the input order, only place */
     int joint;                /* 1: also try order and addresses in one ILP (small graphs) */
     int allow_unknown_sizes;  /* 1: leave tensors of unknown size out of the plan (else an error) */
+    olla_sharing sharing;     /* default OLLA_SHARING_RUNTIME */
     int verbosity;            /* 0 quiet, 1 summary, 2 details */
     const olla_dim_binding *dims; /* --dim NAME=VALUE bindings */
     int n_dims;
@@ -53,17 +61,21 @@ typedef struct olla_report {
     int tensors;
     int planned_tensors;
     int64_t constant_bytes;         /* graph inputs and initializers */
-    int64_t input_order_peak_bytes;
+    int64_t input_order_peak_bytes;        /* every tensor its own buffer */
+    int64_t input_order_shared_peak_bytes; /* under the sharing rules of opt->sharing (what the runtime itself
+                                              needs in the input order) */
     int64_t input_order_online_arena_bytes; /* an online caching allocator on the input order */
     double input_order_fragmentation;       /* (its reserve - bytes in use at its peak) / its reserve */
     int64_t heuristic_peak_bytes;   /* best order of the fast heuristics */
-    int64_t peak_bytes;             /* of the written order */
+    int64_t peak_bytes;             /* of the written order, under opt->sharing */
     int64_t arena_bytes;
     int64_t lower_bound_bytes;      /* -1 until computed */
     double schedule_seconds, placement_seconds, total_seconds;
     const char *schedule_status;    /* "kept", "heuristic", "feasible", "optimal" */
     const char *placement_status;
     int joint_used;                 /* 1: the joint ILP's plan was smaller and is the one written */
+    const char *sharing;            /* "runtime" or "none" (opt->sharing) */
+    int views, inplace;             /* planned tensors that view another's buffer, or are written in place */
     int n_unknown;                  /* tensors left out of the plan: size unknown */
     const char **unknown_names;
     char **unknown_reasons;         /* owned */

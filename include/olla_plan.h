@@ -9,6 +9,8 @@
  *   void *arena = aligned_alloc(olla_runtime_plan_alignment(p), olla_runtime_plan_arena_bytes(p));
  *   // run the nodes in the model's order; the k-th allocation request of an
  *   // iteration is olla_runtime_plan_allocation(p, k % n); frees are no-ops.
+ *   // An allocation with share OLLA_BUFFER_VIEW is a view of the tensor it
+ *   // names (no copy); OLLA_BUFFER_INPLACE runs its kernel in place over it.
  *   olla_runtime_plan_free(p);
  */
 #ifndef OLLA_PLAN_H
@@ -23,13 +25,24 @@
 extern "C" {
 #endif
 
+/* How a planned tensor gets its memory. */
+typedef enum olla_buffer_share {
+    OLLA_BUFFER_OWN = 0,    /* a buffer of its own */
+    OLLA_BUFFER_VIEW = 1,   /* a view of the buffer of the tensor it shares (its kernel makes no copy) */
+    OLLA_BUFFER_INPLACE = 2 /* written over the tensor it shares, which dies at that node */
+} olla_buffer_share;
+
 /* ---- the plan as the planner makes it ---- */
 typedef struct olla_plan_entry {
     int tensor;       /* index in the graph */
     const char *name; /* borrowed from the model */
     int64_t offset;
     int64_t bytes;    /* rounded up to the alignment */
-    int first_step, last_step; /* live on these steps of the planned order, inclusive */
+    int first_step, last_step; /* live on these steps of the planned order, inclusive: for a tensor
+                                  with a buffer of its own, while that buffer is in use (by it and
+                                  every tensor sharing it); for a sharing tensor, its own lifetime */
+    olla_buffer_share share;
+    int shares;       /* with share != OLLA_BUFFER_OWN: the entry whose buffer it takes; else -1 */
 } olla_plan_entry;
 
 typedef struct olla_plan {
@@ -39,6 +52,7 @@ typedef struct olla_plan {
     olla_plan_entry *entries; /* in allocation order */
     int64_t arena_bytes;
     int64_t alignment;
+    int sharing;             /* 1: planned under the runtime's buffer sharing rules; 0: every tensor its own buffer */
     int64_t *live_input;     /* live bytes at each step of the input order */
     int64_t *live_planned;   /* live bytes at each step of the planned order */
     int64_t lower_bound;     /* -1 when none was computed */
@@ -56,9 +70,12 @@ olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const 
 typedef struct olla_runtime_plan olla_runtime_plan;
 
 typedef struct olla_allocation {
-    const char *name; /* the tensor */
-    int64_t offset;   /* from the start of the arena */
-    int64_t bytes;    /* rounded up to the plan's alignment */
+    const char *name;       /* the tensor */
+    int64_t offset;         /* from the start of the arena */
+    int64_t bytes;          /* rounded up to the plan's alignment */
+    olla_buffer_share share; /* OLLA_BUFFER_VIEW: make the tensor a view of `shares` (no memory of its own);
+                               OLLA_BUFFER_INPLACE: run its kernel in place over `shares` */
+    const char *shares;     /* the tensor whose buffer it takes, or NULL */
 } olla_allocation;
 
 /* Reads the olla.plan metadata of a model file (the rest of the model is
@@ -70,6 +87,9 @@ void olla_runtime_plan_free(olla_runtime_plan *p);
 
 int64_t olla_runtime_plan_arena_bytes(const olla_runtime_plan *p);
 int64_t olla_runtime_plan_alignment(const olla_runtime_plan *p);
+/* 1 when the plan was made under the runtime's sharing rules: some
+ * allocations are then views or in-place writes (olla_allocation.share). */
+int olla_runtime_plan_sharing(const olla_runtime_plan *p);
 /* Offset of a tensor by name, or -1 when the plan does not place it. */
 int64_t olla_runtime_plan_offset(const olla_runtime_plan *p, const char *name);
 /* Allocation requests in execution order. */

@@ -1,5 +1,12 @@
-/* olla-onnx: the planning pipeline: graph, order, lifetimes, placement,
- * verification. */
+/* olla-onnx: the planning pipeline. One run of olla_optimize() goes
+ *
+ *   shapes -> graph -> checks -> buffer shares -> DAG -> input order
+ *   -> order -> placement of buffers -> (joint ILP) -> plan -> check
+ *
+ * and every stage hands the next plain arrays, kept together in one run
+ * struct. The DAG carries the runtime's buffer sharing (olla_graph_dag.h)
+ * unless opt->sharing is OLLA_SHARING_NONE; the input order's peak is also
+ * measured without sharing, for the report. */
 #include "olla.h"
 
 #include <stdio.h>
@@ -9,8 +16,9 @@
 #include "onnx/olla_graph.h"
 #include "onnx/olla_model.h"
 #include "passes/analysis/olla_graph_dag.h"
+#include "passes/runtime/olla_graph_shares.h"
 #include "passes/shapes/olla_shapes.h"
-#include "pipeline/olla_stages.h"
+#include "pipeline/olla_pipeline.h"
 #include "plan/olla_verify.h"
 #include "solver/olla_joint.h"
 #include "solver/olla_online_alloc.h"
@@ -22,6 +30,7 @@ void olla_options_init(olla_options *opt)
     opt->time_limit = 30.0;
     opt->alignment = 64;
     opt->verbosity = 1;
+    opt->sharing = OLLA_SHARING_RUNTIME;
 }
 
 void olla_plan_free(olla_plan *plan)
@@ -47,432 +56,473 @@ void olla_report_clear(olla_report *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Lists tensors whose size waits on an unbound symbolic dimension. */
-static olla_status check_symbolic(const olla_graph *g, olla_error *err)
+/* One run of the pipeline: what each stage hands the next. */
+typedef struct run {
+    const olla_model *m;
+    const olla_options *opt;
+    olla_report *rep;
+    olla_error *err;
+    double t0;
+    int64_t align;
+    olla_shape_table *types;
+    olla_graph *g;
+    olla_dag dag; /* under the sharing rules */
+    olla_graph_dag_map map;
+    int *input_order, *order;        /* n_nodes */
+    int *first, *last;               /* per DAG tensor, under order */
+    int *holder, *buf_first, *buf_last; /* per DAG tensor: its buffer's owner and that buffer's lifetime */
+    unsigned char *applied;          /* per in-place candidate, under order */
+    int64_t *offset;                 /* per DAG tensor */
+    olla_plan *plan;
+} run;
+
+static olla_status oom(run *r)
 {
-    char names[600] = "", dims[300] = "";
-    int count = 0;
-    for (int t = 0; t < g->n_tensors; t++) {
-        const olla_tensor *ten = &g->tensors[t];
-        if (ten->producer < 0 || ten->bytes >= 0 || ten->type.rank < 0)
-            continue;
-        const char *sym = NULL;
-        for (int d = 0; d < ten->type.rank && !sym; d++)
-            if (ten->type.dims[d].value < 0 && ten->type.dims[d].param)
-                sym = ten->type.dims[d].param;
-        if (!sym)
-            continue;
-        if (count < 3) {
-            size_t n = strlen(names);
-            snprintf(names + n, sizeof names - n, "%s'%s'", count ? ", " : "", ten->name);
-        }
-        count++;
-        for (int d = 0; d < ten->type.rank; d++) {
-            const char *p = ten->type.dims[d].param;
-            if (ten->type.dims[d].value >= 0 || !p)
-                continue;
-            char key[128];
-            snprintf(key, sizeof key, " --dim %s=N", p);
-            if (!strstr(dims, key) && strlen(dims) + strlen(key) + 1 < sizeof dims)
-                strcat(dims, key);
-        }
-    }
-    if (!count)
-        return OLLA_OK;
-    return olla_error_set(err, OLLA_ERR_INPUT,
-                          "%s: %d tensor%s (%s%s) %s symbolic dimensions with no value; pass%s",
-                          g->model->path, count, count == 1 ? "" : "s", names, count > 3 ? ", ..." : "",
-                          count == 1 ? "has" : "have", dims);
+    return olla_error_set(r->err, OLLA_ERR_INTERNAL, "out of memory planning %s", r->m->path);
 }
 
-/* A tensor of unknown size cannot be planned; unless the user accepts leaving
- * it out, that is an error naming it. Sequences, maps and optionals are never
- * planned and are not errors. */
-static olla_status check_unknown(const olla_graph *g, olla_error *err)
+static void progress(const run *r, const char *phase, int64_t best, int64_t bound)
 {
-    for (int t = 0; t < g->n_tensors; t++) {
-        const olla_tensor *ten = &g->tensors[t];
-        if (ten->producer < 0 || ten->bytes >= 0 || ten->type.kind != OLLA_VALUE_TENSOR)
-            continue;
-        if (ten->type.elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__STRING)
-            continue; /* strings have no fixed size: never planned, listed in the report */
-        char l[300];
-        if (ten->unknown_reason)
-            return olla_error_set(err, OLLA_ERR_INPUT,
-                                  "%s: cannot plan %s, or pass --allow-unknown-sizes to leave it out of the plan",
-                                  g->model->path, ten->unknown_reason);
-        return olla_error_set(err, OLLA_ERR_INPUT,
-                              "%s: cannot plan '%s' (output of node %s): its size is unknown; declare its shape in value_info, or pass "
-                              "--allow-unknown-sizes to leave it out of the plan",
-                              g->model->path, ten->name, olla_op_label(g, ten->producer, l, sizeof l));
-    }
-    return OLLA_OK;
+    if (r->opt->progress)
+        r->opt->progress(r->opt->progress_ctx, phase, olla_now() - r->t0, best, bound);
 }
 
-/* What users get today: the input order served by an online caching
- * allocator (512-byte rounding, best fit, split and coalesce, a new segment
- * when nothing fits). first/last are scratch arrays of n_tensors. */
-static olla_status simulate_online(const olla_graph *g, const olla_dag *dag, const int *gt, const int *input_order,
-                                   int *first, int *last, olla_report *rep, olla_error *err)
+/* The report's shape warnings, counts and unknown tensors. */
+static olla_status report_graph(run *r)
 {
-    olla_status st = olla_dag_lifetimes(dag, input_order, first, last, err);
-    if (st != OLLA_OK)
-        return st;
-    olla_buffer *bufs = malloc(((size_t)dag->n_tensors + 1) * sizeof *bufs);
-    if (!bufs)
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory simulating the online allocator");
-    size_t n = 0;
-    for (int e = 0; e < dag->n_tensors; e++) {
-        int64_t bytes = g->tensors[gt[e]].bytes;
-        if (bytes <= 0)
-            continue;
-        bufs[n].lower = first[e];
-        bufs[n].upper = (int64_t)last[e] + 1;
-        bufs[n].size = bytes;
-        bufs[n++].offset = 0;
-    }
-    int64_t reserved = 0, in_use = 0;
-    st = olla_online_alloc_simulate(bufs, n, &reserved, &in_use, err);
-    free(bufs);
-    if (st != OLLA_OK)
-        return st;
-    rep->input_order_online_arena_bytes = reserved;
-    rep->input_order_fragmentation = reserved > 0 ? (double)(reserved - in_use) / (double)reserved : 0.0;
-    return OLLA_OK;
-}
-
-/* --joint: order and addresses in one ILP, from the two-step plan in order
- * and dag_offset. Kept only when its arena is strictly smaller; then order,
- * dag_offset, first, last, the planned live bytes and the report follow it.
- * A failure of the joint solve leaves the two-step plan in place. */
-static olla_status try_joint(const olla_dag *dag, const olla_options *opt, int64_t align, double t0, int *order, int64_t *dag_offset,
-                             int *first, int *last, olla_plan *plan, olla_report *rep, olla_error *err)
-{
-    int n = dag->n_nodes, nt = dag->n_tensors;
-    if (opt->keep_order) {
-        if (opt->verbosity >= 2)
-            fprintf(stderr, "olla: joint ILP skipped: --keep-order fixes the order\n");
-        return OLLA_OK;
-    }
-    if (rep->lower_bound_bytes >= 0 && rep->arena_bytes <= rep->lower_bound_bytes) {
-        if (opt->verbosity >= 2)
-            fprintf(stderr, "olla: joint ILP skipped: the arena already equals the lower bound on the peak\n");
-        return OLLA_OK;
-    }
-    long cols = 0;
-    int fits = 0;
-    olla_error jerr = {0};
-    if (olla_joint_columns(dag, &cols, &fits, &jerr) != OLLA_OK || !fits) {
-        if (opt->verbosity >= 2) {
-            if (cols < 0)
-                fprintf(stderr, "olla: joint ILP skipped: %d nodes, above its limit of %d; the two-step plan is kept\n",
-                        n, OLLA_JOINT_MAX_NODES);
-            else
-                fprintf(stderr,
-                        "olla: joint ILP skipped: %ld columns for %d nodes, above its limit of %ld; the two-step plan "
-                        "is kept\n",
-                        cols, n, OLLA_JOINT_MAX_COLS);
-        }
-        return OLLA_OK;
-    }
-    double left = opt->time_limit > 0 ? opt->time_limit - (olla_now() - t0) : 0;
-    if (opt->time_limit > 0 && left < 0.2) {
-        if (opt->verbosity >= 2)
-            fprintf(stderr, "olla: joint ILP skipped: the time limit is used up\n");
-        return OLLA_OK;
-    }
-    int *jorder = malloc(((size_t)n + 1) * sizeof(int));
-    int64_t *joff = malloc(((size_t)nt + 1) * sizeof(int64_t));
-    if (!jorder || !joff) {
-        free(jorder);
-        free(joff);
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the joint ILP");
-    }
-    int64_t jarena = 0;
-    int proven = 0;
-    double tj = olla_now();
-    olla_status st = olla_joint_solve(dag, order, dag_offset, align, left, jorder, joff, &jarena, &proven, &jerr);
-    if (st != OLLA_OK) {
-        if (opt->verbosity >= 1)
-            fprintf(stderr, "olla-onnx: warning: joint ILP failed (%s); the two-step plan is kept\n", jerr.message);
-    } else {
-        if (opt->verbosity >= 2)
-            fprintf(stderr, "olla: joint ILP: %ld columns, arena %lld (two-step %lld)%s, %.2f s\n", cols,
-                    (long long)jarena, (long long)rep->arena_bytes, proven ? ", proven optimal" : "",
-                    olla_now() - tj);
-        if (jarena < rep->arena_bytes) {
-            memcpy(order, jorder, (size_t)n * sizeof(int));
-            memcpy(dag_offset, joff, (size_t)nt * sizeof(int64_t));
-            if ((st = olla_dag_lifetimes(dag, order, first, last, err)) != OLLA_OK ||
-                (st = olla_dag_peak(dag, order, &rep->peak_bytes, plan->live_planned, NULL, err)) != OLLA_OK) {
-                free(jorder);
-                free(joff);
-                return st;
-            }
-            rep->arena_bytes = jarena;
-            rep->joint_used = 1;
-            /* the report's statuses keep their four values; joint_used tells */
-            rep->schedule_status = proven ? "optimal" : "feasible";
-            rep->placement_status = proven ? "optimal" : "feasible";
-        }
-    }
-    free(jorder);
-    free(joff);
-    return OLLA_OK;
-}
-
-static void progress(const olla_options *opt, const char *phase, double t0, int64_t best, int64_t bound)
-{
-    if (opt->progress)
-        opt->progress(opt->progress_ctx, phase, olla_now() - t0, best, bound);
-}
-
-/* A shape whose size overflows 64 bits is bad input, never just unknown. */
-static olla_status check_overflow(const olla_graph *g, olla_error *err)
-{
-    for (int t = 0; t < g->n_tensors; t++) {
-        const olla_tensor *ten = &g->tensors[t];
-        if (ten->producer < 0)
-            continue;
-        char l[300];
-        if (ten->type.kind == OLLA_VALUE_TENSOR && olla_value_bytes(&ten->type) == -2) {
-            char dims[400] = "";
-            for (int d = 0; d < ten->type.rank; d++) {
-                size_t k = strlen(dims);
-                snprintf(dims + k, sizeof dims - k, "%s%lld", d ? ", " : "", (long long)ten->type.dims[d].value);
-            }
-            const char *et = olla_elem_type_name(ten->type.elem_type);
-            return olla_error_set(err, OLLA_ERR_INPUT,
-                                  "%s: tensor '%s' (output of node %s) has shape [%s] of %s, whose size in bytes overflows 64 bits; "
-                                  "check its declared dimensions",
-                                  g->model->path, ten->name, olla_op_label(g, ten->producer, l, sizeof l), dims,
-                                  et ? et : "?");
-        }
-    }
-    return OLLA_OK;
-}
-
-/* Every sum of tensor sizes the planner forms must stay far from 64-bit
- * overflow: the planned tensors together are limited to 2^61 bytes. */
-static olla_status check_total(const olla_graph *g, int64_t align, olla_error *err)
-{
-    const int64_t limit = INT64_MAX / 4;
-    int64_t total = 0;
-    for (int t = 0; t < g->n_tensors; t++) {
-        const olla_tensor *ten = &g->tensors[t];
-        if (ten->producer < 0 || ten->bytes < 0)
-            continue;
-        int64_t b = ten->bytes > limit ? limit + 1 : olla_align_up(ten->bytes, align);
-        if (b > limit - total)
-            return olla_error_set(err, OLLA_ERR_INPUT,
-                                  "%s: the planned tensors need more than 2^61 bytes together (the limit is passed at "
-                                  "'%s'); check the declared dimensions",
-                                  g->model->path, ten->name);
-        total += b;
-    }
-    return OLLA_OK;
-}
-
-olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan_out, olla_report *rep,
-                          olla_error *err)
-{
-    double t0 = olla_now();
-    progress(opt, "shapes", t0, -1, -1);
-    *plan_out = NULL;
-    memset(rep, 0, sizeof *rep);
-    rep->model = m->path;
-    rep->lower_bound_bytes = -1;
-    int64_t align = opt->alignment > 0 ? opt->alignment : 1;
-    olla_shape_table *types = NULL;
-    olla_graph *g = NULL;
-    olla_dag dag = {0};
-    int *gt = NULL, *input_order = NULL, *order = NULL, *first = NULL, *last = NULL;
-    olla_plan *plan = NULL;
-    int64_t *offset = NULL, *bytes = NULL;
-    olla_shape_options so = {opt->dims, opt->n_dims, 0};
-    olla_status st = olla_infer_shapes(m->proto, &so, &types, err);
-    if (st != OLLA_OK)
-        goto done;
-    olla_type_source src = olla_shape_type_source(types);
-    progress(opt, "graph", t0, -1, -1);
-    if ((rep->n_warnings = (int)olla_shape_warning_count(types)) > 0) {
-        rep->warnings = calloc((size_t)rep->n_warnings, sizeof(char *));
-        if (!rep->warnings) {
-            st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory");
-            goto done;
-        }
+    olla_report *rep = r->rep;
+    const olla_graph *g = r->g;
+    if ((rep->n_warnings = (int)olla_shape_warning_count(r->types)) > 0) {
+        if (!(rep->warnings = calloc((size_t)rep->n_warnings, sizeof(char *))))
+            return oom(r);
         for (int i = 0; i < rep->n_warnings; i++)
-            rep->warnings[i] = strdup(olla_shape_warning_at(types, (size_t)i));
+            if (!(rep->warnings[i] = strdup(olla_shape_warning_at(r->types, (size_t)i))))
+                return oom(r);
     }
-    if ((st = olla_graph_build(m, &src, &g, err)) != OLLA_OK)
-        goto done;
-    if ((st = check_symbolic(g, err)) != OLLA_OK)
-        goto done;
-    if ((st = check_overflow(g, err)) != OLLA_OK)
-        goto done;
-    if (!opt->allow_unknown_sizes && (st = check_unknown(g, err)) != OLLA_OK)
-        goto done;
-    if ((st = check_total(g, align, err)) != OLLA_OK)
-        goto done;
     rep->nodes = g->n_ops;
     rep->tensors = g->n_tensors;
     for (int t = 0; t < g->n_tensors; t++) {
         const olla_tensor *ten = &g->tensors[t];
         if (ten->producer < 0) {
             if (ten->bytes > 0) /* saturating: inputs may declare anything */
-                rep->constant_bytes = ten->bytes > INT64_MAX - rep->constant_bytes ? INT64_MAX
-                                                                                  : rep->constant_bytes + ten->bytes;
+                rep->constant_bytes =
+                    ten->bytes > INT64_MAX - rep->constant_bytes ? INT64_MAX : rep->constant_bytes + ten->bytes;
         } else if (ten->bytes >= 0) {
             rep->planned_tensors++;
         } else {
             rep->n_unknown++;
         }
     }
-    if (rep->n_unknown) {
-        rep->unknown_names = calloc((size_t)rep->n_unknown, sizeof(char *));
-        rep->unknown_reasons = calloc((size_t)rep->n_unknown, sizeof(char *));
-        if (!rep->unknown_names || !rep->unknown_reasons) {
-            st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory");
-            goto done;
+    if (!rep->n_unknown)
+        return OLLA_OK;
+    rep->unknown_names = calloc((size_t)rep->n_unknown, sizeof(char *));
+    rep->unknown_reasons = calloc((size_t)rep->n_unknown, sizeof(char *));
+    if (!rep->unknown_names || !rep->unknown_reasons)
+        return oom(r);
+    int k = 0;
+    for (int t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].producer >= 0 && g->tensors[t].bytes < 0) {
+            rep->unknown_names[k] = g->tensors[t].name;
+            /* the reason lives in the shape table, freed before the report */
+            const char *why = g->tensors[t].unknown_reason;
+            if (!(rep->unknown_reasons[k++] = strdup(why ? why : "unknown")))
+                return oom(r);
         }
-        int k = 0;
-        for (int t = 0; t < g->n_tensors; t++)
-            if (g->tensors[t].producer >= 0 && g->tensors[t].bytes < 0) {
-                rep->unknown_names[k] = g->tensors[t].name;
-                /* the reason lives in the shape table, freed before the report */
-                const char *why = g->tensors[t].unknown_reason;
-                rep->unknown_reasons[k++] = strdup(why ? why : "unknown");
-            }
-    }
-    if ((st = olla_graph_dag(g, align, &dag, &gt, err)) != OLLA_OK)
-        goto done;
-    int n = g->n_ops, nt = dag.n_tensors;
-    input_order = malloc(((size_t)n + 1) * sizeof(int));
-    order = malloc(((size_t)n + 1) * sizeof(int));
-    first = malloc(((size_t)nt + 1) * sizeof(int));
-    last = malloc(((size_t)nt + 1) * sizeof(int));
-    offset = malloc(((size_t)g->n_tensors + 1) * sizeof(int64_t));
-    bytes = calloc((size_t)g->n_tensors + 1, sizeof(int64_t));
-    plan = calloc(1, sizeof *plan);
-    if (!input_order || !order || !first || !last || !offset || !bytes || !plan) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory planning %s", m->path);
-        goto done;
-    }
-    if ((st = olla_dag_stable_topo(&dag, input_order, err)) != OLLA_OK)
-        goto done;
-    plan->live_input = malloc(((size_t)n + 1) * sizeof(int64_t));
-    plan->live_planned = malloc(((size_t)n + 1) * sizeof(int64_t));
-    if (!plan->live_input || !plan->live_planned) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory planning %s", m->path);
-        goto done;
-    }
-    if ((st = olla_dag_peak(&dag, input_order, &rep->input_order_peak_bytes, plan->live_input, NULL, err)) != OLLA_OK)
-        goto done;
-    if ((st = simulate_online(g, &dag, gt, input_order, first, last, rep, err)) != OLLA_OK)
-        goto done;
+    return OLLA_OK;
+}
 
-    /* lifetimes */
-    progress(opt, "ordering", t0, rep->input_order_peak_bytes, -1);
+/* shapes, graph and the checks a graph must pass before planning */
+static olla_status build_graph(run *r)
+{
+    progress(r, "shapes", -1, -1);
+    olla_shape_options so = {r->opt->dims, r->opt->n_dims, 0};
+    olla_status st = olla_infer_shapes(r->m->proto, &so, &r->types, r->err);
+    if (st != OLLA_OK)
+        return st;
+    progress(r, "graph", -1, -1);
+    olla_type_source src = olla_shape_type_source(r->types);
+    if ((st = olla_graph_build(r->m, &src, &r->g, r->err)) != OLLA_OK)
+        return st;
+    if ((st = olla_pipeline_check_graph(r->g, r->opt->allow_unknown_sizes, r->align, r->err)) != OLLA_OK)
+        return st;
+    return report_graph(r);
+}
+
+/* What users get today: the input order served by an online caching
+ * allocator (512-byte rounding, best fit, split and coalesce, a new segment
+ * when nothing fits), every tensor in a block of its own. */
+static olla_status simulate_online(run *r, const olla_dag *dag, const olla_graph_dag_map *map)
+{
+    olla_status st = olla_dag_lifetimes(dag, r->input_order, r->first, r->last, r->err);
+    if (st != OLLA_OK)
+        return st;
+    olla_buffer *bufs = malloc(((size_t)dag->n_tensors + 1) * sizeof *bufs);
+    if (!bufs)
+        return oom(r);
+    size_t n = 0;
+    for (int e = 0; e < dag->n_tensors; e++) {
+        int64_t bytes = r->g->tensors[map->graph_tensor[e]].bytes;
+        if (bytes > 0)
+            bufs[n++] = (olla_buffer){r->first[e], (int64_t)r->last[e] + 1, bytes, 0};
+    }
+    int64_t reserved = 0, in_use = 0;
+    st = olla_online_alloc_simulate(bufs, n, &reserved, &in_use, r->err);
+    free(bufs);
+    if (st != OLLA_OK)
+        return st;
+    r->rep->input_order_online_arena_bytes = reserved;
+    r->rep->input_order_fragmentation = reserved > 0 ? (double)(reserved - in_use) / (double)reserved : 0.0;
+    return OLLA_OK;
+}
+
+/* The input order's figures without sharing: its peak and what an online
+ * allocator reserves for it. The DAG without shares has the same nodes. */
+static olla_status input_order_unshared(run *r)
+{
+    olla_dag plain = {0};
+    olla_graph_dag_map pmap;
+    olla_status st = olla_graph_dag(r->g, r->align, NULL, 0, &plain, &pmap, r->err);
+    if (st != OLLA_OK)
+        return st;
+    st = olla_dag_peak(&plain, r->input_order, &r->rep->input_order_peak_bytes, NULL, NULL, r->err);
+    if (st == OLLA_OK)
+        st = simulate_online(r, &plain, &pmap);
+    olla_graph_dag_map_free(&pmap);
+    olla_dag_free(&plain);
+    return st;
+}
+
+static olla_status alloc_arrays(run *r)
+{
+    size_t n = (size_t)r->g->n_ops + 1, nt = (size_t)r->g->n_tensors + 1;
+    r->input_order = malloc(n * sizeof(int));
+    r->order = malloc(n * sizeof(int));
+    r->first = malloc(nt * sizeof(int));
+    r->last = malloc(nt * sizeof(int));
+    r->holder = malloc(nt * sizeof(int));
+    r->buf_first = malloc(nt * sizeof(int));
+    r->buf_last = malloc(nt * sizeof(int));
+    r->offset = malloc(nt * sizeof(int64_t));
+    r->applied = calloc(nt, 1);
+    r->plan = calloc(1, sizeof *r->plan);
+    if (r->plan) {
+        r->plan->live_input = malloc(n * sizeof(int64_t));
+        r->plan->live_planned = malloc(n * sizeof(int64_t));
+    }
+    if (!r->input_order || !r->order || !r->first || !r->last || !r->holder || !r->buf_first || !r->buf_last ||
+        !r->offset || !r->applied || !r->plan || !r->plan->live_input || !r->plan->live_planned)
+        return oom(r);
+    return OLLA_OK;
+}
+
+/* the DAG under the sharing rules, the input order and its figures */
+static olla_status build_dag(run *r)
+{
+    olla_op_share *shares = NULL;
+    int n_shares = 0;
+    olla_status st = OLLA_OK;
+    if (r->opt->sharing == OLLA_SHARING_RUNTIME)
+        st = olla_graph_shares(r->g, &shares, &n_shares, r->err);
+    if (st == OLLA_OK)
+        st = olla_graph_dag(r->g, r->align, shares, n_shares, &r->dag, &r->map, r->err);
+    free(shares);
+    if (st == OLLA_OK)
+        st = alloc_arrays(r);
+    if (st == OLLA_OK)
+        st = olla_dag_stable_topo(&r->dag, r->input_order, r->err);
+    if (st == OLLA_OK)
+        st = olla_dag_peak(&r->dag, r->input_order, &r->rep->input_order_shared_peak_bytes, r->plan->live_input,
+                           NULL, r->err);
+    if (st == OLLA_OK)
+        st = input_order_unshared(r);
+    return st;
+}
+
+static olla_status order_stage(run *r)
+{
+    progress(r, "ordering", r->rep->input_order_shared_peak_bytes, -1);
     double ts = olla_now();
     olla_order_result ores;
-    if ((st = olla_stage_order(&dag, input_order, opt, order, &ores, err)) != OLLA_OK)
-        goto done;
-    rep->schedule_seconds = olla_now() - ts;
-    rep->peak_bytes = ores.peak_bytes;
-    rep->heuristic_peak_bytes = ores.heuristic_peak_bytes;
-    rep->lower_bound_bytes = ores.lower_bound_bytes;
-    rep->schedule_status = ores.status;
-    plan->lower_bound = ores.lower_bound_bytes;
-    int64_t planned_peak = 0;
-    if ((st = olla_dag_peak(&dag, order, &planned_peak, plan->live_planned, NULL, err)) != OLLA_OK)
-        goto done;
+    olla_status st = olla_stage_order(&r->dag, r->input_order, r->opt, r->order, &ores, r->err);
+    if (st != OLLA_OK)
+        return st;
+    r->rep->schedule_seconds = olla_now() - ts;
+    r->rep->peak_bytes = ores.peak_bytes;
+    r->rep->heuristic_peak_bytes = ores.heuristic_peak_bytes;
+    r->rep->lower_bound_bytes = ores.lower_bound_bytes;
+    r->rep->schedule_status = ores.status;
+    r->plan->lower_bound = ores.lower_bound_bytes;
+    int64_t peak = 0;
+    return olla_dag_peak(&r->dag, r->order, &peak, r->plan->live_planned, NULL, r->err);
+}
 
-    /* locations */
-    progress(opt, "placement", t0, ores.peak_bytes, ores.lower_bound_bytes);
-    double tp = olla_now();
-    if ((st = olla_dag_lifetimes(&dag, order, first, last, err)) != OLLA_OK)
-        goto done;
-    for (int t = 0; t < g->n_tensors; t++)
-        offset[t] = -1;
-    double left = opt->time_limit > 0 ? opt->time_limit - (olla_now() - t0) : 0;
-    olla_place_input pin = {&dag, first, last, align, opt->time_limit > 0 ? (left > 0.1 ? left : 0.1) : 0, opt};
-    int64_t *dag_offset = malloc(((size_t)nt + 1) * sizeof(int64_t));
+/* lifetimes and applied in-place writes under r->order */
+static olla_status follow_order(run *r)
+{
+    int n = r->dag.n_nodes;
+    int *step = malloc(((size_t)n + 1) * sizeof(int));
+    if (!step)
+        return oom(r);
+    for (int t = 0; t < n; t++)
+        step[r->order[t]] = t;
+    olla_status st = olla_dag_lifetimes(&r->dag, r->order, r->first, r->last, r->err);
+    if (st == OLLA_OK)
+        olla_dag_inplace_applied(&r->dag, step, r->last, r->applied);
+    free(step);
+    return st;
+}
+
+static olla_status place_stage(run *r)
+{
+    progress(r, "placement", r->rep->peak_bytes, r->rep->lower_bound_bytes);
+    olla_status st = follow_order(r);
+    if (st != OLLA_OK)
+        return st;
+    const olla_options *opt = r->opt;
+    double left = opt->time_limit > 0 ? opt->time_limit - (olla_now() - r->t0) : 0;
+    olla_place_input pin = {&r->dag, r->first, r->last, r->applied, r->align,
+                            opt->time_limit > 0 ? (left > 0.1 ? left : 0.1) : 0, opt};
     olla_place_outcome pout;
-    if (!dag_offset) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory planning %s", m->path);
-        goto done;
-    }
-    st = olla_stage_place(&pin, dag_offset, &pout, err);
-    if (st != OLLA_OK) {
-        free(dag_offset);
-        goto done;
-    }
-    rep->arena_bytes = pout.arena_bytes;
-    rep->placement_status = pout.status;
-    if (opt->joint && (st = try_joint(&dag, opt, align, t0, order, dag_offset, first, last, plan, rep, err)) != OLLA_OK) {
-        free(dag_offset);
-        goto done;
-    }
-    rep->placement_seconds = olla_now() - tp;
-    pout.arena_bytes = rep->arena_bytes;
+    st = olla_stage_place(&pin, r->offset, r->holder, r->buf_first, r->buf_last, &pout, r->err);
+    if (st != OLLA_OK)
+        return st;
+    r->rep->arena_bytes = pout.arena_bytes;
+    r->rep->placement_status = pout.status;
+    return OLLA_OK;
+}
 
-    /* the plan, in allocation order */
-    plan->n_nodes = n;
-    plan->order = order;
-    order = NULL;
-    plan->alignment = align;
-    plan->arena_bytes = pout.arena_bytes;
-    plan->entries = malloc(((size_t)nt + 1) * sizeof *plan->entries);
-    if (!plan->entries) {
-        free(dag_offset);
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory planning %s", m->path);
-        goto done;
+/* Why the joint ILP cannot run, or NULL when it can. */
+static const char *joint_skip_reason(const run *r, long *cols)
+{
+    static char why[160];
+    int fits = 0;
+    olla_error jerr = {0};
+    if (r->opt->keep_order)
+        return "--keep-order fixes the order";
+    if (r->dag.n_inplace > 0)
+        return "in-place writes depend on the order, and the joint ILP places tensors without them";
+    if (r->rep->lower_bound_bytes >= 0 && r->rep->arena_bytes <= r->rep->lower_bound_bytes)
+        return "the arena already equals the lower bound on the peak";
+    if (olla_joint_columns(&r->dag, cols, &fits, &jerr) != OLLA_OK || !fits) {
+        if (*cols < 0)
+            snprintf(why, sizeof why, "%d nodes, above its limit of %d", r->dag.n_nodes, OLLA_JOINT_MAX_NODES);
+        else
+            snprintf(why, sizeof why, "%ld columns, above its limit of %ld", *cols, OLLA_JOINT_MAX_COLS);
+        return why;
     }
-    for (int s = 0; s < n; s++) {
-        int v = plan->order[s];
-        for (int o = dag.out_start[v]; o < dag.out_start[v + 1]; o++) {
-            int e = dag.out_list[o], t = gt[e];
-            if (g->tensors[t].bytes < 0)
-                continue;
-            olla_plan_entry *pe = &plan->entries[plan->n_entries++];
-            pe->tensor = t;
-            pe->name = g->tensors[t].name;
-            pe->offset = dag_offset[e];
-            pe->bytes = olla_align_up(g->tensors[t].bytes, align);
-            pe->first_step = first[e];
-            pe->last_step = last[e];
-            offset[t] = pe->offset;
-            bytes[t] = pe->bytes;
+    if (r->opt->time_limit > 0 && r->opt->time_limit - (olla_now() - r->t0) < 0.2)
+        return "the time limit is used up";
+    return NULL;
+}
+
+/* --joint: order and addresses in one ILP, from the two-step plan. Kept only
+ * when its arena is strictly smaller; a failure leaves the two-step plan. */
+static olla_status try_joint(run *r)
+{
+    long cols = 0;
+    const char *skip = joint_skip_reason(r, &cols);
+    if (skip) {
+        if (r->opt->verbosity >= 2)
+            fprintf(stderr, "olla: joint ILP skipped: %s; the two-step plan is kept\n", skip);
+        return OLLA_OK;
+    }
+    int n = r->dag.n_nodes, nt = r->dag.n_tensors;
+    double left = r->opt->time_limit > 0 ? r->opt->time_limit - (olla_now() - r->t0) : 0;
+    int *jorder = malloc(((size_t)n + 1) * sizeof(int));
+    int64_t *joff = malloc(((size_t)nt + 1) * sizeof(int64_t));
+    int64_t jarena = 0;
+    int proven = 0;
+    olla_error jerr = {0};
+    olla_status st = OLLA_OK;
+    if (!jorder || !joff) {
+        st = oom(r);
+    } else if (olla_joint_solve(&r->dag, r->order, r->offset, r->align, left, jorder, joff, &jarena, &proven,
+                                &jerr) != OLLA_OK) {
+        if (r->opt->verbosity >= 1)
+            fprintf(stderr, "olla-onnx: warning: joint ILP failed (%s); the two-step plan is kept\n", jerr.message);
+    } else if (jarena < r->rep->arena_bytes) {
+        memcpy(r->order, jorder, (size_t)n * sizeof(int));
+        memcpy(r->offset, joff, (size_t)nt * sizeof(int64_t));
+        st = follow_order(r);
+        for (int e = 0; st == OLLA_OK && e < nt; e++) {
+            r->holder[e] = e;
+            r->buf_first[e] = r->first[e];
+            r->buf_last[e] = r->last[e];
+        }
+        if (st == OLLA_OK)
+            st = olla_dag_peak(&r->dag, r->order, &r->rep->peak_bytes, r->plan->live_planned, NULL, r->err);
+        r->rep->arena_bytes = jarena;
+        r->rep->joint_used = 1;
+        /* the report's statuses keep their four values; joint_used tells */
+        r->rep->schedule_status = proven ? "optimal" : "feasible";
+        r->rep->placement_status = proven ? "optimal" : "feasible";
+    }
+    free(jorder);
+    free(joff);
+    return st;
+}
+
+/* The entry of a planned tensor: offset of its buffer, and the share it
+ * makes (a view of its input, or written over the input it takes). */
+static void fill_entry(run *r, olla_plan_entry *pe, int t, const int *entry_of)
+{
+    const olla_graph *g = r->g;
+    int e = r->map.dag_tensor[t], buf = r->map.buffer[t];
+    pe->tensor = t;
+    pe->name = g->tensors[t].name;
+    pe->offset = r->offset[buf];
+    pe->bytes = olla_align_up(g->tensors[t].bytes, r->align);
+    pe->share = OLLA_BUFFER_OWN;
+    pe->shares = -1;
+    pe->first_step = r->first[e];
+    pe->last_step = r->last[e];
+    if (r->map.view_of[t] >= 0) {
+        pe->share = OLLA_BUFFER_VIEW;
+        pe->shares = entry_of[r->map.view_of[t]];
+        r->rep->views++;
+    } else if (r->holder[e] != e) {
+        pe->share = OLLA_BUFFER_INPLACE;
+        pe->shares = entry_of[r->map.inplace_from[t]];
+        r->rep->inplace++;
+    } else {
+        pe->first_step = r->buf_first[e];
+        pe->last_step = r->buf_last[e];
+    }
+}
+
+/* the plan, in allocation order: the outputs of each node in planned order */
+static olla_status make_plan(run *r)
+{
+    const olla_graph *g = r->g;
+    olla_plan *plan = r->plan;
+    int *entry_of = malloc(((size_t)g->n_tensors + 1) * sizeof(int));
+    plan->entries = malloc(((size_t)g->n_tensors + 1) * sizeof *plan->entries);
+    if (!entry_of || !plan->entries) {
+        free(entry_of);
+        return oom(r);
+    }
+    for (int t = 0; t < g->n_tensors; t++)
+        entry_of[t] = -1;
+    plan->n_nodes = g->n_ops;
+    plan->alignment = r->align;
+    plan->arena_bytes = r->rep->arena_bytes;
+    plan->sharing = r->opt->sharing == OLLA_SHARING_RUNTIME;
+    for (int s = 0; s < g->n_ops; s++) {
+        const olla_op *op = &g->ops[r->order[s]];
+        for (int k = 0; k < op->n_outputs; k++) {
+            int t = g->output_list[op->first_output + k];
+            if (t < 0 || g->tensors[t].bytes < 0 || r->map.buffer[t] < 0)
+                continue; /* unknown size, or no arena memory (a view of a graph input) */
+            entry_of[t] = plan->n_entries;
+            fill_entry(r, &plan->entries[plan->n_entries++], t, entry_of);
         }
     }
-    free(dag_offset);
-    /* every plan is checked before anyone sees it */
-    progress(opt, "checking", t0, plan->arena_bytes, -1);
-    st = olla_plan_verify(g, plan->order, offset, bytes, plan->arena_bytes, align, err);
-    if (st != OLLA_OK) {
-        char msg[sizeof err->message];
-        snprintf(msg, sizeof msg, "%s", err->message);
-        olla_error_clear(err);
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "internal error: the plan failed its check: %s", msg);
-        goto done;
+    free(entry_of);
+    plan->order = r->order;
+    r->order = NULL;
+    return OLLA_OK;
+}
+
+/* every plan is put through the independent checker before anyone sees it */
+static olla_status check_plan(run *r)
+{
+    progress(r, "checking", r->plan->arena_bytes, -1);
+    const olla_graph *g = r->g;
+    const olla_plan *plan = r->plan;
+    int64_t *offset = malloc(((size_t)g->n_tensors + 1) * sizeof(int64_t));
+    int64_t *bytes = calloc((size_t)g->n_tensors + 1, sizeof(int64_t));
+    unsigned char *share = calloc((size_t)g->n_tensors + 1, 1);
+    int *shares = malloc(((size_t)g->n_tensors + 1) * sizeof(int));
+    if (!offset || !bytes || !share || !shares) {
+        free(offset);
+        free(bytes);
+        free(share);
+        free(shares);
+        return oom(r);
     }
-    /* node indices of the graph are proto indices */
-    rep->total_seconds = olla_now() - t0;
-    *plan_out = plan;
-    plan = NULL;
-done:
-    if (st != OLLA_OK)
-        olla_report_clear(rep);
-    olla_plan_free(plan);
+    for (int t = 0; t < g->n_tensors; t++) {
+        offset[t] = -1;
+        shares[t] = -1;
+    }
+    for (int i = 0; i < plan->n_entries; i++) {
+        const olla_plan_entry *pe = &plan->entries[i];
+        offset[pe->tensor] = pe->offset;
+        bytes[pe->tensor] = pe->bytes;
+        share[pe->tensor] = (unsigned char)pe->share;
+        shares[pe->tensor] = pe->shares >= 0 ? plan->entries[pe->shares].tensor : -1;
+    }
+    olla_plan_layout lay = {plan->order, offset, bytes, share, shares, plan->arena_bytes, plan->alignment,
+                            plan->sharing};
+    olla_status st = olla_plan_verify(g, &lay, r->err);
     free(offset);
     free(bytes);
-    free(input_order);
-    free(order);
-    free(first);
-    free(last);
-    free(gt);
-    olla_dag_free(&dag);
-    olla_graph_free(g);
-    olla_shape_table_free(types);
+    free(share);
+    free(shares);
+    if (st != OLLA_OK) {
+        char msg[sizeof r->err->message];
+        snprintf(msg, sizeof msg, "%s", r->err->message);
+        olla_error_clear(r->err);
+        st = olla_error_set(r->err, OLLA_ERR_INTERNAL, "internal error: the plan failed its check: %s", msg);
+    }
+    return st;
+}
+
+static void run_free(run *r)
+{
+    olla_plan_free(r->plan);
+    free(r->input_order);
+    free(r->order);
+    free(r->first);
+    free(r->last);
+    free(r->holder);
+    free(r->buf_first);
+    free(r->buf_last);
+    free(r->applied);
+    free(r->offset);
+    olla_graph_dag_map_free(&r->map);
+    olla_dag_free(&r->dag);
+    olla_graph_free(r->g);
+    olla_shape_table_free(r->types);
+}
+
+olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan_out, olla_report *rep,
+                          olla_error *err)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    r.m = m;
+    r.opt = opt;
+    r.rep = rep;
+    r.err = err;
+    r.t0 = olla_now();
+    r.align = opt->alignment > 0 ? opt->alignment : 1;
+    *plan_out = NULL;
+    memset(rep, 0, sizeof *rep);
+    rep->model = m->path;
+    rep->lower_bound_bytes = -1;
+    rep->sharing = opt->sharing == OLLA_SHARING_RUNTIME ? "runtime" : "none";
+    olla_status st = build_graph(&r);
+    if (st == OLLA_OK)
+        st = build_dag(&r);
+    if (st == OLLA_OK)
+        st = order_stage(&r);
+    double tp = olla_now();
+    if (st == OLLA_OK)
+        st = place_stage(&r);
+    if (st == OLLA_OK && opt->joint)
+        st = try_joint(&r);
+    rep->placement_seconds = olla_now() - tp;
+    if (st == OLLA_OK)
+        st = make_plan(&r);
+    if (st == OLLA_OK)
+        st = check_plan(&r);
+    if (st == OLLA_OK) {
+        rep->total_seconds = olla_now() - r.t0;
+        *plan_out = r.plan;
+        r.plan = NULL;
+    } else {
+        olla_report_clear(rep);
+    }
+    run_free(&r);
     return st;
 }

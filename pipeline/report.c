@@ -22,7 +22,10 @@ char *olla_report_to_json(const olla_report *r, int pretty)
     json_object_object_add(o, "tensors", json_object_new_int(r->tensors));
     json_object_object_add(o, "planned_tensors", json_object_new_int(r->planned_tensors));
     json_object_object_add(o, "constant_bytes", json_object_new_int64(r->constant_bytes));
+    json_object_object_add(o, "sharing", json_object_new_string(r->sharing ? r->sharing : "runtime"));
     json_object_object_add(o, "input_order_peak_bytes", json_object_new_int64(r->input_order_peak_bytes));
+    json_object_object_add(o, "input_order_shared_peak_bytes",
+                           json_object_new_int64(r->input_order_shared_peak_bytes));
     json_object_object_add(o, "input_order_online_arena_bytes", json_object_new_int64(r->input_order_online_arena_bytes));
     json_object_object_add(o, "input_order_fragmentation", json_object_new_double(r->input_order_fragmentation));
     json_object_object_add(o, "heuristic_peak_bytes", json_object_new_int64(r->heuristic_peak_bytes));
@@ -36,6 +39,8 @@ char *olla_report_to_json(const olla_report *r, int pretty)
     json_object_object_add(o, "placement_status",
                            json_object_new_string(r->placement_status ? r->placement_status : ""));
     json_object_object_add(o, "joint_used", json_object_new_boolean(r->joint_used != 0));
+    json_object_object_add(o, "views", json_object_new_int(r->views));
+    json_object_object_add(o, "inplace", json_object_new_int(r->inplace));
     json_object *unknown = json_object_new_array();
     for (int i = 0; i < r->n_unknown; i++) {
         json_object *u = json_object_new_object();

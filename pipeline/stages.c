@@ -1,5 +1,5 @@
 /* olla-onnx: ordering and placement as the pipeline runs them. */
-#include "pipeline/olla_stages.h"
+#include "pipeline/olla_pipeline.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,42 +50,67 @@ static int by_first_step(const void *a, const void *b)
     return x->tensor < y->tensor ? -1 : x->tensor > y->tensor;
 }
 
-olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, olla_place_outcome *out, olla_error *err)
+/* holder[e]: the owner of e's buffer along the applied in-place writes (an
+ * output written over its input continues the input's buffer); the owner's
+ * buf_first/buf_last span every tensor of the buffer. */
+static void buffers_of(const olla_place_input *in, int *holder, int *buf_first, int *buf_last)
+{
+    const olla_dag *dag = in->dag;
+    for (int e = 0; e < dag->n_tensors; e++) {
+        holder[e] = e;
+        buf_first[e] = in->first[e];
+        buf_last[e] = in->last[e];
+    }
+    if (!in->applied || dag->n_inplace == 0)
+        return;
+    /* in step order, so that a chain of writes reaches its first owner */
+    for (int v = 0; v < dag->n_nodes; v++)
+        for (int k = dag->inplace_start[v]; k < dag->inplace_start[v + 1]; k++)
+            if (in->applied[k])
+                holder[dag->inplace_out[k]] = dag->inplace_in[k];
+    for (int e = 0; e < dag->n_tensors; e++) {
+        int h = e;
+        while (holder[h] != h)
+            h = holder[h];
+        holder[e] = h;
+    }
+    for (int e = 0; e < dag->n_tensors; e++) {
+        int h = holder[e];
+        if (in->first[e] < buf_first[h])
+            buf_first[h] = in->first[e];
+        if (in->last[e] > buf_last[h])
+            buf_last[h] = in->last[e];
+    }
+}
+
+olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first, int *buf_last,
+                             olla_place_outcome *out, olla_error *err)
 {
     const olla_dag *dag = in->dag;
     int nt = dag->n_tensors;
     olla_buffer *bufs = malloc(((size_t)nt + 1) * sizeof *bufs);
-    int *which = malloc(((size_t)nt + 1) * sizeof *which);
-    if (!bufs || !which) {
+    alloc_key *keys = malloc(((size_t)nt + 1) * sizeof *keys);
+    if (!bufs || !keys) {
         free(bufs);
-        free(which);
+        free(keys);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory placing tensors");
     }
+    buffers_of(in, holder, buf_first, buf_last);
     /* buffers in allocation order (by first step, then tensor), the order a
      * runtime requests them and the order --lifetimes writes */
-    alloc_key *keys = malloc(((size_t)nt + 1) * sizeof *keys);
-    if (!keys) {
-        free(bufs);
-        free(which);
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory placing tensors");
-    }
     size_t n = 0;
     for (int e = 0; e < nt; e++) {
         offset[e] = 0;
-        if (dag->bytes[e] > 0) {
-            keys[n].first = in->first[e];
+        if (dag->bytes[e] > 0 && holder[e] == e) {
+            keys[n].first = buf_first[e];
             keys[n++].tensor = e;
         }
     }
     qsort(keys, n, sizeof *keys, by_first_step);
     for (size_t i = 0; i < n; i++) {
-        int e = which[i] = keys[i].tensor;
-        bufs[i].lower = in->first[e];
-        bufs[i].upper = (int64_t)in->last[e] + 1;
-        bufs[i].size = dag->bytes[e];
-        bufs[i].offset = 0;
+        int e = keys[i].tensor;
+        bufs[i] = (olla_buffer){buf_first[e], (int64_t)buf_last[e] + 1, dag->bytes[e], 0};
     }
-    free(keys);
     olla_place_options po;
     memset(&po, 0, sizeof po);
     po.alignment = in->alignment;
@@ -95,11 +120,13 @@ olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, olla_p
     olla_status st = olla_place(bufs, n, &po, &pr, err);
     if (st == OLLA_OK) {
         for (size_t i = 0; i < n; i++)
-            offset[which[i]] = bufs[i].offset;
+            offset[keys[i].tensor] = bufs[i].offset;
+        for (int e = 0; e < nt; e++)
+            offset[e] = dag->bytes[e] > 0 ? offset[holder[e]] : 0;
         out->arena_bytes = pr.arena_bytes;
         out->status = olla_place_status_name(pr.status);
     }
     free(bufs);
-    free(which);
+    free(keys);
     return st;
 }

@@ -34,7 +34,8 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
     olla_shape_table *types = NULL;
     olla_graph *g = NULL;
     int64_t *offset = NULL, *bytes = NULL;
-    int *order = NULL;
+    int *order = NULL, *shares = NULL;
+    unsigned char *share = NULL;
     char expect[32];
     snprintf(expect, sizeof expect, "%lld", (long long)sp.arena_bytes);
     if (!arena_text || strcmp(arena_text, expect) != 0) {
@@ -51,12 +52,16 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
     offset = malloc(((size_t)g->n_tensors + 1) * sizeof *offset);
     bytes = calloc((size_t)g->n_tensors + 1, sizeof *bytes);
     order = malloc(((size_t)g->n_ops + 1) * sizeof *order);
-    if (!offset || !bytes || !order) {
+    shares = malloc(((size_t)g->n_tensors + 1) * sizeof *shares);
+    share = calloc((size_t)g->n_tensors + 1, 1);
+    if (!offset || !bytes || !order || !shares || !share) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory checking %s", file);
         goto done;
     }
-    for (int t = 0; t < g->n_tensors; t++)
+    for (int t = 0; t < g->n_tensors; t++) {
         offset[t] = -1;
+        shares[t] = -1;
+    }
     for (int i = 0; i < sp.n_entries; i++) {
         int t = olla_strmap_get(&g->by_name, sp.entries[i].name);
         if (t < 0) {
@@ -70,14 +75,23 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
         }
         offset[t] = sp.entries[i].offset;
         bytes[t] = sp.entries[i].bytes;
+        share[t] = (unsigned char)sp.entries[i].share;
+        if (sp.entries[i].shares && (shares[t] = olla_strmap_get(&g->by_name, sp.entries[i].shares)) < 0) {
+            st = olla_error_set(err, OLLA_ERR_INPUT, "%s: the plan says '%s' shares '%s', which is not a tensor of the graph",
+                                file, sp.entries[i].name, sp.entries[i].shares);
+            goto done;
+        }
     }
     for (int i = 0; i < g->n_ops; i++)
         order[i] = i; /* the file's own node order */
-    st = olla_plan_verify(g, order, offset, bytes, sp.arena_bytes, sp.alignment, err);
+    olla_plan_layout lay = {order, offset, bytes, share, shares, sp.arena_bytes, sp.alignment, sp.sharing};
+    st = olla_plan_verify(g, &lay, err);
 done:
     free(offset);
     free(bytes);
     free(order);
+    free(shares);
+    free(share);
     olla_graph_free(g);
     olla_shape_table_free(types);
     olla_stored_plan_free(&sp);

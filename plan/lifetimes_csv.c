@@ -1,5 +1,7 @@
-/* olla-onnx: the plan's lifetimes in minimalloc's CSV format, so the
- * placement can be studied or redone with `olla-onnx place`. */
+/* olla-onnx: the plan's buffers in minimalloc's CSV format, so the
+ * placement can be studied or redone with `olla-onnx place`. One row per
+ * buffer: tensors that share a buffer (views, in-place writes) lie inside
+ * their owner's row, whose lifetime spans them all. */
 #include <stdio.h>
 
 #include "olla_plan.h"
@@ -10,9 +12,11 @@ olla_status olla_plan_write_lifetimes(const olla_plan *plan, const char *path, o
     if (!f)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write %s", path);
     fprintf(f, "id,lower,upper,size,offset\n");
-    for (int i = 0; i < plan->n_entries; i++) {
+    for (int i = 0, id = 0; i < plan->n_entries; i++) {
         const olla_plan_entry *e = &plan->entries[i];
-        fprintf(f, "%d,%d,%d,%lld,%lld\n", i, e->first_step, e->last_step + 1, (long long)e->bytes,
+        if (e->share != OLLA_BUFFER_OWN)
+            continue;
+        fprintf(f, "%d,%d,%d,%lld,%lld\n", id++, e->first_step, e->last_step + 1, (long long)e->bytes,
                 (long long)e->offset);
     }
     if (ferror(f) | (fclose(f) != 0))

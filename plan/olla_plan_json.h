@@ -9,23 +9,32 @@
 #define OLLA_META_VERSION "olla.version"
 #define OLLA_META_ARENA "olla.arena_bytes"
 #define OLLA_META_PLAN "olla.plan"
-#define OLLA_PLAN_FORMAT_VERSION 1
+/* Version 2 adds buffer sharing; version 1 plans (no sharing) are still read. */
+#define OLLA_PLAN_FORMAT_VERSION 2
+
+#include "olla_plan.h"
 
 typedef struct olla_stored_entry {
     char *name;
     int64_t offset, bytes;
+    olla_buffer_share share;
+    char *shares; /* the tensor whose buffer it takes, or NULL */
 } olla_stored_entry;
 
 typedef struct olla_stored_plan {
+    int version;
     int64_t alignment, arena_bytes;
+    int sharing; /* 1: made under the runtime's sharing rules */
     int n_entries;
     olla_stored_entry *entries; /* in allocation order */
 } olla_stored_plan;
 
-struct olla_plan;
-/* {"version":1,"alignment":A,"arena_bytes":N,"tensors":[{"name","offset","bytes"},...]}; malloc'd */
-char *olla_plan_to_json(const struct olla_plan *plan);
-/* Parses and validates the JSON text (types, non-negative numbers). */
+/* {"version":2,"alignment":A,"arena_bytes":N,"sharing":"runtime"|"none",
+ *  "tensors":[{"name","offset","bytes"[,"shares","sharing":"alias"|"inplace"]},...]};
+ * malloc'd */
+char *olla_plan_to_json(const olla_plan *plan);
+/* Parses and validates the JSON text (types, non-negative numbers, a share
+ * names a tensor and says its kind). */
 olla_status olla_plan_from_json(const char *text, olla_stored_plan *out, olla_error *err);
 void olla_stored_plan_free(olla_stored_plan *p);
 

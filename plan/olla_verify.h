@@ -1,13 +1,30 @@
-/* olla-onnx: the plan checker, independent of the planner. */
+/* olla-onnx: the plan checker, independent of the planner. It recomputes
+ * every lifetime from the order and the liveness rules, judges every buffer
+ * share against the runtime's sharing rules (passes/runtime/), and sweeps the
+ * arena for buffers that overlap while live. */
 #ifndef OLLA_VERIFY_H
 #define OLLA_VERIFY_H
 
+#include "olla_plan.h"
 #include "onnx/olla_graph.h"
 
-/* order: operator indices in execution order. offset[t] / bytes[t] per graph
- * tensor, offset -1 when the plan does not list it. Recomputes every
- * lifetime from the order and the liveness rules. */
-olla_status olla_plan_verify(const olla_graph *g, const int *order, const int64_t *offset, const int64_t *bytes,
-                             int64_t arena_bytes, int64_t alignment, olla_error *err);
+/* A plan laid over a graph, per graph tensor. */
+typedef struct olla_plan_layout {
+    const int *order;            /* operator indices in execution order */
+    const int64_t *offset;       /* -1 when the plan does not list the tensor */
+    const int64_t *bytes;
+    const unsigned char *share;  /* olla_buffer_share; NULL: no tensor shares */
+    const int *shares;           /* the tensor whose buffer it takes, or -1; NULL with share */
+    int64_t arena_bytes, alignment;
+    int sharing;                 /* 1: made under the sharing rules (a view of a graph input or
+                                    initializer then takes no arena memory and is not listed) */
+} olla_plan_layout;
+
+/* Errors (OLLA_ERR_INPUT) name the tensors and the node: an order that is not
+ * topological, a planned tensor missing or of the wrong size, a misaligned
+ * offset, a tensor beyond the arena, a share the rules do not allow (no rule
+ * at that node, sizes or offsets differ, the input read later or a graph
+ * output), and two buffers overlapping while both are live. */
+olla_status olla_plan_verify(const olla_graph *g, const olla_plan_layout *p, olla_error *err);
 
 #endif

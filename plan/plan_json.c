@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "olla_plan.h"
+static const char *share_name(olla_buffer_share s)
+{
+    return s == OLLA_BUFFER_VIEW ? "alias" : s == OLLA_BUFFER_INPLACE ? "inplace" : NULL;
+}
 
 char *olla_plan_to_json(const olla_plan *plan)
 {
@@ -18,12 +21,17 @@ char *olla_plan_to_json(const olla_plan *plan)
     json_object_object_add(root, "version", json_object_new_int(OLLA_PLAN_FORMAT_VERSION));
     json_object_object_add(root, "alignment", json_object_new_int64(plan->alignment));
     json_object_object_add(root, "arena_bytes", json_object_new_int64(plan->arena_bytes));
+    json_object_object_add(root, "sharing", json_object_new_string(plan->sharing ? "runtime" : "none"));
     for (int i = 0; i < plan->n_entries; i++) {
         const olla_plan_entry *e = &plan->entries[i];
         json_object *o = json_object_new_object();
         json_object_object_add(o, "name", json_object_new_string(e->name));
         json_object_object_add(o, "offset", json_object_new_int64(e->offset));
         json_object_object_add(o, "bytes", json_object_new_int64(e->bytes));
+        if (e->share != OLLA_BUFFER_OWN && e->shares >= 0) {
+            json_object_object_add(o, "shares", json_object_new_string(plan->entries[e->shares].name));
+            json_object_object_add(o, "sharing", json_object_new_string(share_name(e->share)));
+        }
         json_object_array_add(arr, o);
     }
     json_object_object_add(root, "tensors", arr);
@@ -37,10 +45,33 @@ void olla_stored_plan_free(olla_stored_plan *p)
 {
     if (!p)
         return;
-    for (int i = 0; i < p->n_entries; i++)
+    for (int i = 0; i < p->n_entries; i++) {
         free(p->entries[i].name);
+        free(p->entries[i].shares);
+    }
     free(p->entries);
     memset(p, 0, sizeof *p);
+}
+
+/* The optional "shares"/"sharing" pair of entry i: both or neither. */
+static olla_status read_share(json_object *o, size_t i, olla_stored_entry *e, olla_error *err)
+{
+    json_object *shares, *kind;
+    int has_shares = json_object_object_get_ex(o, "shares", &shares);
+    int has_kind = json_object_object_get_ex(o, "sharing", &kind);
+    if (!has_shares && !has_kind)
+        return OLLA_OK;
+    const char *k = has_kind && json_object_is_type(kind, json_type_string) ? json_object_get_string(kind) : "";
+    if (!has_shares || !json_object_is_type(shares, json_type_string) || !has_kind ||
+        (strcmp(k, "alias") != 0 && strcmp(k, "inplace") != 0))
+        return olla_error_set(err, OLLA_ERR_INPUT,
+                              "entry %zu of the olla.plan tensors needs \"shares\" (a tensor name) and \"sharing\" "
+                              "(\"alias\" or \"inplace\") together",
+                              i);
+    e->share = strcmp(k, "alias") == 0 ? OLLA_BUFFER_VIEW : OLLA_BUFFER_INPLACE;
+    if (!(e->shares = strdup(json_object_get_string(shares))))
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory parsing the plan");
+    return OLLA_OK;
 }
 
 static int get_i64(json_object *o, const char *key, int64_t *out)
@@ -73,10 +104,21 @@ olla_status olla_plan_from_json(const char *text, olla_stored_plan *out, olla_er
         st = olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan metadata has no version");
         goto done;
     }
-    if (version != OLLA_PLAN_FORMAT_VERSION) {
-        st = olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan metadata is format version %lld; this build reads %d",
+    if (version < 1 || version > OLLA_PLAN_FORMAT_VERSION) {
+        st = olla_error_set(err, OLLA_ERR_INPUT,
+                            "the olla.plan metadata is format version %lld; this build reads versions 1 to %d",
                             (long long)version, OLLA_PLAN_FORMAT_VERSION);
         goto done;
+    }
+    out->version = (int)version;
+    json_object *sharing;
+    if (version >= 2 && json_object_object_get_ex(root, "sharing", &sharing)) {
+        const char *sv = json_object_is_type(sharing, json_type_string) ? json_object_get_string(sharing) : "";
+        if (strcmp(sv, "runtime") != 0 && strcmp(sv, "none") != 0) {
+            st = olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan \"sharing\" must be \"runtime\" or \"none\"");
+            goto done;
+        }
+        out->sharing = strcmp(sv, "runtime") == 0;
     }
     if (!get_i64(root, "alignment", &out->alignment) || out->alignment < 1 ||
         !get_i64(root, "arena_bytes", &out->arena_bytes)) {
@@ -104,11 +146,13 @@ olla_status olla_plan_from_json(const char *text, olla_stored_plan *out, olla_er
             goto done;
         }
         e->name = strdup(json_object_get_string(name));
+        out->n_entries = (int)i + 1;
         if (!e->name) {
             st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory parsing the plan");
             goto done;
         }
-        out->n_entries = (int)i + 1;
+        if (version >= 2 && (st = read_share(o, i, e, err)) != OLLA_OK)
+            goto done;
     }
 done:
     json_object_put(root);

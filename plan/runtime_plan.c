@@ -52,6 +52,15 @@ olla_status olla_runtime_plan_parse(const char *plan_json, olla_runtime_plan **o
         p->allocs[i].name = e->name;
         p->allocs[i].offset = e->offset;
         p->allocs[i].bytes = e->bytes;
+        p->allocs[i].share = e->share;
+        p->allocs[i].shares = e->shares;
+        if (e->shares && olla_strmap_get(&p->by_name, e->shares) < 0) {
+            olla_status s = olla_error_set(err, OLLA_ERR_INPUT,
+                                           "plan entry '%s' shares '%s', which no earlier entry allocates", e->name,
+                                           e->shares);
+            olla_runtime_plan_free(p);
+            return s;
+        }
         if (!olla_strmap_put(&p->by_name, e->name, i)) {
             olla_runtime_plan_free(p);
             return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory reading the plan");
@@ -86,6 +95,11 @@ olla_status olla_runtime_plan_load(const char *model_path, olla_runtime_plan **o
 int64_t olla_runtime_plan_arena_bytes(const olla_runtime_plan *p)
 {
     return p->stored.arena_bytes;
+}
+
+int olla_runtime_plan_sharing(const olla_runtime_plan *p)
+{
+    return p->stored.sharing;
 }
 
 int64_t olla_runtime_plan_alignment(const olla_runtime_plan *p)

@@ -150,8 +150,8 @@ olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const 
     fprintf(f, "<g stroke=\"white\" stroke-width=\"0.3\">\n");
     for (int i = 0; i < plan->n_entries; i++) {
         const olla_plan_entry *e = &plan->entries[i];
-        if (e->bytes <= 0)
-            continue;
+        if (e->bytes <= 0 || e->share != OLLA_BUFFER_OWN)
+            continue; /* one box per buffer: sharing tensors lie inside their owner's */
         double x = MARGIN_L + PLOT_W * (double)e->first_step / n;
         double w = PLOT_W * (double)(e->last_step + 1 - e->first_step) / n;
         double h = ARENA_H * (double)e->bytes / amax;
@@ -178,6 +178,8 @@ olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const 
         int n_placed = 0;
         for (int i = 0; i < plan->n_entries && n_placed < LABELS; i++) {
             const olla_plan_entry *e = big[i];
+            if (e->share != OLLA_BUFFER_OWN)
+                continue;
             double h = ARENA_H * (double)e->bytes / amax;
             double w = PLOT_W * (double)(e->last_step + 1 - e->first_step) / n;
             if (h < 10)

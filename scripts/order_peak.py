@@ -14,11 +14,19 @@ consumes every outer tensor they read. Sizes come from value_info and graph
 outputs, each rounded up to a multiple of --align (default 1: raw bytes; the
 converter's plans use 64); a tensor without a known size counts 0 bytes.
 Unbound symbolic dimensions are an error.
+
+With --plan-shares (a model planned by olla-onnx), the buffer sharing its
+olla.plan declares is applied: a tensor that is a view of another or written
+in place over it joins that tensor's buffer, a buffer counts once, live from
+the first step of any of its tensors to the last, and only the tensors the
+plan lists count. This checks the planned peak under sharing from the plan's
+own declarations, without the converter's sharing rules.
 """
 
 import argparse
 import heapq
 import ast
+import json
 import random
 import sys
 
@@ -93,7 +101,7 @@ def tensor_bytes(vi, dims):
 
 
 class Problem:
-    def __init__(self, graph, dims, align=1):
+    def __init__(self, graph, dims, align=1, plan=None):
         nodes = list(graph.node)
         self.n = len(nodes)
         sizes = {v.name: -(-tensor_bytes(v, dims) // align) * align
@@ -106,6 +114,8 @@ class Problem:
                 if o and o not in index:
                     index[o] = len(self.tensors)
                     self.tensors.append([i, set(), sizes.get(o, 0), o in outputs])
+        if plan is not None:
+            self.apply_plan(plan, index)
         self.preds = [set() for _ in nodes]
         for i, node in enumerate(nodes):
             reads = {x for x in node.input if x}
@@ -117,14 +127,39 @@ class Problem:
                     t[1].add(i)
                     self.preds[i].add(t[0])
 
+    def apply_plan(self, plan, index):
+        """Only the listed tensors count; a sharing tensor adds no bytes of its
+        own and its buffer is the one of the tensor it shares."""
+        listed = {t["name"]: t for t in plan["tensors"]}
+        self.buffer = list(range(len(self.tensors)))
+        for name, i in index.items():
+            if name not in listed:
+                self.tensors[i][2] = 0
+        for t in plan["tensors"]:
+            if "shares" in t and t["name"] in index and t["shares"] in index:
+                i = index[t["name"]]
+                self.buffer[i] = index[t["shares"]]
+                self.tensors[i][2] = 0
+
+    def root(self, i):
+        while self.buffer[i] != i:
+            i = self.buffer[i]
+        return i
+
     def peak(self, order):
         step = [0] * self.n
         for s, v in enumerate(order):
             step[v] = s
         delta = [0] * (self.n + 1)
-        for producer, consumers, size, is_output in self.tensors:
+        span = {}
+        for i, (producer, consumers, size, is_output) in enumerate(self.tensors):
             first = step[producer]
             last = self.n - 1 if is_output else max([first] + [step[c] for c in consumers])
+            b = self.root(i) if hasattr(self, "buffer") else i
+            lo, hi = span.get(b, (first, last))
+            span[b] = (min(lo, first), max(hi, last))
+        for b, (first, last) in span.items():
+            size = self.tensors[b][2]
             delta[first] += size
             delta[last + 1] -= size
         live, best = 0, 0
@@ -186,6 +221,8 @@ def main():
     ap.add_argument("--align", type=int, default=1, help="round every size up to a multiple of this")
     ap.add_argument("--random", type=int, default=200, help="random valid orders to try (default 200)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--plan-shares", action="store_true",
+                    help="apply the buffer sharing the model's olla.plan declares (see above)")
     args = ap.parse_args()
     dims = {}
     for d in args.dim:
@@ -197,7 +234,13 @@ def main():
         model = onnx.ModelProto.FromString(f.read())
     if args.align < 1:
         raise SystemExit("order_peak: --align takes a positive number")
-    prob = Problem(model.graph, dims, args.align)
+    plan = None
+    if args.plan_shares:
+        text = next((p.value for p in model.metadata_props if p.key == "olla.plan"), None)
+        if text is None:
+            raise SystemExit("order_peak: --plan-shares needs a model planned by olla-onnx (no olla.plan)")
+        plan = json.loads(text)
+    prob = Problem(model.graph, dims, args.align, plan)
     rnd = random.Random(args.seed)
     if prob.listed_order_valid():
         print(f"listed order peak: {prob.peak(list(range(prob.n)))} bytes ({prob.n} nodes)")

@@ -141,6 +141,21 @@ static int64_t freed_by(const olla_dag *dag, const uint64_t *s, int v, const int
     return freed;
 }
 
+/* bytes an in-place write saves at v's step when the set s has run before
+ * it: each candidate of v whose input has no reader left but v */
+static int64_t inplace_saving(const olla_dag *dag, const uint64_t *s, int v)
+{
+    int64_t save = 0;
+    for (int k = dag->n_inplace ? dag->inplace_start[v] : 0; dag->n_inplace && k < dag->inplace_start[v + 1]; k++) {
+        int e = dag->inplace_in[k], all = 1;
+        for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1] && all; q++)
+            all = dag->sink_list[q] == v || HAS(s, dag->sink_list[q]);
+        if (all)
+            save += dag->bytes[dag->inplace_out[k]];
+    }
+    return save;
+}
+
 /* Runs the layered search from the set init (bytes allocated init_cur) over
  * the nodes in cand only, ncand layers deep; the peak counts only the steps
  * of cand. On OLLA_DP_FOUND out[] holds cand in the best order. */
@@ -204,8 +219,8 @@ static olla_status dp_core(const olla_dag *dag, const uint64_t *init, int64_t in
                     continue;
                 if (forced < 0 && (HAS(s, v) || !ready_in(dag, s, v)))
                     continue;
-                int64_t live = a->cur[i] + outb[v];
-                int64_t best = live > a->best[i] ? live : a->best[i];
+                int64_t live = a->cur[i] + outb[v], step_live = live - inplace_saving(dag, s, v);
+                int64_t best = step_live > a->best[i] ? step_live : a->best[i];
                 if (best >= ub)
                     continue;
                 int64_t freed = freed_by(dag, s, v, deadb);

@@ -8,7 +8,14 @@
  * With one reader that is exactly S[p][t] - S[s][t-1]; with several a
  * continuous L[e][t] >= S[p][t] - S[s][t-1] stands for it. The peak row of
  * step t bounds the sum of bytes times liveness. C[v][t] of the paper is
- * S[v][t] - S[v][t-1] and its P variables are the liveness terms. */
+ * S[v][t] - S[v][t-1] and its P variables are the liveness terms.
+ *
+ * In-place writes (olla_dag.h): candidate k of node v saves the bytes of its
+ * output at step t when v runs at t and every other reader of its input has
+ * run before. A continuous Y[k][t] <= S[v][t] - S[v][t-1] and
+ * Y[k][t] <= S[s][t-1] for each other reader s takes that saving off the peak
+ * row of t; minimising the peak raises Y to 1 exactly where the write
+ * applies, so the model stays exact. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +79,45 @@ static int cmp_dec(const void *a, const void *b)
     if (x->lvl != y->lvl)
         return x->lvl < y->lvl ? -1 : 1;
     return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* The in-place savings of every candidate into the peak rows (see the
+ * opening comment). Returns 0 when the model would pass MAX_COLS. */
+static int add_inplace_terms(olla_ilp_matrix *m, const win *w, const olla_dag *dag, const int *peakrow, int64_t g,
+                             long *ncols)
+{
+    for (int v = 0; dag->n_inplace > 0 && v < dag->n_nodes; v++)
+        for (int k = dag->inplace_start[v]; k < dag->inplace_start[v + 1]; k++) {
+            int e = dag->inplace_in[k];
+            double b = (double)(dag->bytes[dag->inplace_out[k]] / g);
+            for (int t = w->asap[v]; t <= w->alap[v]; t++) {
+                int possible = 1;
+                for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1] && possible; q++)
+                    possible = dag->sink_list[q] == v || S(w, dag->sink_list[q], t - 1) != -1;
+                if (!possible)
+                    continue;
+                if (*ncols + 1 > MAX_COLS)
+                    return 0;
+                int y = (int)(*ncols)++;
+                olla_ilp_add(m, peakrow[t], y, -b);
+                double kk = 0;
+                int r = olla_ilp_row(m, -INFINITY, 0); /* Y - S[v][t] + S[v][t-1] <= 0 */
+                olla_ilp_add(m, r, y, 1.0);
+                add_s(m, w, r, v, t, -1.0, &kk);
+                add_s(m, w, r, v, t - 1, 1.0, &kk);
+                if (r >= 0)
+                    m->rhi[r] = -kk;
+                for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++) {
+                    int sk = dag->sink_list[q];
+                    if (sk == v || S(w, sk, t - 1) == -2)
+                        continue;
+                    r = olla_ilp_row(m, -INFINITY, 0); /* Y - S[s][t-1] <= 0 */
+                    olla_ilp_add(m, r, y, 1.0);
+                    olla_ilp_add(m, r, S(w, sk, t - 1), -1.0);
+                }
+            }
+        }
+    return 1;
 }
 
 static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit, int verbosity,
@@ -256,6 +302,13 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
                 }
             }
         }
+    }
+    if (!add_inplace_terms(&m, &w, dag, peakrow, g, &ncols)) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL,
+                            "the scheduling ILP of %d nodes would need over %ld columns; the best order found so far "
+                            "is used",
+                            n, MAX_COLS);
+        goto done;
     }
     for (int t = 0; t < n; t++)
         if (peakrow[t] >= 0)

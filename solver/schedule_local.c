@@ -15,40 +15,22 @@ typedef struct {
     int *first, *last;
 } ls_ctx;
 
+/* The peak of the current order (in-place sharing included), how many steps
+ * reach it and the first of them; first/last/live follow the order. */
 static void evaluate(ls_ctx *c, int64_t *peak, int *count, int *at)
 {
-    const olla_dag *d = c->dag;
-    int n = d->n_nodes;
-    memset(c->delta, 0, ((size_t)n + 1) * sizeof *c->delta);
-    for (int e = 0; e < d->n_tensors; e++) {
-        int f = c->step[d->producer[e]], l = f;
-        if (d->is_output[e])
-            l = n - 1;
-        else
-            for (int k = d->sink_start[e]; k < d->sink_start[e + 1]; k++)
-                if (c->step[d->sink_list[k]] > l)
-                    l = c->step[d->sink_list[k]];
-        c->first[e] = f;
-        c->last[e] = l;
-        c->delta[f] += d->bytes[e];
-        c->delta[l + 1] -= d->bytes[e];
-    }
-    int64_t cur = 0, pk = -1;
-    int cnt = 0, where = 0;
-    for (int t = 0; t < n; t++) {
-        cur += c->delta[t];
-        c->live[t] = cur;
-        if (cur > pk) {
-            pk = cur;
-            cnt = 1;
-            where = t;
-        } else if (cur == pk) {
+    int n = c->dag->n_nodes;
+    int64_t pk = olla_dag_profile(c->dag, c->step, c->first, c->last, c->delta, c->live);
+    int cnt = 0, where = -1;
+    for (int t = 0; t < n; t++)
+        if (c->live[t] == pk) {
+            if (where < 0)
+                where = t;
             cnt++;
         }
-    }
-    *peak = pk < 0 ? 0 : pk;
+    *peak = pk;
     *count = cnt;
-    *at = where;
+    *at = where < 0 ? 0 : where;
 }
 
 static void move_node(ls_ctx *c, int from, int to)

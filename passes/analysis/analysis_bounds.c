@@ -6,11 +6,27 @@
 #include "passes/analysis/olla_analysis.h"
 #include "util/olla_clock.h"
 
+/* The most an in-place write can save at v's step: the outputs of v's
+ * candidates whose input can die at v (with r: no other reader of it is a
+ * descendant of v; without r: every candidate). */
+static int64_t inplace_saving_max(const olla_dag *dag, const olla_reach *r, int v)
+{
+    int64_t save = 0;
+    for (int k = dag->n_inplace ? dag->inplace_start[v] : 0; dag->n_inplace && k < dag->inplace_start[v + 1]; k++) {
+        int e = dag->inplace_in[k], possible = 1;
+        for (int q = dag->sink_start[e]; r && q < dag->sink_start[e + 1] && possible; q++)
+            possible = !olla_reach_before(r, v, dag->sink_list[q]);
+        if (possible)
+            save += dag->bytes[dag->inplace_out[k]];
+    }
+    return save;
+}
+
 int64_t olla_bound_node_io(const olla_dag *dag)
 {
     int64_t best = 0;
     for (int v = 0; v < dag->n_nodes; v++) {
-        int64_t s = 0;
+        int64_t s = -inplace_saving_max(dag, NULL, v);
         for (int k = dag->in_start[v]; k < dag->in_start[v + 1]; k++)
             s += dag->bytes[dag->in_list[k]];
         for (int k = dag->out_start[v]; k < dag->out_start[v + 1]; k++)
@@ -43,7 +59,7 @@ int64_t olla_bound_cut(const olla_dag *dag, const olla_reach *r, int *at)
     int64_t best = 0;
     int best_v = 0;
     for (int v = 0; v < dag->n_nodes; v++) {
-        int64_t s = 0;
+        int64_t s = -inplace_saving_max(dag, r, v);
         for (int e = 0; e < dag->n_tensors; e++)
             if (dag->bytes[e] > 0 && must_live(dag, r, e, v))
                 s += dag->bytes[e];
@@ -197,12 +213,15 @@ static int64_t net_maxflow(flow_net *f, int s, int t, int *stack_v, int *stack_a
 
 /* Closure model: node u "ran before v" (source side) costs the bytes of its
  * outputs; helper a_e (source side = every reader of e ran before v) gains
- * bytes(e) back. Implications become infinite arcs. */
+ * bytes(e) back; helper b_k of in-place candidate k, active only when its own
+ * node is v (source side = every other reader of its input ran before v),
+ * gains the bytes of its output back. Implications become infinite arcs. */
 typedef struct {
     const olla_dag *dag;
     flow_net f;
     int S, T;
     int *src_arc, *snk_arc, *sv, *sa;
+    int *gain_arc; /* n_inplace: the arc S -> b_k */
     int64_t *wout;
     int64_t sum_a;
 } closure;
@@ -214,6 +233,7 @@ static void closure_free(closure *c)
     free(c->snk_arc);
     free(c->sv);
     free(c->sa);
+    free(c->gain_arc);
     free(c->wout);
 }
 
@@ -238,7 +258,10 @@ static int closure_init(closure *c, const olla_dag *dag)
         }
         m += dag->sink_start[e + 1] - dag->sink_start[e];
     }
-    c->S = n + na;
+    int nk = dag->n_inplace;
+    for (int k = 0; k < nk; k++)
+        m += 1 + dag->sink_start[dag->inplace_in[k] + 1] - dag->sink_start[dag->inplace_in[k]];
+    c->S = n + na + nk;
     c->T = c->S + 1;
     m += 2 * n;
     int ok = net_init(&c->f, c->T + 1, m);
@@ -246,7 +269,8 @@ static int closure_init(closure *c, const olla_dag *dag)
     c->sa = malloc(((size_t)c->T + 2) * sizeof *c->sa);
     c->src_arc = malloc(((size_t)n + 1) * sizeof *c->src_arc);
     c->snk_arc = malloc(((size_t)n + 1) * sizeof *c->snk_arc);
-    if (!ok || !c->sv || !c->sa || !c->src_arc || !c->snk_arc) {
+    c->gain_arc = malloc(((size_t)nk + 1) * sizeof *c->gain_arc);
+    if (!ok || !c->sv || !c->sa || !c->src_arc || !c->snk_arc || !c->gain_arc) {
         free(aidx);
         return 0;
     }
@@ -266,6 +290,14 @@ static int closure_init(closure *c, const olla_dag *dag)
                 net_arc(&c->f, aidx[e], dag->sink_list[k], FLOW_INF);
         }
     }
+    for (int v = 0; nk > 0 && v < n; v++)
+        for (int k = dag->inplace_start[v]; k < dag->inplace_start[v + 1]; k++) {
+            int b = n + na + k, e = dag->inplace_in[k];
+            c->gain_arc[k] = net_arc(&c->f, c->S, b, 0); /* opened by closure_eval for v */
+            for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++)
+                if (dag->sink_list[q] != v)
+                    net_arc(&c->f, b, dag->sink_list[q], FLOW_INF);
+        }
     free(aidx);
     return 1;
 }
@@ -287,13 +319,18 @@ static int64_t closure_eval(closure *c, int v, int before_v, int after_v, unsign
         f->cap[c->src_arc[before_v]] = FLOW_INF;
     if (after_v >= 0)
         f->cap[c->snk_arc[after_v]] = FLOW_INF;
+    int64_t gains = 0;
+    for (int k = dag->n_inplace ? dag->inplace_start[v] : 0; dag->n_inplace && k < dag->inplace_start[v + 1]; k++) {
+        f->cap[c->gain_arc[k]] = dag->bytes[dag->inplace_out[k]];
+        gains += dag->bytes[dag->inplace_out[k]];
+    }
     int64_t cut = net_maxflow(f, c->S, c->T, c->sv, c->sa);
     if (cut >= FLOW_INF)
         return -1;
     if (side)
         for (int u = 0; u < dag->n_nodes; u++)
             side[u] = f->level[u] >= 0; /* reachable from the source in the residual graph */
-    return cut - c->sum_a + c->wout[v];
+    return cut - c->sum_a - gains + c->wout[v];
 }
 
 olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, double deadline,
@@ -320,7 +357,7 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
             n = v; /* only the nodes seen so far */
             break;
         }
-        int64_t s = 0;
+        int64_t s = -inplace_saving_max(dag, r, v);
         for (int e = 0; e < nt; e++)
             if (dag->bytes[e] > 0 && must_live(dag, r, e, v))
                 s += dag->bytes[e];

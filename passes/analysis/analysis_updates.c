@@ -278,6 +278,9 @@ olla_status olla_dag_add_edges(const olla_dag *dag, const int *from, const int *
         int e = olla_dag_builder_tensor(b, from[i], 0, 0);
         olla_dag_builder_use(b, to[i], e);
     }
+    for (int v = 0; dag->n_inplace > 0 && v < dag->n_nodes; v++)
+        for (int k = dag->inplace_start[v]; k < dag->inplace_start[v + 1]; k++)
+            olla_dag_builder_inplace(b, v, dag->inplace_in[k], dag->inplace_out[k]);
     olla_status st = olla_dag_build(b, dag->n_nodes, out, err);
     if (st == OLLA_OK) {
         out->op_type = dag->op_type;

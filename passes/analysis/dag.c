@@ -16,6 +16,8 @@ struct olla_dag_builder {
     int n_tensors, cap_tensors;
     dag_use *uses;
     int n_uses, cap_uses;
+    int *ip_node, *ip_in, *ip_out; /* in-place candidates in the order given */
+    int n_inplace, cap_inplace;
     int oom;
 };
 
@@ -50,6 +52,9 @@ void olla_dag_builder_free(olla_dag_builder *b)
     free(b->bytes);
     free(b->is_output);
     free(b->uses);
+    free(b->ip_node);
+    free(b->ip_in);
+    free(b->ip_out);
     free(b);
 }
 
@@ -85,6 +90,20 @@ void olla_dag_builder_use(olla_dag_builder *b, int node, int tensor)
     b->n_uses++;
 }
 
+void olla_dag_builder_inplace(olla_dag_builder *b, int node, int in, int out)
+{
+    int n = b->n_inplace, c1 = b->cap_inplace, c2 = b->cap_inplace;
+    if (!grow((void **)&b->ip_node, &c1, n + 1, sizeof(int)) || !grow((void **)&b->ip_in, &c2, n + 1, sizeof(int)) ||
+        !grow((void **)&b->ip_out, &b->cap_inplace, n + 1, sizeof(int))) {
+        b->oom = 1;
+        return;
+    }
+    b->ip_node[n] = node;
+    b->ip_in[n] = in;
+    b->ip_out[n] = out;
+    b->n_inplace = n + 1;
+}
+
 static int cmp_use_node(const void *a, const void *b)
 {
     const dag_use *x = a, *y = b;
@@ -106,7 +125,75 @@ void olla_dag_free(olla_dag *dag)
     free(dag->producer);
     free(dag->bytes);
     free(dag->is_output);
+    free(dag->inplace_start);
+    free(dag->inplace_in);
+    free(dag->inplace_out);
     memset(dag, 0, sizeof *dag);
+}
+
+/* 1 when node v reads tensor e */
+static int reads(const olla_dag *dag, int v, int e)
+{
+    for (int k = dag->in_start[v]; k < dag->in_start[v + 1]; k++)
+        if (dag->in_list[k] == e)
+            return 1;
+    return 0;
+}
+
+/* The builder's in-place candidates into CSR form by node, in the order
+ * given within a node, without a second candidate of a node for the same
+ * input or output. Needs the rest of the DAG built. */
+static olla_status freeze_inplace(olla_dag_builder *b, olla_dag *dag, olla_error *err)
+{
+    int n = dag->n_nodes, m = b->n_inplace;
+    if (m <= 0)
+        return OLLA_OK;
+    for (int k = 0; k < m; k++) {
+        int v = b->ip_node[k], in = b->ip_in[k], out = b->ip_out[k];
+        if (v < 0 || v >= n || in < 0 || in >= dag->n_tensors || out < 0 || out >= dag->n_tensors ||
+            dag->producer[out] != v || !reads(dag, v, in) || dag->bytes[in] != dag->bytes[out] || dag->is_output[in])
+            return olla_error_set(err, OLLA_ERR_INTERNAL,
+                                  "in-place candidate %d (node %d, tensors %d -> %d) does not fit the graph", k, v, in,
+                                  out);
+    }
+    size_t cap = (size_t)m + 1;
+    int *pos = calloc((size_t)n + 1, sizeof(int)), *by_node = malloc(cap * sizeof(int));
+    dag->inplace_start = calloc((size_t)n + 1, sizeof(int));
+    dag->inplace_in = malloc(cap * sizeof(int));
+    dag->inplace_out = malloc(cap * sizeof(int));
+    if (!pos || !by_node || !dag->inplace_start || !dag->inplace_in || !dag->inplace_out) {
+        free(pos);
+        free(by_node);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory while building the graph");
+    }
+    /* a stable counting sort by node */
+    for (int k = 0; k < m; k++)
+        pos[b->ip_node[k]]++;
+    for (int v = 0, acc = 0; v < n; v++) {
+        int c = pos[v];
+        pos[v] = acc;
+        acc += c;
+    }
+    for (int k = 0; k < m; k++)
+        by_node[pos[b->ip_node[k]]++] = k;
+    int w = 0;
+    for (int i = 0, v = 0; v < n; v++) {
+        dag->inplace_start[v] = w;
+        for (; i < m && b->ip_node[by_node[i]] == v; i++) {
+            int k = by_node[i], dup = 0;
+            for (int j = dag->inplace_start[v]; j < w; j++)
+                dup |= dag->inplace_in[j] == b->ip_in[k] || dag->inplace_out[j] == b->ip_out[k];
+            if (dup)
+                continue;
+            dag->inplace_in[w] = b->ip_in[k];
+            dag->inplace_out[w++] = b->ip_out[k];
+        }
+    }
+    dag->inplace_start[n] = w;
+    dag->n_inplace = w;
+    free(pos);
+    free(by_node);
+    return OLLA_OK;
 }
 
 olla_status olla_dag_build(olla_dag_builder *b, int n_nodes, olla_dag *dag, olla_error *err)
@@ -181,8 +268,11 @@ olla_status olla_dag_build(olla_dag_builder *b, int n_nodes, olla_dag *dag, olla
         dag->sink_list[dag->sink_start[e] + fill[e]++] = b->uses[i].node;
     }
     free(fill);
+    olla_status st = freeze_inplace(b, dag, err);
     olla_dag_builder_free(b);
-    return OLLA_OK;
+    if (st != OLLA_OK)
+        olla_dag_free(dag);
+    return st;
 }
 
 int olla_dag_is_topological(const olla_dag *dag, const int *order)
@@ -301,40 +391,67 @@ olla_status olla_dag_lifetimes(const olla_dag *dag, const int *order, int *first
     return OLLA_OK;
 }
 
+void olla_dag_inplace_applied(const olla_dag *dag, const int *step, const int *last, unsigned char *applies)
+{
+    for (int v = 0; dag->n_inplace > 0 && v < dag->n_nodes; v++)
+        for (int k = dag->inplace_start[v]; k < dag->inplace_start[v + 1]; k++)
+            applies[k] = last[dag->inplace_in[k]] == step[v];
+}
+
+int64_t olla_dag_profile(const olla_dag *dag, const int *step, int *first, int *last, int64_t *delta, int64_t *live)
+{
+    int n = dag->n_nodes;
+    memset(delta, 0, ((size_t)n + 1) * sizeof *delta);
+    lifetimes_from_steps(dag, step, first, last);
+    for (int e = 0; e < dag->n_tensors; e++) {
+        delta[first[e]] += dag->bytes[e];
+        delta[last[e] + 1] -= dag->bytes[e];
+    }
+    /* an in-place output and its input count once at the node's step */
+    for (int v = 0; dag->n_inplace > 0 && v < n; v++)
+        for (int k = dag->inplace_start[v]; k < dag->inplace_start[v + 1]; k++)
+            if (last[dag->inplace_in[k]] == step[v]) {
+                delta[step[v]] -= dag->bytes[dag->inplace_out[k]];
+                delta[step[v] + 1] += dag->bytes[dag->inplace_out[k]];
+            }
+    int64_t cur = 0, peak = 0;
+    for (int t = 0; t < n; t++) {
+        cur += delta[t];
+        live[t] = cur;
+        if (cur > peak)
+            peak = cur;
+    }
+    return peak;
+}
+
 olla_status olla_dag_peak(const olla_dag *dag, const int *order, int64_t *peak_out, int64_t *live, int *peak_step,
                           olla_error *err)
 {
     int n = dag->n_nodes, nt = dag->n_tensors;
     int *first = malloc(((size_t)nt + 1) * sizeof(int));
     int *last = malloc(((size_t)nt + 1) * sizeof(int));
-    int64_t *delta = calloc((size_t)n + 1, sizeof(int64_t));
+    int *step = calloc((size_t)n + 1, sizeof(int));
+    int64_t *delta = malloc(((size_t)n + 1) * sizeof(int64_t));
+    int64_t *prof = live ? live : malloc(((size_t)n + 1) * sizeof(int64_t));
     olla_status st = OLLA_OK;
-    if (!first || !last || !delta)
+    if (!first || !last || !step || !delta || !prof) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the peak (%d nodes)", n);
-    else
-        st = olla_dag_lifetimes(dag, order, first, last, err);
-    if (st == OLLA_OK) {
-        for (int e = 0; e < nt; e++) {
-            delta[first[e]] += dag->bytes[e];
-            delta[last[e] + 1] -= dag->bytes[e];
-        }
-        int64_t cur = 0, peak = 0;
+    } else {
+        for (int t = 0; t < n; t++)
+            step[order[t]] = t;
+        int64_t peak = olla_dag_profile(dag, step, first, last, delta, prof);
         int at = 0;
-        for (int t = 0; t < n; t++) {
-            cur += delta[t];
-            if (live)
-                live[t] = cur;
-            if (cur > peak) {
-                peak = cur;
-                at = t;
-            }
-        }
+        while (at < n && prof[at] != peak)
+            at++;
         *peak_out = peak;
         if (peak_step)
-            *peak_step = at;
+            *peak_step = at < n ? at : 0;
     }
     free(first);
     free(last);
+    free(step);
     free(delta);
+    if (prof != live)
+        free(prof);
     return st;
 }

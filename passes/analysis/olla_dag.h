@@ -9,7 +9,18 @@
  * the live tensors are its inputs and outputs, plus every tensor produced
  * before t and consumed at or after t. A graph output stays live to the end.
  * A tensor nobody consumes is live only at its producer's step. The peak is
- * the largest sum of bytes of live tensors over all steps. */
+ * the largest sum of bytes of live tensors over all steps.
+ *
+ * Buffer sharing (a runtime's views and in-place kernels) enters the DAG in
+ * two ways. A view shares its input's buffer whatever the order: the graph's
+ * DAG gives the view 0 bytes and makes its readers readers of the tensor that
+ * holds the buffer, so the buffer lives until the last reader of any view. An
+ * in-place write depends on the order: candidate k lets node inplace_node[k]
+ * write its output inplace_out[k] into the buffer of its input inplace_in[k]
+ * when that node is the input's last reader (last[in] == the node's step).
+ * The output then takes over the buffer, and at that step the two count
+ * once: the live bytes of the step drop by bytes[out] (equal to bytes[in]).
+ * At one node the candidates have distinct inputs and distinct outputs. */
 #ifndef OLLA_DAG_H
 #define OLLA_DAG_H
 
@@ -33,6 +44,11 @@ typedef struct olla_dag {
      * training patterns such as optimizer and gradient-accumulation nodes. */
     const char *const *op_type;
     const char *const *op_domain;
+    /* In-place candidates, sorted by node: those of node v are
+     * inplace_start[v] .. inplace_start[v+1]; all NULL when there are none. */
+    int n_inplace;
+    int *inplace_start;              /* n_nodes + 1 */
+    int *inplace_in, *inplace_out;   /* n_inplace each */
 } olla_dag;
 
 /* Builder: collects nodes and tensors, then freezes them into CSR form. */
@@ -43,6 +59,11 @@ olla_dag_builder *olla_dag_builder_new(int n_nodes_hint, int n_tensors_hint);
 int olla_dag_builder_tensor(olla_dag_builder *b, int producer, int64_t bytes, int is_output);
 /* Records that node `node` reads tensor `tensor` (duplicates are ignored). */
 void olla_dag_builder_use(olla_dag_builder *b, int node, int tensor);
+/* Records an in-place candidate: node may write tensor out (which it
+ * produces) into the buffer of tensor in (which it reads); bytes of both
+ * must be equal, and in must not be a graph output. A second candidate of
+ * the node with the same in or out is dropped. */
+void olla_dag_builder_inplace(olla_dag_builder *b, int node, int in, int out);
 /* Freezes into *dag (n_nodes given explicitly so nodes with no tensors count).
  * Frees the builder. */
 olla_status olla_dag_build(olla_dag_builder *b, int n_nodes, olla_dag *dag, olla_error *err);
@@ -55,6 +76,15 @@ int olla_dag_is_topological(const olla_dag *dag, const int *order);
  * ones. order must hold n_nodes. Returns OLLA_ERR_INPUT on a cycle. */
 olla_status olla_dag_stable_topo(const olla_dag *dag, int *order, olla_error *err);
 
+/* The in-place candidates that apply under an order, from the step of every
+ * node and the lifetimes: applies[k] = 1 when candidate k's node is the last
+ * reader of its input. */
+void olla_dag_inplace_applied(const olla_dag *dag, const int *step, const int *last, unsigned char *applies);
+/* The live bytes at every step of an order given the step of every node:
+ * lifetimes into first/last (n_tensors each), live bytes into live
+ * (n_nodes), in-place sharing included; delta is scratch of n_nodes + 1.
+ * Returns the peak. Allocates nothing. */
+int64_t olla_dag_profile(const olla_dag *dag, const int *step, int *first, int *last, int64_t *delta, int64_t *live);
 /* Lifetimes under an order: tensor e is live on steps [first[e], last[e]]
  * inclusive. */
 olla_status olla_dag_lifetimes(const olla_dag *dag, const int *order, int *first, int *last, olla_error *err);

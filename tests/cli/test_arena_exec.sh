@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The example runtime executes every planned model over its arena with no
-# tensor overwritten while live, and catches a deliberately corrupted offset.
+# tensor overwritten while live, sharing buffers as the plan says (views and
+# in-place writes), once planned with the runtime's sharing and once without;
+# it catches a deliberately corrupted offset and a share the rules do not
+# allow, and `check` rejects that share written into the plan.
 set -u
 OLLA=${OLLA:?} ; EXEC=${OLLA_ARENA_EXEC:?} ; SRC=${OLLA_SOURCE_DIR:?}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -9,19 +12,29 @@ models=("$SRC"/models/*.onnx)
 if [ -d "${OLLA_CORPUS:-}" ]; then
   models+=("$OLLA_CORPUS"/train/*_bs1.onnx "$OLLA_CORPUS"/ort-training/*.onnx "$OLLA_CORPUS"/infer/*.onnx)
 fi
+shared=0 # models whose plan shares at least one buffer
 for m in "${models[@]}"; do
-  name=$(basename "$m" .onnx)
-  if ! "$OLLA" -q --time-limit 10 --dim batch=2 --dim batch_size=2 --dim seq=3 "$m" "$tmp/$name.onnx" 2>"$tmp/err"; then
+ for sharing in runtime none; do
+  name=$(basename "$m" .onnx).$sharing
+  if ! "$OLLA" -q --sharing $sharing --time-limit 10 --dim batch=2 --dim batch_size=2 --dim seq=3 "$m" "$tmp/$name.onnx" 2>"$tmp/err"; then
     echo "FAIL: $name did not plan: $(cat "$tmp/err")"; fail=$((fail+1)); continue
   fi
+  grep -q '"sharing":"alias"\|"sharing":"inplace"' "$tmp/$name.onnx" && shared=$((shared+1))
   if "$EXEC" "$tmp/$name.onnx" >/dev/null 2>"$tmp/err"; then pass=$((pass+1)); else echo "FAIL: $name: $(cat "$tmp/err")"; fail=$((fail+1)); fi
-  # a corrupted offset must be caught (models with a node whose input and output are both planned)
-  if "$EXEC" --corrupt "$tmp/$name.onnx" >/dev/null 2>"$tmp/err"; then
-    if grep -q "corrupting" "$tmp/err"; then echo "FAIL: $name: corruption went unnoticed"; fail=$((fail+1)); fi
-  else
-    grep -q "was overwritten" "$tmp/err" && pass=$((pass+1)) || { echo "FAIL: $name corrupt: $(cat "$tmp/err")"; fail=$((fail+1)); }
-  fi
+  # a corrupted offset, and a share the rules do not allow, must be caught
+  # (models with a node whose planned input is read again later)
+  for how in --corrupt --corrupt-share; do
+    if "$EXEC" $how "$tmp/$name.onnx" >/dev/null 2>"$tmp/err"; then
+      echo "FAIL: $name: $how went unnoticed"; fail=$((fail+1))
+    elif grep -q "nothing to corrupt" "$tmp/err"; then
+      :
+    else
+      grep -q "was overwritten" "$tmp/err" && pass=$((pass+1)) || { echo "FAIL: $name $how: $(cat "$tmp/err")"; fail=$((fail+1)); }
+    fi
+  done
   rm -f "$tmp"/*.bin
+ done
 done
+[ $shared -gt 5 ] && pass=$((pass+1)) || { echo "FAIL: only $shared plans share a buffer"; fail=$((fail+1)); }
 echo "arena-exec: $pass passed, $fail failed"
 [ $fail -eq 0 ]

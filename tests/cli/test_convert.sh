@@ -14,10 +14,10 @@ for key in model nodes tensors planned_tensors constant_bytes input_order_peak_b
            lower_bound_bytes schedule_seconds placement_seconds total_seconds schedule_status placement_status; do
   grep -q "\"$key\":" "$tmp/r.json" && ok || bad "report lacks $key"
 done
-grep -qE "mlp_train.onnx: 64 nodes, [0-9]+ tensors \([0-9]+ planned\)$" "$tmp/summary" &&
+grep -qE "mlp_train.onnx: 64 nodes, [0-9]+ tensors \([0-9]+ planned; sharing: runtime, [0-9]+ views, [0-9]+ in place\)$" "$tmp/summary" &&
   grep -qE "^  today \(input order, online allocator\): .* \([0-9.]+% fragmentation\)$" "$tmp/summary" &&
-  grep -qE "^  input-order peak: .*; planned peak: .*; arena: " "$tmp/summary" &&
-  grep -qE "^  saving: -?[0-9.]+% against today, -?[0-9.]+% against the input-order peak" "$tmp/summary" && ok || bad "summary: $(cat "$tmp/summary")"
+  grep -qE "^  input-order peak: .*, .* with the runtime's sharing; planned peak: .*; arena: " "$tmp/summary" &&
+  grep -qE "^  saving: -?[0-9.]+% against today, -?[0-9.]+% against the input-order peak with sharing, -?[0-9.]+% without" "$tmp/summary" && ok || bad "summary: $(cat "$tmp/summary")"
 for key in input_order_online_arena_bytes input_order_fragmentation; do
   grep -q "\"$key\":" "$tmp/r.json" && ok || bad "report lacks $key"
 done

@@ -4,7 +4,8 @@
 # equal scripts/order_peak.py on the input (its listed order, or the stable
 # topological order when the list is not one), and the report's peak_bytes
 # must equal scripts/order_peak.py on the written model, whose node list is
-# the planned order. Sizes are rounded to the 64-byte alignment on both sides.
+# the planned order, with the buffer sharing its plan declares (--plan-shares).
+# Sizes are rounded to the 64-byte alignment on both sides.
 # Needs /usr/bin/python3 with onnx; exits 77 (skipped) without it.
 set -u
 src="${OLLA_SOURCE_DIR:?OLLA_SOURCE_DIR must point at the source tree}"
@@ -42,7 +43,7 @@ PY
   fi
   read -r olla_in olla_out < <("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["input_order_peak_bytes"], r["peak_bytes"])' "$wd/r.json")
   py_in="$(peak_of "$in" "${dims[@]}")"
-  py_out="$(peak_of "$wd/out.onnx" "${dims[@]}")"
+  py_out="$(peak_of "$wd/out.onnx" "${dims[@]}" --plan-shares)"
   if [ "$olla_in" = "$py_in" ] && [ "$olla_out" = "$py_out" ]; then
     echo "ok $in: input order $py_in bytes, planned order $py_out bytes"
     checked=$((checked + 1))

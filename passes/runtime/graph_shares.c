@@ -1,0 +1,60 @@
+/* olla-onnx: the sharing rules applied to the nodes of a graph. */
+#include "passes/runtime/olla_graph_shares.h"
+
+#include <stdlib.h>
+
+#include "passes/runtime/olla_sharing.h"
+
+#define MAX_RULES_PER_NODE 16
+
+/* The rules that apply to op; returns how many (at most max). */
+static int rules_of(const olla_graph *g, int op, const olla_share_rule **out, int max)
+{
+    const olla_op *o = &g->ops[op];
+    int first = o->n_outputs > 0 ? g->output_list[o->first_output] : -1;
+    int32_t elem = first >= 0 ? g->tensors[first].type.elem_type : 0;
+    int64_t opset = olla_model_opset(g->model->proto, o->domain);
+    int n = olla_share_rules_for(o->domain, o->op_type, opset, elem, out, max);
+    return n < max ? n : max;
+}
+
+olla_status olla_graph_shares(const olla_graph *g, olla_op_share **shares, int *n_shares, olla_error *err)
+{
+    *shares = NULL;
+    *n_shares = 0;
+    int cap = 0;
+    for (int op = 0; op < g->n_ops; op++) {
+        const olla_share_rule *r[MAX_RULES_PER_NODE];
+        int nr = rules_of(g, op, r, MAX_RULES_PER_NODE);
+        for (int i = 0; i < nr; i++)
+            for (int out = 0; out < g->ops[op].n_outputs; out++) {
+                int in = olla_share_rule_input(r[i], out);
+                if (in < 0)
+                    continue;
+                if (*n_shares == cap) {
+                    int nc = cap ? 2 * cap : 64;
+                    olla_op_share *p = realloc(*shares, (size_t)nc * sizeof *p);
+                    if (!p) {
+                        free(*shares);
+                        *shares = NULL;
+                        *n_shares = 0;
+                        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory listing buffer shares");
+                    }
+                    *shares = p;
+                    cap = nc;
+                }
+                (*shares)[(*n_shares)++] = (olla_op_share){op, in, out, r[i]->kind == OLLA_SHARE_INPLACE};
+            }
+    }
+    return OLLA_OK;
+}
+
+const olla_share_rule *olla_graph_share_rule(const olla_graph *g, int op, int input, int output, int inplace)
+{
+    const olla_share_rule *r[MAX_RULES_PER_NODE];
+    int nr = rules_of(g, op, r, MAX_RULES_PER_NODE);
+    for (int i = 0; i < nr; i++)
+        if ((r[i]->kind == OLLA_SHARE_INPLACE) == (inplace != 0) && olla_share_rule_input(r[i], output) == input)
+            return r[i];
+    return NULL;
+}

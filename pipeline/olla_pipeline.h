@@ -1,0 +1,49 @@
+/* olla-onnx: the planning pipeline's stages as olla_optimize() runs them:
+ * checks on the graph, the order, the placement of the buffers. */
+#ifndef OLLA_PIPELINE_H
+#define OLLA_PIPELINE_H
+
+#include "olla.h"
+#include "onnx/olla_graph.h"
+#include "passes/analysis/olla_dag.h"
+
+/* What a graph must satisfy before planning: no planned tensor waits on an
+ * unbound symbolic dimension, none of unknown size (unless allowed), no size
+ * overflowing 64 bits, all of them together below 2^61 bytes. */
+olla_status olla_pipeline_check_graph(const olla_graph *g, int allow_unknown_sizes, int64_t align, olla_error *err);
+
+typedef struct olla_order_result {
+    int64_t peak_bytes;
+    int64_t heuristic_peak_bytes; /* best of the fast heuristics */
+    int64_t lower_bound_bytes;    /* -1 when not computed */
+    const char *status;
+} olla_order_result;
+
+/* Fills order (n_nodes) with an order whose peak is never above input_order's. */
+olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const olla_options *opt, int *order,
+                             olla_order_result *res, olla_error *err);
+
+typedef struct olla_place_input {
+    const olla_dag *dag;
+    const int *first, *last;      /* lifetimes of the DAG tensors, inclusive steps */
+    const unsigned char *applied; /* the in-place candidates that apply under the order (dag->n_inplace), or NULL */
+    int64_t alignment;
+    double time_limit;            /* seconds left for placement; <= 0: none */
+    const olla_options *opt;
+} olla_place_input;
+
+typedef struct olla_place_outcome {
+    int64_t arena_bytes;
+    const char *status;
+} olla_place_outcome;
+
+/* Places buffers. A DAG tensor of bytes > 0 and the tensors that take its
+ * buffer in place, one after the other, form one buffer, live from the
+ * first one's first step to the last one's last step. Fills offset (one per
+ * DAG tensor; tensors of 0 bytes get 0), holder (per DAG tensor: the tensor
+ * that owns its buffer, itself when it owns one) and the buffer's lifetime in
+ * buf_first/buf_last (per DAG tensor, read at owners). */
+olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first, int *buf_last,
+                             olla_place_outcome *out, olla_error *err);
+
+#endif
