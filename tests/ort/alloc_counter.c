@@ -183,7 +183,7 @@ static void put_entry(block_entry *slots, size_t capacity, block_entry e)
 
 static int grow_table(void)
 {
-    size_t capacity = state.capacity ? state.capacity * 2 : 1u << 16;
+    size_t capacity = state.capacity ? state.capacity * 2 : 1u << 12;
     block_entry *slots = mmap(NULL, capacity * sizeof *slots, PROT_READ | PROT_WRITE,
                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (slots == MAP_FAILED)

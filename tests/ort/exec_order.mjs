@@ -9,11 +9,12 @@
 // cat "Node" and a name ending in "_kernel_time", without that suffix. The
 // profile file is written to a temporary folder and removed.
 //
-// Names: ORT reports a node by its name in the model. A node with an empty
-// name is reported under the name ORT gives it at load: ORT does not name it
-// itself, so such a node prints as an empty line (see README.md); give
-// every node a unique name to map the order back to graph.node. Constant
-// nodes (and Casts of constants) become initializers at load and never run.
+// Names: ORT reports a node by its name in the model; a node with an empty
+// name as OpType_i, where i is ORT's index of the node: its position in
+// graph.node counting the nodes that are not Constant (Constant nodes become
+// initializers at load and take no index). Constant nodes, and the Cast pairs
+// ORT drops at load even with optimizations off, never run and are not
+// printed. check_exec_order.py maps the names back to graph.node.
 // Exit 0; 2 usage; 77 "SKIP model: reason" when ONNX Runtime cannot load or
 // run the model.
 import fs from 'node:fs';
@@ -31,7 +32,7 @@ const options = parseArgs(TOOL,
 const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'olla-exec-order-'));
 process.on('exit', () => fs.rmSync(profileDir, { recursive: true, force: true }));
 
-const session = await openSession(options, TOOL, {
+const session = await openSession(options, {
   enableProfiling: true,
   profileFilePrefix: path.join(profileDir, 'profile'),
 });

@@ -144,7 +144,7 @@ export function makeFeeds(session, options, tool) {
   return { feeds };
 }
 
-export async function openSession(options, tool, more = {}) {
+export async function openSession(options, more = {}) {
   try {
     return await ort.InferenceSession.create(options.model, sessionOptions(options, more));
   } catch (e) {

@@ -73,7 +73,7 @@ if (!counterLoaded()) {
   process.exit(EXIT_USAGE);
 }
 
-const session = await openSession(options, TOOL);
+const session = await openSession(options);
 const { feeds, error } = makeFeeds(session, options, TOOL);
 if (error) {
   console.log(`SKIP ${options.model}: ${error}`);
