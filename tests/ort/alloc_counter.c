@@ -16,18 +16,23 @@
  *   ALLOC_COUNTER_MARK_START = 1000003 bytes: opens a window;
  *   ALLOC_COUNTER_MARK_STOP  = 1000033 bytes: closes it and writes the result.
  * (Both odd primes; in JavaScript `new ArrayBuffer(1000003)` makes one such
- * allocation.) Within a window the counter tracks
- *   peak_bytes: the peak of the sum of the blocks allocated inside the window
- *               and still live (blocks allocated before it are not part of it,
- *               so a block freed by another thread during the window cannot
- *               lower the figure);
+ * allocation.) A window belongs to the thread that opens it, its caller.
+ * Within a window the counter tracks
+ *   caller_peak_bytes: the peak of the sum of the blocks the caller allocated
+ *               inside the window and that are still live. Blocks allocated
+ *               before the window are not part of it, so a block freed by
+ *               another thread during the window cannot lower the figure;
+ *               blocks other threads allocate cannot raise it (ONNX Runtime
+ *               allocates on the thread that calls run, while the JavaScript
+ *               engine's threads allocate at any time);
+ *   all_threads_peak_bytes: the same for the blocks any thread allocated;
  *   peak_live:  the peak of the sum of all live large blocks;
- *   live_at_start / live_at_stop: that sum when the window opens and closes.
- * At the stop mark one JSON line with these four numbers (bytes) and the
- * number of blocks allocated in the window is written, replacing the file
- * named by the environment variable ALLOC_COUNTER_OUT (to stderr when it is
- * unset). A failure of the counter itself (its table could not grow) is
- * reported as "error" in that line, never silently.
+ *   live_at_start / live_at_stop: that sum when the window opens and closes;
+ *   caller_blocks / all_threads_blocks: the large blocks allocated in it.
+ * At the stop mark one JSON line with these numbers (bytes) is written,
+ * replacing the file named by the environment variable ALLOC_COUNTER_OUT (to
+ * stderr when it is unset). A failure of the counter itself (its table could
+ * not grow) is reported as "error" in that line, never silently.
  *
  * Start-up: the real functions are found with dlsym(RTLD_NEXT, ...), which may
  * itself allocate; calls made while they are being looked up are served from a
@@ -135,10 +140,6 @@ static int real_ready(void)
     return 0;
 }
 
-__attribute__((constructor)) static void alloc_counter_init(void)
-{
-    (void)real_ready();
-}
 
 /* ---------------------------------------------------------------- block table */
 
@@ -147,7 +148,16 @@ typedef struct block_entry {
     uintptr_t address;
     size_t size;     /* requested bytes */
     uint64_t window; /* window number when allocated inside one, else 0 */
+    int by_caller;   /* allocated by the thread that opened that window */
 } block_entry;
+
+/* Bytes of the live blocks allocated in the open window (by any thread, or by
+ * the thread that opened it), their peak and how many were allocated. */
+typedef struct window_sum {
+    size_t live;
+    size_t peak;
+    size_t blocks;
+} window_sum;
 
 typedef struct counter_state {
     block_entry *slots; /* capacity entries, mmap'ed */
@@ -156,11 +166,11 @@ typedef struct counter_state {
     size_t live;        /* bytes of all live tracked blocks */
     uint64_t window;    /* number of the open window, 0 when none is open */
     uint64_t windows;   /* windows opened so far */
-    size_t window_live; /* bytes of live blocks allocated in the open window */
-    size_t window_peak;
+    pthread_t caller;   /* the thread that opened the window */
+    window_sum any;     /* blocks allocated in the window by any thread */
+    window_sum own;     /* ... by the thread that opened it */
     size_t live_peak;
     size_t live_at_start;
-    size_t window_blocks;
     int table_failed; /* a block could not be entered: the figures are low */
 } counter_state;
 
@@ -231,14 +241,32 @@ static void remove_slot(size_t hole)
     state.count--;
 }
 
+/* A fork while another thread holds the lock would leave the child's copy
+ * locked forever: hold it across the fork. */
+static void lock_for_fork(void)
+{
+    pthread_mutex_lock(&table_lock);
+}
+
+static void unlock_after_fork(void)
+{
+    pthread_mutex_unlock(&table_lock);
+}
+
+__attribute__((constructor)) static void alloc_counter_init(void)
+{
+    (void)real_ready();
+    pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
+}
+
 /* ---------------------------------------------------------------- counting */
 
-static void raise_peaks(void)
+static void add_to_sum(window_sum *sum, size_t size)
 {
-    if (state.live > state.live_peak)
-        state.live_peak = state.live;
-    if (state.window_live > state.window_peak)
-        state.window_peak = state.window_live;
+    sum->live += size;
+    sum->blocks++;
+    if (sum->live > sum->peak)
+        sum->peak = sum->live;
 }
 
 static void track_block(void *p, size_t size)
@@ -247,15 +275,17 @@ static void track_block(void *p, size_t size)
     if ((state.count + 1) * 2 > state.capacity && !grow_table()) {
         state.table_failed = 1;
     } else {
-        block_entry e = {(uintptr_t)p, size, state.window};
+        int by_caller = state.window && pthread_equal(pthread_self(), state.caller);
+        block_entry e = {(uintptr_t)p, size, state.window, by_caller};
         put_entry(state.slots, state.capacity, e);
         state.count++;
         state.live += size;
-        if (state.window) {
-            state.window_live += size;
-            state.window_blocks++;
-        }
-        raise_peaks();
+        if (state.live > state.live_peak)
+            state.live_peak = state.live;
+        if (state.window)
+            add_to_sum(&state.any, size);
+        if (by_caller)
+            add_to_sum(&state.own, size);
     }
     pthread_mutex_unlock(&table_lock);
 }
@@ -267,10 +297,14 @@ static size_t untrack_block(void *p)
     pthread_mutex_lock(&table_lock);
     size_t i = find_slot((uintptr_t)p);
     if (i != (size_t)-1) {
-        size = state.slots[i].size;
+        block_entry e = state.slots[i];
+        size = e.size;
         state.live -= size;
-        if (state.window && state.slots[i].window == state.window)
-            state.window_live -= size;
+        if (state.window && e.window == state.window) {
+            state.any.live -= size;
+            if (e.by_caller)
+                state.own.live -= size;
+        }
         remove_slot(i);
     }
     pthread_mutex_unlock(&table_lock);
@@ -281,8 +315,8 @@ static void open_window(void)
 {
     pthread_mutex_lock(&table_lock);
     state.window = ++state.windows;
-    state.window_live = state.window_peak = 0;
-    state.window_blocks = 0;
+    state.caller = pthread_self();
+    state.any = state.own = (window_sum){0, 0, 0};
     state.live_at_start = state.live_peak = state.live;
     pthread_mutex_unlock(&table_lock);
 }
@@ -310,16 +344,20 @@ static void write_result(const counter_state *s, size_t live_at_stop)
 {
     char line[256];
     size_t len = 0;
-    put_text(line, &len, "{\"peak_bytes\":");
-    put_number(line, &len, s->window_peak);
+    put_text(line, &len, "{\"caller_peak_bytes\":");
+    put_number(line, &len, s->own.peak);
+    put_text(line, &len, ",\"all_threads_peak_bytes\":");
+    put_number(line, &len, s->any.peak);
     put_text(line, &len, ",\"peak_live\":");
     put_number(line, &len, s->live_peak);
     put_text(line, &len, ",\"live_at_start\":");
     put_number(line, &len, s->live_at_start);
     put_text(line, &len, ",\"live_at_stop\":");
     put_number(line, &len, live_at_stop);
-    put_text(line, &len, ",\"blocks\":");
-    put_number(line, &len, s->window_blocks);
+    put_text(line, &len, ",\"caller_blocks\":");
+    put_number(line, &len, s->own.blocks);
+    put_text(line, &len, ",\"all_threads_blocks\":");
+    put_number(line, &len, s->any.blocks);
     if (s->table_failed)
         put_text(line, &len, ",\"error\":\"the block table could not grow (mmap failed)\"");
     put_text(line, &len, "}\n");

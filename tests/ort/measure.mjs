@@ -9,14 +9,17 @@
 // inputs, and runs it N times (default 2: the first run plans as it goes, the
 // second uses the memory pattern). Each run is bracketed by the counter's
 // start and stop marks, and one JSON line per run is printed:
-//   {"run":1,"peak_bytes":P,"live_at_start":L,"peak_above_start":Q,"blocks":B}
-// P: the peak of the bytes of blocks of 4 KiB or more that were allocated
-//    during session.run and still live (ORT's intermediate tensors, outputs and
-//    kernel scratch, plus the JavaScript copies of the outputs);
+//   {"run":1,"peak_bytes":P,"live_at_start":L,"all_threads_peak_bytes":A,"peak_above_start":Q,"blocks":B}
+// P: the peak of the bytes of blocks of 4 KiB or more that the thread calling
+//    session.run allocated during it and that are still live: ORT's
+//    intermediate tensors, outputs and kernel scratch (ORT allocates them on
+//    that thread), plus the JavaScript copies of the outputs;
 // L: bytes of such blocks live when the run started (the inputs, the session);
-// Q: the peak of all live such blocks, minus L (differs from P only when blocks
+// A: as P, for the blocks any thread allocated (adds what Node's own threads
+//    allocate meanwhile: up to ~200 KB on a loaded machine);
+// Q: the peak of all live such blocks, minus L (lower than A when blocks
 //    allocated before the run are freed during it);
-// B: blocks of 4 KiB or more allocated during the run.
+// B: blocks of 4 KiB or more the calling thread allocated during the run.
 // Exit 0; 2 usage, or the counter is not loaded; 77 "SKIP model: reason" when
 // ONNX Runtime cannot load or run the model.
 import fs from 'node:fs';
@@ -101,8 +104,9 @@ for (let run = 1; run <= runs; run++) {
     process.exit(EXIT_USAGE);
   }
   console.log(JSON.stringify({
-    run, peak_bytes: w.peak_bytes, live_at_start: w.live_at_start,
-    peak_above_start: w.peak_live - w.live_at_start, blocks: w.blocks,
+    run, peak_bytes: w.caller_peak_bytes, live_at_start: w.live_at_start,
+    all_threads_peak_bytes: w.all_threads_peak_bytes, peak_above_start: w.peak_live - w.live_at_start,
+    blocks: w.caller_blocks,
   }));
   outputs = null;
 }
