@@ -1,0 +1,113 @@
+// What ONNX Runtime allocates while it runs a model, measured in the process.
+//
+//   tests/ort/measure.sh [--lib PATH] model.onnx [--dim name=value ...] [--runs N]
+//        [--opt disabled|basic|extended|all] [--threads N] [--seed N]
+//   (or: LD_PRELOAD=build/tests/ort/libolla_alloc_counter.so node tests/ort/measure.mjs ...)
+//
+// Needs the allocation counter (alloc_counter.c) preloaded. Loads the model in
+// onnxruntime-node with the configuration of harness.mjs, makes deterministic
+// inputs, and runs it N times (default 2: the first run plans as it goes, the
+// second uses the memory pattern). Each run is bracketed by the counter's
+// start and stop marks, and one JSON line per run is printed:
+//   {"run":1,"peak_bytes":P,"live_at_start":L,"all_threads_peak_bytes":A,"peak_above_start":Q,"blocks":B}
+// P: the peak of the bytes of blocks of 4 KiB or more that the thread calling
+//    session.run allocated during it and that are still live: ORT's
+//    intermediate tensors, outputs and kernel scratch (ORT allocates them on
+//    that thread), plus the JavaScript copies of the outputs;
+// L: bytes of such blocks live when the run started (the inputs, the session);
+// A: as P, for the blocks any thread allocated (adds what Node's own threads
+//    allocate meanwhile: up to ~200 KB on a loaded machine);
+// Q: the peak of all live such blocks, minus L (lower than A when blocks
+//    allocated before the run are freed during it);
+// B: blocks of 4 KiB or more the calling thread allocated during the run.
+// Exit 0; 2 usage, or the counter is not loaded; 77 "SKIP model: reason" when
+// ONNX Runtime cannot load or run the model.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs, makeFeeds, openSession, firstLine, EXIT_USAGE, EXIT_SKIP } from './harness.mjs';
+
+const TOOL = 'measure.mjs';
+const MARK_START_BYTES = 1000003; // ALLOC_COUNTER_MARK_START in alloc_counter.c
+const MARK_STOP_BYTES = 1000033; // ALLOC_COUNTER_MARK_STOP
+
+const options = parseArgs(TOOL,
+  'tests/ort/measure.sh [--lib PATH] model.onnx [--dim name=value ...] [--runs N] [--opt LEVEL] [--threads N] [--seed N]',
+  process.argv.slice(2), {
+    '--runs': (v, o) => {
+      if (!/^\d+$/.test(v) || Number(v) < 1) return `--runs takes a positive integer, got '${v}'`;
+      o.runs = Number(v);
+      return null;
+    },
+  });
+const runs = options.runs || 2;
+
+const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'olla-measure-'));
+const outFile = path.join(outDir, 'window.json');
+process.env.ALLOC_COUNTER_OUT = outFile;
+process.on('exit', () => fs.rmSync(outDir, { recursive: true, force: true }));
+
+// The result the counter wrote at the last stop mark, or null when none.
+function readWindow() {
+  if (!fs.existsSync(outFile)) return null;
+  const result = JSON.parse(fs.readFileSync(outFile, 'utf8'));
+  fs.rmSync(outFile);
+  return result;
+}
+
+// The marks: one allocation of the mark's size (kept referenced, so that no
+// optimizer can drop it).
+let lastMark = null;
+function mark(bytes) {
+  lastMark = new ArrayBuffer(bytes);
+  return lastMark.byteLength;
+}
+
+function counterLoaded() {
+  mark(MARK_START_BYTES);
+  mark(MARK_STOP_BYTES);
+  return readWindow() !== null;
+}
+
+if (!counterLoaded()) {
+  console.error(`${TOOL}: the allocation counter is not loaded, so nothing can be measured. Build it ` +
+    '(cmake --build build) and run through tests/ort/measure.sh, which preloads build/tests/ort/libolla_alloc_counter.so, ' +
+    'or set LD_PRELOAD to that library yourself.');
+  process.exit(EXIT_USAGE);
+}
+
+const session = await openSession(options);
+const { feeds, error } = makeFeeds(session, options, TOOL);
+if (error) {
+  console.log(`SKIP ${options.model}: ${error}`);
+  process.exit(EXIT_SKIP);
+}
+
+for (let run = 1; run <= runs; run++) {
+  let outputs;
+  mark(MARK_START_BYTES);
+  try {
+    outputs = await session.run(feeds);
+  } catch (e) {
+    mark(MARK_STOP_BYTES);
+    console.log(`SKIP ${options.model}: ONNX Runtime cannot run it: ${firstLine(e)}`);
+    process.exit(EXIT_SKIP);
+  }
+  mark(MARK_STOP_BYTES);
+  const w = readWindow();
+  if (!w) {
+    console.error(`${TOOL}: the counter wrote no result for run ${run}`);
+    process.exit(EXIT_USAGE);
+  }
+  if (w.error) {
+    console.error(`${TOOL}: the counter failed in run ${run}: ${w.error}`);
+    process.exit(EXIT_USAGE);
+  }
+  console.log(JSON.stringify({
+    run, peak_bytes: w.caller_peak_bytes, live_at_start: w.live_at_start,
+    all_threads_peak_bytes: w.all_threads_peak_bytes, peak_above_start: w.peak_live - w.live_at_start,
+    blocks: w.caller_blocks,
+  }));
+  outputs = null;
+}
+await session.release();
