@@ -18,7 +18,7 @@ typedef struct {
     Onnx__OperatorSetIdProto *opsets[1];
 } mb_model;
 
-static void *mb_alloc(mb_model *mb, size_t size)
+static inline void *mb_alloc(mb_model *mb, size_t size)
 {
     if (mb->n == mb->cap) {
         mb->cap = mb->cap ? mb->cap * 2 : 64;
@@ -29,7 +29,7 @@ static void *mb_alloc(mb_model *mb, size_t size)
     return p;
 }
 
-static char *mb_str(mb_model *mb, const char *s)
+static inline char *mb_str(mb_model *mb, const char *s)
 {
     char *d = mb_alloc(mb, strlen(s) + 1);
     strcpy(d, s);
@@ -37,7 +37,7 @@ static char *mb_str(mb_model *mb, const char *s)
 }
 
 /* Appends one pointer to a protobuf-c repeated field (array of pointers). */
-static void mb_push(mb_model *mb, size_t *n, void ***arr, void *item)
+static inline void mb_push(mb_model *mb, size_t *n, void ***arr, void *item)
 {
     void **na = mb_alloc(mb, (*n + 1) * sizeof(void *));
     if (*n)
@@ -46,7 +46,7 @@ static void mb_push(mb_model *mb, size_t *n, void ***arr, void *item)
     *arr = na;
 }
 
-static void mb_init(mb_model *mb, int opset)
+static inline void mb_init(mb_model *mb, int opset)
 {
     memset(mb, 0, sizeof *mb);
     onnx__model_proto__init(&mb->model);
@@ -64,7 +64,7 @@ static void mb_init(mb_model *mb, int opset)
     mb->graph.name = mb_str(mb, "g");
 }
 
-static void mb_free(mb_model *mb)
+static inline void mb_free(mb_model *mb)
 {
     for (size_t i = 0; i < mb->n; i++)
         free(mb->ptrs[i]);
@@ -72,7 +72,7 @@ static void mb_free(mb_model *mb)
 }
 
 /* A float tensor type with the given dims; a negative dim is symbolic "N". */
-static Onnx__ValueInfoProto *mb_value(mb_model *mb, const char *name, int elem, int rank, const long long *dims)
+static inline Onnx__ValueInfoProto *mb_value(mb_model *mb, const char *name, int elem, int rank, const long long *dims)
 {
     Onnx__ValueInfoProto *v = mb_alloc(mb, sizeof *v);
     Onnx__TypeProto *tp = mb_alloc(mb, sizeof *tp);
@@ -107,20 +107,20 @@ static Onnx__ValueInfoProto *mb_value(mb_model *mb, const char *name, int elem, 
 }
 
 /* float32 vector of n elements */
-static void mb_input(mb_model *mb, const char *name, long long n)
+static inline void mb_input(mb_model *mb, const char *name, long long n)
 {
     mb_push(mb, &mb->graph.n_input, (void ***)&mb->graph.input, mb_value(mb, name, 1, 1, &n));
 }
-static void mb_output(mb_model *mb, const char *name, long long n)
+static inline void mb_output(mb_model *mb, const char *name, long long n)
 {
     mb_push(mb, &mb->graph.n_output, (void ***)&mb->graph.output, mb_value(mb, name, 1, 1, &n));
 }
-static void mb_info(mb_model *mb, const char *name, long long n)
+static inline void mb_info(mb_model *mb, const char *name, long long n)
 {
     mb_push(mb, &mb->graph.n_value_info, (void ***)&mb->graph.value_info, mb_value(mb, name, 1, 1, &n));
 }
 
-static void mb_initializer(mb_model *mb, const char *name, long long n)
+static inline void mb_initializer(mb_model *mb, const char *name, long long n)
 {
     Onnx__TensorProto *t = mb_alloc(mb, sizeof *t);
     onnx__tensor_proto__init(t);
@@ -136,7 +136,7 @@ static void mb_initializer(mb_model *mb, const char *name, long long n)
 }
 
 /* mb_node(mb, graph, "Add", "name", "in1,in2", "out1,out2"); "" entries allowed via ",," */
-static Onnx__NodeProto *mb_node_in(mb_model *mb, Onnx__GraphProto *g, const char *op, const char *name,
+static inline Onnx__NodeProto *mb_node_in(mb_model *mb, Onnx__GraphProto *g, const char *op, const char *name,
                                    const char *ins, const char *outs)
 {
     Onnx__NodeProto *n = mb_alloc(mb, sizeof *n);
@@ -167,13 +167,13 @@ static Onnx__NodeProto *mb_node_in(mb_model *mb, Onnx__GraphProto *g, const char
     return n;
 }
 
-static Onnx__NodeProto *mb_node(mb_model *mb, const char *op, const char *name, const char *ins, const char *outs)
+static inline Onnx__NodeProto *mb_node(mb_model *mb, const char *op, const char *name, const char *ins, const char *outs)
 {
     return mb_node_in(mb, &mb->graph, op, name, ins, outs);
 }
 
 /* Attaches a subgraph attribute to a node and returns the new graph. */
-static Onnx__GraphProto *mb_subgraph(mb_model *mb, Onnx__NodeProto *node, const char *attr)
+static inline Onnx__GraphProto *mb_subgraph(mb_model *mb, Onnx__NodeProto *node, const char *attr)
 {
     Onnx__AttributeProto *a = mb_alloc(mb, sizeof *a);
     Onnx__GraphProto *g = mb_alloc(mb, sizeof *g);
@@ -189,7 +189,7 @@ static Onnx__GraphProto *mb_subgraph(mb_model *mb, Onnx__NodeProto *node, const 
 }
 
 /* Packs the model; the caller frees the bytes. */
-static uint8_t *mb_pack(mb_model *mb, size_t *len)
+static inline uint8_t *mb_pack(mb_model *mb, size_t *len)
 {
     *len = onnx__model_proto__get_packed_size(&mb->model);
     uint8_t *buf = malloc(*len ? *len : 1);
