@@ -7,17 +7,34 @@
 #include "solver/olla_online_alloc.h"
 #include "solver/olla_place.h"
 
+static const char place_usage[] = "usage: olla-onnx place in.csv out.csv [--capacity BYTES] [--time-limit SECONDS]"
+                                  " [--align BYTES] [--online] [-v]\n";
+
 static int usage(const char *why)
 {
     if (why)
         fprintf(stderr, "olla-onnx place: %s\n", why);
-    fprintf(stderr,
-            "usage: olla-onnx place in.csv out.csv [--capacity BYTES] [--time-limit SECONDS]"
-            " [--align BYTES] [--online] [--verbose]\n"
-            "  in.csv has a header id,lower,upper,size; each buffer is live on [lower, upper).\n"
-            "  Without --capacity the arena is minimized. The time limit defaults to 30 s.\n"
-            "  --online also reports what a best-fit caching allocator would reserve.\n");
+    fputs(place_usage, stderr);
     return OLLA_ERR_USAGE;
+}
+
+static void help(void)
+{
+    fputs(place_usage, stdout);
+    fputs("\n"
+          "Places buffers from any compiler in one arena. in.csv is minimalloc's CSV:\n"
+          "a header id,lower,upper,size, and one buffer a line, live on [lower, upper).\n"
+          "out.csv has the same rows and an offset column.\n"
+          "\n"
+          "  --capacity BYTES     find a placement within BYTES, or say that none exists\n"
+          "                       (without it the arena is minimised)\n"
+          "  --time-limit SECONDS time for the search (default 30; 0: no overall limit)\n"
+          "  --align BYTES        offsets are multiples of it, a power of two (default 1)\n"
+          "  --online             also report what an online best-fit caching allocator\n"
+          "                       would reserve for the buffers in id order\n"
+          "  -v, --verbose        the search's progress\n"
+          "  -h, --help\n",
+          stdout);
 }
 
 int olla_cmd_place(int argc, char **argv)
@@ -28,14 +45,14 @@ int olla_cmd_place(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(NULL);
+            help();
             return 0;
         }
         if (strcmp(a, "--online") == 0) {
             online = 1;
             continue;
         }
-        if (strcmp(a, "--verbose") == 0) {
+        if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
             opt.verbosity++;
             continue;
         }
@@ -52,11 +69,16 @@ int olla_cmd_place(int argc, char **argv)
                     fprintf(stderr, "olla-onnx place: --time-limit \"%s\" is not a number of seconds >= 0\n", v);
                     return usage(NULL);
                 }
+            } else if (strcmp(a, "--align") == 0) {
+                if (!olla_cli_parse_alignment(v, &x)) {
+                    fprintf(stderr, "olla-onnx place: --align %s: needs a power of two from 1 to 1073741824 (bytes)\n",
+                            v);
+                    return usage(NULL);
+                }
+                opt.alignment = x;
             } else if (!olla_cli_parse_i64(v, &x) || x < 1) {
                 fprintf(stderr, "olla-onnx place: %s \"%s\" is not a positive integer\n", a, v);
                 return usage(NULL);
-            } else if (strcmp(a, "--align") == 0) {
-                opt.alignment = x;
             } else {
                 opt.capacity = x;
             }
@@ -75,6 +97,9 @@ int olla_cmd_place(int argc, char **argv)
     }
     if (!in || !out)
         return usage("needs an input and an output file");
+    olla_cli_output outs[] = {{"the output", out}};
+    if (!olla_cli_check_outputs("olla-onnx place", in, outs, 1))
+        return OLLA_ERR_USAGE;
 
     olla_error err = {0};
     olla_place_table t;
