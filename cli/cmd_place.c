@@ -12,9 +12,7 @@ static const char place_usage[] = "usage: olla-onnx place in.csv out.csv [--capa
 
 static int usage(const char *why)
 {
-    if (why)
-        fprintf(stderr, "olla-onnx place: %s\n", why);
-    fputs(place_usage, stderr);
+    fprintf(stderr, "olla-onnx place: %s; %s", why, place_usage);
     return OLLA_ERR_USAGE;
 }
 
@@ -60,33 +58,33 @@ int olla_cmd_place(int argc, char **argv)
             strcmp(a, "--align") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "olla-onnx place: %s needs a value\n", a);
-                return usage(NULL);
+                return OLLA_ERR_USAGE;
             }
             const char *v = argv[++i];
             long long x;
             if (strcmp(a, "--time-limit") == 0) {
                 if (!olla_cli_parse_double(v, &opt.time_limit) || opt.time_limit < 0) {
                     fprintf(stderr, "olla-onnx place: --time-limit \"%s\" is not a number of seconds >= 0\n", v);
-                    return usage(NULL);
+                    return OLLA_ERR_USAGE;
                 }
             } else if (strcmp(a, "--align") == 0) {
                 if (!olla_cli_parse_alignment(v, &x)) {
                     fprintf(stderr, "olla-onnx place: --align %s: needs a power of two from 1 to 1073741824 (bytes)\n",
                             v);
-                    return usage(NULL);
+                    return OLLA_ERR_USAGE;
                 }
                 opt.alignment = x;
             } else if (!olla_cli_parse_i64(v, &x) || x < 1) {
                 fprintf(stderr, "olla-onnx place: %s \"%s\" is not a positive integer\n", a, v);
-                return usage(NULL);
+                return OLLA_ERR_USAGE;
             } else {
                 opt.capacity = x;
             }
             continue;
         }
         if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "olla-onnx place: unknown option %s\n", a);
-            return usage(NULL);
+            fprintf(stderr, "olla-onnx place: unknown option '%s' (see olla-onnx place --help)\n", a);
+            return OLLA_ERR_USAGE;
         }
         if (!in)
             in = a;
