@@ -108,7 +108,7 @@ static void help(void)
 static int parse_args(batch *b, olla_cli_plan_opts *po, int argc, char **argv)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    b->workers = ncpu >= 4 ? ncpu / 2 : 1;
+    b->workers = ncpu / 2 > 1 ? ncpu / 2 : 1; /* each solve may use two CPUs */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = olla_cli_plan_option(po, argc, argv, &i);
