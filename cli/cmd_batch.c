@@ -571,6 +571,12 @@ static int reap_one(batch *b)
     j->pid = 0;
     j->seconds = olla_now() - j->started;
     b->running--;
+    if (batch_signal && !(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) < 128)) {
+        /* stopped by the same Ctrl-C, before we saw it: not a result (one
+         * that ended on its own before is one, Ctrl-C or not) */
+        unlink(j->result);
+        return 0;
+    }
     finish(j, in, wstatus);
     job_done(b, j, out);
     return 1;
