@@ -21,11 +21,12 @@ if mount -t tmpfs -o size=16k tmpfs "$tmp/full" 2>/dev/null; then
 else
   echo "note: cannot mount a tmpfs here; the full-disk case is covered by the file-size limit"
 fi
-# a report or drawing that does not fit: failure, and no partial file
+# a report, drawing or lifetimes file that does not fit: failure, no partial
+# file, and no model either (all of the outputs or none)
 mkdir -p "$tmp/full2"
 if mount -t tmpfs -o size=16k tmpfs "$tmp/full2" 2>/dev/null; then
   head -c 16384 /dev/zero >"$tmp/full2/fill" 2>/dev/null
-  for what in --report --svg; do
+  for what in --report --svg --lifetimes; do
     "$OLLA" -q $what "$tmp/full2/side" "$SRC/models/mlp_train.onnx" "$tmp/m.onnx" 2>"$tmp/err"; rc=$?
     left=$(ls "$tmp/full2" | grep -v '^fill$')
     [ -e "$tmp/m.onnx" ] && left="$left m.onnx (the model, written before the failing $what)"
