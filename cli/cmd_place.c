@@ -35,69 +35,86 @@ static void help(void)
           stdout);
 }
 
-int olla_cmd_place(int argc, char **argv)
+typedef struct {
+    const char *in, *out;
+    olla_place_options opt;
+    int online;
+} place_args;
+
+/* A flag with a number after it: --capacity, --time-limit, --align. 0 when
+ * a is none of them, -1 after printing why its value is wrong. */
+static int value_flag(place_args *pa, const char *a, const char *v)
 {
-    const char *in = NULL, *out = NULL;
-    olla_place_options opt = {1, 30.0, 0, 0};
-    int online = 0;
+    long long x;
+    if (strcmp(a, "--capacity") != 0 && strcmp(a, "--time-limit") != 0 && strcmp(a, "--align") != 0)
+        return 0;
+    if (!v) {
+        fprintf(stderr, "olla-onnx place: %s needs a value\n", a);
+        return -1;
+    }
+    if (strcmp(a, "--time-limit") == 0) {
+        if (!olla_cli_parse_double(v, &pa->opt.time_limit) || pa->opt.time_limit < 0) {
+            fprintf(stderr, "olla-onnx place: --time-limit \"%s\" is not a number of seconds >= 0\n", v);
+            return -1;
+        }
+    } else if (strcmp(a, "--align") == 0) {
+        if (!olla_cli_parse_alignment(v, &x)) {
+            fprintf(stderr, "olla-onnx place: --align %s: needs a power of two from 1 to 1073741824 (bytes)\n", v);
+            return -1;
+        }
+        pa->opt.alignment = x;
+    } else if (!olla_cli_parse_i64(v, &x) || x < 1) {
+        fprintf(stderr, "olla-onnx place: %s \"%s\" is not a positive integer\n", a, v);
+        return -1;
+    } else {
+        pa->opt.capacity = x;
+    }
+    return 1;
+}
+
+/* -1: go on; else the exit code. */
+static int parse_args(place_args *pa, int argc, char **argv)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        int r = value_flag(pa, a, i + 1 < argc ? argv[i + 1] : NULL);
+        if (r < 0)
+            return OLLA_ERR_USAGE;
+        if (r > 0) {
+            i++;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             help();
             return 0;
-        }
-        if (strcmp(a, "--online") == 0) {
-            online = 1;
-            continue;
-        }
-        if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
-            opt.verbosity++;
-            continue;
-        }
-        if (strcmp(a, "--capacity") == 0 || strcmp(a, "--time-limit") == 0 ||
-            strcmp(a, "--align") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "olla-onnx place: %s needs a value\n", a);
-                return OLLA_ERR_USAGE;
-            }
-            const char *v = argv[++i];
-            long long x;
-            if (strcmp(a, "--time-limit") == 0) {
-                if (!olla_cli_parse_double(v, &opt.time_limit) || opt.time_limit < 0) {
-                    fprintf(stderr, "olla-onnx place: --time-limit \"%s\" is not a number of seconds >= 0\n", v);
-                    return OLLA_ERR_USAGE;
-                }
-            } else if (strcmp(a, "--align") == 0) {
-                if (!olla_cli_parse_alignment(v, &x)) {
-                    fprintf(stderr, "olla-onnx place: --align %s: needs a power of two from 1 to 1073741824 (bytes)\n",
-                            v);
-                    return OLLA_ERR_USAGE;
-                }
-                opt.alignment = x;
-            } else if (!olla_cli_parse_i64(v, &x) || x < 1) {
-                fprintf(stderr, "olla-onnx place: %s \"%s\" is not a positive integer\n", a, v);
-                return OLLA_ERR_USAGE;
-            } else {
-                opt.capacity = x;
-            }
-            continue;
-        }
-        if (a[0] == '-' && a[1] != '\0') {
+        } else if (strcmp(a, "--online") == 0) {
+            pa->online = 1;
+        } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+            pa->opt.verbosity++;
+        } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "olla-onnx place: unknown option '%s' (see olla-onnx place --help)\n", a);
             return OLLA_ERR_USAGE;
-        }
-        if (!in)
-            in = a;
-        else if (!out)
-            out = a;
-        else
+        } else if (!pa->in) {
+            pa->in = a;
+        } else if (!pa->out) {
+            pa->out = a;
+        } else {
             return usage("too many file names");
+        }
     }
-    if (!in || !out)
+    if (!pa->in || !pa->out)
         return usage("needs an input and an output file");
-    olla_cli_output outs[] = {{"the output", out}};
-    if (!olla_cli_check_outputs("olla-onnx place", in, outs, 1))
-        return OLLA_ERR_USAGE;
+    olla_cli_output outs[] = {{"the output", pa->out}};
+    return olla_cli_check_outputs("olla-onnx place", pa->in, outs, 1) ? -1 : OLLA_ERR_USAGE;
+}
+
+int olla_cmd_place(int argc, char **argv)
+{
+    place_args pa = {NULL, NULL, {1, 30.0, 0, 0}, 0};
+    int rc = parse_args(&pa, argc, argv);
+    if (rc >= 0)
+        return rc;
+    const char *in = pa.in, *out = pa.out;
+    olla_place_options opt = pa.opt;
+    int online = pa.online;
 
     olla_error err = {0};
     olla_place_table t;
