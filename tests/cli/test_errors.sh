@@ -44,7 +44,9 @@ expect 2 "--align 100: needs a power of two" --align 100 a b
 expect 2 "--time-limit -1: needs a positive number" --time-limit -1 a b
 expect 2 "too many arguments" a b c
 expect 2 "--dim batch=3: 'batch' is already bound to 2; give each name once" --dim batch=2 --dim batch=3 a b
-M=$SRC/models/mlp_train.onnx
+# a copy, so that a binary that wrongly plans in place cannot touch the source tree
+mdir=$(mktemp -d); trap 'rm -rf "$tmp" "$mdir"' EXIT
+cp "$SRC/models/mlp_train.onnx" "$mdir/"; M=$mdir/mlp_train.onnx
 OLLA_TIME_LIMIT=abc expect 2 "OLLA_TIME_LIMIT=abc: needs a positive number of seconds" "$M" "$tmp/out.onnx"
 OLLA_TIME_LIMIT=-3 expect 2 "OLLA_TIME_LIMIT=-3: needs a positive number of seconds" "$M" "$tmp/out.onnx"
 # a --dim name the model does not use: known only after loading, still before any planning
@@ -61,7 +63,7 @@ expect 2 "--report $tmp: is a folder" --report "$tmp" "$M" "$tmp/out.onnx"
 expect 2 "the output model $M: is the input model" "$M" "$M"
 expect 2 "the output model and --report are both $tmp/out.onnx" --report "$tmp/out.onnx" "$M" "$tmp/out.onnx"
 # the same through another path to the same file
-expect 2 "is the input model" "$M" "$SRC/models/../models/mlp_train.onnx"
+expect 2 "is the input model" "$M" "$mdir/../$(basename "$mdir")/mlp_train.onnx"
 # a folder that takes no new files (a read-only mount, where this machine lets us make one)
 ro=$(mktemp -d)
 if mount -t tmpfs -o size=64k,ro tmpfs "$ro" 2>/dev/null; then
