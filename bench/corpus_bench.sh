@@ -16,7 +16,10 @@ for m in "${models[@]}"; do
   [ -f "$m" ] || continue
   name=$(basename "$(dirname "$m")")/$(basename "$m" .onnx)
   mkdir -p "$out/$(dirname "$name")"
-  if ! "$build/olla-onnx" -q --time-limit "$limit" --dim batch=8 --dim batch_size=8 \
+  # batch=8 and batch_size=8 where the model declares them (unknown names are refused)
+  dims=$(/usr/bin/python3 "$here/tests/tools/dim_names.py" "$m" batch=8 batch_size=8)
+  # shellcheck disable=SC2086
+  if ! "$build/olla-onnx" -q --time-limit "$limit" $dims \
         --report "$out/$name.json" "$m" "$out/$name.onnx" 2>"$out/$name.err"; then
     printf '{"model":"%s","error":"%s"}\n' "$m" "$(head -1 "$out/$name.err" | tr -d '"')" > "$out/$name.json"
   fi

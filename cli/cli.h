@@ -3,6 +3,7 @@
 #ifndef OLLA_CLI_H
 #define OLLA_CLI_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,15 +20,25 @@ int olla_cli_parse_i64(const char *s, long long *out);
 int olla_cli_parse_double(const char *s, double *out);
 /* NAME=VALUE into a binding whose name is malloc'd. */
 int olla_cli_parse_dim(const char *arg, olla_dim_binding *out);
+/* Appends the binding NAME=VALUE to *dims (*n of them); 0 after printing
+ * why not (malformed, or NAME already bound). */
+int olla_cli_add_dim(const char *who, const char *arg, olla_dim_binding **dims, int *n);
+/* An alignment: a power of two from 1 to 2^30. */
+int olla_cli_parse_alignment(const char *s, long long *out);
 
 /* Planning options shared by the converting sub-commands. */
 typedef struct olla_cli_plan_opts {
     olla_options opt;
     olla_dim_binding *dims;
     int n_dims;
+    int time_limit_given; /* --time-limit was on the command line */
 } olla_cli_plan_opts;
 
 void olla_cli_plan_opts_init(olla_cli_plan_opts *po);
+/* Applies $OLLA_TIME_LIMIT unless --time-limit was given; 0 after printing
+ * an error when it is set but not a positive number (exit 2). Call after
+ * parsing the command line. */
+int olla_cli_plan_opts_env(olla_cli_plan_opts *po, const char *who);
 void olla_cli_plan_opts_free(olla_cli_plan_opts *po);
 /* Consumes argv[*i] (and its value) when it is a planning option: returns 1,
  * 0 when it is not one, -1 after printing a usage error. */
@@ -35,12 +46,28 @@ int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i);
 
 /* The live progress line (cli/progress.c). */
 typedef struct olla_cli_progress {
-    const char *model;
-    int tty, shown;
-    char last_phase[32];
+    const char *model;         /* its file name, without folders */
+    int live, shown, ticking, stop;
+    pthread_t thread;          /* the ticker redrawing a live line */
+    pthread_mutex_t lock;
+    char phase[32];
+    double elapsed, seen_at;   /* as of the last report, and when it came */
+    int64_t best, bound;       /* -1 unknown */
 } olla_cli_progress;
 void olla_cli_progress_start(olla_cli_progress *p, olla_options *opt, const char *model);
 void olla_cli_progress_end(olla_cli_progress *p);
+
+/* Output files, checked before any work (cli/outputs.c). */
+typedef struct olla_cli_output {
+    const char *what; /* how the user gave it: "--report", "the output model" */
+    const char *path; /* NULL: not asked for */
+} olla_cli_output;
+/* 0 after printing a one-line error naming the argument (exit 2): a folder
+ * that does not exist or takes no new files, a path that is a folder or the
+ * input itself, or two outputs that are one file. */
+int olla_cli_check_outputs(const char *who, const char *input, const olla_cli_output *outs, int n);
+/* "1 node", "3 nodes" */
+const char *olla_cli_plural(long long n, const char *one, const char *many);
 
 double olla_cli_pct(int64_t part, int64_t whole);
 void olla_cli_human_bytes(int64_t b, char *buf, size_t n);

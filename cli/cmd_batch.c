@@ -1,11 +1,25 @@
-/* olla-onnx batch IN_DIR OUT_DIR [-j N] [--report FILE.jsonl] [planning options]
+/* olla-onnx batch IN_DIR OUT_DIR [-j N] [--report FILE.jsonl] [--force] [options]
  *
  * Converts every .onnx file under IN_DIR into the same relative path under
  * OUT_DIR, N at a time, each in its own process so that one bad model never
- * stops the batch. Outputs newer than their inputs are left alone. */
+ * stops the batch.
+ *
+ * What a user can count on:
+ * - OUT_DIR inside IN_DIR is never read as input (its folder is skipped).
+ * - A model is skipped as "unchanged" only when neither it nor any option
+ *   that changes the plan has changed since its output was written, and
+ *   that output is still there as written (cli/batch_stamps.c); --force
+ *   converts everything again.
+ * - On a terminal one progress line: counts and the model last started.
+ *   Every failure's reason is printed as it happens; a table closes the run.
+ * - Ctrl-C: the running conversions stop and leave no partial file, the
+ *   finished ones are kept (outputs, stamps and --report lines), and one
+ *   message says so. Exit 130.
+ * - --report FILE.jsonl is written whole at the end: one line per model. */
 #include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,82 +27,234 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/batch.h"
 #include "cli/cli.h"
 #include "util/olla_clock.h"
+#include "util/olla_file.h"
+
+#define LINE_WIDTH 79
 
 typedef struct {
     char *rel; /* path below IN_DIR */
     pid_t pid;
     char result[64]; /* temp file with the child's JSON line */
-    double started;
-    /* filled when done */
-    char status[16]; /* "ok", "failed", "unchanged" */
-    char *json;      /* the report or error line */
+    double started, seconds;
+    char status[16]; /* "" while pending or running; "ok", "failed", "unchanged" */
+    char *json;      /* the --report line */
+    char *error;     /* why it failed */
+    char key[17];    /* of its input and the options */
     int64_t input_peak, arena;
     int nodes;
-    double seconds;
 } job;
 
 typedef struct {
-    job *v;
-    int n, cap;
-} job_list;
+    const char *in_dir, *out_dir, *report;
+    long long workers;
+    int force, verbosity, tty;
+    olla_options opt;
+    char options_text[1024]; /* every option that changes the plan */
+    job *jobs;
+    int n_jobs, cap;
+    dev_t out_dev;
+    ino_t out_ino;
+    olla_batch_stamps stamps;
+    int done, ok, unchanged, failed, running;
+    const char *current; /* the model last started */
+} batch;
 
-static int collect(const char *root, const char *rel, job_list *jobs)
+static volatile sig_atomic_t batch_signal;
+
+static void on_signal(int sig)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s%s%s", root, rel[0] ? "/" : "", rel);
+    batch_signal = sig;
+}
+
+/* In a conversion's process: leave nothing behind and stop, silently (the
+ * batch says it once). */
+static void child_on_signal(int sig)
+{
+    olla_stop_requested = 1;
+    olla_write_abandon();
+    _exit(128 + sig);
+}
+
+static const char batch_usage[] = "usage: olla-onnx batch IN_DIR OUT_DIR [-j N] [--report FILE.jsonl] [--force] [options]\n";
+
+static void help(void)
+{
+    fputs(batch_usage, stdout);
+    fputs("\n"
+          "Converts every .onnx file under IN_DIR into the same relative path under\n"
+          "OUT_DIR, each in its own process. OUT_DIR inside IN_DIR is skipped.\n"
+          "\n"
+          "  -j N                 conversions at a time (default: half the cores, at\n"
+          "                       least 1: each conversion's solver may use two)\n"
+          "  --report FILE.jsonl  one JSON line per model: its report and status\n"
+          "  --force              convert every model, also those unchanged since their\n"
+          "                       output was written with the same options\n"
+          "  -q, -v               no progress, failures or table; a line per model\n"
+          "  -h, --help\n"
+          "and the planning options of olla-onnx --help: --dim, --time-limit, --align,\n"
+          "--keep-order, --joint, --allow-unknown-sizes.\n"
+          "\n"
+          "exit codes: 0 all converted or unchanged, 1 some model failed, 2 usage,\n"
+          "3 internal error, 130 interrupted\n",
+          stdout);
+}
+
+/* ---- arguments ---- */
+
+/* -1: go on; else the exit code. */
+static int parse_args(batch *b, olla_cli_plan_opts *po, int argc, char **argv)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    b->workers = ncpu / 2 > 1 ? ncpu / 2 : 1; /* each solve may use two CPUs */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int r = olla_cli_plan_option(po, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r > 0)
+            continue;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            help();
+            return 0;
+        } else if (strcmp(a, "-j") == 0) {
+            if (i + 1 >= argc || !olla_cli_parse_i64(argv[++i], &b->workers) || b->workers < 1 || b->workers > 1024) {
+                fprintf(stderr, "olla-onnx batch: -j needs a number of parallel conversions from 1 to 1024\n");
+                return 2;
+            }
+        } else if (strcmp(a, "--report") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "olla-onnx batch: --report needs a file name\n");
+                return 2;
+            }
+            b->report = argv[++i];
+        } else if (strcmp(a, "--force") == 0) {
+            b->force = 1;
+        } else if (a[0] == '-' || (b->in_dir && b->out_dir)) {
+            if (a[0] == '-')
+                fprintf(stderr, "olla-onnx batch: unknown option '%s'\n", a);
+            fputs(batch_usage, stderr);
+            return 2;
+        } else if (!b->in_dir) {
+            b->in_dir = a;
+        } else {
+            b->out_dir = a;
+        }
+    }
+    if (!b->in_dir || !b->out_dir) {
+        fputs(batch_usage, stderr);
+        return 2;
+    }
+    return olla_cli_plan_opts_env(po, "olla-onnx batch") ? -1 : 2;
+}
+
+/* The options that change a plan, as text: part of every model's key. */
+static void describe_options(batch *b)
+{
+    const olla_options *o = &b->opt;
+    int k = snprintf(b->options_text, sizeof b->options_text,
+                     "olla-onnx %s; time-limit %.6g; align %lld; keep-order %d; joint %d; allow-unknown %d; dims",
+                     OLLA_VERSION_STRING, o->time_limit, (long long)o->alignment, o->keep_order, o->joint,
+                     o->allow_unknown_sizes);
+    /* in name order, so that the order they were given in does not matter */
+    unsigned char used[o->n_dims > 0 ? o->n_dims : 1];
+    memset(used, 0, sizeof used);
+    for (int n = 0; n < o->n_dims && k < (int)sizeof b->options_text; n++) {
+        int best = -1;
+        for (int d = 0; d < o->n_dims; d++)
+            if (!used[d] && (best < 0 || strcmp(o->dims[d].name, o->dims[best].name) < 0))
+                best = d;
+        used[best] = 1;
+        k += snprintf(b->options_text + k, sizeof b->options_text - (size_t)k, " %s=%lld", o->dims[best].name,
+                      (long long)o->dims[best].value);
+    }
+}
+
+/* ---- the models ---- */
+
+static int add_job(batch *b, const char *rel)
+{
+    if (b->n_jobs == b->cap) {
+        int nc = b->cap ? b->cap * 2 : 64;
+        job *p = realloc(b->jobs, (size_t)nc * sizeof *p);
+        if (!p)
+            return 0;
+        b->jobs = p;
+        b->cap = nc;
+    }
+    memset(&b->jobs[b->n_jobs], 0, sizeof(job));
+    return (b->jobs[b->n_jobs++].rel = strdup(rel)) != NULL;
+}
+
+static int cmp_names(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* The entries of a folder, sorted (so runs and reports are repeatable);
+ * NULL on failure. */
+static char **list_folder(const char *path, int *n)
+{
     DIR *d = opendir(path);
     if (!d)
-        return 0;
-    struct dirent *e;
+        return NULL;
     char **names = NULL;
-    int n = 0, ok = 1;
-    while ((e = readdir(d))) {
+    int cap = 0, ok = 1;
+    struct dirent *e;
+    *n = 0;
+    while (ok && (e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        char **p = realloc(names, ((size_t)n + 1) * sizeof *p);
-        if (!p) {
-            ok = 0;
-            break;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 32;
+            char **p = realloc(names, (size_t)cap * sizeof *p);
+            ok = p != NULL;
+            names = p ? p : names;
         }
-        names = p;
-        names[n++] = strdup(e->d_name);
+        if (ok)
+            ok = (names[(*n)++] = strdup(e->d_name)) != NULL;
     }
     closedir(d);
-    /* sorted, so runs and reports are repeatable */
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-            char *t = names[j];
-            names[j] = names[j - 1];
-            names[j - 1] = t;
-        }
+    if (ok && *n)
+        qsort(names, (size_t)*n, sizeof *names, cmp_names);
+    if (!ok) {
+        for (int i = 0; i < *n; i++)
+            free(names[i]);
+        free(names);
+        return NULL;
+    }
+    return names ? names : calloc(1, sizeof *names);
+}
+
+static int is_onnx(const char *name)
+{
+    size_t len = strlen(name);
+    return len > 5 && strcmp(name + len - 5, ".onnx") == 0;
+}
+
+/* Every .onnx file under IN_DIR/rel, except in OUT_DIR. 0 on failure. */
+static int collect(batch *b, const char *rel)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s%s%s", b->in_dir, rel[0] ? "/" : "", rel);
+    int n = 0;
+    char **names = list_folder(path, &n);
+    if (!names)
+        return 0;
+    int ok = 1;
     for (int i = 0; i < n && ok; i++) {
-        char sub[4096], full[8200];
+        char sub[4096], full[8192];
         snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
-        snprintf(full, sizeof full, "%s/%s", root, sub);
+        snprintf(full, sizeof full, "%s/%s", b->in_dir, sub);
         struct stat sb;
         if (lstat(full, &sb) != 0)
             continue;
-        if (S_ISDIR(sb.st_mode)) {
-            ok = collect(root, sub, jobs);
-        } else if (S_ISREG(sb.st_mode)) {
-            size_t len = strlen(names[i]);
-            if (len > 5 && strcmp(names[i] + len - 5, ".onnx") == 0) {
-                if (jobs->n == jobs->cap) {
-                    int nc = jobs->cap ? jobs->cap * 2 : 64;
-                    job *p = realloc(jobs->v, (size_t)nc * sizeof *p);
-                    if (!p) {
-                        ok = 0;
-                        break;
-                    }
-                    jobs->v = p;
-                    jobs->cap = nc;
-                }
-                memset(&jobs->v[jobs->n], 0, sizeof(job));
-                jobs->v[jobs->n++].rel = strdup(sub);
-            }
-        }
+        if (S_ISDIR(sb.st_mode) && !(sb.st_dev == b->out_dev && sb.st_ino == b->out_ino))
+            ok = collect(b, sub);
+        else if (S_ISREG(sb.st_mode) && is_onnx(names[i]))
+            ok = add_job(b, sub);
     }
     for (int i = 0; i < n; i++)
         free(names[i]);
@@ -98,7 +264,7 @@ static int collect(const char *root, const char *rel, job_list *jobs)
 
 static int make_parents(const char *path)
 {
-    char buf[4096];
+    char buf[8192];
     snprintf(buf, sizeof buf, "%s", path);
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/')
@@ -111,16 +277,87 @@ static int make_parents(const char *path)
     return 1;
 }
 
-static char *error_line(const char *model, const char *msg, int code)
+/* ---- one model ---- */
+
+static void paths_of(const batch *b, const job *j, char *in, char *out, size_t n)
 {
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "model", json_object_new_string(model));
-    json_object_object_add(o, "status", json_object_new_string("failed"));
-    json_object_object_add(o, "exit_code", json_object_new_int(code));
-    json_object_object_add(o, "error", json_object_new_string(msg));
-    char *s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    snprintf(in, n, "%s/%s", b->in_dir, j->rel);
+    snprintf(out, n, "%s/%s", b->out_dir, j->rel);
+}
+
+/* FNV-1a, 64 bits */
+static uint64_t hash_text(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* The key of a model: its file's identity (size, modification time, inode)
+ * and the options. */
+static void job_key(const batch *b, job *j, const struct stat *si)
+{
+    char id[160];
+    snprintf(id, sizeof id, "|%s|%lld|%lld.%09ld|%llu", j->rel, (long long)si->st_size, (long long)si->st_mtim.tv_sec,
+             si->st_mtim.tv_nsec, (unsigned long long)si->st_ino);
+    uint64_t h = hash_text(hash_text(14695981039346656037ULL, b->options_text), id);
+    snprintf(j->key, sizeof j->key, "%016llx", (unsigned long long)h);
+}
+
+static long long mtime_ns(const struct stat *s)
+{
+    return (long long)s->st_mtim.tv_sec * 1000000000LL + s->st_mtim.tv_nsec;
+}
+
+static char *status_line(json_object *o, const char *status)
+{
+    json_object_object_add(o, "status", json_object_new_string(status));
+    const char *t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    char *s = t ? strdup(t) : NULL;
     json_object_put(o);
     return s;
+}
+
+static void read_numbers(job *j, json_object *o)
+{
+    json_object *v;
+    if (json_object_object_get_ex(o, "input_order_peak_bytes", &v))
+        j->input_peak = json_object_get_int64(v);
+    if (json_object_object_get_ex(o, "arena_bytes", &v))
+        j->arena = json_object_get_int64(v);
+    if (json_object_object_get_ex(o, "nodes", &v))
+        j->nodes = json_object_get_int(v);
+}
+
+/* 1 when the model's output is up to date: same key, output as written. */
+static int is_unchanged(batch *b, job *j, const char *out)
+{
+    const olla_batch_stamp *s = olla_batch_stamps_find(&b->stamps, j->rel);
+    struct stat so;
+    if (b->force || !s || strcmp(s->key, j->key) != 0 || stat(out, &so) != 0 || so.st_size != s->out_bytes ||
+        mtime_ns(&so) != s->out_mtime_ns)
+        return 0;
+    json_object *o = json_tokener_parse(s->report);
+    if (!o || !json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        o = json_object_new_object();
+    }
+    read_numbers(j, o);
+    snprintf(j->status, sizeof j->status, "unchanged");
+    j->json = status_line(o, "unchanged");
+    return 1;
+}
+
+static void fail_job(job *j, const char *in, const char *msg, int code)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "model", json_object_new_string(in));
+    json_object_object_add(o, "exit_code", json_object_new_int(code));
+    json_object_object_add(o, "error", json_object_new_string(msg));
+    snprintf(j->status, sizeof j->status, "failed");
+    free(j->error);
+    j->error = strdup(msg);
+    j->json = status_line(o, "failed");
 }
 
 /* The child: convert one model and leave one JSON line in result_path. */
@@ -132,16 +369,16 @@ static int run_one(const char *in, const char *out, const olla_options *opt, con
     olla_report rep;
     memset(&rep, 0, sizeof rep);
     char *line = NULL;
-    int rc = 0;
-    if (!make_parents(out)) {
+    if (!make_parents(out))
         olla_error_set(&err, OLLA_ERR_INTERNAL, "cannot create the folder for %s: %s", out, strerror(errno));
-    } else if (olla_model_load(in, &m, &err) == OLLA_OK && olla_optimize(m, opt, &plan, &rep, &err) == OLLA_OK &&
-               olla_write_model(m, plan, out, &err) == OLLA_OK) {
+    else if (olla_model_load(in, &m, &err) == OLLA_OK && olla_optimize(m, opt, &plan, &rep, &err) == OLLA_OK &&
+             olla_write_model(m, plan, out, &err) == OLLA_OK)
         line = olla_report_to_json(&rep, 0);
-    }
     if (err.code != OLLA_OK) {
-        rc = (int)err.code;
-        line = error_line(in, err.message, rc);
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "error", json_object_new_string(err.message));
+        json_object_object_add(o, "exit_code", json_object_new_int((int)err.code));
+        line = status_line(o, "failed");
     }
     FILE *f = fopen(result_path, "w");
     if (f) {
@@ -152,27 +389,30 @@ static int run_one(const char *in, const char *out, const olla_options *opt, con
     olla_report_clear(&rep);
     olla_plan_free(plan);
     olla_model_free(m);
-    return rc;
+    return err.code;
 }
 
-static void finish(job *j, const char *in_dir, int wstatus)
+static char *slurp(const char *path)
 {
-    FILE *f = fopen(j->result, "r");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
     char *text = NULL;
-    if (f) {
-        fseek(f, 0, SEEK_END);
-        long n = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        text = malloc((size_t)(n > 0 ? n : 0) + 1);
-        if (text) {
-            size_t got = fread(text, 1, (size_t)(n > 0 ? n : 0), f);
-            text[got] = '\0';
-        }
-        fclose(f);
+    size_t cap = 0;
+    ssize_t n = getdelim(&text, &cap, '\0', f);
+    fclose(f);
+    if (n < 0) {
+        free(text);
+        return NULL;
     }
+    return text;
+}
+
+/* The child has ended: its result becomes the job's record. */
+static void finish(job *j, const char *in, int wstatus)
+{
+    char *text = slurp(j->result);
     unlink(j->result);
-    char in[4096];
-    snprintf(in, sizeof in, "%s/%s", in_dir, j->rel);
     json_object *o = text ? json_tokener_parse(text) : NULL;
     free(text);
     if (!o || !json_object_is_type(o, json_type_object)) {
@@ -182,186 +422,337 @@ static void finish(job *j, const char *in_dir, int wstatus)
         else
             snprintf(msg, sizeof msg, "the conversion exited with %d and no report", WEXITSTATUS(wstatus));
         json_object_put(o);
-        snprintf(j->status, sizeof j->status, "failed");
-        j->json = error_line(in, msg, 3);
+        fail_job(j, in, msg, 3);
         return;
     }
     json_object *v;
-    if (json_object_object_get_ex(o, "status", &v)) {
-        snprintf(j->status, sizeof j->status, "failed");
-    } else {
-        snprintf(j->status, sizeof j->status, "ok");
-        json_object_object_add(o, "status", json_object_new_string("ok"));
-        if (json_object_object_get_ex(o, "input_order_peak_bytes", &v))
-            j->input_peak = json_object_get_int64(v);
-        if (json_object_object_get_ex(o, "arena_bytes", &v))
-            j->arena = json_object_get_int64(v);
-        if (json_object_object_get_ex(o, "nodes", &v))
-            j->nodes = json_object_get_int(v);
-    }
     json_object_object_add(o, "seconds", json_object_new_double(j->seconds));
-    j->json = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-    json_object_put(o);
+    if (json_object_object_get_ex(o, "status", &v)) {
+        json_object_object_add(o, "model", json_object_new_string(in));
+        if (json_object_object_get_ex(o, "error", &v))
+            j->error = strdup(json_object_get_string(v));
+        snprintf(j->status, sizeof j->status, "failed");
+        j->json = status_line(o, "failed");
+        return;
+    }
+    read_numbers(j, o);
+    snprintf(j->status, sizeof j->status, "ok");
+    j->json = status_line(o, "ok");
+}
+
+/* ---- what the user sees ---- */
+
+static void progress_line(batch *b)
+{
+    if (!b->tty || b->verbosity != 1)
+        return;
+    char head[160], line[256];
+    int k = snprintf(head, sizeof head, "[%d/%d] %d ok, %d unchanged, %d failed", b->done, b->n_jobs, b->ok,
+                     b->unchanged, b->failed);
+    const char *cur = b->running > 0 && b->current ? b->current : "";
+    int room = LINE_WIDTH - k - 2, len = (int)strlen(cur);
+    if (!cur[0] || room < 8)
+        snprintf(line, sizeof line, "%s", head);
+    else if (len > room)
+        snprintf(line, sizeof line, "%s; ...%s", head, cur + len - (room - 3));
+    else
+        snprintf(line, sizeof line, "%s; %s", head, cur);
+    line[LINE_WIDTH] = '\0';
+    fprintf(stderr, "\r\033[K%s", line);
+    fflush(stderr);
+}
+
+static void clear_line(const batch *b)
+{
+    if (b->tty && b->verbosity == 1)
+        fprintf(stderr, "\r\033[K");
+}
+
+/* A model is done: counts, stamp, and what the terminal shows. */
+static void job_done(batch *b, job *j, const char *out)
+{
+    b->done++;
+    if (strcmp(j->status, "ok") == 0) {
+        struct stat so;
+        b->ok++;
+        if (stat(out, &so) == 0)
+            olla_batch_stamps_set(&b->stamps, j->rel, j->key, (long long)so.st_size, mtime_ns(&so), j->json);
+    } else if (strcmp(j->status, "unchanged") == 0) {
+        b->unchanged++;
+    } else {
+        b->failed++;
+        /* the old output, if any, belongs to another model or options */
+        olla_batch_stamps_drop(&b->stamps, j->rel);
+        unlink(out);
+        if (b->verbosity > 0) {
+            clear_line(b);
+            fprintf(stderr, "olla-onnx batch: %s: %s\n", j->rel, j->error ? j->error : "failed");
+        }
+    }
+    if (b->verbosity > 1)
+        fprintf(stderr, "[%d/%d] %s: %s (%.2f s)\n", b->done, b->n_jobs, j->rel, j->status, j->seconds);
+    progress_line(b);
+}
+
+/* ---- running ---- */
+
+static void start_job(batch *b, job *j)
+{
+    char in[8192], out[8192];
+    paths_of(b, j, in, out, sizeof in);
+    struct stat si, so;
+    if (stat(in, &si) != 0) {
+        fail_job(j, in, "the model disappeared during the batch", 1);
+        job_done(b, j, out);
+        return;
+    }
+    job_key(b, j, &si);
+    if (is_unchanged(b, j, out)) {
+        job_done(b, j, out);
+        return;
+    }
+    if (stat(out, &so) == 0 && so.st_dev == si.st_dev && so.st_ino == si.st_ino) {
+        fail_job(j, in, "its output would be the model itself; choose an OUT_DIR outside IN_DIR's models", 2);
+        job_done(b, j, out);
+        return;
+    }
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(j->result, sizeof j->result, "%s/olla-batch-XXXXXX", tmpdir && strlen(tmpdir) < 40 ? tmpdir : "/tmp");
+    int fd = mkstemp(j->result);
+    if (fd >= 0)
+        close(fd);
+    fflush(NULL);
+    j->started = olla_now();
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGINT, child_on_signal);
+        signal(SIGTERM, child_on_signal);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        _exit(run_one(in, out, &b->opt, j->result));
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        unlink(j->result);
+        fail_job(j, in, "cannot start a process for it", 3);
+        job_done(b, j, out);
+        return;
+    }
+    j->pid = pid;
+    b->running++;
+    b->current = j->rel;
+    progress_line(b);
+}
+
+static job *job_of(batch *b, pid_t pid)
+{
+    for (int k = 0; k < b->n_jobs; k++)
+        if (b->jobs[k].pid == pid)
+            return &b->jobs[k];
+    return NULL;
+}
+
+/* Waits for one conversion to end and records it; 0 when interrupted. */
+static int reap_one(batch *b)
+{
+    int wstatus;
+    pid_t pid = wait(&wstatus);
+    if (pid < 0)
+        return errno == EINTR && batch_signal ? 0 : (b->running = 0, 1);
+    job *j = job_of(b, pid);
+    if (!j)
+        return 1;
+    char in[8192], out[8192];
+    paths_of(b, j, in, out, sizeof in);
+    j->pid = 0;
+    j->seconds = olla_now() - j->started;
+    b->running--;
+    if (batch_signal && !(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) < 128)) {
+        /* stopped by the same Ctrl-C, before we saw it: not a result (one
+         * that ended on its own before is one, Ctrl-C or not) */
+        unlink(j->result);
+        return 0;
+    }
+    finish(j, in, wstatus);
+    job_done(b, j, out);
+    return 1;
+}
+
+/* After Ctrl-C: the running conversions are stopped (each removes its own
+ * partial output) and waited for; their records are dropped. */
+static void stop_running(batch *b)
+{
+    for (int k = 0; k < b->n_jobs; k++)
+        if (b->jobs[k].pid > 0)
+            kill(b->jobs[k].pid, SIGTERM);
+    for (int k = 0; k < b->n_jobs; k++) {
+        job *j = &b->jobs[k];
+        if (j->pid <= 0)
+            continue;
+        while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        unlink(j->result);
+        j->pid = 0;
+    }
+    b->running = 0;
+}
+
+static void run_all(batch *b)
+{
+    int next = 0;
+    while (!batch_signal && (next < b->n_jobs || b->running > 0)) {
+        while (!batch_signal && b->running < b->workers && next < b->n_jobs)
+            start_job(b, &b->jobs[next++]);
+        if (b->running > 0 && !reap_one(b))
+            break;
+    }
+    if (batch_signal)
+        stop_running(b);
+}
+
+/* ---- results ---- */
+
+static olla_status write_report(const batch *b, olla_error *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", b->report);
+    for (int k = 0; k < b->n_jobs; k++)
+        if (b->jobs[k].json)
+            fprintf(f, "%s\n", b->jobs[k].json);
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    olla_status st = bad ? olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", b->report)
+                         : olla_write_file_atomic(b->report, buf, len, err);
+    free(buf);
+    return st;
+}
+
+static void print_table(const batch *b, double seconds)
+{
+    fprintf(stderr, "\n%-48s %7s %12s %12s %8s %8s  %s\n", "model", "nodes", "input peak", "arena", "saving",
+            "seconds", "status");
+    int64_t sum_in = 0, sum_arena = 0;
+    for (int k = 0; k < b->n_jobs; k++) {
+        const job *j = &b->jobs[k];
+        char a[32] = "-", c[32] = "-", s[16] = "-";
+        if (j->arena > 0) {
+            olla_cli_human_bytes(j->input_peak, a, sizeof a);
+            olla_cli_human_bytes(j->arena, c, sizeof c);
+            snprintf(s, sizeof s, "%.1f%%", olla_cli_pct(j->input_peak - j->arena, j->input_peak));
+            sum_in += j->input_peak;
+            sum_arena += j->arena;
+        }
+        fprintf(stderr, "%-48s %7d %12s %12s %8s %8.2f  %s\n", j->rel, j->nodes, a, c, s, j->seconds, j->status);
+    }
+    fprintf(stderr, "%d %s: %d converted, %d unchanged, %d failed; total saving %.1f%%; %.1f s\n", b->n_jobs,
+            olla_cli_plural(b->n_jobs, "model", "models"), b->ok, b->unchanged, b->failed,
+            olla_cli_pct(sum_in - sum_arena, sum_in), seconds);
+}
+
+/* ---- the command ---- */
+
+/* OUT_DIR made, checked against IN_DIR, and remembered so that the walk
+ * skips it; the report path checked. -1: go on; else the exit code. */
+static int prepare(batch *b)
+{
+    struct stat si, so;
+    if (stat(b->in_dir, &si) != 0 || !S_ISDIR(si.st_mode)) {
+        fprintf(stderr, "olla-onnx batch: %s is not a folder\n", b->in_dir);
+        return 1;
+    }
+    char probe[8192];
+    snprintf(probe, sizeof probe, "%s/x", b->out_dir);
+    if (!make_parents(probe) || stat(b->out_dir, &so) != 0 || !S_ISDIR(so.st_mode)) {
+        fprintf(stderr, "olla-onnx batch: OUT_DIR %s: cannot create this folder (%s)\n", b->out_dir, strerror(errno));
+        return 2;
+    }
+    if (so.st_dev == si.st_dev && so.st_ino == si.st_ino) {
+        fprintf(stderr, "olla-onnx batch: OUT_DIR %s is IN_DIR; the outputs would replace the models\n", b->out_dir);
+        return 2;
+    }
+    b->out_dev = so.st_dev;
+    b->out_ino = so.st_ino;
+    olla_cli_output outs[] = {{"--report", b->report}};
+    if (!olla_cli_check_outputs("olla-onnx batch", NULL, outs, 1))
+        return 2;
+    if (!collect(b, "")) {
+        fprintf(stderr, "olla-onnx batch: cannot list %s\n", b->in_dir);
+        return 1;
+    }
+    if (!olla_batch_stamps_load(&b->stamps, b->out_dir)) {
+        fprintf(stderr, "olla-onnx batch: out of memory reading the stamps of %s\n", b->out_dir);
+        return 3;
+    }
+    return -1;
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal; /* no SA_RESTART: wait() returns at once */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Runs the batch and writes its records; the exit code. */
+static int convert_all(batch *b)
+{
+    double t0 = olla_now();
+    if (b->verbosity > 1)
+        fprintf(stderr, "olla-onnx batch: %d %s, %lld at a time\n", b->n_jobs,
+                olla_cli_plural(b->n_jobs, "model", "models"), b->workers);
+    catch_signals();
+    run_all(b);
+    clear_line(b);
+    olla_error err = {0};
+    olla_status st = olla_batch_stamps_save(&b->stamps, &err);
+    if (st == OLLA_OK && b->report)
+        st = write_report(b, &err);
+    if (st != OLLA_OK)
+        fprintf(stderr, "olla-onnx batch: %s\n", err.message);
+    if (batch_signal) {
+        fprintf(stderr, "olla-onnx batch: interrupted; %d of %d %s finished and kept%s, the rest left no output\n",
+                b->done, b->n_jobs, olla_cli_plural(b->n_jobs, "model", "models"),
+                b->report ? " (and in the report)" : "");
+        return 128 + batch_signal;
+    }
+    if (b->verbosity > 0)
+        print_table(b, olla_now() - t0);
+    return st != OLLA_OK ? 3 : b->failed ? 1 : 0;
 }
 
 int olla_cmd_batch(int argc, char **argv)
 {
+    batch b;
+    memset(&b, 0, sizeof b);
     olla_cli_plan_opts po;
     olla_cli_plan_opts_init(&po);
-    const char *in_dir = NULL, *out_dir = NULL, *report = NULL;
-    long long workers = sysconf(_SC_NPROCESSORS_ONLN);
-    int rc = 0;
-    job_list jobs = {0};
-    FILE *rf = NULL;
-    for (int i = 1; i < argc; i++) {
-        int r = olla_cli_plan_option(&po, argc, argv, &i);
-        if (r < 0) {
-            rc = 2;
-            goto out;
-        }
-        if (r > 0)
-            continue;
-        if (strcmp(argv[i], "-j") == 0 && i + 1 < argc) {
-            if (!olla_cli_parse_i64(argv[++i], &workers) || workers < 1 || workers > 1024) {
-                fprintf(stderr, "olla-onnx batch: -j needs a number of parallel conversions from 1 to 1024\n");
-                rc = 2;
-                goto out;
-            }
-        } else if (strcmp(argv[i], "--report") == 0 && i + 1 < argc) {
-            report = argv[++i];
-        } else if (argv[i][0] == '-' || (in_dir && out_dir)) {
-            fprintf(stderr, "usage: olla-onnx batch IN_DIR OUT_DIR [-j N] [--report FILE.jsonl] [options]\n");
-            rc = 2;
-            goto out;
-        } else if (!in_dir) {
-            in_dir = argv[i];
-        } else {
-            out_dir = argv[i];
-        }
+    int rc = parse_args(&b, &po, argc, argv);
+    if (rc < 0) {
+        b.opt = po.opt;
+        b.verbosity = b.opt.verbosity;
+        b.opt.verbosity = 0;
+        b.tty = isatty(2);
+        describe_options(&b);
+        rc = prepare(&b);
     }
-    if (!in_dir || !out_dir) {
-        fprintf(stderr, "usage: olla-onnx batch IN_DIR OUT_DIR [-j N] [--report FILE.jsonl] [options]\n");
-        rc = 2;
-        goto out;
+    if (rc < 0)
+        rc = convert_all(&b);
+    for (int k = 0; k < b.n_jobs; k++) {
+        free(b.jobs[k].rel);
+        free(b.jobs[k].json);
+        free(b.jobs[k].error);
     }
-    if (workers < 1)
-        workers = 1;
-    struct stat sb;
-    if (stat(in_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "olla-onnx batch: %s is not a folder\n", in_dir);
-        rc = 1;
-        goto out;
-    }
-    if (!collect(in_dir, "", &jobs)) {
-        fprintf(stderr, "olla-onnx batch: cannot list %s\n", in_dir);
-        rc = 1;
-        goto out;
-    }
-    if (report && !(rf = fopen(report, "w"))) {
-        fprintf(stderr, "olla-onnx batch: cannot write %s: %s\n", report, strerror(errno));
-        rc = 3;
-        goto out;
-    }
-    olla_options opt = po.opt;
-    int verbose = opt.verbosity;
-    opt.verbosity = 0;
-    int next = 0, running = 0, done = 0, failed = 0, unchanged = 0;
-    double t0 = olla_now();
-    while (done < jobs.n) {
-        while (running < workers && next < jobs.n) {
-            job *j = &jobs.v[next++];
-            char in[4096], outp[4096];
-            snprintf(in, sizeof in, "%s/%s", in_dir, j->rel);
-            snprintf(outp, sizeof outp, "%s/%s", out_dir, j->rel);
-            struct stat si, so;
-            if (stat(in, &si) == 0 && stat(outp, &so) == 0 &&
-                (so.st_mtim.tv_sec > si.st_mtim.tv_sec ||
-                 (so.st_mtim.tv_sec == si.st_mtim.tv_sec && so.st_mtim.tv_nsec >= si.st_mtim.tv_nsec))) {
-                snprintf(j->status, sizeof j->status, "unchanged");
-                json_object *o = json_object_new_object();
-                json_object_object_add(o, "model", json_object_new_string(in));
-                json_object_object_add(o, "status", json_object_new_string("unchanged"));
-                j->json = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-                json_object_put(o);
-                unchanged++;
-                done++;
-                if (rf && j->json)
-                    fprintf(rf, "%s\n", j->json);
-                continue;
-            }
-            snprintf(j->result, sizeof j->result, "/tmp/olla-batch-XXXXXX");
-            int fd = mkstemp(j->result);
-            if (fd >= 0)
-                close(fd);
-            fflush(NULL);
-            j->started = olla_now();
-            pid_t pid = fork();
-            if (pid == 0)
-                _exit(run_one(in, outp, &opt, j->result));
-            if (pid < 0) {
-                snprintf(j->status, sizeof j->status, "failed");
-                j->json = error_line(in, "cannot start a process for it", 3);
-                unlink(j->result);
-                failed++;
-                done++;
-                continue;
-            }
-            j->pid = pid;
-            running++;
-        }
-        if (running == 0)
-            continue;
-        int wstatus;
-        pid_t pid = wait(&wstatus);
-        if (pid < 0)
-            break;
-        for (int k = 0; k < jobs.n; k++) {
-            job *j = &jobs.v[k];
-            if (j->pid != pid)
-                continue;
-            j->pid = 0;
-            j->seconds = olla_now() - j->started;
-            finish(j, in_dir, wstatus);
-            if (strcmp(j->status, "ok") != 0)
-                failed++;
-            running--;
-            done++;
-            if (rf && j->json)
-                fprintf(rf, "%s\n", j->json);
-            if (verbose > 0)
-                fprintf(stderr, "[%d/%d] %s: %s\n", done, jobs.n, j->rel, j->status);
-            break;
-        }
-    }
-    if (verbose > 0) {
-        fprintf(stderr, "\n%-48s %7s %12s %12s %8s %8s  %s\n", "model", "nodes", "input peak", "arena", "saving",
-                "seconds", "status");
-        int64_t sum_in = 0, sum_arena = 0;
-        for (int k = 0; k < jobs.n; k++) {
-            job *j = &jobs.v[k];
-            char a[32] = "-", b[32] = "-", s[16] = "-";
-            if (strcmp(j->status, "ok") == 0) {
-                olla_cli_human_bytes(j->input_peak, a, sizeof a);
-                olla_cli_human_bytes(j->arena, b, sizeof b);
-                snprintf(s, sizeof s, "%.1f%%", olla_cli_pct(j->input_peak - j->arena, j->input_peak));
-                sum_in += j->input_peak;
-                sum_arena += j->arena;
-            }
-            fprintf(stderr, "%-48s %7d %12s %12s %8s %8.2f  %s\n", j->rel, j->nodes, a, b, s, j->seconds, j->status);
-        }
-        fprintf(stderr, "%d models: %d converted, %d unchanged, %d failed; total saving %.1f%%; %.1f s\n", jobs.n,
-                jobs.n - failed - unchanged, unchanged, failed, olla_cli_pct(sum_in - sum_arena, sum_in),
-                olla_now() - t0);
-    }
-    rc = failed ? 1 : 0;
-out:
-    if (rf && fclose(rf) != 0 && rc == 0)
-        rc = 3;
-    for (int k = 0; k < jobs.n; k++) {
-        free(jobs.v[k].rel);
-        free(jobs.v[k].json);
-    }
-    free(jobs.v);
+    free(b.jobs);
+    olla_batch_stamps_free(&b.stamps);
     olla_cli_plan_opts_free(&po);
     return rc;
 }

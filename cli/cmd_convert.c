@@ -1,4 +1,9 @@
-/* olla-onnx [options] in.onnx out.onnx: plan a model and write it back. */
+/* olla-onnx [options] in.onnx out.onnx: plan a model and write it back.
+ *
+ * Every argument is checked before the model is loaded (output folders
+ * included), the --dim names right after loading, before any planning; and
+ * the outputs are written whole or not at all: when one of them fails, the
+ * ones already written are removed again. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,154 +15,200 @@ static void usage(FILE *f)
 {
     fputs("usage: olla-onnx [options] in.onnx out.onnx\n"
           "       olla-onnx check [--dim NAME=VALUE ...] model.onnx\n"
-          "       olla-onnx shapes [--dim NAME=VALUE ...] model.onnx\n"
-          "       olla-onnx place in.csv out.csv [--capacity BYTES]\n"
-          "       olla-onnx batch IN_DIR OUT_DIR [-j N] [--report FILE.jsonl] [options]\n"
+          "       olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] model.onnx\n"
+          "       olla-onnx place in.csv out.csv [--capacity BYTES] [--time-limit SECONDS] [--align BYTES]\n"
+          "                       [--online] [-v]\n"
+          "       olla-onnx batch IN_DIR OUT_DIR [-j N] [--report FILE.jsonl] [--force] [options]\n"
+          "(each sub-command has its own --help)\n"
           "\n"
           "Reorders the nodes of an ONNX model to minimise the peak of live tensor bytes,\n"
           "gives every planned tensor an offset in one arena, and writes the model with\n"
           "the plan in its metadata (olla.plan).\n"
           "\n"
           "options:\n"
-          "  --dim NAME=VALUE     bind a symbolic dimension (repeatable)\n"
-          "  --time-limit SECONDS time for ordering and placement (default 30)\n"
-          "  --align BYTES        arena alignment (default 64)\n"
+          "  --dim NAME=VALUE     bind a symbolic dimension of the model (repeatable,\n"
+          "                       each name once)\n"
+          "  --time-limit SECONDS time for ordering and placement (default 30, or\n"
+          "                       $OLLA_TIME_LIMIT)\n"
+          "  --align BYTES        arena alignment, a power of two (default 64)\n"
           "  --keep-order         keep the input node order; only place tensors\n"
-          "  --joint              small graphs: also solve order and addresses in one\n"
-          "                       ILP, kept when its arena is smaller\n"
+          "  --sharing MODE       runtime (default): views share their input's buffer and\n"
+          "                       kernels that allow it write in place, as ONNX Runtime's\n"
+          "                       CPU kernels declare; none: every tensor its own buffer\n"
+          "  --joint              also solve order and addresses in one ILP, for graphs of\n"
+          "                       at most 40 nodes whose ILP has at most 20,000 columns and\n"
+          "                       whose arena is above the lower bound; kept when smaller\n"
           "  --allow-unknown-sizes  leave tensors of unknown size out of the plan\n"
           "                       (by default an unknown size is an error)\n"
           "  --report FILE.json   write the report as JSON\n"
           "  --svg FILE.svg       draw live bytes over the steps and the arena layout\n"
-          "  --lifetimes FILE.csv write the planned tensors' lifetimes and sizes in\n"
+          "  --lifetimes FILE.csv write the planned tensors' lifetimes and offsets in\n"
           "                       minimalloc's CSV format (id,lower,upper,size,offset)\n"
-          "  -q, --quiet          no summary\n"
+          "  -q, --quiet          no summary, no progress\n"
           "  -v, --verbose        more detail\n"
-          "  --help, --version\n"
+          "  -h, --help, --version\n"
           "\n"
-          "exit codes: 0 ok, 1 bad input, 2 usage, 3 internal error\n",
+          "The summary compares the plan with the input order served by an online\n"
+          "best-fit caching allocator (what PyTorch's and ONNX Runtime's arenas do).\n"
+          "exit codes: 0 ok, 1 bad input, 2 usage (bad arguments, unwritable outputs),\n"
+          "3 internal error\n",
           f);
 }
 
-int olla_cmd_convert(int argc, char **argv)
-{
+typedef struct {
+    const char *in, *out, *report, *svg, *lifetimes;
     olla_cli_plan_opts po;
-    olla_cli_plan_opts_init(&po);
-    olla_options opt;
-    const char *in = NULL, *out = NULL, *report_path = NULL, *svg_path = NULL, *lifetimes_path = NULL;
-    int rc = 0;
+} convert_args;
+
+/* A flag with a file name after it; -1 when its value is missing. */
+static int file_flag(const char *flag, int argc, char **argv, int *i, const char **dest)
+{
+    if (strcmp(argv[*i], flag) != 0)
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "olla-onnx: %s needs a file name\n", flag);
+        return -1;
+    }
+    *dest = argv[++*i];
+    return 1;
+}
+
+/* -1: go on; else the exit code (0 after --help and --version). */
+static int parse_args(convert_args *a, int argc, char **argv)
+{
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int r = olla_cli_plan_option(&po, argc, argv, &i);
-        if (r < 0) {
-            rc = 2;
-            goto out;
-        }
+        const char *s = argv[i];
+        int r = olla_cli_plan_option(&a->po, argc, argv, &i);
+        if (r == 0)
+            r = file_flag("--report", argc, argv, &i, &a->report);
+        if (r == 0)
+            r = file_flag("--svg", argc, argv, &i, &a->svg);
+        if (r == 0)
+            r = file_flag("--lifetimes", argc, argv, &i, &a->lifetimes);
+        if (r < 0)
+            return 2;
         if (r > 0)
             continue;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
             usage(stdout);
-            goto out;
-        } else if (strcmp(a, "--version") == 0) {
+            return 0;
+        } else if (strcmp(s, "--version") == 0) {
             printf("olla-onnx %s\n", OLLA_VERSION_STRING);
-            goto out;
-        } else if (strcmp(a, "--svg") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "olla-onnx: --svg needs a file name\n");
-                rc = 2;
-                goto out;
-            }
-            svg_path = argv[++i];
-        } else if (strcmp(a, "--lifetimes") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "olla-onnx: --lifetimes needs a file name\n");
-                rc = 2;
-                goto out;
-            }
-            lifetimes_path = argv[++i];
-        } else if (strcmp(a, "--report") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "olla-onnx: --report needs a file name\n");
-                rc = 2;
-                goto out;
-            }
-            report_path = argv[++i];
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "olla-onnx: unknown option '%s' (see olla-onnx --help)\n", a);
-            rc = 2;
-            goto out;
-        } else if (!in) {
-            in = a;
-        } else if (!out) {
-            out = a;
+            return 0;
+        } else if (s[0] == '-' && s[1] != '\0') {
+            fprintf(stderr, "olla-onnx: unknown option '%s' (see olla-onnx --help)\n", s);
+            return 2;
+        } else if (!a->in) {
+            a->in = s;
+        } else if (!a->out) {
+            a->out = s;
         } else {
-            fprintf(stderr, "olla-onnx: too many arguments ('%s'); expected in.onnx out.onnx\n", a);
-            rc = 2;
-            goto out;
+            fprintf(stderr, "olla-onnx: too many arguments ('%s'); expected in.onnx out.onnx\n", s);
+            return 2;
         }
     }
-    if (!in || !out) {
+    if (!a->in || !a->out) {
         fprintf(stderr, "usage: olla-onnx [options] in.onnx out.onnx (see olla-onnx --help)\n");
-        rc = 2;
-        goto out;
+        return 2;
     }
-    opt = po.opt;
+    if (!olla_cli_plan_opts_env(&a->po, "olla-onnx"))
+        return 2;
+    olla_cli_output outs[] = {
+        {"the output model", a->out}, {"--report", a->report}, {"--svg", a->svg}, {"--lifetimes", a->lifetimes}};
+    return olla_cli_check_outputs("olla-onnx", a->in, outs, 4) ? -1 : 2;
+}
 
+static void print_warnings(const olla_report *rep, int verbosity)
+{
+    for (int i = 0; i < rep->n_warnings && (i < 5 || verbosity > 1); i++)
+        fprintf(stderr, "olla-onnx: warning: %s\n", rep->warnings[i]);
+    if (rep->n_warnings > 5 && verbosity < 2)
+        fprintf(stderr, "olla-onnx: warning: %d more shape warnings (see -v)\n", rep->n_warnings - 5);
+    for (int i = 0; i < rep->n_unknown && i < 5; i++)
+        fprintf(stderr, "olla-onnx: warning: size of '%s' unknown (%s); left out of the plan\n", rep->unknown_names[i],
+                rep->unknown_reasons[i]);
+    if (rep->n_unknown > 5)
+        fprintf(stderr, "olla-onnx: warning: %d more tensors of unknown size left out of the plan\n",
+                rep->n_unknown - 5);
+}
+
+static void print_summary(const char *in, const olla_report *rep)
+{
+    char a[32], b[32], c[32], d[32], e[32];
+    olla_cli_human_bytes(rep->input_order_peak_bytes, a, sizeof a);
+    olla_cli_human_bytes(rep->peak_bytes, b, sizeof b);
+    olla_cli_human_bytes(rep->arena_bytes, c, sizeof c);
+    olla_cli_human_bytes(rep->input_order_online_arena_bytes, d, sizeof d);
+    olla_cli_human_bytes(rep->input_order_shared_peak_bytes, e, sizeof e);
+    fprintf(stderr, "%s: %d %s, %d %s (%d planned; sharing: %s, %d %s, %d in place)\n", in, rep->nodes,
+            olla_cli_plural(rep->nodes, "node", "nodes"), rep->tensors,
+            olla_cli_plural(rep->tensors, "tensor", "tensors"), rep->planned_tensors, rep->sharing, rep->views,
+            olla_cli_plural(rep->views, "view", "views"), rep->inplace);
+    fprintf(stderr, "  input order with an online best-fit allocator: %s (%.1f%% fragmentation)\n", d,
+            100.0 * rep->input_order_fragmentation);
+    fprintf(stderr, "  input-order peak: %s, %s with the runtime's sharing; planned peak: %s; arena: %s\n", a, e, b,
+            c);
+    fprintf(stderr,
+            "  saving: %.1f%% against the online allocator, %.1f%% against the input-order peak with sharing, "
+            "%.1f%% without; %.2f s (order: %s, placement: %s)\n",
+            olla_cli_pct(rep->input_order_online_arena_bytes - rep->arena_bytes, rep->input_order_online_arena_bytes),
+            olla_cli_pct(rep->input_order_shared_peak_bytes - rep->arena_bytes, rep->input_order_shared_peak_bytes),
+            olla_cli_pct(rep->input_order_peak_bytes - rep->arena_bytes, rep->input_order_peak_bytes),
+            rep->total_seconds, rep->schedule_status, rep->placement_status);
+}
+
+/* Loads, plans and writes every output; on a failure after some output was
+ * written, removes what was written. */
+static olla_status run(const convert_args *a, olla_options *opt, olla_error *err)
+{
     olla_cli_progress prog;
-    olla_cli_progress_start(&prog, &opt, in);
-    olla_error err = {0};
+    olla_cli_progress_start(&prog, opt, a->in);
     olla_model *model = NULL;
     olla_plan *plan = NULL;
     olla_report rep;
     memset(&rep, 0, sizeof rep);
-    if (olla_model_load(in, &model, &err) == OLLA_OK && olla_optimize(model, &opt, &plan, &rep, &err) == OLLA_OK &&
-        olla_write_model(model, plan, out, &err) == OLLA_OK &&
-        (!report_path || olla_report_write_json(&rep, report_path, &err) == OLLA_OK) &&
-        (!svg_path || olla_plan_write_svg(plan, in, svg_path, &err) == OLLA_OK) &&
-        (!lifetimes_path || olla_plan_write_lifetimes(plan, lifetimes_path, &err) == OLLA_OK)) {
-        olla_cli_progress_end(&prog);
-        if (opt.verbosity > 0) {
-            char a[32], b[32], c[32];
-            olla_cli_human_bytes(rep.input_order_peak_bytes, a, sizeof a);
-            olla_cli_human_bytes(rep.peak_bytes, b, sizeof b);
-            olla_cli_human_bytes(rep.arena_bytes, c, sizeof c);
-            for (int i = 0; i < rep.n_warnings && (i < 5 || opt.verbosity > 1); i++)
-                fprintf(stderr, "olla-onnx: warning: %s\n", rep.warnings[i]);
-            if (rep.n_warnings > 5 && opt.verbosity < 2)
-                fprintf(stderr, "olla-onnx: warning: %d more shape warnings (see -v)\n", rep.n_warnings - 5);
-            for (int i = 0; i < rep.n_unknown && i < 5; i++)
-                fprintf(stderr, "olla-onnx: warning: size of '%s' unknown (%s); left out of the plan\n",
-                        rep.unknown_names[i], rep.unknown_reasons[i]);
-            if (rep.n_unknown > 5)
-                fprintf(stderr, "olla-onnx: warning: %d more tensors of unknown size left out of the plan\n",
-                        rep.n_unknown - 5);
-            char d[32], e[32];
-            olla_cli_human_bytes(rep.input_order_online_arena_bytes, d, sizeof d);
-            olla_cli_human_bytes(rep.input_order_shared_peak_bytes, e, sizeof e);
-            fprintf(stderr,
-                    "%s: %d nodes, %d tensors (%d planned; sharing: %s, %d views, %d in place)\n"
-                    "  today (input order, online allocator): %s (%.1f%% fragmentation)\n"
-                    "  input-order peak: %s, %s with the runtime's sharing; planned peak: %s; arena: %s\n"
-                    "  saving: %.1f%% against today, %.1f%% against the input-order peak with sharing, %.1f%% "
-                    "without; %.2f s (order: %s, placement: %s)\n",
-                    in, rep.nodes, rep.tensors, rep.planned_tensors, rep.sharing, rep.views, rep.inplace, d,
-                    100.0 * rep.input_order_fragmentation, a, e, b, c,
-                    olla_cli_pct(rep.input_order_online_arena_bytes - rep.arena_bytes,
-                                 rep.input_order_online_arena_bytes),
-                    olla_cli_pct(rep.input_order_shared_peak_bytes - rep.arena_bytes,
-                                 rep.input_order_shared_peak_bytes),
-                    olla_cli_pct(rep.input_order_peak_bytes - rep.arena_bytes, rep.input_order_peak_bytes),
-                    rep.total_seconds, rep.schedule_status, rep.placement_status);
-        }
-    } else {
-        olla_cli_progress_end(&prog);
-        fprintf(stderr, "olla-onnx: %s\n", err.message);
-        rc = err.code ? (int)err.code : 3;
+    olla_status st = olla_model_load(a->in, &model, err);
+    if (st == OLLA_OK)
+        st = olla_model_check_dim_names(model, opt->dims, opt->n_dims, err);
+    if (st == OLLA_OK)
+        st = olla_optimize(model, opt, &plan, &rep, err);
+    int wrote = 0;
+    if (st == OLLA_OK && (st = olla_write_model(model, plan, a->out, err)) == OLLA_OK)
+        wrote = 1;
+    if (st == OLLA_OK && a->report)
+        st = olla_report_write_json(&rep, a->report, err);
+    if (st == OLLA_OK && a->svg)
+        st = olla_plan_write_svg(plan, a->in, a->svg, err);
+    if (st == OLLA_OK && a->lifetimes)
+        st = olla_plan_write_lifetimes(plan, a->lifetimes, err);
+    if (st != OLLA_OK && wrote)
+        olla_write_abandon(); /* all of the outputs or none */
+    olla_cli_progress_end(&prog);
+    if (st == OLLA_OK && opt->verbosity > 0) {
+        print_warnings(&rep, opt->verbosity);
+        print_summary(a->in, &rep);
     }
     olla_report_clear(&rep);
     olla_plan_free(plan);
     olla_model_free(model);
-out:
-    olla_cli_plan_opts_free(&po);
+    return st;
+}
+
+int olla_cmd_convert(int argc, char **argv)
+{
+    convert_args a;
+    memset(&a, 0, sizeof a);
+    olla_cli_plan_opts_init(&a.po);
+    int rc = parse_args(&a, argc, argv);
+    if (rc < 0) {
+        olla_options opt = a.po.opt;
+        olla_error err = {0};
+        rc = 0;
+        if (run(&a, &opt, &err) != OLLA_OK) {
+            fprintf(stderr, "olla-onnx: %s\n", err.message);
+            rc = err.code ? (int)err.code : 3;
+        }
+    }
+    olla_cli_plan_opts_free(&a.po);
     return rc;
 }

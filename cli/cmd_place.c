@@ -7,74 +7,114 @@
 #include "solver/olla_online_alloc.h"
 #include "solver/olla_place.h"
 
+static const char place_usage[] = "usage: olla-onnx place in.csv out.csv [--capacity BYTES] [--time-limit SECONDS]"
+                                  " [--align BYTES] [--online] [-v]\n";
+
 static int usage(const char *why)
 {
-    if (why)
-        fprintf(stderr, "olla-onnx place: %s\n", why);
-    fprintf(stderr,
-            "usage: olla-onnx place in.csv out.csv [--capacity BYTES] [--time-limit SECONDS]"
-            " [--align BYTES] [--online] [--verbose]\n"
-            "  in.csv has a header id,lower,upper,size; each buffer is live on [lower, upper).\n"
-            "  Without --capacity the arena is minimized. The time limit defaults to 30 s.\n"
-            "  --online also reports what a best-fit caching allocator would reserve.\n");
+    fprintf(stderr, "olla-onnx place: %s; %s", why, place_usage);
     return OLLA_ERR_USAGE;
+}
+
+static void help(void)
+{
+    fputs(place_usage, stdout);
+    fputs("\n"
+          "Places buffers from any compiler in one arena. in.csv is minimalloc's CSV:\n"
+          "a header id,lower,upper,size, and one buffer a line, live on [lower, upper).\n"
+          "out.csv has the same rows and an offset column.\n"
+          "\n"
+          "  --capacity BYTES     find a placement within BYTES, or say that none exists\n"
+          "                       (without it the arena is minimised)\n"
+          "  --time-limit SECONDS time for the search (default 30; 0: no overall limit)\n"
+          "  --align BYTES        offsets are multiples of it, a power of two (default 1)\n"
+          "  --online             also report what an online best-fit caching allocator\n"
+          "                       would reserve for the buffers in id order\n"
+          "  -v, --verbose        the search's progress\n"
+          "  -h, --help\n",
+          stdout);
+}
+
+typedef struct {
+    const char *in, *out;
+    olla_place_options opt;
+    int online;
+} place_args;
+
+/* A flag with a number after it: --capacity, --time-limit, --align. 0 when
+ * a is none of them, -1 after printing why its value is wrong. */
+static int value_flag(place_args *pa, const char *a, const char *v)
+{
+    long long x;
+    if (strcmp(a, "--capacity") != 0 && strcmp(a, "--time-limit") != 0 && strcmp(a, "--align") != 0)
+        return 0;
+    if (!v) {
+        fprintf(stderr, "olla-onnx place: %s needs a value\n", a);
+        return -1;
+    }
+    if (strcmp(a, "--time-limit") == 0) {
+        if (!olla_cli_parse_double(v, &pa->opt.time_limit) || pa->opt.time_limit < 0) {
+            fprintf(stderr, "olla-onnx place: --time-limit \"%s\" is not a number of seconds >= 0\n", v);
+            return -1;
+        }
+    } else if (strcmp(a, "--align") == 0) {
+        if (!olla_cli_parse_alignment(v, &x)) {
+            fprintf(stderr, "olla-onnx place: --align %s: needs a power of two from 1 to 1073741824 (bytes)\n", v);
+            return -1;
+        }
+        pa->opt.alignment = x;
+    } else if (!olla_cli_parse_i64(v, &x) || x < 1) {
+        fprintf(stderr, "olla-onnx place: %s \"%s\" is not a positive integer\n", a, v);
+        return -1;
+    } else {
+        pa->opt.capacity = x;
+    }
+    return 1;
+}
+
+/* -1: go on; else the exit code. */
+static int parse_args(place_args *pa, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int r = value_flag(pa, a, i + 1 < argc ? argv[i + 1] : NULL);
+        if (r < 0)
+            return OLLA_ERR_USAGE;
+        if (r > 0) {
+            i++;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            help();
+            return 0;
+        } else if (strcmp(a, "--online") == 0) {
+            pa->online = 1;
+        } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+            pa->opt.verbosity++;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "olla-onnx place: unknown option '%s' (see olla-onnx place --help)\n", a);
+            return OLLA_ERR_USAGE;
+        } else if (!pa->in) {
+            pa->in = a;
+        } else if (!pa->out) {
+            pa->out = a;
+        } else {
+            return usage("too many file names");
+        }
+    }
+    if (!pa->in || !pa->out)
+        return usage("needs an input and an output file");
+    olla_cli_output outs[] = {{"the output", pa->out}};
+    return olla_cli_check_outputs("olla-onnx place", pa->in, outs, 1) ? -1 : OLLA_ERR_USAGE;
 }
 
 int olla_cmd_place(int argc, char **argv)
 {
-    const char *in = NULL, *out = NULL;
-    olla_place_options opt = {1, 30.0, 0, 0};
-    int online = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(NULL);
-            return 0;
-        }
-        if (strcmp(a, "--online") == 0) {
-            online = 1;
-            continue;
-        }
-        if (strcmp(a, "--verbose") == 0) {
-            opt.verbosity++;
-            continue;
-        }
-        if (strcmp(a, "--capacity") == 0 || strcmp(a, "--time-limit") == 0 ||
-            strcmp(a, "--align") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "olla-onnx place: %s needs a value\n", a);
-                return usage(NULL);
-            }
-            const char *v = argv[++i];
-            long long x;
-            if (strcmp(a, "--time-limit") == 0) {
-                if (!olla_cli_parse_double(v, &opt.time_limit) || opt.time_limit < 0) {
-                    fprintf(stderr, "olla-onnx place: --time-limit \"%s\" is not a number of seconds >= 0\n", v);
-                    return usage(NULL);
-                }
-            } else if (!olla_cli_parse_i64(v, &x) || x < 1) {
-                fprintf(stderr, "olla-onnx place: %s \"%s\" is not a positive integer\n", a, v);
-                return usage(NULL);
-            } else if (strcmp(a, "--align") == 0) {
-                opt.alignment = x;
-            } else {
-                opt.capacity = x;
-            }
-            continue;
-        }
-        if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "olla-onnx place: unknown option %s\n", a);
-            return usage(NULL);
-        }
-        if (!in)
-            in = a;
-        else if (!out)
-            out = a;
-        else
-            return usage("too many file names");
-    }
-    if (!in || !out)
-        return usage("needs an input and an output file");
+    place_args pa = {NULL, NULL, {1, 30.0, 0, 0}, 0};
+    int rc = parse_args(&pa, argc, argv);
+    if (rc >= 0)
+        return rc;
+    const char *in = pa.in, *out = pa.out;
+    olla_place_options opt = pa.opt;
+    int online = pa.online;
 
     olla_error err = {0};
     olla_place_table t;

@@ -10,10 +10,25 @@
 #include "onnx/olla_model.h"
 #include "passes/shapes/olla_shapes.h"
 
+static const char shapes_usage[] = "usage: olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] model.onnx\n";
+
 static int usage(void)
 {
-    fputs("usage: olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] model.onnx\n", stderr);
+    fputs(shapes_usage, stderr);
     return 2;
+}
+
+static void help(void)
+{
+    fputs(shapes_usage, stdout);
+    fputs("\n"
+          "Prints the element type, shape and bytes olla-onnx infers for every tensor of\n"
+          "the main graph, as JSON on stdout.\n"
+          "\n"
+          "  --dim NAME=VALUE     bind a symbolic dimension (repeatable, each name once)\n"
+          "  --no-value-info      ignore the model's value_info: what inference alone finds\n"
+          "  -h, --help\n",
+          stdout);
 }
 
 static const char *source_name(olla_shape_source s)
@@ -101,35 +116,23 @@ oom:
 int olla_cmd_shapes(int argc, char **argv)
 {
     const char *in = NULL;
-    olla_dim_binding *dims = calloc((size_t)argc + 1, sizeof *dims);
+    olla_dim_binding *dims = NULL;
     int n_dims = 0, rc = 0;
     olla_shape_options opt = {NULL, 0, 0};
     olla_model *m = NULL;
     olla_shape_table *t = NULL;
     olla_error err = {0};
-    if (!dims)
-        return 3;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--dim") == 0 && i + 1 < argc) {
-            if (!olla_cli_parse_dim(argv[++i], &dims[n_dims])) {
-                fprintf(stderr, "olla-onnx shapes: bad --dim '%s'; write NAME=VALUE with VALUE >= 0\n", argv[i]);
+        if (strcmp(argv[i], "--dim") == 0 || strncmp(argv[i], "--dim=", 6) == 0) {
+            const char *v = argv[i][5] == '=' ? argv[i] + 6 : i + 1 < argc ? argv[++i] : NULL;
+            if (!olla_cli_add_dim("olla-onnx shapes", v, &dims, &n_dims)) {
                 rc = 2;
                 goto out;
             }
-            n_dims++;
-        } else if (strncmp(argv[i], "--dim=", 6) == 0) {
-            if (!olla_cli_parse_dim(argv[i] + 6, &dims[n_dims])) {
-                fprintf(stderr, "olla-onnx shapes: bad '%s'; write --dim NAME=VALUE with VALUE >= 0\n", argv[i]);
-                rc = 2;
-                goto out;
-            }
-            n_dims++;
         } else if (strcmp(argv[i], "--no-value-info") == 0) {
             opt.ignore_value_info = 1;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs("usage: olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] model.onnx\n"
-                  "Prints the element type, shape and bytes of every tensor as JSON.\n",
-                  stdout);
+            help();
             goto out;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "olla-onnx shapes: unknown option '%s'\n", argv[i]);
@@ -149,7 +152,8 @@ int olla_cmd_shapes(int argc, char **argv)
     }
     opt.dims = dims;
     opt.n_dims = n_dims;
-    if (olla_model_load(in, &m, &err) != OLLA_OK || olla_infer_shapes(m->proto, &opt, &t, &err) != OLLA_OK) {
+    if (olla_model_load(in, &m, &err) != OLLA_OK || olla_model_check_dim_names(m, dims, n_dims, &err) != OLLA_OK ||
+        olla_infer_shapes(m->proto, &opt, &t, &err) != OLLA_OK) {
         fprintf(stderr, "olla-onnx shapes: %s\n", err.message);
         rc = err.code ? (int)err.code : 3;
         goto out;

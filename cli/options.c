@@ -16,6 +16,40 @@ int olla_cli_parse_dim(const char *arg, olla_dim_binding *out)
     return out->name != NULL;
 }
 
+int olla_cli_parse_alignment(const char *s, long long *out)
+{
+    long long v;
+    if (!olla_cli_parse_i64(s, &v) || v < 1 || v > (1LL << 30) || (v & (v - 1)) != 0)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+int olla_cli_add_dim(const char *who, const char *arg, olla_dim_binding **dims, int *n)
+{
+    olla_dim_binding d;
+    if (!arg || !olla_cli_parse_dim(arg, &d)) {
+        fprintf(stderr, "%s: --dim %s: needs NAME=VALUE with a non-negative integer VALUE\n", who, arg ? arg : "");
+        return 0;
+    }
+    for (int k = 0; k < *n; k++)
+        if (strcmp((*dims)[k].name, d.name) == 0) {
+            fprintf(stderr, "%s: --dim %s: '%s' is already bound to %lld; give each name once\n", who, arg, d.name,
+                    (long long)(*dims)[k].value);
+            free((char *)d.name);
+            return 0;
+        }
+    olla_dim_binding *grown = realloc(*dims, ((size_t)*n + 1) * sizeof *grown);
+    if (!grown) {
+        fprintf(stderr, "%s: out of memory\n", who);
+        free((char *)d.name);
+        return 0;
+    }
+    grown[(*n)++] = d;
+    *dims = grown;
+    return 1;
+}
+
 int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
@@ -42,15 +76,8 @@ int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i)
         return 1;
     }
     if (strcmp(a, "--dim") == 0) {
-        olla_dim_binding *d = realloc(po->dims, ((size_t)po->n_dims + 1) * sizeof *d);
-        if (!d)
+        if (!olla_cli_add_dim("olla-onnx", val, &po->dims, &po->n_dims))
             return -1;
-        po->dims = d;
-        if (!val || !olla_cli_parse_dim(val, &po->dims[po->n_dims])) {
-            fprintf(stderr, "olla-onnx: --dim needs NAME=VALUE with a non-negative integer VALUE\n");
-            return -1;
-        }
-        po->n_dims++;
         opt->dims = po->dims;
         opt->n_dims = po->n_dims;
         (*i)++;
@@ -68,16 +95,18 @@ int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i)
     }
     if (strcmp(a, "--time-limit") == 0) {
         if (!val || !olla_cli_parse_double(val, &opt->time_limit) || opt->time_limit <= 0) {
-            fprintf(stderr, "olla-onnx: --time-limit needs a positive number of seconds\n");
+            fprintf(stderr, "olla-onnx: --time-limit %s: needs a positive number of seconds\n", val ? val : "");
             return -1;
         }
+        po->time_limit_given = 1;
         (*i)++;
         return 1;
     }
     if (strcmp(a, "--align") == 0) {
         long long v;
-        if (!val || !olla_cli_parse_i64(val, &v) || v < 1 || v > (1LL << 30)) {
-            fprintf(stderr, "olla-onnx: --align needs a number of bytes from 1 to 1073741824\n");
+        if (!val || !olla_cli_parse_alignment(val, &v)) {
+            fprintf(stderr, "olla-onnx: --align %s: needs a power of two from 1 to 1073741824 (bytes)\n",
+                    val ? val : "");
             return -1;
         }
         opt->alignment = v;
@@ -91,11 +120,22 @@ void olla_cli_plan_opts_init(olla_cli_plan_opts *po)
 {
     memset(po, 0, sizeof *po);
     olla_options_init(&po->opt);
+}
+
+int olla_cli_plan_opts_env(olla_cli_plan_opts *po, const char *who)
+{
     /* a site-wide default for unattended runs; --time-limit still wins */
     double t;
     const char *env = getenv("OLLA_TIME_LIMIT");
-    if (env && olla_cli_parse_double(env, &t) && t > 0)
+    if (!env)
+        return 1;
+    if (!olla_cli_parse_double(env, &t) || t <= 0) {
+        fprintf(stderr, "%s: OLLA_TIME_LIMIT=%s: needs a positive number of seconds\n", who, env);
+        return 0;
+    }
+    if (!po->time_limit_given)
         po->opt.time_limit = t;
+    return 1;
 }
 
 void olla_cli_plan_opts_free(olla_cli_plan_opts *po)

@@ -28,3 +28,8 @@ int olla_cli_parse_double(const char *s, double *out)
     *out = v;
     return 1;
 }
+
+const char *olla_cli_plural(long long n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}

@@ -109,6 +109,12 @@ extern volatile sig_atomic_t olla_stop_requested;
  * same step overlapping, and the arena bounding every tensor. */
 olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_error *err);
 
+/* OLLA_ERR_USAGE naming the first binding whose name no symbolic dimension
+ * of the model uses (a typo such as --dim bacth=32 would else be ignored);
+ * cheap, meant to run right after loading, before any planning. */
+olla_status olla_model_check_dim_names(const olla_model *m, const olla_dim_binding *dims, int n_dims,
+                                       olla_error *err);
+
 /* The report as JSON text (malloc'd; NULL when out of memory). */
 char *olla_report_to_json(const olla_report *r, int pretty);
 /* The --report JSON. */

@@ -58,10 +58,17 @@ static olla_status check_unknown(const olla_graph *g, olla_error *err)
         if (ten->type.elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__STRING)
             continue; /* strings have no fixed size: never planned, listed in the report */
         char l[300];
-        if (ten->unknown_reason)
+        if (ten->unknown_reason) {
+            /* the reason may open with the tensor's own name: said once */
+            const char *why = ten->unknown_reason;
+            size_t len = strlen(ten->name);
+            if (why[0] == '\'' && strncmp(why + 1, ten->name, len) == 0 && strncmp(why + 1 + len, "': ", 3) == 0)
+                why += len + 4;
             return olla_error_set(err, OLLA_ERR_INPUT,
-                                  "%s: cannot plan %s, or pass --allow-unknown-sizes to leave it out of the plan",
-                                  g->model->path, ten->unknown_reason);
+                                  "%s: cannot plan '%s' (output of node %s): %s, or pass --allow-unknown-sizes to "
+                                  "leave it out of the plan",
+                                  g->model->path, ten->name, olla_op_label(g, ten->producer, l, sizeof l), why);
+        }
         return olla_error_set(err, OLLA_ERR_INPUT,
                               "%s: cannot plan '%s' (output of node %s): its size is unknown; declare its shape in value_info, or pass "
                               "--allow-unknown-sizes to leave it out of the plan",

@@ -15,7 +15,7 @@ shift || true
 harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=(load shapes place_csv)
 case $secs in '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS_EACH] [load|shapes|place_csv ...]" >&2; exit 2 ;; esac
-command -v clang >/dev/null || { echo "fuzz: clang is missing (scripts/setup.sh installs it)" >&2; exit 2; }
+command -v clang >/dev/null || { echo "fuzz: clang is missing (scripts/setup.sh --test installs it)" >&2; exit 2; }
 jobs=$(nproc 2>/dev/null || echo 2)
 B=build-fuzz
 CC=clang cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOLLA_FUZZ=ON -DOLLA_BUILD_TESTS=OFF >/dev/null || exit 2

@@ -10,7 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-build/olla-onnx}")
 [ -x "$bin" ] || { echo "memcheck: no binary at $bin (build first)" >&2; exit 2; }
-command -v valgrind >/dev/null || { echo "memcheck: valgrind is missing (scripts/setup.sh installs it)" >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "memcheck: valgrind is missing (scripts/setup.sh --test installs it)" >&2; exit 2; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # The wrapper stands for the binary in the tests. Forked solver children
 # exit without cleaning up on purpose; their output is silenced.

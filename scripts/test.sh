@@ -2,15 +2,18 @@
 # Runs the whole test suite: a normal build and an AddressSanitizer +
 # UndefinedBehaviorSanitizer build, each with every ctest test, and a subset
 # of the command-line tests under valgrind memcheck (scripts/memcheck.sh).
+# It first installs what the suite needs (scripts/setup.sh --test: Debian
+# packages; scripts/setup_ort.sh: ONNX Runtime for Node.js from npm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/setup.sh --test
 jobs=$(nproc 2>/dev/null || echo 2)
 if [ -x scripts/setup_ort.sh ] || [ -f scripts/setup_ort.sh ]; then
   bash scripts/setup_ort.sh || echo "warning: onnxruntime-node could not be installed; the ORT checks will report it"
 fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOLLA_BUILD_TESTS=ON >/dev/null
 cmake --build build -j"$jobs"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOLLA_SANITIZE=ON >/dev/null
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOLLA_SANITIZE=ON -DOLLA_BUILD_TESTS=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 # each sanitizer test runs under tests/tools/sanitizer_run.sh, which sets
 # ASAN_OPTIONS and UBSAN_OPTIONS so that any report fails the test

@@ -1,19 +1,102 @@
 #!/usr/bin/env bash
-# cmake --install puts the command, the library, the runtime header and the
-# man page in place, and a runtime can compile against the installed header.
+# cmake --install puts in place what a C user needs: the command, the example
+# runtime olla-arena-exec, libolla.a, the four public headers, the man page,
+# a pkg-config file and a CMake package config. A small program that plans a
+# model through olla.h and reads the plan back through olla_plan.h builds
+# against the installed tree both ways (pkg-config, find_package), and its
+# planned model passes the installed command's check.
 set -u
-BIN=${OLLA_BINARY_DIR:?}
+BIN=${OLLA_BINARY_DIR:?} ; SRC=${OLLA_SOURCE_DIR:?}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
-cmake --install "$BIN" --prefix "$tmp/p" >/dev/null || { echo "FAIL: cmake --install"; exit 1; }
-for f in bin/olla-onnx share/man/man1/olla-onnx.1 include/olla_plan.h include/olla_error.h; do
-  [ -f "$tmp/p/$f" ] && pass=$((pass+1)) || { echo "FAIL: $f not installed"; fail=$((fail+1)); }
+ok() { pass=$((pass+1)); }
+bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+P=$tmp/p
+cmake --install "$BIN" --prefix "$P" >/dev/null || { echo "FAIL: cmake --install"; exit 1; }
+for f in bin/olla-onnx bin/olla-arena-exec share/man/man1/olla-onnx.1 \
+         include/olla.h include/olla_plan.h include/olla_bindings.h include/olla_error.h; do
+  [ -f "$P/$f" ] && ok || bad "$f not installed"
 done
-lib=$(find "$tmp/p" -name libolla.a | head -1)
-[ -n "$lib" ] && pass=$((pass+1)) || { echo "FAIL: libolla.a not installed"; fail=$((fail+1)); }
-grep -q '^\.TH OLLA-ONNX 1' "$tmp/p/share/man/man1/olla-onnx.1" && pass=$((pass+1)) || { echo "FAIL: man page header"; fail=$((fail+1)); }
-printf '#include <olla_plan.h>\nint main(void){ olla_runtime_plan *p = 0; olla_error e = {0}; return olla_runtime_plan_parse("{}", &p, &e) == OLLA_OK; }\n' > "$tmp/use.c"
-cc -std=c11 -c -I"$tmp/p/include" "$tmp/use.c" -o "$tmp/use.o" && pass=$((pass+1)) || { echo "FAIL: olla_plan.h does not compile on its own"; fail=$((fail+1)); }
-"$tmp/p/bin/olla-onnx" --version >/dev/null && pass=$((pass+1)) || { echo "FAIL: installed binary"; fail=$((fail+1)); }
+lib=$(find "$P" -name libolla.a | head -1)
+pc=$(find "$P" -name olla-onnx.pc | head -1)
+cfg=$(find "$P" -name olla-onnxConfig.cmake | head -1)
+[ -n "$lib" ] && ok || bad "libolla.a not installed"
+[ -n "$pc" ] && ok || bad "olla-onnx.pc not installed"
+[ -n "$cfg" ] && ok || bad "olla-onnxConfig.cmake not installed"
+grep -q '^\.TH OLLA-ONNX 1' "$P/share/man/man1/olla-onnx.1" && ok || bad "man page header"
+"$P/bin/olla-onnx" --version >/dev/null && ok || bad "installed binary"
+# a sanitized build's library needs the sanitizer runtime in whatever links it
+san=""
+grep -q '^OLLA_SANITIZE:BOOL=ON' "$BIN/CMakeCache.txt" 2>/dev/null && san="-fsanitize=address,undefined"
+
+# the runtime header compiles on its own
+printf '#include <olla_plan.h>\nint main(void){ olla_runtime_plan *p = 0; olla_error e = {0}; return olla_runtime_plan_parse("{}", &p, &e) == OLLA_OK; }\n' > "$tmp/plan_only.c"
+cc -std=c11 -Wall -Werror -c -I"$P/include" "$tmp/plan_only.c" -o "$tmp/plan_only.o" && ok ||
+  bad "olla_plan.h does not compile on its own"
+
+# the consumer: plan a model with olla.h, read the plan back with olla_plan.h
+cat > "$tmp/use.c" <<'EOF'
+#include <olla.h>
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+    olla_error err = {0};
+    olla_model *m = NULL;
+    olla_plan *plan = NULL;
+    olla_report rep;
+    memset(&rep, 0, sizeof rep);
+    olla_options opt;
+    olla_options_init(&opt);
+    opt.verbosity = 0;
+    opt.time_limit = 10;
+    olla_runtime_plan *rp = NULL;
+    if (argc != 3 || olla_model_load(argv[1], &m, &err) != OLLA_OK || olla_optimize(m, &opt, &plan, &rep, &err) != OLLA_OK ||
+        olla_write_model(m, plan, argv[2], &err) != OLLA_OK || olla_runtime_plan_load(argv[2], &rp, &err) != OLLA_OK) {
+        fprintf(stderr, "use: %s\n", err.message);
+        return 1;
+    }
+    printf("%lld %lld\n", (long long)rep.arena_bytes, (long long)olla_runtime_plan_arena_bytes(rp));
+    olla_runtime_plan_free(rp);
+    olla_report_clear(&rep);
+    olla_plan_free(plan);
+    olla_model_free(m);
+    return 0;
+}
+EOF
+consumer_ok() { # consumer_ok BINARY HOW
+  "$1" "$SRC/models/mlp_train.onnx" "$tmp/$2.onnx" >"$tmp/$2.out" 2>&1 || { bad "$2 consumer run: $(cat "$tmp/$2.out")"; return; }
+  read -r a b <"$tmp/$2.out"
+  [ -n "$a" ] && [ "$a" -gt 0 ] && [ "$a" = "$b" ] && ok || bad "$2 consumer: arena $a, read back $b"
+  "$P/bin/olla-onnx" check "$tmp/$2.onnx" >/dev/null && ok || bad "$2 consumer's model fails the installed check"
+}
+
+# 1. pkg-config
+if command -v pkg-config >/dev/null; then
+  flags=$(PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --cflags --libs olla-onnx) && ok || bad "pkg-config olla-onnx"
+  if cc -std=c11 -Wall -Werror $san "$tmp/use.c" -o "$tmp/use_pc" $flags 2>"$tmp/cc.err"; then ok; consumer_ok "$tmp/use_pc" pkgconfig
+  else bad "build with pkg-config ($flags): $(head -5 "$tmp/cc.err")"; fi
+else
+  bad "pkg-config missing"
+fi
+
+# 2. CMake's find_package
+mkdir -p "$tmp/proj"
+cp "$tmp/use.c" "$tmp/proj/"
+cat > "$tmp/proj/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.18)
+project(use C)
+find_package(olla-onnx 0.1 REQUIRED)
+add_executable(use use.c)
+target_compile_options(use PRIVATE $san)
+target_link_options(use PRIVATE $san)
+target_link_libraries(use PRIVATE olla-onnx::olla)
+EOF
+if cmake -S "$tmp/proj" -B "$tmp/proj/build" -DCMAKE_PREFIX_PATH="$P" >"$tmp/cm.log" 2>&1 &&
+   cmake --build "$tmp/proj/build" >>"$tmp/cm.log" 2>&1; then
+  ok; consumer_ok "$tmp/proj/build/use" cmake
+else
+  bad "build with find_package(olla-onnx): $(tail -8 "$tmp/cm.log")"
+fi
 echo "install: $pass passed, $fail failed"
 [ $fail -eq 0 ]

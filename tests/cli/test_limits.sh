@@ -21,13 +21,15 @@ if mount -t tmpfs -o size=16k tmpfs "$tmp/full" 2>/dev/null; then
 else
   echo "note: cannot mount a tmpfs here; the full-disk case is covered by the file-size limit"
 fi
-# a report or drawing that does not fit: failure, and no partial file
+# a report, drawing or lifetimes file that does not fit: failure, no partial
+# file, and no model either (all of the outputs or none)
 mkdir -p "$tmp/full2"
 if mount -t tmpfs -o size=16k tmpfs "$tmp/full2" 2>/dev/null; then
   head -c 16384 /dev/zero >"$tmp/full2/fill" 2>/dev/null
-  for what in --report --svg; do
+  for what in --report --svg --lifetimes; do
     "$OLLA" -q $what "$tmp/full2/side" "$SRC/models/mlp_train.onnx" "$tmp/m.onnx" 2>"$tmp/err"; rc=$?
     left=$(ls "$tmp/full2" | grep -v '^fill$')
+    [ -e "$tmp/m.onnx" ] && left="$left m.onnx (the model, written before the failing $what)"
     if [ $rc -eq 3 ] && grep -q "cannot write $tmp/full2/side: No space left on device; nothing was written" "$tmp/err" &&
        [ -z "$left" ]; then pass=$((pass+1)); else
       echo "FAIL: $what on a full disk: rc=$rc $(cat "$tmp/err"); left: $left"; fail=$((fail+1)); fi
@@ -35,8 +37,15 @@ if mount -t tmpfs -o size=16k tmpfs "$tmp/full2" 2>/dev/null; then
   done
   umount "$tmp/full2"
 fi
-# an output folder that does not exist
+# an output folder that does not exist: a usage error found before any work
 "$OLLA" -q "$SRC/models/mlp_train.onnx" "$tmp/no/such/dir/out.onnx" 2>"$tmp/err"; rc=$?
-[ $rc -eq 3 ] && grep -q "cannot create a file next to" "$tmp/err" && pass=$((pass+1)) || { echo "FAIL: missing folder: rc=$rc $(cat "$tmp/err")"; fail=$((fail+1)); }
+[ $rc -eq 2 ] && grep -q "the folder $tmp/no/such/dir does not exist" "$tmp/err" && pass=$((pass+1)) || { echo "FAIL: missing folder: rc=$rc $(cat "$tmp/err")"; fail=$((fail+1)); }
+# all of the outputs or none: the model (8 KiB) fits a 12 KiB file-size
+# limit, the drawing (13 KiB) does not; the model written first is removed
+mkdir -p "$tmp/some"
+( ulimit -f 12; "$OLLA" -q --report "$tmp/some/r.json" --svg "$tmp/some/p.svg" "$SRC/models/mlp_train.onnx" "$tmp/some/m.onnx" ) 2>"$tmp/err"; rc=$?
+left=$(ls "$tmp/some")
+if [ $rc -eq 3 ] && grep -q "cannot write $tmp/some/p.svg: File too large; nothing was written" "$tmp/err" && [ -z "$left" ]; then
+  pass=$((pass+1)); else echo "FAIL: a failing --svg left other outputs: rc=$rc $(cat "$tmp/err"); left: $left"; fail=$((fail+1)); fi
 echo "limits: $pass passed, $fail failed"
 [ $fail -eq 0 ]

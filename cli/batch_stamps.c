@@ -1,0 +1,169 @@
+/* The stamps of a batch's output folder, OUT_DIR/.olla-batch-stamps: one
+ * JSON line per converted model, {"model": its path below IN_DIR, "key": a
+ * hash of the input file's identity and of every option that changes the
+ * plan, "output_bytes" and "output_mtime_ns": the output as written, and
+ * "report": the conversion's report}. A model is "unchanged", and skipped,
+ * only when its key is the same and its output is still the file that was
+ * written; so a changed model, a changed option, or an output edited or
+ * removed by hand is converted again. The file is rewritten whole at the
+ * end of a run (util/olla_file.h): never partial. */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/batch.h"
+#include "util/olla_file.h"
+
+#define STAMPS_NAME ".olla-batch-stamps"
+
+static char *dup_str(json_object *o, const char *field)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, field, &v) || !json_object_is_type(v, json_type_string))
+        return NULL;
+    return strdup(json_object_get_string(v));
+}
+
+static long long get_i64(json_object *o, const char *field)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, field, &v) ? (long long)json_object_get_int64(v) : -1;
+}
+
+/* One line of the file; a malformed one (say, cut by a crash) is skipped. */
+static int load_line(olla_batch_stamps *s, const char *line)
+{
+    json_object *o = json_tokener_parse(line);
+    if (!o || !json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        return 1;
+    }
+    json_object *rep = NULL;
+    json_object_object_get_ex(o, "report", &rep);
+    char *rel = dup_str(o, "model"), *key = dup_str(o, "key");
+    const char *rep_text = rep ? json_object_to_json_string_ext(rep, JSON_C_TO_STRING_PLAIN) : "{}";
+    int ok = !rel || !key ||
+             olla_batch_stamps_set(s, rel, key, get_i64(o, "output_bytes"), get_i64(o, "output_mtime_ns"), rep_text);
+    free(rel);
+    free(key);
+    json_object_put(o);
+    return ok;
+}
+
+int olla_batch_stamps_load(olla_batch_stamps *s, const char *out_dir)
+{
+    memset(s, 0, sizeof *s);
+    size_t n = strlen(out_dir) + sizeof STAMPS_NAME + 2;
+    if (!(s->path = malloc(n)) || !olla_strmap_init(&s->index, 64))
+        return 0;
+    snprintf(s->path, n, "%s/%s", out_dir, STAMPS_NAME);
+    FILE *f = fopen(s->path, "r");
+    if (!f)
+        return 1; /* a first run */
+    char *line = NULL;
+    size_t cap = 0;
+    int ok = 1;
+    while (ok && getline(&line, &cap, f) > 0)
+        ok = load_line(s, line);
+    free(line);
+    fclose(f);
+    return ok;
+}
+
+const olla_batch_stamp *olla_batch_stamps_find(const olla_batch_stamps *s, const char *rel)
+{
+    int k = olla_strmap_get(&s->index, rel);
+    return k >= 0 && s->v[k].key ? &s->v[k] : NULL;
+}
+
+int olla_batch_stamps_set(olla_batch_stamps *s, const char *rel, const char *key, long long out_bytes,
+                          long long out_mtime_ns, const char *report_json)
+{
+    int k = olla_strmap_get(&s->index, rel);
+    if (k < 0) {
+        if (s->n == s->cap) {
+            int nc = s->cap ? 2 * s->cap : 64;
+            olla_batch_stamp *v = realloc(s->v, (size_t)nc * sizeof *v);
+            if (!v)
+                return 0;
+            s->v = v;
+            s->cap = nc;
+        }
+        k = s->n;
+        memset(&s->v[k], 0, sizeof s->v[k]);
+        if (!(s->v[k].rel = strdup(rel)) || !olla_strmap_put(&s->index, s->v[k].rel, k)) {
+            free(s->v[k].rel);
+            return 0;
+        }
+        s->n++;
+    }
+    olla_batch_stamp *e = &s->v[k];
+    free(e->key);
+    free(e->report);
+    e->key = strdup(key);
+    e->report = strdup(report_json ? report_json : "{}");
+    e->out_bytes = out_bytes;
+    e->out_mtime_ns = out_mtime_ns;
+    return e->key && e->report;
+}
+
+void olla_batch_stamps_drop(olla_batch_stamps *s, const char *rel)
+{
+    int k = olla_strmap_get(&s->index, rel);
+    if (k < 0)
+        return;
+    free(s->v[k].key);
+    s->v[k].key = NULL; /* the slot stays, empty, so the index stays valid */
+}
+
+static int write_line(FILE *f, const olla_batch_stamp *e)
+{
+    json_object *o = json_object_new_object(), *rep = json_tokener_parse(e->report);
+    if (!o)
+        return 0;
+    json_object_object_add(o, "model", json_object_new_string(e->rel));
+    json_object_object_add(o, "key", json_object_new_string(e->key));
+    json_object_object_add(o, "output_bytes", json_object_new_int64(e->out_bytes));
+    json_object_object_add(o, "output_mtime_ns", json_object_new_int64(e->out_mtime_ns));
+    json_object_object_add(o, "report", rep ? rep : json_object_new_object());
+    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    int ok = text && fprintf(f, "%s\n", text) > 0;
+    json_object_put(o);
+    return ok;
+}
+
+olla_status olla_batch_stamps_save(const olla_batch_stamps *s, olla_error *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", s->path);
+    int ok = 1;
+    for (int k = 0; k < s->n && ok; k++)
+        if (s->v[k].key)
+            ok = write_line(f, &s->v[k]);
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    olla_status st;
+    if (!ok || bad)
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", s->path);
+    else
+        st = olla_write_file_atomic(s->path, buf, len, err);
+    free(buf);
+    return st;
+}
+
+void olla_batch_stamps_free(olla_batch_stamps *s)
+{
+    for (int k = 0; k < s->n; k++) {
+        free(s->v[k].rel);
+        free(s->v[k].key);
+        free(s->v[k].report);
+    }
+    free(s->v);
+    free(s->path);
+    olla_strmap_free(&s->index);
+    memset(s, 0, sizeof *s);
+}
