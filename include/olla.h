@@ -72,6 +72,8 @@ typedef struct olla_report {
     int64_t lower_bound_bytes;      /* -1 until computed */
     double schedule_seconds, placement_seconds, total_seconds;
     const char *schedule_status;    /* "kept", "heuristic", "feasible", "optimal" */
+    const char *schedule_stopped_by; /* "proof", "budget" (the work budgets ended the search: the same
+                                        result on any machine), "time" (the time limit did) or "kept" */
     const char *placement_status;
     int joint_used;                 /* 1: the joint ILP's plan was smaller and is the one written */
     const char *sharing;            /* "runtime" or "none" (opt->sharing) */

@@ -17,6 +17,7 @@ typedef struct olla_order_result {
     int64_t heuristic_peak_bytes; /* best of the fast heuristics */
     int64_t lower_bound_bytes;    /* -1 when not computed */
     const char *status;
+    const char *stopped_by;       /* "proof", "budget", "time" (olla_schedule_result) or "kept" */
 } olla_order_result;
 
 /* Fills order (n_nodes) with an order whose peak is never above input_order's. */

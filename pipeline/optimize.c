@@ -251,6 +251,7 @@ static olla_status order_stage(run *r)
     r->rep->heuristic_peak_bytes = ores.heuristic_peak_bytes;
     r->rep->lower_bound_bytes = ores.lower_bound_bytes;
     r->rep->schedule_status = ores.status;
+    r->rep->schedule_stopped_by = ores.stopped_by;
     r->plan->lower_bound = ores.lower_bound_bytes;
     int64_t peak = 0;
     return olla_dag_peak(&r->dag, r->order, &peak, r->plan->live_planned, NULL, r->err);

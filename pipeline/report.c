@@ -36,6 +36,8 @@ char *olla_report_to_json(const olla_report *r, int pretty)
     json_object_object_add(o, "placement_seconds", json_object_new_double(r->placement_seconds));
     json_object_object_add(o, "total_seconds", json_object_new_double(r->total_seconds));
     json_object_object_add(o, "schedule_status", json_object_new_string(r->schedule_status ? r->schedule_status : ""));
+    json_object_object_add(o, "schedule_stopped_by",
+                           json_object_new_string(r->schedule_stopped_by ? r->schedule_stopped_by : ""));
     json_object_object_add(o, "placement_status",
                            json_object_new_string(r->placement_status ? r->placement_status : ""));
     json_object_object_add(o, "joint_used", json_object_new_boolean(r->joint_used != 0));

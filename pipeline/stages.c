@@ -18,6 +18,7 @@ olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const 
         res->heuristic_peak_bytes = res->peak_bytes = 0;
         res->lower_bound_bytes = -1;
         res->status = "kept";
+        res->stopped_by = "kept";
         olla_status st = olla_dag_peak(dag, order, &res->peak_bytes, NULL, NULL, err);
         res->heuristic_peak_bytes = res->peak_bytes;
         return st;
@@ -35,6 +36,7 @@ olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const 
     res->heuristic_peak_bytes = sr.heuristic_peak;
     res->lower_bound_bytes = sr.lower_bound_bytes > 0 ? sr.lower_bound_bytes : -1;
     res->status = sr.status;
+    res->stopped_by = sr.stopped_by;
     return OLLA_OK;
 }
 

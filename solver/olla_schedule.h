@@ -7,6 +7,7 @@
 
 #include "passes/analysis/olla_dag.h"
 #include "util/olla_clock.h"
+#include "util/olla_clock.h"
 
 typedef struct olla_schedule_options {
     double time_limit; /* seconds for the whole ordering step, <=0 = no limit */
@@ -21,6 +22,9 @@ typedef struct olla_schedule_result {
     int64_t lower_bound_bytes;
     const char *status; /* "kept" (input order kept), "heuristic", "feasible" (ILP solution not
                            proven), "optimal" (only when peak == lower bound) */
+    const char *stopped_by; /* "proof" (optimal), "budget" (the work budgets ran out: the same result on
+                               any machine) or "time" (the time limit passed: the result may depend on
+                               the machine's speed) */
     double seconds;
 } olla_schedule_result;
 
@@ -48,9 +52,9 @@ olla_status olla_sched_greedy_free_until(const olla_dag *dag, double deadline, i
 olla_status olla_sched_least_peak_until(const olla_dag *dag, double deadline, int *order, olla_error *err);
 /* Moves nodes within their windows (between their last producer and first
  * reader) across the peak step while (peak, steps at the peak) drops; order
- * is improved in place. Stops at deadline (a olla_now() time; <=0 =
- * none). Returns the new peak, or -1 when out of memory (order unchanged). */
-int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadline);
+ * is improved in place. The budget counts evaluations of the whole order.
+ * Returns the new peak, or -1 when out of memory (order unchanged). */
+int64_t olla_sched_local_improve(const olla_dag *dag, int *order, olla_limit lim);
 /* Exact order by dynamic programming over the sets of nodes already run,
  * looking only for peaks below ub. *outcome: OLLA_DP_FOUND (order and *peak
  * hold an optimal order, peak < ub), OLLA_DP_NONE_BETTER (every order peaks

@@ -29,6 +29,10 @@
 #include "solver/olla_schedule.h"
 
 #define MAX_COLS 100000L /* larger models do not get past the root relaxation in minutes */
+/* The search's work budget: branch-and-bound nodes (CBC alone is
+ * deterministic, so the result depends on the node limit, not on the
+ * machine's speed; the time limit stays as a safety net). */
+#define MAX_NODES 5000
 #define MAX_NZ 40000000L
 
 
@@ -348,6 +352,7 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
         Cbc_setParameter(model, "timeMode", "elapsed");
         Cbc_setMaximumSeconds(model, time_limit);
     }
+    Cbc_setMaximumNodes(model, MAX_NODES);
     info->n_cols = nc;
     info->n_rows = m.nrows;
     if (start && olla_dag_is_topological(dag, start)) {

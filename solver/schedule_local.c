@@ -13,6 +13,7 @@ typedef struct {
     int *order, *step;
     int64_t *delta, *live;
     int *first, *last;
+    long evals_left; /* the work budget, in evaluations of the whole order; < 0: none */
 } ls_ctx;
 
 /* The peak of the current order (in-place sharing included), how many steps
@@ -20,6 +21,8 @@ typedef struct {
 static void evaluate(ls_ctx *c, int64_t *peak, int *count, int *at)
 {
     int n = c->dag->n_nodes;
+    if (c->evals_left > 0)
+        c->evals_left--;
     int64_t pk = olla_dag_profile(c->dag, c->step, c->first, c->last, c->delta, c->live);
     int cnt = 0, where = -1;
     for (int t = 0; t < n; t++)
@@ -144,10 +147,11 @@ static void undo_chain(ls_ctx *c, const int *saved)
         c->step[c->order[t]] = t;
 }
 
-int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadline)
+int64_t olla_sched_local_improve(const olla_dag *dag, int *order, olla_limit lim)
 {
     int n = dag->n_nodes, nt = dag->n_tensors;
-    ls_ctx c = {dag, order, NULL, NULL, NULL, NULL, NULL};
+    double deadline = lim.deadline;
+    ls_ctx c = {dag, order, NULL, NULL, NULL, NULL, NULL, lim.budget > 0 ? lim.budget : -1};
     c.step = malloc(((size_t)n + 1) * sizeof(int));
     c.delta = malloc(((size_t)n + 2) * sizeof(int64_t));
     c.live = malloc(((size_t)n + 1) * sizeof(int64_t));
@@ -181,8 +185,8 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, double deadlin
         }
         int improved = 0, late = 0;
         for (int i = 0; i < nc && !improved; i++) {
-            /* each try re-evaluates the whole order: watch the clock here too */
-            if (deadline > 0 && olla_now() > deadline) {
+            /* each try re-evaluates the whole order: watch the budget and the clock */
+            if (c.evals_left == 0 || (deadline > 0 && olla_now() > deadline)) {
                 late = 1;
                 break;
             }

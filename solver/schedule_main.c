@@ -18,6 +18,24 @@ typedef struct {
     int verbosity;
 } keeper;
 
+/* Work budgets, so that the same graph gets the same order on a quiet and a
+ * busy machine: the time limit is only a safety net. Sizes are in elements
+ * of the graph (nodes, tensors and edges), a rough cost of one evaluation of
+ * a whole order. */
+#define LOCAL_WORK 40000000L /* per local improvement: evaluations x size */
+#define PAIR_WORK 4000000L   /* per pair-bound pass: minimum cuts x size */
+
+static long graph_size(const olla_dag *dag)
+{
+    return (long)dag->n_nodes + dag->n_tensors + (dag->n_tensors ? dag->sink_start[dag->n_tensors] : 0) + 1;
+}
+
+static olla_limit work_limit(const olla_dag *dag, long work, long at_least, double deadline)
+{
+    long b = work / graph_size(dag);
+    return (olla_limit){b > at_least ? b : at_least, deadline};
+}
+
 static void offer(keeper *k, const int *order, int source, const char *name)
 {
     if (!olla_dag_is_topological(k->dag, order))
@@ -43,15 +61,12 @@ static long state_budget(int n)
     return cap < 2000000L ? cap : 2000000L;
 }
 
-/* pairs get a share of the time: they only raise the bound */
+/* pairs only raise the bound; a budget of minimum cuts bounds their work */
 static void raise_by_pairs(const olla_dag *dag, const olla_reach *reach, const keeper *k, double deadline,
                            int64_t *lb, olla_error *err)
 {
-    double now = olla_now();
-    double pdl = now + (deadline > 0 ? 0.25 * (deadline - now) : 5.0);
-    if (pdl > now + 5.0)
-        pdl = now + 5.0;
-    if (*lb < k->best_peak && olla_bound_pairs(dag, reach, k->best, k->best_peak, 8, pdl, lb, err) != OLLA_OK)
+    olla_limit lim = work_limit(dag, PAIR_WORK, 16, deadline);
+    if (*lb < k->best_peak && olla_bound_pairs(dag, reach, k->best, k->best_peak, 8, lim, lb, err) != OLLA_OK)
         olla_error_clear(err);
 }
 
@@ -164,12 +179,10 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
                 pick = i;
         if (pick < 0)
             break;
-        double now = olla_now();
-        if (deadline > 0 && now > deadline)
+        if (deadline > 0 && olla_now() > deadline)
             break;
-        double dl = deadline > 0 ? now + 0.3 * (deadline - now) : 0;
         int *o = starts + (size_t)pick * ((size_t)n + 1);
-        olla_sched_local_improve(sg[pick] ? &aug : dag, o, dl);
+        olla_sched_local_improve(sg[pick] ? &aug : dag, o, work_limit(dag, LOCAL_WORK, 200, deadline));
         char name[64];
         snprintf(name, sizeof name, "start%d+local", pick);
         offer(&k, o, 1, name);
@@ -178,7 +191,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     free(starts);
     if (deadline <= 0 || olla_now() < deadline) {
         memcpy(work, best, (size_t)n * sizeof(int));
-        olla_sched_local_improve(dag, work, deadline);
+        olla_sched_local_improve(dag, work, work_limit(dag, LOCAL_WORK, 200, deadline));
         offer(&k, work, 1, "best+local");
     }
     res->heuristic_peak = k.best_peak;
@@ -213,7 +226,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
             olla_error_clear(err); /* an optional improvement; the best order so far stays */
             continue;
         }
-        olla_sched_local_improve(dag, work, deadline);
+        olla_sched_local_improve(dag, work, work_limit(dag, LOCAL_WORK, 200, deadline));
         char name[64];
         snprintf(name, sizeof name, "window%d+local", halves[h]);
         int64_t before = k.best_peak;
@@ -287,6 +300,9 @@ finish:
     }
     res->peak_bytes = k.best_peak;
     res->lower_bound_bytes = lb;
+    /* what ended the search: a proof, the work budgets, or the time limit
+     * (which cut a stage short only if it passed) */
+    res->stopped_by = k.best_peak == lb ? "proof" : deadline > 0 && olla_now() > deadline ? "time" : "budget";
     if (res->heuristic_peak == 0)
         res->heuristic_peak = k.best_peak;
     if (k.best_peak == res->lower_bound_bytes)

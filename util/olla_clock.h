@@ -18,6 +18,14 @@ static inline double olla_now(void)
 /* Set (from a signal handler, say) to ask long phases to stop early. */
 extern volatile sig_atomic_t olla_stop_requested;
 
+/* How much work a search may do: a budget in its own unit of work (each
+ * search says which; <= 0: none), deterministic whatever the machine's load,
+ * and a deadline (<= 0: none) as a safety net. */
+typedef struct olla_limit {
+    long budget;
+    double deadline;
+} olla_limit;
+
 /* 1 when a stop was requested or the deadline (> 0) has passed. */
 static inline int olla_past(double deadline)
 {

@@ -408,10 +408,20 @@ static int64_t max64(int64_t a, int64_t b)
     return a > b ? a : b;
 }
 
+/* one minimum cut of the pair bound, counted against its budget */
+static int64_t pair_eval(closure *c, long *left, int v, int before_v, int after_v, unsigned char *side)
+{
+    if (*left > 0)
+        (*left)--;
+    return closure_eval(c, v, before_v, after_v, side);
+}
+
 olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int *order, int64_t ub, int tries,
-                             double deadline, int64_t *bound, olla_error *err)
+                             olla_limit lim, int64_t *bound, olla_error *err)
 {
     int n = dag->n_nodes;
+    double deadline = lim.deadline;
+    long left = lim.budget > 0 ? lim.budget : -1; /* 0 when used up */
     int64_t *mc = malloc(((size_t)n + 1) * sizeof *mc);
     int *cand = malloc(((size_t)n + 1) * sizeof *cand);
     unsigned char *side = malloc((size_t)n + 1);
@@ -439,9 +449,9 @@ olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int
         mc[v] = -1;
         if (upper[v] <= lb)
             continue;
-        if (deadline > 0 && olla_now() > deadline)
+        if (left == 0 || (deadline > 0 && olla_now() > deadline))
             break;
-        mc[v] = closure_eval(&c, v, -1, -1, NULL);
+        mc[v] = pair_eval(&c, &left, v, -1, -1, NULL);
         if (mc[v] > lb)
             lb = mc[v];
         cand[nc++] = v;
@@ -461,14 +471,14 @@ olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int
      * raising the bound changes which pairs matter. */
     for (int i = 0; i < nc && i < tries && lb < ub; i++) {
         int v = cand[i];
-        if (deadline > 0 && olla_now() > deadline)
+        if (left == 0 || (deadline > 0 && olla_now() > deadline))
             break;
-        if (closure_eval(&c, v, -1, -1, side) < 0)
+        if (pair_eval(&c, &left, v, -1, -1, side) < 0)
             continue;
         /* partners by distance from v in the order: near ones matter most */
         int sv = step[v];
         for (int d = 1; d < n && lb < ub; d++) {
-            if (deadline > 0 && (d & 31) == 0 && olla_now() > deadline)
+            if (left == 0 || (deadline > 0 && (d & 31) == 0 && olla_now() > deadline))
                 break;
             for (int sgn = 0; sgn < 2; sgn++) {
             int su = sgn ? sv + d : sv - d;
@@ -479,12 +489,12 @@ olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int
                 continue;
             /* case matching v's best set first: the same value for v */
             int u_before = side[u];
-            int64_t b1 = u_before ? closure_eval(&c, u, -1, v, NULL) : closure_eval(&c, u, v, -1, NULL);
+            int64_t b1 = u_before ? pair_eval(&c, &left, u, -1, v, NULL) : pair_eval(&c, &left, u, v, -1, NULL);
             if (b1 >= 0 && b1 <= lb)
                 continue;
             int64_t opt1 = b1 < 0 ? -1 : max64(mc[v] > 0 ? mc[v] : 0, b1);
-            int64_t a2 = u_before ? closure_eval(&c, v, -1, u, NULL) : closure_eval(&c, v, u, -1, NULL);
-            int64_t b2 = u_before ? closure_eval(&c, u, v, -1, NULL) : closure_eval(&c, u, -1, v, NULL);
+            int64_t a2 = u_before ? pair_eval(&c, &left, v, -1, u, NULL) : pair_eval(&c, &left, v, u, -1, NULL);
+            int64_t b2 = u_before ? pair_eval(&c, &left, u, v, -1, NULL) : pair_eval(&c, &left, u, -1, v, NULL);
             int64_t opt2 = (a2 < 0 || b2 < 0) ? -1 : max64(a2, b2);
             int64_t pair;
             if (opt1 < 0 && opt2 < 0)

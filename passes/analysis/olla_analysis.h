@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "passes/analysis/olla_dag.h"
+#include "util/olla_clock.h"
 
 /* Longest path (in edges) from a source node (fwd) and to a sink node (bwd). */
 olla_status olla_levels(const olla_dag *dag, int *fwd, int *bwd, olla_error *err);
@@ -77,9 +78,10 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
  * topological order) and
  * each node u unordered with v, either u runs before v or after it, and the
  * peak is at least the smaller over the two cases of the larger of the two
- * constrained per-node values. Stops once the bound reaches ub or at the
- * deadline (CLOCK_MONOTONIC seconds; <=0 = none). */
+ * constrained per-node values. Stops once the bound reaches ub, or when the
+ * limit's budget of minimum-cut evaluations or its deadline runs out; the
+ * bound is valid whenever it stops. */
 olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int *order, int64_t ub, int tries,
-                             double deadline, int64_t *bound, olla_error *err);
+                             olla_limit lim, int64_t *bound, olla_error *err);
 
 #endif

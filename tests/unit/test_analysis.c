@@ -80,7 +80,7 @@ OLLA_TEST(test_windows_bounds_and_precedence_hold_in_every_order)
         OLLA_CHECK(late >= 0);
         OLLA_CHECK(late <= clo);
         int64_t pair = clo;
-        OLLA_CHECK(olla_bound_pairs(&dag, &r, ident, INT64_MAX, 16, 0, &pair, &err) == OLLA_OK);
+        OLLA_CHECK(olla_bound_pairs(&dag, &r, ident, INT64_MAX, 16, (olla_limit){0, 0}, &pair, &err) == OLLA_OK);
         OLLA_CHECK(pair >= clo);
         OLLA_CHECK(pair <= opt);
         olla_reach_free(&r);

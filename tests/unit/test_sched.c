@@ -28,7 +28,7 @@ OLLA_TEST(test_heuristics_valid_orders)
             OLLA_CHECK(heur[h](&dag, order, &err) == OLLA_OK);
             OLLA_CHECK(olla_dag_is_topological(&dag, order));
             int64_t before = peak_of(&dag, order);
-            int64_t after = olla_sched_local_improve(&dag, order, 0);
+            int64_t after = olla_sched_local_improve(&dag, order, (olla_limit){0, 0});
             OLLA_CHECK(olla_dag_is_topological(&dag, order));
             OLLA_CHECK(after <= before);
             OLLA_CHECK_EQ_I64(after, peak_of(&dag, order));
@@ -385,7 +385,45 @@ OLLA_TEST(test_tiny_graphs)
     }
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_window_improve), OLLA_T(test_tiny_graphs), OLLA_T(test_heuristics_valid_orders), OLLA_T(test_exact_search_matches_brute_force),
+/* The ordering's result depends on its work budgets, not on the clock: with
+ * a deadline far away, and with none, the same graphs give the same orders,
+ * bounds and statuses, and the search never says the time stopped it. The
+ * local improvement under a budget of evaluations likewise. */
+OLLA_TEST(test_budgets_not_clock_decide)
+{
+    for (int seed = 0; seed < 6; seed++) {
+        olla_dag dag;
+        int n = 40 + 20 * seed;
+        OLLA_CHECK(tsu_random_dag((uint64_t)seed + 9100, n, 4, &dag));
+        int *a = malloc((size_t)n * sizeof(int)), *b = malloc((size_t)n * sizeof(int));
+        olla_schedule_result ra, rb;
+        olla_error err = {0};
+        /* the ILP's node limit is tested through the corpus; here the
+         * budgets of the searches and bounds, which run in this process */
+        olla_schedule_options far = {1000.0, 0, 0}, none = {0, 0, 0};
+        OLLA_CHECK(olla_schedule(&dag, NULL, &far, a, &ra, &err) == OLLA_OK);
+        OLLA_CHECK(olla_schedule(&dag, NULL, &none, b, &rb, &err) == OLLA_OK);
+        OLLA_CHECK(memcmp(a, b, (size_t)n * sizeof(int)) == 0);
+        OLLA_CHECK_EQ_I64(ra.peak_bytes, rb.peak_bytes);
+        OLLA_CHECK_EQ_I64(ra.lower_bound_bytes, rb.lower_bound_bytes);
+        OLLA_CHECK(strcmp(ra.status, rb.status) == 0);
+        OLLA_CHECK(strcmp(ra.stopped_by, "time") != 0 && strcmp(ra.stopped_by, rb.stopped_by) == 0);
+        OLLA_CHECK(strcmp(ra.stopped_by, "proof") == 0 || strcmp(ra.status, "optimal") != 0);
+        for (long budget = 1; budget <= 64; budget *= 8) {
+            OLLA_CHECK(olla_dag_stable_topo(&dag, a, &err) == OLLA_OK);
+            memcpy(b, a, (size_t)n * sizeof(int));
+            int64_t pa = olla_sched_local_improve(&dag, a, (olla_limit){budget, olla_now() + 1000.0});
+            int64_t pb = olla_sched_local_improve(&dag, b, (olla_limit){budget, 0});
+            OLLA_CHECK_EQ_I64(pa, pb);
+            OLLA_CHECK(memcmp(a, b, (size_t)n * sizeof(int)) == 0);
+        }
+        free(a);
+        free(b);
+        olla_dag_free(&dag);
+    }
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_budgets_not_clock_decide), OLLA_T(test_window_improve), OLLA_T(test_tiny_graphs), OLLA_T(test_heuristics_valid_orders), OLLA_T(test_exact_search_matches_brute_force),
                OLLA_T(test_ilp_matches_brute_force), OLLA_T(test_schedule_reaches_optimum),
                OLLA_T(test_diamond_beats_input_order), OLLA_T(test_training_step_updates_early),
                OLLA_T(test_time_limit_returns_valid_order), OLLA_T(test_split_matches_whole),
