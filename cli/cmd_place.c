@@ -1,5 +1,6 @@
 /* olla-onnx place in.csv out.csv [--capacity BYTES] [--time-limit SECONDS]
- * [--align BYTES]: places the buffers of a minimalloc CSV file. */
+ * [--work-limit UNITS] [--align BYTES]: places the buffers of a minimalloc
+ * CSV file. */
 #include <stdio.h>
 #include <string.h>
 
@@ -13,9 +14,12 @@ static int usage(const char *why)
         fprintf(stderr, "olla-onnx place: %s\n", why);
     fprintf(stderr,
             "usage: olla-onnx place in.csv out.csv [--capacity BYTES] [--time-limit SECONDS]"
-            " [--align BYTES] [--online] [--verbose]\n"
+            " [--work-limit UNITS] [--align BYTES] [--online] [--verbose]\n"
             "  in.csv has a header id,lower,upper,size; each buffer is live on [lower, upper).\n"
             "  Without --capacity the arena is minimized. The time limit defaults to 30 s.\n"
+            "  The searches stop after a work budget (default: derived from the time limit),\n"
+            "  so the result is the same on a quiet or a busy machine; the time limit is a\n"
+            "  safety net. The summary says which of the two stopped the placer, if any.\n"
             "  --online also reports what a best-fit caching allocator would reserve.\n");
     return OLLA_ERR_USAGE;
 }
@@ -23,7 +27,7 @@ static int usage(const char *why)
 int olla_cmd_place(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
-    olla_place_options opt = {1, 30.0, 0, 0};
+    olla_place_options opt = {1, 30.0, 0, 0, 0};
     int online = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -40,7 +44,7 @@ int olla_cmd_place(int argc, char **argv)
             continue;
         }
         if (strcmp(a, "--capacity") == 0 || strcmp(a, "--time-limit") == 0 ||
-            strcmp(a, "--align") == 0) {
+            strcmp(a, "--align") == 0 || strcmp(a, "--work-limit") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "olla-onnx place: %s needs a value\n", a);
                 return usage(NULL);
@@ -57,6 +61,8 @@ int olla_cmd_place(int argc, char **argv)
                 return usage(NULL);
             } else if (strcmp(a, "--align") == 0) {
                 opt.alignment = x;
+            } else if (strcmp(a, "--work-limit") == 0) {
+                opt.work_limit = x;
             } else {
                 opt.capacity = x;
             }
@@ -95,10 +101,15 @@ int olla_cmd_place(int argc, char **argv)
     }
     int64_t live = olla_place_max_live(t.bufs, t.n, opt.alignment);
     double frag = res.arena_bytes > 0 ? 100.0 * (double)(res.arena_bytes - live) / (double)res.arena_bytes : 0.0;
+    double gap = res.lower_bound > 0
+                     ? 100.0 * (double)(res.arena_bytes - res.lower_bound) / (double)res.lower_bound
+                     : 0.0;
     fprintf(stderr,
             "place: %zu buffers, max live %lld bytes, arena %lld bytes, fragmentation %.3f%%,"
-            " lower bound %lld, %s, %.3f s\n",
-            t.n, (long long)live, (long long)res.arena_bytes, frag, (long long)res.lower_bound,
+            " best heuristic %lld, %.3f%% above the lower bound %lld, stopped by %s,"
+            " %lld work units, %s, %.3f s\n",
+            t.n, (long long)live, (long long)res.arena_bytes, frag, (long long)res.heuristic_bytes,
+            gap, (long long)res.lower_bound, olla_place_stop_name(res.stopped_by), res.work,
             olla_place_status_name(res.status), res.seconds);
     if (online) {
         int64_t reserved, in_use;

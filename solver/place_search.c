@@ -21,9 +21,16 @@
  * identical buffers are placed in a fixed order only. The search stops at
  * the first placement found. Restarts with several candidate orders and
  * growing node budgets avoid the heavy tail of a single order; an
- * exhausted search is a proof whatever the order. Two workers, the second
- * on its own thread, take different tie rules between equally good
- * sections; the first to finish stops the other.
+ * exhausted search is a proof whatever the order.
+ *
+ * Determinism: the runs form a fixed schedule (round r, configuration k,
+ * node budget 4096 * 2^r) cut where the caller's work budget ends. Two
+ * workers, the second on its own thread, take half of each round's
+ * configurations. The answer is that of the earliest run in the schedule
+ * that finishes; a worker only abandons a run that comes after a finished
+ * one, so every run before the answer is done in full and the answer, the
+ * offsets and the work charged are the same on every run, however the two
+ * threads are scheduled.
  *
  * Fixed buffers (olla_place_search_fixed) are obstacles: each section keeps
  * their merged busy spans, a floor never rests inside one, a buffer is only
@@ -48,8 +55,10 @@ typedef struct sctx {
     const olla_pitem *it;
     size_t n;
     int64_t cap;
-    double deadline;
-    atomic_int *stop;    /* set when another worker has finished */
+    double deadline;     /* safety net */
+    int timed_out;       /* the deadline stopped a run */
+    atomic_int *stop_pos; /* earliest finished run in the schedule */
+    int pos;             /* this run's place in the schedule */
     int rightmost;       /* ties between sections: rightmost, else most bytes */
     long long node_limit;
     size_t nsec;
@@ -232,10 +241,14 @@ static int64_t next_floor(const sctx *c, size_t s, int64_t f)
 static int dfs(sctx *c)
 {
     c->nodes++;
+    if ((c->nodes & 255) == 0 && atomic_load(c->stop_pos) < c->pos)
+        return -1; /* a run earlier in the schedule has finished */
     /* a node costs at least a pass over the sections, so the clock is cheap
      * by comparison: on large instances a few nodes already take long */
-    if (((c->nodes & 255) == 0 && atomic_load(c->stop)) || (c->deadline > 0 && olla_place_now() > c->deadline))
+    if (c->deadline > 0 && olla_place_now() > c->deadline) {
+        c->timed_out = 1;
         return -1;
+    }
     if (c->nodes > c->node_limit || c->depth >= c->max_depth)
         return -1;
     size_t s = c->nsec;
@@ -510,6 +523,7 @@ static int build(sctx *c)
         return -3;
     }
     if (c->deadline > 0 && olla_place_now() > c->deadline) { /* out of time */
+        c->timed_out = 1;
         free(pts);
         free(keys);
         return -1;
@@ -542,6 +556,7 @@ static int build(sctx *c)
     olla_place_sort_keys(keys, n);
     for (size_t k = 0; k < n; k++) {
         if ((k & 1023) == 0 && c->deadline > 0 && olla_place_now() > c->deadline) {
+            c->timed_out = 1;
             free(keys);
             return -1;
         }
@@ -600,6 +615,7 @@ static int reset(sctx *c, int order)
     memcpy(c->floor_, c->floor0, c->nsec * sizeof *c->floor_);
     for (size_t k = 0; k < n; k++) {
         if ((k & 1023) == 0 && c->deadline > 0 && olla_place_now() > c->deadline) {
+            c->timed_out = 1;
             free(keys);
             free(fill);
             return -1; /* out of time: the search gives up */
@@ -643,61 +659,98 @@ static void sctx_free(sctx *c)
     free(c->trail);
 }
 
-typedef struct worker {
-    sctx c;
-    int first, last; /* runs the configurations [first, last) each round */
-    int r;
-    long long total;
-} worker;
-
 /* A configuration is a candidate order (the three fixed ones and a random
  * one that changes every round) and a tie rule between sections: the
  * section with the most bytes still to place, or the rightmost one (the
  * mirror image in time of the leftmost). */
 #define OLLA_SEARCH_CONFIGS (2 * (ORDER_COUNT + 1))
+#define OLLA_SEARCH_ROUNDS 40
+#define OLLA_SEARCH_FIRST_BUDGET 4096LL
 /* Stack per search thread and recursion depth limits (a frame takes under
  * 0.5 KiB even in sanitizer builds). */
 #define OLLA_SEARCH_STACK ((size_t)64 << 20)
 #define OLLA_SEARCH_DEPTH_THREAD 60000
 #define OLLA_SEARCH_DEPTH_CALLER 8000
 
-/* Restarts: the worker's configurations in turn, node budget doubling every
- * round, until one run finishes (found or proven none), the deadline passes
- * or the other worker finishes. */
+typedef struct worker {
+    sctx c;
+    int first, last;    /* runs the configurations [first, last) each round */
+    long long total;    /* node budget of the whole schedule */
+    int r, pos;         /* outcome of the last run and its place */
+    long long units[OLLA_SEARCH_ROUNDS * OLLA_SEARCH_CONFIGS]; /* work of each run */
+} worker;
+
+/* Node budget of each run of a round: 4096 * 2^round while whole rounds fit
+ * the schedule's total, then one last round sharing what is left (when
+ * that is more than the round before), then 0. */
+static long long round_budget(long long total, int round)
+{
+    long long planned = 0;
+    if (total / OLLA_SEARCH_CONFIGS < OLLA_SEARCH_FIRST_BUDGET)
+        return round == 0 ? (total / OLLA_SEARCH_CONFIGS > 0 ? total / OLLA_SEARCH_CONFIGS : 1) : 0;
+    for (int r = 0; r <= round; r++) {
+        long long b = OLLA_SEARCH_FIRST_BUDGET << r;
+        if (planned + OLLA_SEARCH_CONFIGS * b <= total) {
+            if (r == round)
+                return b;
+            planned += OLLA_SEARCH_CONFIGS * b;
+            continue;
+        }
+        long long rest = (total - planned) / OLLA_SEARCH_CONFIGS;
+        return r == round && rest > (OLLA_SEARCH_FIRST_BUDGET << (r - 1)) ? rest : 0;
+    }
+    return 0;
+}
+
+static void finish_at(atomic_int *stop_pos, int pos)
+{
+    int cur = atomic_load(stop_pos);
+    while (pos < cur && !atomic_compare_exchange_weak(stop_pos, &cur, pos)) {
+    }
+}
+
+/* The worker's runs in schedule order until one finishes (found, proven
+ * none, out of memory), the schedule ends, a run earlier in the schedule
+ * has finished, or the deadline passes. */
 static void *run_worker(void *arg)
 {
     worker *w = arg;
     sctx *c = &w->c;
-    long long budget = 4096;
-    int r = -1;
-    for (int round = 0; r == -1; round++) {
+    long long per_node = (long long)c->nsec + 8;
+    for (int round = 0; round < OLLA_SEARCH_ROUNDS; round++) {
+        long long budget = round_budget(w->total, round);
+        if (budget == 0)
+            return NULL;
         for (int k = w->first; k < w->last; k++) {
+            int pos = round * OLLA_SEARCH_CONFIGS + k;
+            if (atomic_load(c->stop_pos) < pos)
+                return NULL;
             int kind = k % (ORDER_COUNT + 1);
             int order = kind < ORDER_COUNT ? kind : ORDER_COUNT + round;
             c->rightmost = k / (ORDER_COUNT + 1);
-            if ((r = reset(c, order)) != 0)
-                break;
-            c->node_limit = budget;
-            r = dfs(c);
-            w->total += c->nodes;
-            if (r != -1 || atomic_load(c->stop) ||
-                (c->deadline > 0 && olla_place_now() > c->deadline))
-                break;
+            c->pos = pos;
+            int r = reset(c, order);
+            if (r == 0) {
+                c->node_limit = budget;
+                r = dfs(c);
+                w->units[pos] = c->nodes * per_node + (long long)c->sec_start[c->nsec];
+            }
+            if (r != -1) {
+                w->r = r;
+                w->pos = pos;
+                finish_at(c->stop_pos, pos);
+                return NULL;
+            }
+            if (c->timed_out)
+                return NULL;
         }
-        if (r != -1 || atomic_load(c->stop) || (c->deadline > 0 && olla_place_now() > c->deadline) ||
-            budget > (1LL << 40))
-            break;
-        budget *= 2;
     }
-    if (r != -1)
-        atomic_store(c->stop, 1);
-    w->r = r;
     return NULL;
 }
 
 static int worker_init(worker *w, const olla_pitem *it, size_t n, const olla_pitem *fixed,
                        const int64_t *fixed_off, size_t nfixed, int64_t capacity,
-                       double deadline, int64_t *off, atomic_int *stop, int parity)
+                       double deadline, int64_t *off, atomic_int *stop_pos, int parity)
 {
     memset(w, 0, sizeof *w);
     w->c.fixed = fixed;
@@ -708,53 +761,27 @@ static int worker_init(worker *w, const olla_pitem *it, size_t n, const olla_pit
     w->c.cap = capacity;
     w->c.deadline = deadline;
     w->c.off = off;
-    w->c.stop = stop;
+    w->c.stop_pos = stop_pos;
     w->c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
     w->first = parity * (OLLA_SEARCH_CONFIGS / 2);
     w->last = w->first + OLLA_SEARCH_CONFIGS / 2;
     w->r = -1;
+    w->pos = INT32_MAX;
     return build(&w->c);
 }
 
-int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
-                      int64_t *off, long long *nodes)
+int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
+                      int64_t *off)
 {
-    return olla_place_search_fixed(it, n, NULL, NULL, 0, capacity, deadline, off, nodes);
+    return olla_place_search_fixed(it, n, NULL, NULL, 0, capacity, w, off);
 }
 
-int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fixed,
-                            const int64_t *fixed_off, size_t nfixed, int64_t capacity,
-                            double deadline, int64_t *off, long long *nodes)
+/* Runs the schedule: both workers on threads of their own with a large
+ * stack, so the recursion can go deep; without threads, one worker takes
+ * every configuration in the same order on the caller's stack with a
+ * shallower depth limit. */
+static void run_schedule(worker *w, int64_t *off2, int *threaded)
 {
-    if (nodes)
-        *nodes = 0;
-    if (n == 0)
-        return 1;
-    for (size_t i = 0; i < n; i++)
-        if (it[i].size > capacity)
-            return 0;
-    atomic_int stop;
-    atomic_init(&stop, 0);
-    worker w[2];
-    memset(&w[1], 0, sizeof w[1]);
-    int r = worker_init(&w[0], it, n, fixed, fixed_off, nfixed, capacity, deadline, off, &stop, 0);
-    if (r == 0 && (r = reset(&w[0].c, 0)) == 0) {
-        for (size_t j = 0; j < w[0].c.nsec; j++)
-            if (w[0].c.rem[j] + w[0].c.floor0[j] + fixed_above(&w[0].c, j, w[0].c.floor0[j]) >
-                capacity) {
-                sctx_free(&w[0].c);
-                return 0; /* more bytes live at one time than the capacity */
-            }
-    }
-    if (r != 0) {
-        sctx_free(&w[0].c);
-        return r;
-    }
-    /* Both workers run on threads of their own with a large stack, so the
-     * recursion can go deep; without threads, one worker takes every
-     * configuration on the caller's stack with a shallower depth limit. */
-    int64_t *off2 = malloc((n + 1) * sizeof *off2);
-    int threads = 0;
     pthread_t th[2];
     pthread_attr_t attr;
     int attr_ok = pthread_attr_init(&attr) == 0;
@@ -762,51 +789,90 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fi
         pthread_attr_destroy(&attr);
         attr_ok = 0;
     }
-    if (off2 && attr_ok && worker_init(&w[1], it, n, fixed, fixed_off, nfixed, capacity, deadline, off2, &stop, 1) == 0) {
+    *threaded = 0;
+    if (off2 && attr_ok &&
+        worker_init(&w[1], w[0].c.it, w[0].c.n, w[0].c.fixed, w[0].c.fixed_off, w[0].c.nfixed,
+                    w[0].c.cap, w[0].c.deadline, off2, w[0].c.stop_pos, 1) == 0) {
+        w[1].total = w[0].total;
         w[0].c.max_depth = w[1].c.max_depth = OLLA_SEARCH_DEPTH_THREAD;
         if (pthread_create(&th[0], &attr, run_worker, &w[0]) == 0) {
-            threads = 1;
-            if (pthread_create(&th[1], &attr, run_worker, &w[1]) == 0)
-                threads = 2;
+            if (pthread_create(&th[1], &attr, run_worker, &w[1]) == 0) {
+                *threaded = 1;
+                pthread_join(th[1], NULL);
+            }
+            pthread_join(th[0], NULL);
         }
     }
-    if (threads < 2)
-        sctx_free(&w[1].c); /* all pointers NULL if never built */
     if (attr_ok)
         pthread_attr_destroy(&attr);
-    if (threads == 1) {
-        pthread_join(th[0], NULL);
-        if (w[0].r == -1 && !(deadline > 0 && olla_place_now() > deadline)) {
-            /* the second thread did not start: run its configurations here */
-            w[0].c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
-            w[0].first = OLLA_SEARCH_CONFIGS / 2;
-            w[0].last = OLLA_SEARCH_CONFIGS;
-            run_worker(&w[0]);
-        }
-    } else if (threads == 0) {
+    if (!*threaded) {
+        sctx_free(&w[1].c); /* all pointers NULL if never built */
+        memset(&w[1], 0, sizeof w[1]);
+        w[1].r = -1;
+        w[1].pos = INT32_MAX;
+        atomic_store(w[0].c.stop_pos, INT32_MAX);
+        memset(w[0].units, 0, sizeof w[0].units);
+        w[0].r = -1;
+        w[0].pos = INT32_MAX;
         w[0].c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
+        w[0].first = 0;
         w[0].last = OLLA_SEARCH_CONFIGS; /* one worker takes every configuration */
         run_worker(&w[0]);
-    } else {
-        pthread_join(th[0], NULL);
-        pthread_join(th[1], NULL);
     }
-    int threaded = threads == 2;
-    r = w[0].r;
-    long long total = w[0].total;
-    if (threaded) {
-        total += w[1].total;
-        if (w[1].r == 1 && r != 1) {
+}
+
+int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fixed,
+                            const int64_t *fixed_off, size_t nfixed, int64_t capacity,
+                            olla_pwork *pw, int64_t *off)
+{
+    if (n == 0)
+        return OLLA_SEARCH_FOUND;
+    for (size_t i = 0; i < n; i++)
+        if (it[i].size > capacity)
+            return OLLA_SEARCH_NONE;
+    atomic_int stop_pos;
+    atomic_init(&stop_pos, INT32_MAX);
+    worker w[2];
+    memset(&w[1], 0, sizeof w[1]);
+    int r = worker_init(&w[0], it, n, fixed, fixed_off, nfixed, capacity, pw->deadline, off,
+                        &stop_pos, 0);
+    if (r == 0 && (r = reset(&w[0].c, 0)) == 0) {
+        for (size_t j = 0; j < w[0].c.nsec; j++)
+            if (w[0].c.rem[j] + w[0].c.floor0[j] + fixed_above(&w[0].c, j, w[0].c.floor0[j]) >
+                capacity) {
+                sctx_free(&w[0].c);
+                return OLLA_SEARCH_NONE; /* more bytes live at one time than the capacity */
+            }
+    }
+    if (r != 0) {
+        if (w[0].c.timed_out)
+            pw->stopped |= 1 << OLLA_PLACE_STOPPED_TIME;
+        sctx_free(&w[0].c);
+        return r;
+    }
+    w[0].total = olla_pwork_left(pw) / ((long long)w[0].c.nsec + 8);
+    int64_t *off2 = malloc((n + 1) * sizeof *off2);
+    int threaded;
+    run_schedule(w, off2, &threaded);
+    int win = atomic_load(&stop_pos);
+    long long used = 0;
+    for (int k = 0; k < 2; k++)
+        for (int p = 0; p < OLLA_SEARCH_ROUNDS * OLLA_SEARCH_CONFIGS && p <= win; p++)
+            used += w[k].units[p];
+    pw->used += used;
+    r = OLLA_SEARCH_GAVE_UP;
+    if (win != INT32_MAX) {
+        worker *x = w[0].pos == win ? &w[0] : &w[1];
+        r = x->r;
+        if (x == &w[1] && r == OLLA_SEARCH_FOUND)
             memcpy(off, off2, n * sizeof *off);
-            r = 1;
-        } else if (r == -1 && w[1].r != -1) {
-            r = w[1].r;
-        }
-        sctx_free(&w[1].c);
+    } else {
+        int timed = w[0].c.timed_out || w[1].c.timed_out;
+        pw->stopped |= 1 << (timed ? OLLA_PLACE_STOPPED_TIME : OLLA_PLACE_STOPPED_BUDGET);
     }
+    (void)threaded;
+    sctx_free(&w[1].c);
     free(off2);
-    if (nodes)
-        *nodes = total;
     sctx_free(&w[0].c);
     return r;
 }
