@@ -34,7 +34,7 @@ typedef struct olla_place_options {
  * EPYC virtual machine (measured with bench/place_bench.sh). Deriving the
  * budget from half the time limit leaves room for a machine twice as
  * slow or busy before the clock, not the budget, ends a search. */
-#define OLLA_PLACE_WORK_PER_SECOND 200000000LL
+#define OLLA_PLACE_WORK_PER_SECOND 1000000000LL
 
 /* What ended the placement before every phase had run to its end. */
 typedef enum olla_place_stop {

@@ -61,6 +61,7 @@ typedef struct sctx {
     int pos;             /* this run's place in the schedule */
     int rightmost;       /* ties between sections: rightmost, else most bytes */
     long long node_limit;
+    long long work, work_limit; /* units: section-list entries visited */
     size_t nsec;
     int *sb, *se;        /* buffer i spans sections [sb[i], se[i]) */
     int64_t *sec_start;  /* nsec + 1: buffers live in each section, in candidate order */
@@ -123,10 +124,11 @@ static int64_t fixed_above(const sctx *c, size_t j, int64_t v)
 }
 
 /* Buffer b at f meets no fixed span along its lifetime. */
-static int clear_of_fixed(const sctx *c, int b, int64_t f)
+static int clear_of_fixed(sctx *c, int b, int64_t f)
 {
     if (!c->ob_start)
         return 1;
+    c->work += 4 * (long long)(c->se[b] - c->sb[b]); /* a binary search per section */
     int64_t top = f + c->it[b].size;
     for (int j = c->sb[b]; j < c->se[b]; j++) {
         int64_t k = ob_first(c, (size_t)j, f);
@@ -140,6 +142,7 @@ static int clear_of_fixed(const sctx *c, int b, int64_t f)
  * widens [*lo, *hi) to the sections those buffers span. */
 static int raise_section(sctx *c, size_t j, int64_t v, int *lo, int *hi)
 {
+    c->work += c->sec_start[j + 1] - c->sec_start[j];
     for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
         int b = c->sec_buf[p];
         if (c->placed[b] || c->h[b] >= v)
@@ -171,8 +174,9 @@ static void undo(sctx *c, size_t mark)
 }
 
 /* Every section in [lo, hi): the remaining bytes fit above the lowest height. */
-static int range_ok(const sctx *c, int lo, int hi)
+static int range_ok(sctx *c, int lo, int hi)
 {
+    c->work += c->sec_start[hi] - c->sec_start[lo];
     for (int j = lo; j < hi; j++) {
         if (c->rem[j] == 0)
             continue;
@@ -195,7 +199,7 @@ static int range_ok(const sctx *c, int lo, int hi)
  * buffer z still to place that is live beside s but not in s (then at
  * least max(f, h[z]) + size of z). Returns the least such height, or
  * INT64_MAX when there is none. */
-static int64_t next_floor(const sctx *c, size_t s, int64_t f)
+static int64_t next_floor(sctx *c, size_t s, int64_t f)
 {
     int64_t nf = INT64_MAX;
     int lo = (int)s, hi = (int)s + 1, resting = 0;
@@ -223,6 +227,7 @@ static int64_t next_floor(const sctx *c, size_t s, int64_t f)
                 if (c->ob_hi[k] > f && c->ob_hi[k] < nf)
                     nf = c->ob_hi[k];
         }
+    c->work += c->sec_start[hi] - c->sec_start[lo];
     for (int j = lo; j < hi; j++) {
         if ((size_t)j == s)
             continue;
@@ -249,10 +254,11 @@ static int dfs(sctx *c)
         c->timed_out = 1;
         return -1;
     }
-    if (c->nodes > c->node_limit || c->depth >= c->max_depth)
+    if (c->nodes > c->node_limit || c->work > c->work_limit || c->depth >= c->max_depth)
         return -1;
     size_t s = c->nsec;
     int64_t f = INT64_MAX, most = -1;
+    c->work += (long long)c->nsec + 8;
     for (size_t j = 0; j < c->nsec; j++)
         if (c->rem[j] > 0 && (c->floor_[j] < f || (c->floor_[j] == f && c->rem[j] > most))) {
             f = c->floor_[j];
@@ -267,6 +273,7 @@ static int dfs(sctx *c)
         for (size_t j = 0; j < c->nsec; j++) {
             if (c->rem[j] == 0 || c->floor_[j] != f)
                 continue;
+            c->work += c->sec_start[j + 1] - c->sec_start[j];
             int count = 0, beaten = 0;
             /* lowest the floor can rise to: one unit, since a gap can be as
              * small as that when a buffer rests on one live elsewhere */
@@ -631,6 +638,7 @@ static int reset(sctx *c, int order)
         c->placed[i] = 0;
     }
     c->nodes = 0;
+    c->work = (long long)c->sec_start[c->nsec] + 8 * (long long)n; /* the reset itself */
     c->cand_top = 0;
     c->trail_top = 0;
     c->depth = 0;
@@ -672,35 +680,27 @@ static void sctx_free(sctx *c)
 #define OLLA_SEARCH_DEPTH_THREAD 60000
 #define OLLA_SEARCH_DEPTH_CALLER 8000
 
+/* The shared schedule. A round starts only when every worker has left
+ * the round before and the work of all earlier rounds is below the total:
+ * the decision then depends on the work done, never on the threads'
+ * timing. */
+typedef struct schedule {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int workers;
+    int left_round[OLLA_SEARCH_ROUNDS]; /* workers that have left each round */
+    long long done;                     /* work of the rounds every worker has left */
+    long long total;                    /* work budget of the whole schedule */
+    atomic_int stop_pos;                /* earliest finished run */
+} schedule;
+
 typedef struct worker {
     sctx c;
+    schedule *sch;
     int first, last;    /* runs the configurations [first, last) each round */
-    long long total;    /* node budget of the whole schedule */
     int r, pos;         /* outcome of the last run and its place */
     long long units[OLLA_SEARCH_ROUNDS * OLLA_SEARCH_CONFIGS]; /* work of each run */
 } worker;
-
-/* Node budget of each run of a round: 4096 * 2^round while whole rounds fit
- * the schedule's total, then one last round sharing what is left (when
- * that is more than the round before), then 0. */
-static long long round_budget(long long total, int round)
-{
-    long long planned = 0;
-    if (total / OLLA_SEARCH_CONFIGS < OLLA_SEARCH_FIRST_BUDGET)
-        return round == 0 ? (total / OLLA_SEARCH_CONFIGS > 0 ? total / OLLA_SEARCH_CONFIGS : 1) : 0;
-    for (int r = 0; r <= round; r++) {
-        long long b = OLLA_SEARCH_FIRST_BUDGET << r;
-        if (planned + OLLA_SEARCH_CONFIGS * b <= total) {
-            if (r == round)
-                return b;
-            planned += OLLA_SEARCH_CONFIGS * b;
-            continue;
-        }
-        long long rest = (total - planned) / OLLA_SEARCH_CONFIGS;
-        return r == round && rest > (OLLA_SEARCH_FIRST_BUDGET << (r - 1)) ? rest : 0;
-    }
-    return 0;
-}
 
 static void finish_at(atomic_int *stop_pos, int pos)
 {
@@ -709,48 +709,89 @@ static void finish_at(atomic_int *stop_pos, int pos)
     }
 }
 
+/* Leaves a round: adds this worker's work in it, waits for the others and
+ * returns the work of all rounds so far. */
+static long long leave_round(worker *w, int round)
+{
+    schedule *sch = w->sch;
+    long long mine = 0;
+    for (int k = w->first; k < w->last; k++)
+        mine += w->units[round * OLLA_SEARCH_CONFIGS + k];
+    pthread_mutex_lock(&sch->mu);
+    sch->done += mine;
+    if (++sch->left_round[round] == sch->workers)
+        pthread_cond_broadcast(&sch->cv);
+    while (sch->left_round[round] < sch->workers)
+        pthread_cond_wait(&sch->cv, &sch->mu);
+    long long done = sch->done;
+    pthread_mutex_unlock(&sch->mu);
+    return done;
+}
+
+/* One round of the worker's runs, sharing share units in turn; returns 1
+ * when the worker is done. */
+static int run_round(worker *w, int round, long long share)
+{
+    sctx *c = &w->c;
+    for (int k = w->first; k < w->last; k++) {
+        int pos = round * OLLA_SEARCH_CONFIGS + k;
+        if (atomic_load(c->stop_pos) < pos)
+            return 1;
+        int kind = k % (ORDER_COUNT + 1);
+        int order = kind < ORDER_COUNT ? kind : ORDER_COUNT + round;
+        c->rightmost = k / (ORDER_COUNT + 1);
+        c->pos = pos;
+        int r = reset(c, order);
+        if (r == 0) {
+            c->node_limit = OLLA_SEARCH_FIRST_BUDGET << round;
+            c->work_limit = share > c->work ? share : c->work;
+            r = dfs(c);
+            w->units[pos] = c->work;
+            share -= c->work;
+        }
+        if (r != -1) {
+            w->r = r;
+            w->pos = pos;
+            finish_at(c->stop_pos, pos);
+            return 1;
+        }
+        if (c->timed_out)
+            return 1;
+    }
+    return 0;
+}
+
 /* The worker's runs in schedule order until one finishes (found, proven
- * none, out of memory), the schedule ends, a run earlier in the schedule
- * has finished, or the deadline passes. */
+ * none, out of memory), the budget ends, a run earlier in the schedule has
+ * finished, or the deadline passes. A run stops at its round's node budget
+ * or when the worker's equal share of the work left at the round's start
+ * is spent (so only the last round is cut short). */
 static void *run_worker(void *arg)
 {
     worker *w = arg;
-    sctx *c = &w->c;
-    long long per_node = (long long)c->nsec + 8;
-    for (int round = 0; round < OLLA_SEARCH_ROUNDS; round++) {
-        long long budget = round_budget(w->total, round);
-        if (budget == 0)
-            return NULL;
-        for (int k = w->first; k < w->last; k++) {
-            int pos = round * OLLA_SEARCH_CONFIGS + k;
-            if (atomic_load(c->stop_pos) < pos)
-                return NULL;
-            int kind = k % (ORDER_COUNT + 1);
-            int order = kind < ORDER_COUNT ? kind : ORDER_COUNT + round;
-            c->rightmost = k / (ORDER_COUNT + 1);
-            c->pos = pos;
-            int r = reset(c, order);
-            if (r == 0) {
-                c->node_limit = budget;
-                r = dfs(c);
-                w->units[pos] = c->nodes * per_node + (long long)c->sec_start[c->nsec];
-            }
-            if (r != -1) {
-                w->r = r;
-                w->pos = pos;
-                finish_at(c->stop_pos, pos);
-                return NULL;
-            }
-            if (c->timed_out)
-                return NULL;
+    long long done = 0;
+    int round = 0;
+    for (; round < OLLA_SEARCH_ROUNDS && done < w->sch->total; round++) {
+        long long share = (w->sch->total - done) / w->sch->workers;
+        int over = run_round(w, round, share > 0 ? share : 1);
+        done = leave_round(w, round);
+        if (over) {
+            round++;
+            break;
         }
     }
+    /* leave every later round too, so no other worker waits for this one */
+    pthread_mutex_lock(&w->sch->mu);
+    for (; round < OLLA_SEARCH_ROUNDS; round++)
+        w->sch->left_round[round]++;
+    pthread_cond_broadcast(&w->sch->cv);
+    pthread_mutex_unlock(&w->sch->mu);
     return NULL;
 }
 
 static int worker_init(worker *w, const olla_pitem *it, size_t n, const olla_pitem *fixed,
                        const int64_t *fixed_off, size_t nfixed, int64_t capacity,
-                       double deadline, int64_t *off, atomic_int *stop_pos, int parity)
+                       double deadline, int64_t *off, schedule *sch, int parity)
 {
     memset(w, 0, sizeof *w);
     w->c.fixed = fixed;
@@ -761,8 +802,9 @@ static int worker_init(worker *w, const olla_pitem *it, size_t n, const olla_pit
     w->c.cap = capacity;
     w->c.deadline = deadline;
     w->c.off = off;
-    w->c.stop_pos = stop_pos;
+    w->c.stop_pos = &sch->stop_pos;
     w->c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
+    w->sch = sch;
     w->first = parity * (OLLA_SEARCH_CONFIGS / 2);
     w->last = w->first + OLLA_SEARCH_CONFIGS / 2;
     w->r = -1;
@@ -776,49 +818,87 @@ int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, olla_pwo
     return olla_place_search_fixed(it, n, NULL, NULL, 0, capacity, w, off);
 }
 
-/* Runs the schedule: both workers on threads of their own with a large
- * stack, so the recursion can go deep; without threads, one worker takes
- * every configuration in the same order on the caller's stack with a
- * shallower depth limit. */
-static void run_schedule(worker *w, int64_t *off2, int *threaded)
+static void schedule_reset(schedule *sch, int workers)
+{
+    sch->workers = workers;
+    memset(sch->left_round, 0, sizeof sch->left_round);
+    sch->done = 0;
+    atomic_store(&sch->stop_pos, INT32_MAX);
+}
+
+/* Both workers on threads of their own with a large stack, so the
+ * recursion can go deep. Returns 0 when the threads could not be started
+ * (nothing is left running then). */
+static int run_threads(worker *w, int64_t *off2)
 {
     pthread_t th[2];
     pthread_attr_t attr;
-    int attr_ok = pthread_attr_init(&attr) == 0;
-    if (attr_ok && pthread_attr_setstacksize(&attr, OLLA_SEARCH_STACK) != 0) {
-        pthread_attr_destroy(&attr);
-        attr_ok = 0;
-    }
-    *threaded = 0;
-    if (off2 && attr_ok &&
-        worker_init(&w[1], w[0].c.it, w[0].c.n, w[0].c.fixed, w[0].c.fixed_off, w[0].c.nfixed,
-                    w[0].c.cap, w[0].c.deadline, off2, w[0].c.stop_pos, 1) == 0) {
-        w[1].total = w[0].total;
+    if (pthread_attr_init(&attr) != 0)
+        return 0;
+    int ok = pthread_attr_setstacksize(&attr, OLLA_SEARCH_STACK) == 0 && off2 &&
+             worker_init(&w[1], w[0].c.it, w[0].c.n, w[0].c.fixed, w[0].c.fixed_off,
+                         w[0].c.nfixed, w[0].c.cap, w[0].c.deadline, off2, w[0].sch, 1) == 0;
+    if (ok) {
         w[0].c.max_depth = w[1].c.max_depth = OLLA_SEARCH_DEPTH_THREAD;
-        if (pthread_create(&th[0], &attr, run_worker, &w[0]) == 0) {
-            if (pthread_create(&th[1], &attr, run_worker, &w[1]) == 0) {
-                *threaded = 1;
-                pthread_join(th[1], NULL);
-            }
-            pthread_join(th[0], NULL);
-        }
+        ok = pthread_create(&th[0], &attr, run_worker, &w[0]) == 0;
     }
-    if (attr_ok)
-        pthread_attr_destroy(&attr);
-    if (!*threaded) {
-        sctx_free(&w[1].c); /* all pointers NULL if never built */
-        memset(&w[1], 0, sizeof w[1]);
-        w[1].r = -1;
-        w[1].pos = INT32_MAX;
-        atomic_store(w[0].c.stop_pos, INT32_MAX);
-        memset(w[0].units, 0, sizeof w[0].units);
-        w[0].r = -1;
-        w[0].pos = INT32_MAX;
-        w[0].c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
-        w[0].first = 0;
-        w[0].last = OLLA_SEARCH_CONFIGS; /* one worker takes every configuration */
-        run_worker(&w[0]);
+    if (ok && pthread_create(&th[1], &attr, run_worker, &w[1]) != 0) {
+        /* the first runs alone: stop it, and let it pass every round */
+        pthread_mutex_lock(&w[0].sch->mu);
+        atomic_store(&w[0].sch->stop_pos, -1);
+        for (int round = 0; round < OLLA_SEARCH_ROUNDS; round++)
+            w[0].sch->left_round[round]++;
+        pthread_cond_broadcast(&w[0].sch->cv);
+        pthread_mutex_unlock(&w[0].sch->mu);
+        pthread_join(th[0], NULL);
+        ok = 0;
+    } else if (ok) {
+        pthread_join(th[1], NULL);
+        pthread_join(th[0], NULL);
     }
+    pthread_attr_destroy(&attr);
+    return ok;
+}
+
+/* Runs the schedule on two threads; without threads, one worker takes
+ * every configuration in the same order on the caller's stack (with a
+ * shallower depth limit). */
+static void run_schedule(worker *w, int64_t *off2)
+{
+    schedule_reset(w[0].sch, 2);
+    if (run_threads(w, off2))
+        return;
+    sctx_free(&w[1].c); /* all pointers NULL if never built */
+    memset(&w[1], 0, sizeof w[1]);
+    w[1].r = -1;
+    w[1].pos = INT32_MAX;
+    schedule_reset(w[0].sch, 1);
+    memset(w[0].units, 0, sizeof w[0].units);
+    w[0].r = -1;
+    w[0].pos = INT32_MAX;
+    w[0].c.timed_out = 0;
+    w[0].c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
+    w[0].first = 0;
+    w[0].last = OLLA_SEARCH_CONFIGS;
+    run_worker(&w[0]);
+}
+
+/* The answer: the earliest finished run, and the work of every run up to it. */
+static int collect(worker *w, int64_t *off, const int64_t *off2, size_t n, olla_pwork *pw)
+{
+    int win = atomic_load(&w[0].sch->stop_pos);
+    for (int k = 0; k < 2; k++)
+        for (int p = 0; p < OLLA_SEARCH_ROUNDS * OLLA_SEARCH_CONFIGS && p <= win; p++)
+            pw->used += w[k].units[p];
+    if (win == INT32_MAX) {
+        int timed = w[0].c.timed_out || w[1].c.timed_out;
+        pw->stopped |= 1 << (timed ? OLLA_PLACE_STOPPED_TIME : OLLA_PLACE_STOPPED_BUDGET);
+        return OLLA_SEARCH_GAVE_UP;
+    }
+    worker *x = w[0].pos == win ? &w[0] : &w[1];
+    if (x == &w[1] && x->r == OLLA_SEARCH_FOUND)
+        memcpy(off, off2, n * sizeof *off);
+    return x->r;
 }
 
 int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fixed,
@@ -830,12 +910,14 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fi
     for (size_t i = 0; i < n; i++)
         if (it[i].size > capacity)
             return OLLA_SEARCH_NONE;
-    atomic_int stop_pos;
-    atomic_init(&stop_pos, INT32_MAX);
+    schedule sch;
+    memset(&sch, 0, sizeof sch);
+    sch.total = olla_pwork_left(pw);
+    atomic_init(&sch.stop_pos, INT32_MAX);
     worker w[2];
     memset(&w[1], 0, sizeof w[1]);
     int r = worker_init(&w[0], it, n, fixed, fixed_off, nfixed, capacity, pw->deadline, off,
-                        &stop_pos, 0);
+                        &sch, 0);
     if (r == 0 && (r = reset(&w[0].c, 0)) == 0) {
         for (size_t j = 0; j < w[0].c.nsec; j++)
             if (w[0].c.rem[j] + w[0].c.floor0[j] + fixed_above(&w[0].c, j, w[0].c.floor0[j]) >
@@ -850,27 +932,18 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fi
         sctx_free(&w[0].c);
         return r;
     }
-    w[0].total = olla_pwork_left(pw) / ((long long)w[0].c.nsec + 8);
-    int64_t *off2 = malloc((n + 1) * sizeof *off2);
-    int threaded;
-    run_schedule(w, off2, &threaded);
-    int win = atomic_load(&stop_pos);
-    long long used = 0;
-    for (int k = 0; k < 2; k++)
-        for (int p = 0; p < OLLA_SEARCH_ROUNDS * OLLA_SEARCH_CONFIGS && p <= win; p++)
-            used += w[k].units[p];
-    pw->used += used;
-    r = OLLA_SEARCH_GAVE_UP;
-    if (win != INT32_MAX) {
-        worker *x = w[0].pos == win ? &w[0] : &w[1];
-        r = x->r;
-        if (x == &w[1] && r == OLLA_SEARCH_FOUND)
-            memcpy(off, off2, n * sizeof *off);
-    } else {
-        int timed = w[0].c.timed_out || w[1].c.timed_out;
-        pw->stopped |= 1 << (timed ? OLLA_PLACE_STOPPED_TIME : OLLA_PLACE_STOPPED_BUDGET);
+    if (pthread_mutex_init(&sch.mu, NULL) != 0 || pthread_cond_init(&sch.cv, NULL) != 0) {
+        sctx_free(&w[0].c);
+        return OLLA_SEARCH_NOMEM;
     }
-    (void)threaded;
+    /* building the section lists and the fixed spans, for each worker */
+    pw->used += 2 * ((long long)w[0].c.sec_start[w[0].c.nsec] + (long long)nfixed * (long long)w[0].c.nsec +
+                     16 * (long long)n + (long long)w[0].c.nsec);
+    int64_t *off2 = malloc((n + 1) * sizeof *off2);
+    run_schedule(w, off2);
+    r = collect(w, off, off2, n, pw);
+    pthread_mutex_destroy(&sch.mu);
+    pthread_cond_destroy(&sch.cv);
     sctx_free(&w[1].c);
     free(off2);
     sctx_free(&w[0].c);
