@@ -38,6 +38,10 @@
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
 
+/* Parts with more buffers get the heuristics only: the exact search's
+ * section lists grow with buffers times sections, and on such traces the
+ * portfolio ends within a small fraction of max live (bench/RESULTS.md). */
+#define OLLA_PLACE_SEARCH_MAX_BUFFERS 10000
 /* The ILP is only tried on this many buffers or fewer. */
 #define OLLA_PLACE_ILP_MAX_BUFFERS 400
 /* Budget without a time limit: this many seconds' worth. */
@@ -189,7 +193,7 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
               : r == OLLA_SEARCH_NONE ? OLLA_PLACE_NO_FIT : OLLA_PLACE_NOT_FOUND;
         return OLLA_OK;
     }
-    if (d->ub > d->lb && d->ub > d->target &&
+    if (d->ub > d->lb && d->ub > d->target && d->n <= OLLA_PLACE_SEARCH_MAX_BUFFERS &&
         (split(d) == -2 || (d->ub > d->lb && d->ub > d->target && minimize(d) == -2)))
         return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
     *ps = OLLA_PLACE_HEURISTIC;

@@ -48,7 +48,7 @@ typedef struct greedy {
     size_t leaves;               /* power of two >= T */
     int **list;                  /* 2 * leaves node lists, sorted by offset */
     size_t *len, *cap;
-    span *later;                 /* n: scratch for the second part */
+    span *later, *later_tmp;     /* n each: scratch for the second part */
     cursor *heap;                /* 2 * log2(leaves) + 4 */
 } greedy;
 
@@ -58,10 +58,38 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int cmp_span(const void *a, const void *b)
+/* Sorts spans by lo (>= 0): insertion sort when short, else a radix sort
+ * by 11-bit digits up to the highest bit in use, through tmp. */
+static void sort_spans(span *a, span *tmp, size_t n)
 {
-    const span *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
+    if (n < 48) {
+        for (size_t i = 1; i < n; i++) {
+            span x = a[i];
+            size_t j = i;
+            for (; j > 0 && a[j - 1].lo > x.lo; j--)
+                a[j] = a[j - 1];
+            a[j] = x;
+        }
+        return;
+    }
+    int64_t most = 0;
+    for (size_t i = 0; i < n; i++)
+        most |= a[i].lo;
+    span *src = a, *dst = tmp;
+    for (int shift = 0; shift < 63 && (most >> shift) != 0; shift += 11) {
+        size_t count[2049] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[((src[i].lo >> shift) & 2047) + 1]++;
+        for (int d = 0; d < 2048; d++)
+            count[d + 1] += count[d];
+        for (size_t i = 0; i < n; i++)
+            dst[count[(src[i].lo >> shift) & 2047]++] = src[i];
+        span *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
 }
 
 /* Index of v in the sorted distinct times t[0..nt). */
@@ -92,6 +120,7 @@ static void greedy_free(greedy *g)
     free(g->start_pos);
     free(g->placed);
     free(g->later);
+    free(g->later_tmp);
     free(g->heap);
 }
 
@@ -147,7 +176,8 @@ static int greedy_init(greedy *g, const olla_pitem *it, size_t n, int64_t *off)
     g->by_start = malloc((n + 1) * sizeof *g->by_start);
     g->placed = calloc(n + 1, 1);
     g->later = malloc((n + 1) * sizeof *g->later);
-    if (!g->first_step || !g->last_step || !g->by_start || !g->placed || !g->later ||
+    g->later_tmp = malloc((n + 1) * sizeof *g->later_tmp);
+    if (!g->first_step || !g->last_step || !g->by_start || !g->placed || !g->later || !g->later_tmp ||
         !compress(g))
         return 0;
     size_t depth = 1;
@@ -230,35 +260,52 @@ static void heap_down(cursor *h, size_t n, size_t k)
     h[k] = x;
 }
 
-/* The lists to merge for buffer i: the tree path above its first step and
- * the placed buffers starting later within its lifetime. */
-static size_t gather(greedy *g, int i)
+/* Cursors on the tree path above step t (the placed buffers live then),
+ * each from its first buffer with a top above from: a node's list is
+ * sorted by top too. */
+static size_t gather_path(greedy *g, size_t t, int64_t from)
 {
-    size_t nh = 0, nl = 0;
-    for (size_t v = (size_t)g->first_step[i] + g->leaves; v >= 1; v /= 2)
-        if (g->len[v] > 0)
-            g->heap[nh++] = (cursor){g->list[v], NULL, 0, g->len[v], g->off[g->list[v][0]]};
-    for (size_t p = g->start_pos[g->first_step[i] + 1]; p < g->start_pos[g->last_step[i]]; p++) {
-        int j = g->by_start[p];
-        if (g->placed[j])
-            g->later[nl++] = (span){g->off[j], g->off[j] + g->it[j].size};
+    size_t nh = 0;
+    for (size_t v = t + g->leaves; v >= 1; v /= 2) {
+        const int *l = g->list[v];
+        size_t lo = 0, hi = g->len[v];
+        while (lo < hi) {
+            size_t m = lo + (hi - lo) / 2;
+            if (g->off[l[m]] + g->it[l[m]].size <= from)
+                lo = m + 1;
+            else
+                hi = m;
+        }
+        if (lo < g->len[v])
+            g->heap[nh++] = (cursor){l, NULL, lo, g->len[v], g->off[l[lo]]};
     }
-    if (nl > 0) {
-        if (nl > 1)
-            qsort(g->later, nl, sizeof *g->later, cmp_span);
-        g->heap[nh++] = (cursor){NULL, g->later, 0, nl, g->later[0].lo};
-    }
-    for (size_t k = nh / 2; k-- > 0;)
-        heap_down(g->heap, nh, k);
     return nh;
 }
 
-/* The offset for buffer i: lowest or tightest gap among the spans in
- * address order; the top of them all when none holds it. */
-static int64_t find_offset(greedy *g, int i, int best_fit)
+/* Adds a cursor over the placed buffers that start later within i's
+ * lifetime and reach above from, sorted by offset. */
+static size_t gather_later(greedy *g, int i, int64_t from, size_t nh)
 {
-    size_t nh = gather(g, i);
-    int64_t size = g->it[i].size, cur = 0, best = -1, best_len = INT64_MAX;
+    size_t nl = 0;
+    for (size_t p = g->start_pos[g->first_step[i] + 1]; p < g->start_pos[g->last_step[i]]; p++) {
+        int j = g->by_start[p];
+        if (g->placed[j] && g->off[j] + g->it[j].size > from)
+            g->later[nl++] = (span){g->off[j], g->off[j] + g->it[j].size};
+    }
+    if (nl > 0) {
+        sort_spans(g->later, g->later_tmp, nl);
+        g->heap[nh++] = (cursor){NULL, g->later, 0, nl, g->later[0].lo};
+    }
+    return nh;
+}
+
+/* The lowest (or the tightest) gap of size at or above from among the
+ * cursors' spans merged in address order; their top when none holds it. */
+static int64_t scan(greedy *g, size_t nh, int64_t from, int64_t size, int best_fit)
+{
+    for (size_t k = nh / 2; k-- > 0;)
+        heap_down(g->heap, nh, k);
+    int64_t cur = from, best = -1, best_len = INT64_MAX;
     while (nh > 0) {
         cursor *c = &g->heap[0];
         int64_t lo = c->key, hi = cursor_top(g, c);
@@ -279,6 +326,35 @@ static int64_t find_offset(greedy *g, int i, int best_fit)
         heap_down(g->heap, nh, 0);
     }
     return best >= 0 ? best : cur;
+}
+
+/* Steps of a lifetime sampled to bound the offset from below. */
+#define OLLA_GREEDY_SAMPLES 8
+
+/* The offset for buffer i. It is free at every step of the lifetime, so it
+ * is at least x, the lowest offset free at a few sampled steps (found on
+ * their sorted path lists alone, until no sample raises it). Of the
+ * buffers that start after the first step, only those reaching above x are
+ * then sorted and merged with the first step's lists. */
+static int64_t find_offset(greedy *g, int i, int best_fit)
+{
+    int64_t size = g->it[i].size, x = 0;
+    size_t a = (size_t)g->first_step[i], len = (size_t)g->last_step[i] - a;
+    size_t samples = len < OLLA_GREEDY_SAMPLES ? len : OLLA_GREEDY_SAMPLES;
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (size_t k = 0; k < samples; k++) {
+            size_t t = a + len * k / samples;
+            int64_t y = scan(g, gather_path(g, t, x), x, size, 0);
+            if (y > x) {
+                x = y;
+                moved = 1;
+            }
+        }
+    }
+    size_t nh = gather_path(g, a, x);
+    nh = gather_later(g, i, x, nh);
+    return scan(g, nh, x, size, best_fit);
 }
 
 int64_t olla_place_greedy(const olla_pitem *it, size_t n, const int *order,
