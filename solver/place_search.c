@@ -689,7 +689,8 @@ typedef struct schedule {
     pthread_cond_t cv;
     int workers;
     int left_round[OLLA_SEARCH_ROUNDS]; /* workers that have left each round */
-    long long done;                     /* work of the rounds every worker has left */
+    long long done;                     /* work of the rounds left so far */
+    long long done_at[OLLA_SEARCH_ROUNDS]; /* done when the last worker left each round */
     long long total;                    /* work budget of the whole schedule */
     atomic_int stop_pos;                /* earliest finished run */
 } schedule;
@@ -719,11 +720,15 @@ static long long leave_round(worker *w, int round)
         mine += w->units[round * OLLA_SEARCH_CONFIGS + k];
     pthread_mutex_lock(&sch->mu);
     sch->done += mine;
-    if (++sch->left_round[round] == sch->workers)
+    if (++sch->left_round[round] == sch->workers) {
+        /* a snapshot: a fast worker may add its next round's work to done
+         * before a slow one wakes up here */
+        sch->done_at[round] = sch->done;
         pthread_cond_broadcast(&sch->cv);
+    }
     while (sch->left_round[round] < sch->workers)
         pthread_cond_wait(&sch->cv, &sch->mu);
-    long long done = sch->done;
+    long long done = sch->done_at[round];
     pthread_mutex_unlock(&sch->mu);
     return done;
 }
