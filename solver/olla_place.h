@@ -23,7 +23,7 @@ typedef struct olla_place_options {
     int64_t capacity;  /* 0: minimize the arena; > 0: find a placement within it */
     int verbosity;     /* 0 quiet, 1 one line per phase on stderr */
     long long work_limit; /* searches' total work budget in units (about one
-                           * section visited by the exact search each);
+                           * section-list entry visited by the exact search);
                            * 0: OLLA_PLACE_WORK_PER_SECOND * time_limit / 2,
                            * or 30 s worth without a time limit. The result
                            * depends only on the buffers and this budget
@@ -31,7 +31,7 @@ typedef struct olla_place_options {
 } olla_place_options;
 
 /* Work units the exact search does per second on one core of a 2-core AMD
- * EPYC virtual machine (measured with bench/place_bench.sh). Deriving the
+ * EPYC virtual machine (0.4-1.4e9 measured, bench/RESULTS.md). Deriving the
  * budget from half the time limit leaves room for a machine twice as
  * slow or busy before the clock, not the budget, ends a search. */
 #define OLLA_PLACE_WORK_PER_SECOND 1000000000LL

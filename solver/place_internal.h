@@ -28,12 +28,12 @@ int64_t olla_place_items_max_live(const olla_pitem *it, size_t n);
 int64_t olla_place_items_arena(const olla_pitem *it, const int64_t *off, size_t n);
 
 /* A deterministic work budget shared by the phases of one placement. The
- * unit is one section visited by the exact search (a search node costs the
- * number of time sections plus a constant), so the same instance and
- * budget always do the same work and give the same result, whatever the
- * machine's load. The deadline is only a safety net: when it cuts a phase
- * short, OLLA_PLACE_STOPPED_TIME is recorded and the result may differ from
- * run to run. */
+ * unit is one entry of a section list visited by the exact search (builds,
+ * resets and fixed-span checks are counted in the same unit), so the same
+ * instance and budget always do the same work and give the same result,
+ * whatever the machine's load. The deadline is only a safety net: when it
+ * cuts a phase short, OLLA_PLACE_STOPPED_TIME is recorded and the result
+ * may differ from run to run. */
 typedef struct olla_pwork {
     long long limit; /* units this phase may spend */
     long long used;  /* units spent (the same on every run unless the deadline hit) */
