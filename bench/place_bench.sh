@@ -30,7 +30,7 @@ row() { # name file args...
     local live; live=$(echo "$line" | sed -n 's/.*max live \([0-9]*\) bytes.*/\1/p')
     local arena; arena=$(echo "$line" | sed -n 's/.*arena \([0-9]*\) bytes.*/\1/p')
     local lb; lb=$(echo "$line" | sed -n 's/.*lower bound \([0-9]*\),.*/\1/p')
-    local status; status=$(echo "$line" | sed -n 's/.*lower bound [0-9]*, \([a-z-]*\),.*/\1/p')
+    local status; status=$(echo "$line" | sed -n 's/.*work units, \([a-z-]*\),.*/\1/p')
     local secs; secs=$(echo "$line" | sed -n 's/.*, \([0-9.]*\) s$/\1/p')
     local gap; gap=$(echo "$line" | sed -n 's/.*fragmentation \([0-9.]*\)%.*/\1/p')
     local online; online=$(sed -n 's/.*reserved \([0-9]*\) bytes (\([0-9.]*\)%.*/\1 (+\2%)/p' "$W/err2")

@@ -8,7 +8,7 @@
 #include "solver/olla_place.h"
 
 static const char place_usage[] = "usage: olla-onnx place in.csv out.csv [--capacity BYTES] [--time-limit SECONDS]"
-                                  " [--align BYTES] [--online] [-v]\n";
+                                  " [--work-limit UNITS] [--align BYTES] [--online] [-v]\n";
 
 static int usage(const char *why)
 {
@@ -26,7 +26,11 @@ static void help(void)
           "\n"
           "  --capacity BYTES     find a placement within BYTES, or say that none exists\n"
           "                       (without it the arena is minimised)\n"
-          "  --time-limit SECONDS time for the search (default 30; 0: no overall limit)\n"
+          "  --time-limit SECONDS time for the search (default 30; 0: no overall limit);\n"
+          "                       a safety net: the searches stop after a work budget\n"
+          "  --work-limit UNITS   the work budget (default: derived from the time limit);\n"
+          "                       the same input and options give the same output on a\n"
+          "                       quiet or a busy machine unless the time limit ends it\n"
           "  --align BYTES        offsets are multiples of it, a power of two (default 1)\n"
           "  --online             also report what an online best-fit caching allocator\n"
           "                       would reserve for the buffers in id order\n"
@@ -46,7 +50,8 @@ typedef struct {
 static int value_flag(place_args *pa, const char *a, const char *v)
 {
     long long x;
-    if (strcmp(a, "--capacity") != 0 && strcmp(a, "--time-limit") != 0 && strcmp(a, "--align") != 0)
+    if (strcmp(a, "--capacity") != 0 && strcmp(a, "--time-limit") != 0 && strcmp(a, "--align") != 0 &&
+        strcmp(a, "--work-limit") != 0)
         return 0;
     if (!v) {
         fprintf(stderr, "olla-onnx place: %s needs a value\n", a);
@@ -66,6 +71,8 @@ static int value_flag(place_args *pa, const char *a, const char *v)
     } else if (!olla_cli_parse_i64(v, &x) || x < 1) {
         fprintf(stderr, "olla-onnx place: %s \"%s\" is not a positive integer\n", a, v);
         return -1;
+    } else if (strcmp(a, "--work-limit") == 0) {
+        pa->opt.work_limit = x;
     } else {
         pa->opt.capacity = x;
     }
@@ -108,7 +115,7 @@ static int parse_args(place_args *pa, int argc, char **argv)
 
 int olla_cmd_place(int argc, char **argv)
 {
-    place_args pa = {NULL, NULL, {1, 30.0, 0, 0}, 0};
+    place_args pa = {NULL, NULL, {1, 30.0, 0, 0, 0}, 0};
     int rc = parse_args(&pa, argc, argv);
     if (rc >= 0)
         return rc;
@@ -135,10 +142,14 @@ int olla_cmd_place(int argc, char **argv)
     }
     int64_t live = olla_place_max_live(t.bufs, t.n, opt.alignment);
     double frag = res.arena_bytes > 0 ? 100.0 * (double)(res.arena_bytes - live) / (double)res.arena_bytes : 0.0;
+    double gap =
+        res.lower_bound > 0 ? 100.0 * (double)(res.arena_bytes - res.lower_bound) / (double)res.lower_bound : 0.0;
     fprintf(stderr,
             "place: %zu buffers, max live %lld bytes, arena %lld bytes, fragmentation %.3f%%,"
-            " lower bound %lld, %s, %.3f s\n",
-            t.n, (long long)live, (long long)res.arena_bytes, frag, (long long)res.lower_bound,
+            " best heuristic %lld, %.3f%% above the lower bound %lld, stopped by %s,"
+            " %lld work units, %s, %.3f s\n",
+            t.n, (long long)live, (long long)res.arena_bytes, frag, (long long)res.heuristic_bytes, gap,
+            (long long)res.lower_bound, olla_place_stop_name(res.stopped_by), res.work,
             olla_place_status_name(res.status), res.seconds);
     if (online) {
         int64_t reserved, in_use;

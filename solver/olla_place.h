@@ -22,7 +22,26 @@ typedef struct olla_place_options {
                         * then stopped after 10 s and the ILP after 60 s) */
     int64_t capacity;  /* 0: minimize the arena; > 0: find a placement within it */
     int verbosity;     /* 0 quiet, 1 one line per phase on stderr */
+    long long work_limit; /* searches' total work budget in units (about one
+                           * section-list entry visited by the exact search);
+                           * 0: OLLA_PLACE_WORK_PER_SECOND * time_limit / 2,
+                           * or 30 s worth without a time limit. The result
+                           * depends only on the buffers and this budget
+                           * unless the time limit stops a phase first. */
 } olla_place_options;
+
+/* Work units the exact search does per second on one core of a 2-core AMD
+ * EPYC virtual machine (0.4-1.4e9 measured, bench/RESULTS.md). Deriving the
+ * budget from half the time limit leaves room for a machine twice as
+ * slow or busy before the clock, not the budget, ends a search. */
+#define OLLA_PLACE_WORK_PER_SECOND 1000000000LL
+
+/* What ended the placement before every phase had run to its end. */
+typedef enum olla_place_stop {
+    OLLA_PLACE_STOPPED_NONE,   /* nothing: proven, or every phase finished */
+    OLLA_PLACE_STOPPED_BUDGET, /* the work budget (same result on any machine) */
+    OLLA_PLACE_STOPPED_TIME    /* the time limit (the result may depend on the load) */
+} olla_place_stop;
 
 typedef enum olla_place_status {
     OLLA_PLACE_HEURISTIC, /* a heuristic placement, nothing proven */
@@ -37,10 +56,15 @@ typedef struct olla_place_result {
     int64_t lower_bound; /* max live bytes (aligned sizes), or a stronger proven bound */
     olla_place_status status;
     double seconds;
+    olla_place_stop stopped_by;
+    long long work;        /* work units spent by the searches */
+    int64_t heuristic_bytes; /* the best heuristic's arena, before any search */
 } olla_place_result;
 
-/* Places bufs[i].offset for every buffer: greedy heuristics, then the exact
- * search, then (small instances) the address ILP. Buffers of size 0 or with
+/* Places bufs[i].offset for every buffer: the instance is cut where no
+ * buffer is live across a time (the parts are independent); in each part a
+ * portfolio of greedy heuristics, then the split at the busiest time and
+ * the exact search, then (small parts) the address ILP. Buffers of size 0 or with
  * an empty lifetime get offset 0. On NO_FIT / NOT_FOUND the offsets hold the
  * best placement found (which exceeds the capacity). Uses a second thread
  * for the exact search. */
@@ -54,6 +78,8 @@ olla_status olla_place_validate(const olla_buffer *bufs, size_t n, int64_t arena
 
 /* "heuristic", "feasible", "optimal", "no-fit", "not-found". */
 const char *olla_place_status_name(olla_place_status s);
+/* "none", "budget", "time". */
+const char *olla_place_stop_name(olla_place_stop s);
 
 /* Checks the buffers themselves (intervals, sizes, overflow of aligned sizes). */
 olla_status olla_place_check_input(const olla_buffer *bufs, size_t n, int64_t alignment,

@@ -7,7 +7,6 @@
 
 #include "passes/analysis/olla_dag.h"
 #include "util/olla_clock.h"
-#include "util/olla_clock.h"
 
 typedef struct olla_schedule_options {
     double time_limit; /* seconds for the whole ordering step, <=0 = no limit */

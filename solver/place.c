@@ -12,108 +12,193 @@
 #include <string.h>
 
 #include "solver/olla_place.h"
-#include "util/olla_clock.h"
 #include "solver/place_internal.h"
 
-/* Bounds on each exact phase when the caller sets no time limit. */
-#define OLLA_PLACE_SEARCH_SLICE 10.0
-#define OLLA_PLACE_ILP_SLICE 60.0
+/* olla-onnx: the placement driver. The buffers are first cut into parts
+ * at the times no buffer is live across (minimalloc's sections): the parts
+ * never meet, so each is placed on its own from address 0 and the arena is
+ * the largest part's. In each part: the heuristic portfolio; then (when
+ * minimizing a nested trace) the split at the busiest time aimed at the
+ * lower bound; then the exact search, which either reaches the lower bound,
+ * proves a capacity infeasible, or tightens the arena by bisection; then
+ * the address ILP when the search could not prove optimality. A part is
+ * done as soon as its arena reaches the whole instance's max live. All
+ * searches share one deterministic work budget (place_internal.h), split
+ * between parts by their number of buffers and between phases by fixed
+ * shares, so the result depends on the buffers and the budget only; the
+ * time limit is a safety net. All work is in units of the alignment times
+ * the greatest common divisor of the aligned sizes (an optimal placement
+ * exists with every offset a multiple of it), so every offset is a multiple
+ * of the alignment and no capacity between two multiples of the unit is
+ * ever tried. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solver/olla_place.h"
+#include "solver/place_internal.h"
+#include "util/olla_clock.h"
+
+/* Parts with more buffers get the heuristics only: the exact search's
+ * section lists grow with buffers times sections, and on such traces the
+ * portfolio ends within a small fraction of max live (bench/RESULTS.md). */
+#define OLLA_PLACE_SEARCH_MAX_BUFFERS 10000
 /* The ILP is only tried on this many buffers or fewer. */
 #define OLLA_PLACE_ILP_MAX_BUFFERS 400
+/* Budget without a time limit: this many seconds' worth. */
+#define OLLA_PLACE_DEFAULT_SECONDS 30.0
+/* A probe of the bisection gets a quarter of what is left, but not less
+ * than this (else all that is left). */
+#define OLLA_PLACE_MIN_PROBE (OLLA_PLACE_WORK_PER_SECOND / 50)
 
+/* One part being placed. */
 typedef struct driver {
     const olla_pitem *it;
     size_t n;
-    double t0, deadline; /* deadline 0: none */
+    olla_pwork work;
     int verbosity;
     int64_t *best, *tmp;
-    int64_t ub, lb;
+    int64_t ub, lb;  /* best arena, proven bound */
+    int64_t target;  /* the whole instance's max live: no need to go lower */
 } driver;
 
-static double remaining(const driver *d)
+static void keep_if_better(driver *d)
 {
-    if (d->deadline <= 0)
-        return 1e30;
-    double r = d->deadline - olla_now();
-    return r > 0 ? r : 0;
+    int64_t a = olla_place_items_arena(d->it, d->tmp, d->n);
+    if (a < d->ub) {
+        d->ub = a;
+        memcpy(d->best, d->tmp, d->n * sizeof *d->best);
+    }
 }
 
-/* Runs the search at capacity cap for at most slice seconds. */
-static int try_cap(driver *d, int64_t cap, double slice)
+/* Runs the search at capacity cap with at most units of work. */
+static int try_cap(driver *d, int64_t cap, long long units)
 {
-    double rem = remaining(d);
-    if (slice > rem)
-        slice = rem;
-    if (slice <= 0)
-        return -1;
-    long long nodes = 0;
+    olla_pwork part = olla_pwork_part(&d->work, units);
     double t = olla_now();
-    int r = olla_place_search(d->it, d->n, cap, t + slice, d->tmp, &nodes);
+    int r = olla_place_search(d->it, d->n, cap, &part, d->tmp);
+    olla_pwork_join(&d->work, &part);
     if (d->verbosity)
-        fprintf(stderr, "place: search at %lld: %s after %lld nodes, %.3f s\n", (long long)cap,
-                r == 1 ? "found" : r == 0 ? "none exists" : r == -1 ? "gave up"
-                : r == -2 ? "out of memory" : "too large to search",
-                nodes, olla_now() - t);
-    if (r == 1) {
-        int64_t a = olla_place_items_arena(d->it, d->tmp, d->n);
-        if (a < d->ub) {
-            d->ub = a;
-            memcpy(d->best, d->tmp, d->n * sizeof *d->best);
-        }
-    }
+        fprintf(stderr, "place: search at %lld: %s after %lld units, %.3f s\n", (long long)cap,
+                r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_NONE ? "none exists"
+                : r == OLLA_SEARCH_GAVE_UP ? "gave up" : r == OLLA_SEARCH_NOMEM ? "out of memory"
+                : "too large to search", part.used, olla_now() - t);
+    if (r == OLLA_SEARCH_FOUND)
+        keep_if_better(d);
     return r;
 }
 
+static int stuck(driver *d)
+{
+    return olla_pwork_left(&d->work) == 0 || olla_pwork_late(&d->work);
+}
+
 /* Minimizes: a probe at the lower bound (reaching it ends everything), then
- * bisection between the proven bound and the best arena. Each search gets a
- * quarter of the time left; a search that gives up sends the bisection
+ * bisection between the proven bound and the best arena. Each probe gets a
+ * quarter of the budget left; a probe that gives up sends the bisection
  * higher without raising the proven bound. */
 static int minimize(driver *d)
 {
     int64_t lo = d->lb, hi = d->ub - 1; /* the optimum, if below ub, is in [lo, hi] */
     int first = 1;
-    while (lo <= hi && remaining(d) > 0) {
+    while (lo <= hi && d->ub > d->target && !stuck(d)) {
         int64_t cap = first ? lo : lo + (hi - lo) / 2;
-        double slice = d->deadline > 0 ? remaining(d) / 4 : OLLA_PLACE_SEARCH_SLICE;
-        if (slice < 0.02)
-            slice = remaining(d);
+        long long units = olla_pwork_left(&d->work) / 4;
+        if (units < OLLA_PLACE_MIN_PROBE)
+            units = olla_pwork_left(&d->work);
         first = 0;
-        int r = try_cap(d, cap, slice);
-        if (r == -2)
+        int r = try_cap(d, cap, units);
+        if (r == OLLA_SEARCH_NOMEM)
             return -2;
-        if (r == -3)
+        if (r == OLLA_SEARCH_TOO_LARGE)
             break;
-        if (r == 1) {
+        if (r == OLLA_SEARCH_FOUND) {
             hi = d->ub - 1;
-        } else if (r == 0) {
+        } else if (r == OLLA_SEARCH_NONE) {
             lo = cap + 1;
             if (lo > d->lb)
                 d->lb = lo;
         } else {
-            /* unknown: look higher, without raising the proven bound */
-            lo = cap + 1;
+            lo = cap + 1; /* unknown: look higher, without raising the proven bound */
         }
-        if (d->deadline <= 0 && r == -1 && cap >= hi)
-            break;
     }
     return 0;
 }
 
 /* The split at the busiest time, aiming straight at the lower bound with
- * a third of the time left. */
+ * a third of the budget. */
 static int split(driver *d)
 {
-    double t = olla_now();
-    double until = d->deadline > 0 ? t + remaining(d) / 3 : t + OLLA_PLACE_SEARCH_SLICE;
-    int r = olla_place_split(d->it, d->n, d->lb, until, d->tmp, d->verbosity);
-    if (r == 1) {
-        int64_t a = olla_place_items_arena(d->it, d->tmp, d->n);
-        if (a < d->ub) {
-            d->ub = a;
-            memcpy(d->best, d->tmp, d->n * sizeof *d->best);
-        }
-    }
+    olla_pwork part = olla_pwork_part(&d->work, olla_pwork_left(&d->work) / 3);
+    int r = olla_place_split(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part, d->tmp,
+                             d->verbosity);
+    olla_pwork_join(&d->work, &part);
+    if (r == 1)
+        keep_if_better(d);
     return r;
+}
+
+/* The address ILP on a small part, from the best placement. */
+static olla_status ilp(driver *d, olla_error *err)
+{
+    if (d->ub <= d->lb || d->ub <= d->target || d->n > OLLA_PLACE_ILP_MAX_BUFFERS || stuck(d))
+        return OLLA_OK;
+    int64_t arena = d->ub, bound = d->lb;
+    olla_status st = olla_place_ilp(d->it, d->n, d->best, d->ub, d->lb, &d->work, d->tmp, &arena,
+                                    &bound, d->verbosity, err);
+    if (st != OLLA_OK)
+        return st;
+    if (arena < d->ub) {
+        d->ub = arena;
+        memcpy(d->best, d->tmp, d->n * sizeof *d->best);
+    }
+    if (bound > d->lb)
+        d->lb = bound;
+    return OLLA_OK;
+}
+
+static olla_status no_memory(olla_error *err, size_t n)
+{
+    return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory for %zu buffers", n);
+}
+
+/* Places one part: minimizes it (cap < 0), or fits it within cap. Returns
+ * the part's status; d->best, ub, lb hold the result. */
+static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int64_t *heur,
+                              olla_error *err)
+{
+    d->lb = olla_place_items_max_live(d->it, d->n);
+    d->ub = olla_place_heuristic(d->it, d->n, d->best, d->lb > d->target ? d->lb : d->target,
+                                 &d->work, d->verbosity);
+    if (d->lb < 0 || d->ub < 0)
+        return no_memory(err, d->n);
+    *heur = d->ub;
+    if (d->verbosity)
+        fprintf(stderr, "place: part of %zu buffers, lower bound %lld, heuristic %lld\n", d->n,
+                (long long)d->lb, (long long)d->ub);
+    if (cap >= 0) {
+        if (d->lb > cap) {
+            *ps = OLLA_PLACE_NO_FIT;
+            return OLLA_OK;
+        }
+        if (d->ub <= cap) {
+            *ps = OLLA_PLACE_FEASIBLE;
+            return OLLA_OK;
+        }
+        int r = try_cap(d, cap, olla_pwork_left(&d->work));
+        if (r == OLLA_SEARCH_NOMEM)
+            return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
+        if (r == OLLA_SEARCH_NONE && cap + 1 > d->lb)
+            d->lb = cap + 1;
+        *ps = r == OLLA_SEARCH_FOUND ? OLLA_PLACE_FEASIBLE
+              : r == OLLA_SEARCH_NONE ? OLLA_PLACE_NO_FIT : OLLA_PLACE_NOT_FOUND;
+        return OLLA_OK;
+    }
+    if (d->ub > d->lb && d->ub > d->target && d->n <= OLLA_PLACE_SEARCH_MAX_BUFFERS &&
+        (split(d) == -2 || (d->ub > d->lb && d->ub > d->target && minimize(d) == -2)))
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
+    *ps = OLLA_PLACE_HEURISTIC;
+    return ilp(d, err);
 }
 
 static olla_status fill_items(olla_buffer *bufs, size_t n, int64_t align, olla_pitem **items,
@@ -150,6 +235,114 @@ static int64_t gcd64(int64_t a, int64_t b)
     return a;
 }
 
+
+/* The items sorted by start, cut where no item is live across: part p is
+ * ord[start[p] .. start[p + 1]). Returns the number of parts, or 0 when out
+ * of memory (m > 0). */
+static size_t cut_parts(const olla_pitem *it, size_t m, int *ord, size_t *start)
+{
+    olla_pkey *keys = malloc((m + 1) * sizeof *keys);
+    if (!keys)
+        return 0;
+    for (size_t k = 0; k < m; k++)
+        keys[k] = (olla_pkey){it[k].lower, it[k].upper, (int)k};
+    olla_place_sort_keys(keys, m);
+    size_t np = 0;
+    int64_t reach = INT64_MIN;
+    for (size_t e = 0; e < m; e++) {
+        const olla_pitem *b = &it[keys[e].idx];
+        if (e == 0 || b->lower >= reach)
+            start[np++] = e;
+        if (b->upper > reach)
+            reach = b->upper;
+        ord[e] = keys[e].idx;
+    }
+    start[np] = m;
+    free(keys);
+    return np;
+}
+
+/* The whole instance's result from its parts. */
+typedef struct outcome {
+    int64_t arena, lb, heur;
+    int no_fit, not_found;
+} outcome;
+
+static long long total_budget(const olla_place_options *opt)
+{
+    if (opt->work_limit > 0)
+        return opt->work_limit;
+    double seconds = opt->time_limit > 0 ? opt->time_limit / 2 : OLLA_PLACE_DEFAULT_SECONDS;
+    return (long long)(seconds * (double)OLLA_PLACE_WORK_PER_SECOND) + 1;
+}
+
+/* Places every part in turn; off gets every item's offset. */
+static olla_status place_parts(const olla_pitem *it, size_t m, const olla_place_options *opt,
+                               int64_t cap, olla_pwork *all, int64_t *off, outcome *out,
+                               olla_error *err)
+{
+    int *ord = malloc((m + 1) * sizeof *ord);
+    size_t *start = malloc((m + 2) * sizeof *start);
+    olla_pitem *sub = malloc((m + 1) * sizeof *sub);
+    driver d = {0};
+    d.best = malloc((m + 1) * sizeof *d.best);
+    d.tmp = malloc((m + 1) * sizeof *d.tmp);
+    olla_status st = OLLA_OK;
+    size_t np = ord && start && sub && d.best && d.tmp ? cut_parts(it, m, ord, start) : 0;
+    if (np == 0 && m > 0)
+        st = no_memory(err, m);
+    int64_t target = st == OLLA_OK ? olla_place_items_max_live(it, m) : 0;
+    for (size_t p = 0; p < np && st == OLLA_OK; p++) {
+        size_t k = start[p + 1] - start[p], rest = m - start[p];
+        for (size_t e = 0; e < k; e++)
+            sub[e] = it[ord[start[p] + e]];
+        long long share = (long long)((double)olla_pwork_left(all) * (double)k / (double)rest);
+        d = (driver){sub, k, olla_pwork_part(all, share), opt->verbosity, d.best, d.tmp, 0, 0,
+                     target};
+        olla_place_status ps = OLLA_PLACE_HEURISTIC;
+        int64_t heur = 0;
+        st = place_part(&d, cap, &ps, &heur, err);
+        olla_pwork_join(all, &d.work);
+        if (st != OLLA_OK)
+            break;
+        for (size_t e = 0; e < k; e++)
+            off[ord[start[p] + e]] = d.best[e];
+        out->arena = d.ub > out->arena ? d.ub : out->arena;
+        out->lb = d.lb > out->lb ? d.lb : out->lb;
+        out->heur = heur > out->heur ? heur : out->heur;
+        out->no_fit |= ps == OLLA_PLACE_NO_FIT;
+        out->not_found |= ps == OLLA_PLACE_NOT_FOUND;
+    }
+    if (opt->verbosity && np > 1)
+        fprintf(stderr, "place: %zu independent parts\n", np);
+    free(ord);
+    free(start);
+    free(sub);
+    free(d.best);
+    free(d.tmp);
+    return st;
+}
+
+static olla_place_status final_status(const outcome *o, int fit)
+{
+    if (fit)
+        return o->no_fit ? OLLA_PLACE_NO_FIT : o->not_found ? OLLA_PLACE_NOT_FOUND
+               : o->arena <= o->lb ? OLLA_PLACE_OPTIMAL : OLLA_PLACE_FEASIBLE;
+    return o->arena <= o->lb ? OLLA_PLACE_OPTIMAL : o->arena < o->heur ? OLLA_PLACE_FEASIBLE
+                                                                      : OLLA_PLACE_HEURISTIC;
+}
+
+static olla_place_stop stop_reason(olla_place_status ps, int stopped)
+{
+    if (ps == OLLA_PLACE_OPTIMAL || ps == OLLA_PLACE_NO_FIT)
+        return OLLA_PLACE_STOPPED_NONE;
+    if (stopped & (1 << OLLA_PLACE_STOPPED_TIME))
+        return OLLA_PLACE_STOPPED_TIME;
+    if (stopped & (1 << OLLA_PLACE_STOPPED_BUDGET))
+        return OLLA_PLACE_STOPPED_BUDGET;
+    return OLLA_PLACE_STOPPED_NONE;
+}
+
 olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *opt,
                        olla_place_result *res, olla_error *err)
 {
@@ -164,6 +357,10 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
         return olla_error_set(err, OLLA_ERR_USAGE,
                               "placement: capacity %lld is negative; use 0 to minimize",
                               (long long)opt->capacity);
+    if (opt->work_limit < 0)
+        return olla_error_set(err, OLLA_ERR_USAGE,
+                              "placement: work limit %lld is negative; use 0 for the default",
+                              opt->work_limit);
     int64_t align = opt->alignment;
     olla_pitem *it = NULL;
     size_t *map = NULL, m = 0;
@@ -178,71 +375,31 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
             it[k].size /= g;
         align *= g; /* the unit from here on */
     }
-    driver d = {it, m, t0, opt->time_limit > 0 ? t0 + opt->time_limit : 0, opt->verbosity,
-                malloc((m + 1) * sizeof(int64_t)), malloc((m + 1) * sizeof(int64_t)), 0, 0};
-    if (!d.best || !d.tmp) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory for %zu buffers", n);
-        goto done;
-    }
-    d.lb = olla_place_items_max_live(it, m);
-    d.ub = olla_place_heuristic(it, m, d.best, d.lb, d.deadline, opt->verbosity);
-    if (d.lb < 0 || d.ub < 0) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory for %zu buffers", n);
-        goto done;
-    }
-    if (opt->verbosity)
-        fprintf(stderr, "place: %zu buffers, lower bound %lld, heuristic %lld (units of %lld)\n",
-                m, (long long)d.lb, (long long)d.ub, (long long)align);
-    olla_place_status ps = d.ub == d.lb ? OLLA_PLACE_OPTIMAL : OLLA_PLACE_HEURISTIC;
+    olla_pwork all = {total_budget(opt), 0, opt->time_limit > 0 ? t0 + opt->time_limit : 0, 0};
     int64_t cap = opt->capacity / align;
-    if (opt->capacity > 0) {
-        if (d.lb > cap) {
-            ps = OLLA_PLACE_NO_FIT;
-        } else if (d.ub > cap) {
-            int r = try_cap(&d, cap, d.deadline > 0 ? remaining(&d) : 1e30);
-            if (r == -2) {
-                st = olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
-                goto done;
-            }
-            if (r == 0 && cap + 1 > d.lb)
-                d.lb = cap + 1;
-            ps = r == 1 ? (d.ub == d.lb ? OLLA_PLACE_OPTIMAL : OLLA_PLACE_FEASIBLE)
-                 : r == 0 ? OLLA_PLACE_NO_FIT : OLLA_PLACE_NOT_FOUND;
-        } else if (ps != OLLA_PLACE_OPTIMAL) {
-            ps = OLLA_PLACE_FEASIBLE;
-        }
-    } else if (ps != OLLA_PLACE_OPTIMAL) {
-        int64_t h = d.ub;
-        if (split(&d) == -2 || (d.ub > d.lb && minimize(&d) == -2)) {
-            st = olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
-            goto done;
-        }
-        if (d.ub > d.lb && m <= OLLA_PLACE_ILP_MAX_BUFFERS && remaining(&d) > 0.05) {
-            int64_t arena = d.ub, bound = d.lb;
-            double slice = d.deadline > 0 ? remaining(&d) : OLLA_PLACE_ILP_SLICE;
-            st = olla_place_ilp(it, m, d.best, d.ub, d.lb, slice, d.tmp, &arena, &bound,
-                                opt->verbosity, err);
-            if (st != OLLA_OK)
-                goto done;
-            if (arena < d.ub) {
-                d.ub = arena;
-                memcpy(d.best, d.tmp, m * sizeof *d.best);
-            }
-            if (bound > d.lb)
-                d.lb = bound;
-        }
-        ps = d.ub <= d.lb ? OLLA_PLACE_OPTIMAL : d.ub < h ? OLLA_PLACE_FEASIBLE
-                                                          : OLLA_PLACE_HEURISTIC;
+    outcome out = {0, 0, 0, 0, 0};
+    int64_t *off = malloc((m + 1) * sizeof *off);
+    st = off ? place_parts(it, m, opt, opt->capacity > 0 ? cap : -1, &all, off, &out, err)
+             : no_memory(err, n);
+    if (st == OLLA_OK) {
+        if (opt->capacity > 0 && out.lb > cap)
+            out.no_fit = 1;
+        for (size_t k = 0; k < m; k++)
+            bufs[map[k]].offset = off[k] * align;
+        res->arena_bytes = out.arena * align;
+        res->lower_bound = out.lb * align;
+        res->heuristic_bytes = out.heur * align;
+        res->status = final_status(&out, opt->capacity > 0);
+        res->stopped_by = stop_reason(res->status, all.stopped);
+        res->work = all.used;
+        res->seconds = olla_now() - t0;
+        if (opt->verbosity)
+            fprintf(stderr, "place: %zu buffers, bound %lld, heuristic %lld, arena %lld (units of "
+                    "%lld), %lld work units, stopped by %s\n", m, (long long)out.lb,
+                    (long long)out.heur, (long long)out.arena, (long long)align, all.used,
+                    olla_place_stop_name(res->stopped_by));
     }
-    for (size_t k = 0; k < m; k++)
-        bufs[map[k]].offset = d.best[k] * align;
-    res->arena_bytes = d.ub * align;
-    res->lower_bound = d.lb * align;
-    res->status = ps;
-    res->seconds = olla_now() - t0;
-done:
-    free(d.best);
-    free(d.tmp);
+    free(off);
     free(it);
     free(map);
     return st;

@@ -1,156 +1,20 @@
-/* olla-onnx: greedy placements. Each one takes the buffers in some order
- * and puts each at the lowest (first fit) or tightest (best fit) gap left
- * by the buffers already placed that are live at the same time. The best
- * of several orders wins. Also the paper's pyramid pre-placement
- * (PreAllocateAddresses): nested long-lived buffers stacked from address 0. */
+/* olla-onnx: the portfolio of greedy placements. Each one takes the
+ * buffers in some order and puts each at the lowest (first fit) or tightest
+ * (best fit) gap left by the already placed buffers live at the same time
+ * (place_greedy.c, place_sweep.c). The orders are the published ones: by
+ * size, largest first (TFLite's "greedy by size"), with two tie rules; by
+ * size times lifetime; by lifetime; by start time (an online allocator's
+ * order); and the paper's pyramid (PreAllocateAddresses: nested long-lived
+ * buffers stacked from address 0) before the rest by size or lifetime.
+ * No single one wins everywhere (bench/place_portfolio.sh measures each),
+ * so all are run and the best is kept; the portfolio is never worse than
+ * any of them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "solver/place_internal.h"
 #include "util/olla_clock.h"
-
-/* Stop building the conflict graph beyond this many directed edges. */
-#define OLLA_PLACE_EDGE_BUDGET 16000000
-
-typedef struct conflicts {
-    int64_t *start; /* n + 1 */
-    int *adj;
-} conflicts;
-
-static void conflicts_free(conflicts *c)
-{
-    free(c->start);
-    free(c->adj);
-    c->start = NULL;
-    c->adj = NULL;
-}
-
-/* Sweeps buffers by start time; returns 0 on success, 1 over budget, -1 out of memory. */
-static int conflicts_build(const olla_pitem *it, size_t n, conflicts *c)
-{
-    c->start = calloc(n + 1, sizeof *c->start);
-    olla_pkey *ord = malloc((n + 1) * sizeof *ord);
-    int *act = malloc((n + 1) * sizeof *act);
-    int64_t *deg = c->start;
-    c->adj = NULL;
-    if (!c->start || !ord || !act) {
-        free(ord);
-        free(act);
-        conflicts_free(c);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        ord[i] = (olla_pkey){it[i].lower, 0, (int)i};
-    olla_place_sort_keys(ord, n);
-    int64_t total = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        size_t k = 0;
-        for (size_t e = 0; e < n; e++) {
-            int i = ord[e].idx;
-            for (size_t a = 0; a < k;) {
-                if (it[act[a]].upper <= it[i].lower)
-                    act[a] = act[--k];
-                else
-                    a++;
-            }
-            for (size_t a = 0; a < k; a++) {
-                int j = act[a];
-                if (pass == 0) {
-                    deg[i + 1]++;
-                    deg[j + 1]++;
-                    total += 2;
-                } else {
-                    c->adj[deg[i]++] = j;
-                    c->adj[deg[j]++] = i;
-                }
-            }
-            if (pass == 0 && total > OLLA_PLACE_EDGE_BUDGET) {
-                free(ord);
-                free(act);
-                conflicts_free(c);
-                return 1;
-            }
-            act[k++] = i;
-        }
-        if (pass == 0) {
-            for (size_t i = 0; i < n; i++)
-                deg[i + 1] += deg[i];
-            c->adj = malloc(((size_t)total + 1) * sizeof *c->adj);
-            if (!c->adj) {
-                free(ord);
-                free(act);
-                conflicts_free(c);
-                return -1;
-            }
-        }
-    }
-    /* deg[i] now holds the end of i's list, which is the start of i + 1's. */
-    memmove(deg + 1, deg, n * sizeof *deg);
-    deg[0] = 0;
-    free(ord);
-    free(act);
-    return 0;
-}
-
-typedef struct span {
-    int64_t lo, hi;
-} span;
-
-static int cmp_span(const void *a, const void *b)
-{
-    const span *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-/* Lowest (best_fit == 0) or tightest gap of at least size among the busy
- * spans (unsorted on entry). */
-static int64_t find_gap(span *busy, size_t k, int64_t size, int best_fit)
-{
-    if (k > 1)
-        qsort(busy, k, sizeof *busy, cmp_span);
-    int64_t cur = 0, best = -1, best_len = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (busy[i].lo > cur) {
-            int64_t len = busy[i].lo - cur;
-            if (len >= size) {
-                if (!best_fit)
-                    return cur;
-                if (best < 0 || len < best_len) {
-                    best = cur;
-                    best_len = len;
-                }
-            }
-        }
-        if (busy[i].hi > cur)
-            cur = busy[i].hi;
-    }
-    return best >= 0 ? best : cur;
-}
-
-/* Places in the given order; fixed[i] >= 0 pins buffer i there. */
-static int64_t greedy(const olla_pitem *it, size_t n, const conflicts *c, const int *order,
-                      const int64_t *fixed, int best_fit, int64_t *off, char *placed,
-                      span *busy)
-{
-    memset(placed, 0, n);
-    for (size_t e = 0; e < n; e++) {
-        int i = order[e];
-        if (fixed && fixed[i] >= 0) {
-            off[i] = fixed[i];
-        } else {
-            size_t k = 0;
-            for (int64_t p = c->start[i]; p < c->start[i + 1]; p++) {
-                int j = c->adj[p];
-                if (placed[j])
-                    busy[k++] = (span){off[j], off[j] + it[j].size};
-            }
-            off[i] = find_gap(busy, k, it[i].size, best_fit);
-        }
-        placed[i] = 1;
-    }
-    return olla_place_items_arena(it, off, n);
-}
 
 /* Best fit in order of start time (larger first on ties), with only the
  * live buffers kept in an offset-sorted list: needs no conflict graph.
@@ -203,52 +67,111 @@ static int64_t sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off)
     return olla_place_items_arena(it, off, n);
 }
 
-/* The paper's PreAllocateAddresses: repeatedly take the longest-lived buffer
- * nested inside the previous one and stack it on top. */
-static void pyramid(const olla_pitem *it, size_t n, int64_t *fixed)
+static int cmp_i64(const void *a, const void *b)
 {
-    for (size_t i = 0; i < n; i++)
-        fixed[i] = -1;
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Number of values below v in the sorted a[0..n). */
+static size_t count_below(const int64_t *a, size_t n, int64_t v)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (a[m] < v)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+/* The paper's PreAllocateAddresses: repeatedly take the longest-lived buffer
+ * nested inside the previous one and stack it on top. By length, longest
+ * first, the next one taken is the first later in that order nested in the
+ * last one taken, so one pass over the sorted buffers does it. */
+static void pyramid(const olla_pitem *it, size_t n, olla_pkey *keys, int64_t *pinned)
+{
+    for (size_t i = 0; i < n; i++) {
+        pinned[i] = -1;
+        keys[i] = (olla_pkey){it[i].lower - it[i].upper, 0, (int)i};
+    }
+    olla_place_sort_keys(keys, n);
     int64_t lo = INT64_MIN, hi = INT64_MAX, base = 0;
-    for (;;) {
-        int best = -1;
-        int64_t best_len = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (fixed[i] >= 0 || it[i].lower < lo || it[i].upper > hi)
-                continue;
-            int64_t len = it[i].upper - it[i].lower;
-            if (best < 0 || len > best_len) {
-                best = (int)i;
-                best_len = len;
-            }
-        }
-        if (best < 0)
-            break;
-        fixed[best] = base;
-        base += it[best].size;
-        lo = it[best].lower;
-        hi = it[best].upper;
+    for (size_t e = 0; e < n; e++) {
+        int i = keys[e].idx;
+        if (it[i].lower < lo || it[i].upper > hi)
+            continue;
+        pinned[i] = base;
+        base += it[i].size;
+        lo = it[i].lower;
+        hi = it[i].upper;
     }
 }
 
-enum { ORD_SIZE, ORD_LIFE, ORD_AREA, ORD_START, ORD_COUNT };
+enum { ORD_SIZE, ORD_SIZE_START, ORD_AREA, ORD_LIFE };
 
-static void make_order(const olla_pitem *it, size_t n, int kind, olla_pkey *keys, int *order)
+typedef struct heuristic {
+    const char *name;
+    int order; /* -1: the sweeps by start time */
+    int best_fit;
+    int pyramid;
+} heuristic;
+
+/* Cheapest and most often best first (bench/place_portfolio.sh): the
+ * portfolio stops at the bound, and on large inputs after the first
+ * OLLA_PLACE_ALWAYS_RUN when its cost estimate is spent. Best fit cannot
+ * stop at the first gap that holds a buffer, so it costs more. */
+static const heuristic portfolio[] = {
+    {"start, first fit", -1, 0, 0},
+    {"start, best fit", -1, 1, 0},
+    {"size, first fit", ORD_SIZE, 0, 0},
+    {"size (ties by start), first fit", ORD_SIZE_START, 0, 0},
+    {"size x lifetime, first fit", ORD_AREA, 0, 0},
+    {"lifetime, first fit", ORD_LIFE, 0, 0},
+    {"pyramid, then size, first fit", ORD_SIZE, 0, 1},
+    {"pyramid, then lifetime, first fit", ORD_LIFE, 0, 1},
+    {"size, best fit", ORD_SIZE, 1, 0},
+    {"size (ties by start), best fit", ORD_SIZE_START, 1, 0},
+    {"size x lifetime, best fit", ORD_AREA, 1, 0},
+    {"lifetime, best fit", ORD_LIFE, 1, 0},
+};
+/* The two sweeps and greedy by size always run. */
+#define OLLA_PLACE_ALWAYS_RUN 3
+/* Cost estimate of the whole portfolio, in pairs of a buffer and a buffer
+ * starting within its lifetime visited by the greedy engine (a pass visits
+ * each such pair once, and best fit twice): about 3 s of one core. */
+#define OLLA_PLACE_PORTFOLIO_PAIRS 400000000LL
+#define NHEUR ((int)(sizeof portfolio / sizeof portfolio[0]))
+
+int olla_place_heuristic_count(void) { return NHEUR; }
+
+const char *olla_place_heuristic_name(int k)
+{
+    return k >= 0 && k < NHEUR ? portfolio[k].name : "none";
+}
+
+/* The order of one heuristic; pinned buffers (if any) first. */
+static void make_order(const olla_pitem *it, size_t n, int kind, const int64_t *pinned,
+                       olla_pkey *keys, int *order)
 {
     for (size_t i = 0; i < n; i++) {
         int64_t len = it[i].upper - it[i].lower;
         int64_t k1 = 0, k2 = 0;
         switch (kind) {
         case ORD_SIZE: k1 = -it[i].size; k2 = -len; break;
-        case ORD_LIFE: k1 = -len; k2 = -it[i].size; break;
+        case ORD_SIZE_START: k1 = -it[i].size; k2 = it[i].lower; break;
         case ORD_AREA: {
             double a = (double)len * (double)it[i].size;
             k1 = a > 9e18 ? INT64_MIN : -(int64_t)a;
             k2 = -it[i].size;
             break;
         }
-        default: k1 = it[i].lower; k2 = -it[i].size; break;
+        default: k1 = -len; k2 = -it[i].size; break;
         }
+        if (pinned && pinned[i] >= 0) /* before all others, in stacking order */
+            k1 = INT64_MIN, k2 = pinned[i];
         keys[i] = (olla_pkey){k1, k2, (int)i};
     }
     olla_place_sort_keys(keys, n);
@@ -256,84 +179,80 @@ static void make_order(const olla_pitem *it, size_t n, int kind, olla_pkey *keys
         order[i] = keys[i].idx;
 }
 
-int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
-                             double deadline, int verbosity)
+int64_t olla_place_heuristic_one(const olla_pitem *it, size_t n, int k, int64_t *off)
 {
     if (n == 0)
         return 0;
-    int64_t best = olla_place_sweep_first_fit(it, n, off);
-    if (best < 0)
-        return -1;
-    if (verbosity)
-        fprintf(stderr, "place: sweep first fit: %lld\n", (long long)best);
-    if (best <= lb || (deadline > 0 && olla_now() > deadline))
-        return best;
-    int64_t *alt = malloc(n * sizeof *alt);
-    if (!alt)
-        return -1;
-    int64_t sb = sweep_best_fit(it, n, alt);
-    if (verbosity)
-        fprintf(stderr, "place: sweep best fit: %lld\n", (long long)sb);
-    if (sb >= 0 && sb < best) {
-        best = sb;
-        memcpy(off, alt, n * sizeof *off);
-    }
-    free(alt);
-    if (sb < 0)
-        return -1;
-    if (best <= lb || (deadline > 0 && olla_now() > deadline))
-        return best;
-    conflicts c;
-    int r = conflicts_build(it, n, &c);
-    if (r < 0)
-        return -1;
-    if (r > 0) /* too many conflicts for the graph-based orders */
-        return best;
-    int64_t *tmp = malloc(n * sizeof *tmp);
-    int64_t *fixed = malloc(n * sizeof *fixed);
-    int *order = malloc(n * sizeof *order);
+    const heuristic *h = &portfolio[k];
+    if (h->order < 0)
+        return h->best_fit ? sweep_best_fit(it, n, off) : olla_place_sweep_first_fit(it, n, off);
     olla_pkey *keys = malloc(n * sizeof *keys);
-    char *placed = malloc(n);
-    span *busy = malloc(n * sizeof *busy);
-    if (!tmp || !fixed || !order || !keys || !placed || !busy) {
-        best = -1;
-        goto done;
+    int *order = malloc(n * sizeof *order);
+    int64_t *pinned = h->pyramid ? malloc(n * sizeof *pinned) : NULL;
+    int64_t arena = -1;
+    if (keys && order && (pinned || !h->pyramid)) {
+        if (pinned)
+            pyramid(it, n, keys, pinned);
+        make_order(it, n, h->order, pinned, keys, order);
+        arena = olla_place_greedy(it, n, order, pinned, h->best_fit, off);
     }
-    pyramid(it, n, fixed);
-    for (int kind = 0; kind < ORD_COUNT; kind++) {
-        make_order(it, n, kind, keys, order);
-        for (int variant = 0; variant < 3; variant++) {
-            const int64_t *fx = variant == 2 ? fixed : NULL;
-            if (fx) { /* pinned buffers first, in any order */
-                size_t w = 0;
-                for (size_t e = 0; e < n; e++)
-                    if (fixed[order[e]] >= 0)
-                        keys[w++].idx = order[e];
-                for (size_t e = 0; e < n; e++)
-                    if (fixed[order[e]] < 0)
-                        keys[w++].idx = order[e];
-                for (size_t e = 0; e < n; e++)
-                    order[e] = keys[e].idx;
-            }
-            int64_t a = greedy(it, n, &c, order, fx, variant == 1, tmp, placed, busy);
-            if (verbosity)
-                fprintf(stderr, "place: order %d variant %d: %lld\n", kind, variant,
-                        (long long)a);
-            if (a < best) {
-                best = a;
-                memcpy(off, tmp, n * sizeof *off);
-            }
-            if (best <= lb || (deadline > 0 && olla_now() > deadline))
-                goto done;
+    free(keys);
+    free(order);
+    free(pinned);
+    return arena;
+}
+
+/* Pairs (i, j) with j starting strictly within i's lifetime, plus n: the
+ * part of a greedy pass that depends on the input's shape. -1 when out of
+ * memory. */
+static long long pass_cost(const olla_pitem *it, size_t n)
+{
+    int64_t *starts = malloc((n + 1) * sizeof *starts);
+    if (!starts)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        starts[i] = it[i].lower;
+    qsort(starts, n, sizeof *starts, cmp_i64);
+    long long pairs = (long long)n;
+    for (size_t i = 0; i < n; i++) /* starts in (lower, upper) */
+        pairs += (long long)(count_below(starts, n, it[i].upper) -
+                             count_below(starts, n, it[i].lower + 1));
+    free(starts);
+    return pairs;
+}
+
+int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
+                             olla_pwork *w, int verbosity)
+{
+    if (n == 0)
+        return 0;
+    long long cost = pass_cost(it, n), spent = 0;
+    int64_t *tmp = malloc(n * sizeof *tmp), best = INT64_MAX;
+    if (!tmp || cost < 0) {
+        free(tmp);
+        return -1;
+    }
+    for (int k = 0; k < NHEUR && best > lb; k++) {
+        if (k > 0 && olla_pwork_late(w))
+            break; /* the safety net: the first one always runs */
+        long long c = portfolio[k].order < 0 ? 0 : cost * (portfolio[k].best_fit ? 2 : 1);
+        if (k >= OLLA_PLACE_ALWAYS_RUN && spent + c > OLLA_PLACE_PORTFOLIO_PAIRS)
+            continue; /* a deterministic cut on large inputs */
+        spent += c;
+        double t = olla_now();
+        int64_t a = olla_place_heuristic_one(it, n, k, tmp);
+        if (a < 0) {
+            best = -1;
+            break;
+        }
+        if (verbosity)
+            fprintf(stderr, "place: heuristic %s: %lld (%.3f s)\n", portfolio[k].name,
+                    (long long)a, olla_now() - t);
+        if (a < best) {
+            best = a;
+            memcpy(off, tmp, n * sizeof *off);
         }
     }
-done:
     free(tmp);
-    free(fixed);
-    free(order);
-    free(keys);
-    free(placed);
-    free(busy);
-    conflicts_free(&c);
     return best;
 }

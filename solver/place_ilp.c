@@ -14,10 +14,15 @@
 
 #include "solver/olla_cbc_child.h"
 #include "solver/place_internal.h"
+#include "util/olla_clock.h"
 
 /* Beyond this many overlapping pairs the ILP is not attempted: CBC then
  * spends seconds in its root LP, beyond the time limit it was given. */
 #define OLLA_PLACE_ILP_MAX_PAIRS 3000
+/* Work units charged per CBC node, and CBC's safety-net time without a
+ * time limit. */
+#define OLLA_PLACE_ILP_NODE_UNITS 4096
+#define OLLA_PLACE_ILP_SECONDS 60.0
 
 typedef struct pair {
     int i, j;
@@ -28,6 +33,8 @@ typedef struct pair {
 typedef struct addr_head {
     double best_possible;
     int has_solution;
+    int node_limit, seconds_limit; /* what stopped CBC, if anything */
+    int nodes;
 } addr_head;
 
 typedef struct addr_args {
@@ -42,7 +49,8 @@ static olla_status addr_child(void *ctx, double cbc_limit, void *out, olla_error
     if (cbc_limit > 0)
         Cbc_setMaximumSeconds(a->m, cbc_limit);
     Cbc_solve(a->m);
-    addr_head h = {Cbc_getBestPossibleObjValue(a->m), 0};
+    addr_head h = {Cbc_getBestPossibleObjValue(a->m), 0, Cbc_isNodeLimitReached(a->m),
+                   Cbc_isSecondsLimitReached(a->m), Cbc_getNodeCount(a->m)};
     const double *x = Cbc_bestSolution(a->m);
     if (x) {
         h.has_solution = 1;
@@ -78,7 +86,7 @@ static int64_t repack(const olla_pitem *it, size_t n, const int64_t *off, int64_
 }
 
 olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, int64_t ub,
-                           int64_t lb, double seconds, int64_t *off, int64_t *arena,
+                           int64_t lb, olla_pwork *w, int64_t *off, int64_t *arena,
                            int64_t *bound, int verbosity, olla_error *err)
 {
     memcpy(off, warm, n * sizeof *off);
@@ -168,6 +176,12 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
      * stops it; the model is small and plain, so preprocessing is off. */
     Cbc_setParameter(m, "preprocess", "off");
     Cbc_setParameter(m, "timeMode", "elapsed");
+    /* the budget: a node limit (deterministic); the time only as a safety net */
+    long long nodes = olla_pwork_left(w) / OLLA_PLACE_ILP_NODE_UNITS;
+    Cbc_setMaximumNodes(m, nodes > 1000000 ? 1000000 : nodes < 1 ? 1 : (int)nodes);
+    double seconds = w->deadline > 0 ? w->deadline - olla_now() : OLLA_PLACE_ILP_SECONDS;
+    if (seconds < 0.01)
+        seconds = 0.01;
     /* with a time limit CBC runs in a child process killed at the deadline:
      * its root LP does not check the limit, and a crash inside it is not
      * fatal here */
@@ -181,9 +195,15 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
         goto done;
     if (crash && verbosity)
         fprintf(stderr, "place: CBC crashed (signal %d); the address ILP is skipped\n", crash);
-    addr_head h = {NAN, 0};
+    addr_head h = {NAN, 0, 0, 0, 0};
     if (finished)
         memcpy(&h, res, sizeof h);
+    if (!finished || h.seconds_limit)
+        w->stopped |= 1 << OLLA_PLACE_STOPPED_TIME;
+    else if (h.node_limit)
+        w->stopped |= 1 << OLLA_PLACE_STOPPED_BUDGET;
+    if (finished)
+        w->used += (long long)h.nodes * OLLA_PLACE_ILP_NODE_UNITS;
     double bp = h.best_possible;
     if (isfinite(bp) && bp > (double)lb) {
         int64_t b = (int64_t)ceil(bp - 1e-6);

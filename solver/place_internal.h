@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "olla_error.h"
+#include "solver/olla_place.h"
 
 /* One buffer in alignment units: live on [lower, upper), size > 0. */
 typedef struct olla_pitem {
@@ -24,43 +25,93 @@ int64_t olla_place_items_max_live(const olla_pitem *it, size_t n);
 /* Max over items of offset + size. */
 int64_t olla_place_items_arena(const olla_pitem *it, const int64_t *off, size_t n);
 
+/* A deterministic work budget shared by the phases of one placement. The
+ * unit is one entry of a section list visited by the exact search (builds,
+ * resets and fixed-span checks are counted in the same unit), so the same
+ * instance and budget always do the same work and give the same result,
+ * whatever the machine's load. The deadline is only a safety net: when it
+ * cuts a phase short, OLLA_PLACE_STOPPED_TIME is recorded and the result
+ * may differ from run to run. */
+typedef struct olla_pwork {
+    long long limit; /* units this phase may spend */
+    long long used;  /* units spent (the same on every run unless the deadline hit) */
+    double deadline; /* wall clock, 0: none */
+    int stopped;     /* bits: 1 << OLLA_PLACE_STOPPED_BUDGET, 1 << OLLA_PLACE_STOPPED_TIME */
+} olla_pwork;
+
+/* A part of what w has left: at most units (and at least one). */
+olla_pwork olla_pwork_part(const olla_pwork *w, long long units);
+/* Charges a part's work and stop reasons to w. */
+void olla_pwork_join(olla_pwork *w, const olla_pwork *part);
+long long olla_pwork_left(const olla_pwork *w);
+/* The deadline has passed (records OLLA_PLACE_STOPPED_TIME). */
+int olla_pwork_late(olla_pwork *w);
+
 /* First fit by start time (place_sweep.c): off for every item; returns the
  * arena, or -1 when out of memory. Fast for any number of buffers. */
 int64_t olla_place_sweep_first_fit(const olla_pitem *it, size_t n, int64_t *off);
 
-/* Heuristics (place_heuristic.c): fills off with the best of several greedy
- * placements and returns its arena, or -1 when out of memory. Stops early
- * once the arena reaches lb or the deadline (if > 0) passes. */
-int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
-                             double deadline, int verbosity);
+/* One greedy placement (place_greedy.c): the buffers in order[0..n), each
+ * at the lowest (first fit) or tightest (best fit) gap among the buffers
+ * already placed that live at the same time; pinned[i] >= 0 puts buffer i
+ * there instead (pinned buffers must come first in the order and must not
+ * overlap). Overlaps are found through a segment tree over time, so a
+ * buffer costs O(log T + overlapping placed buffers), never a scan over all
+ * placed ones. Returns the arena, or -1 when out of memory. */
+int64_t olla_place_greedy(const olla_pitem *it, size_t n, const int *order,
+                          const int64_t *pinned, int best_fit, int64_t *off);
 
-/* Exact search (place_search.c) for a placement within capacity. Returns 1
- * (found, off filled), 0 (proven none), -1 (deadline reached), -2 (out of
- * memory), -3 (instance too large to search). */
-int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
-                      int64_t *off, long long *nodes);
+/* The heuristic portfolio (place_heuristic.c). Heuristic k in [0,
+ * olla_place_heuristic_count()) on its own: fills off, returns the arena or
+ * -1 when out of memory. */
+int olla_place_heuristic_count(void);
+const char *olla_place_heuristic_name(int k);
+int64_t olla_place_heuristic_one(const olla_pitem *it, size_t n, int k, int64_t *off);
+
+/* The best of the portfolio: fills off, returns its arena (never above any
+ * single heuristic's), or -1 when out of memory. Stops early once the arena
+ * reaches lb; the deadline of w (a safety net) stops it too. */
+int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
+                             olla_pwork *w, int verbosity);
+
+/* Outcomes of the exact search. */
+enum {
+    OLLA_SEARCH_TOO_LARGE = -3, /* too many section entries to search */
+    OLLA_SEARCH_NOMEM = -2,
+    OLLA_SEARCH_GAVE_UP = -1,   /* budget or deadline (see w->stopped) */
+    OLLA_SEARCH_NONE = 0,       /* proven: no placement within the capacity */
+    OLLA_SEARCH_FOUND = 1
+};
+
+/* Exact search (place_search.c) for a placement within capacity, spending
+ * at most w's limit; returns an OLLA_SEARCH_ outcome and charges w. */
+int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
+                      int64_t *off);
 
 /* The same search with buffers already fixed (fixed[f] at fixed_off[f], in
  * the same units): in every time section the others are placed above the
  * highest fixed buffer live there (holes below it stay unused). */
 int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fixed,
                             const int64_t *fixed_off, size_t nfixed, int64_t capacity,
-                            double deadline, int64_t *off, long long *nodes);
+                            olla_pwork *w, int64_t *off);
 
 /* Peak split (place_split.c): stacks the buffers live at the busiest time
  * from address 0 (longest-nested first) and searches the buffers before and
  * after that time separately above them (first trying the buffers near
  * that time as one window; sides too hard are split again), within
- * capacity. Only tried when at least one buffer in 8 is live at that time. Returns 1 (off filled), 0
- * (not tried or not found in time), -2 (out of memory). */
-int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
+ * capacity. Only tried when at least one buffer in 8 is live at that time.
+ * Returns 1 (off filled), 0 (not tried or not found within w), -2 (out of
+ * memory). */
+int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
                      int64_t *off, int verbosity);
 
 /* Address ILP (place_ilp.c): minimizes the arena starting from warm (arena ub).
  * On return *arena and off hold the best placement found (never worse than
- * warm) and *bound a proven lower bound. Returns OLLA_OK or an error. */
+ * warm) and *bound a proven lower bound. CBC gets a node limit from w's
+ * budget (one node per 4096 units) and w's deadline. Returns OLLA_OK or an
+ * error. */
 olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, int64_t ub,
-                           int64_t lb, double seconds, int64_t *off, int64_t *arena,
+                           int64_t lb, olla_pwork *w, int64_t *off, int64_t *arena,
                            int64_t *bound, int verbosity, olla_error *err);
 
 #endif

@@ -21,9 +21,16 @@
  * identical buffers are placed in a fixed order only. The search stops at
  * the first placement found. Restarts with several candidate orders and
  * growing node budgets avoid the heavy tail of a single order; an
- * exhausted search is a proof whatever the order. Two workers, the second
- * on its own thread, take different tie rules between equally good
- * sections; the first to finish stops the other.
+ * exhausted search is a proof whatever the order.
+ *
+ * Determinism: the runs form a fixed schedule (round r, configuration k,
+ * node budget 4096 * 2^r) cut where the caller's work budget ends. Two
+ * workers, the second on its own thread, take half of each round's
+ * configurations. The answer is that of the earliest run in the schedule
+ * that finishes; a worker only abandons a run that comes after a finished
+ * one, so every run before the answer is done in full and the answer, the
+ * offsets and the work charged are the same on every run, however the two
+ * threads are scheduled.
  *
  * Fixed buffers (olla_place_search_fixed) are obstacles: each section keeps
  * their merged busy spans, a floor never rests inside one, a buffer is only
@@ -49,10 +56,13 @@ typedef struct sctx {
     const olla_pitem *it;
     size_t n;
     int64_t cap;
-    double deadline;
-    atomic_int *stop;    /* set when another worker has finished */
+    double deadline;     /* safety net */
+    int timed_out;       /* the deadline stopped a run */
+    atomic_int *stop_pos; /* earliest finished run in the schedule */
+    int pos;             /* this run's place in the schedule */
     int rightmost;       /* ties between sections: rightmost, else most bytes */
     long long node_limit;
+    long long work, work_limit; /* units: section-list entries visited */
     size_t nsec;
     int *sb, *se;        /* buffer i spans sections [sb[i], se[i]) */
     int64_t *sec_start;  /* nsec + 1: buffers live in each section, in candidate order */
@@ -115,10 +125,11 @@ static int64_t fixed_above(const sctx *c, size_t j, int64_t v)
 }
 
 /* Buffer b at f meets no fixed span along its lifetime. */
-static int clear_of_fixed(const sctx *c, int b, int64_t f)
+static int clear_of_fixed(sctx *c, int b, int64_t f)
 {
     if (!c->ob_start)
         return 1;
+    c->work += 4 * (long long)(c->se[b] - c->sb[b]); /* a binary search per section */
     int64_t top = f + c->it[b].size;
     for (int j = c->sb[b]; j < c->se[b]; j++) {
         int64_t k = ob_first(c, (size_t)j, f);
@@ -132,6 +143,7 @@ static int clear_of_fixed(const sctx *c, int b, int64_t f)
  * widens [*lo, *hi) to the sections those buffers span. */
 static int raise_section(sctx *c, size_t j, int64_t v, int *lo, int *hi)
 {
+    c->work += c->sec_start[j + 1] - c->sec_start[j];
     for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
         int b = c->sec_buf[p];
         if (c->placed[b] || c->h[b] >= v)
@@ -163,8 +175,9 @@ static void undo(sctx *c, size_t mark)
 }
 
 /* Every section in [lo, hi): the remaining bytes fit above the lowest height. */
-static int range_ok(const sctx *c, int lo, int hi)
+static int range_ok(sctx *c, int lo, int hi)
 {
+    c->work += c->sec_start[hi] - c->sec_start[lo];
     for (int j = lo; j < hi; j++) {
         if (c->rem[j] == 0)
             continue;
@@ -187,7 +200,7 @@ static int range_ok(const sctx *c, int lo, int hi)
  * buffer z still to place that is live beside s but not in s (then at
  * least max(f, h[z]) + size of z). Returns the least such height, or
  * INT64_MAX when there is none. */
-static int64_t next_floor(const sctx *c, size_t s, int64_t f)
+static int64_t next_floor(sctx *c, size_t s, int64_t f)
 {
     int64_t nf = INT64_MAX;
     int lo = (int)s, hi = (int)s + 1, resting = 0;
@@ -215,6 +228,7 @@ static int64_t next_floor(const sctx *c, size_t s, int64_t f)
                 if (c->ob_hi[k] > f && c->ob_hi[k] < nf)
                     nf = c->ob_hi[k];
         }
+    c->work += c->sec_start[hi] - c->sec_start[lo];
     for (int j = lo; j < hi; j++) {
         if ((size_t)j == s)
             continue;
@@ -233,14 +247,19 @@ static int64_t next_floor(const sctx *c, size_t s, int64_t f)
 static int dfs(sctx *c)
 {
     c->nodes++;
+    if ((c->nodes & 255) == 0 && atomic_load(c->stop_pos) < c->pos)
+        return -1; /* a run earlier in the schedule has finished */
     /* a node costs at least a pass over the sections, so the clock is cheap
      * by comparison: on large instances a few nodes already take long */
-    if (((c->nodes & 255) == 0 && atomic_load(c->stop)) || (c->deadline > 0 && olla_now() > c->deadline))
+    if (c->deadline > 0 && olla_now() > c->deadline) {
+        c->timed_out = 1;
         return -1;
-    if (c->nodes > c->node_limit || c->depth >= c->max_depth)
+    }
+    if (c->nodes > c->node_limit || c->work > c->work_limit || c->depth >= c->max_depth)
         return -1;
     size_t s = c->nsec;
     int64_t f = INT64_MAX, most = -1;
+    c->work += (long long)c->nsec + 8;
     for (size_t j = 0; j < c->nsec; j++)
         if (c->rem[j] > 0 && (c->floor_[j] < f || (c->floor_[j] == f && c->rem[j] > most))) {
             f = c->floor_[j];
@@ -255,6 +274,7 @@ static int dfs(sctx *c)
         for (size_t j = 0; j < c->nsec; j++) {
             if (c->rem[j] == 0 || c->floor_[j] != f)
                 continue;
+            c->work += c->sec_start[j + 1] - c->sec_start[j];
             int count = 0, beaten = 0;
             /* lowest the floor can rise to: one unit, since a gap can be as
              * small as that when a buffer rests on one live elsewhere */
@@ -511,6 +531,7 @@ static int build(sctx *c)
         return -3;
     }
     if (c->deadline > 0 && olla_now() > c->deadline) { /* out of time */
+        c->timed_out = 1;
         free(pts);
         free(keys);
         return -1;
@@ -543,6 +564,7 @@ static int build(sctx *c)
     olla_place_sort_keys(keys, n);
     for (size_t k = 0; k < n; k++) {
         if ((k & 1023) == 0 && c->deadline > 0 && olla_now() > c->deadline) {
+            c->timed_out = 1;
             free(keys);
             return -1;
         }
@@ -601,6 +623,7 @@ static int reset(sctx *c, int order)
     memcpy(c->floor_, c->floor0, c->nsec * sizeof *c->floor_);
     for (size_t k = 0; k < n; k++) {
         if ((k & 1023) == 0 && c->deadline > 0 && olla_now() > c->deadline) {
+            c->timed_out = 1;
             free(keys);
             free(fill);
             return -1; /* out of time: the search gives up */
@@ -616,6 +639,7 @@ static int reset(sctx *c, int order)
         c->placed[i] = 0;
     }
     c->nodes = 0;
+    c->work = (long long)c->sec_start[c->nsec] + 8 * (long long)n; /* the reset itself */
     c->cand_top = 0;
     c->trail_top = 0;
     c->depth = 0;
@@ -644,61 +668,136 @@ static void sctx_free(sctx *c)
     free(c->trail);
 }
 
-typedef struct worker {
-    sctx c;
-    int first, last; /* runs the configurations [first, last) each round */
-    int r;
-    long long total;
-} worker;
-
 /* A configuration is a candidate order (the three fixed ones and a random
  * one that changes every round) and a tie rule between sections: the
  * section with the most bytes still to place, or the rightmost one (the
  * mirror image in time of the leftmost). */
 #define OLLA_SEARCH_CONFIGS (2 * (ORDER_COUNT + 1))
+#define OLLA_SEARCH_ROUNDS 40
+#define OLLA_SEARCH_FIRST_BUDGET 4096LL
 /* Stack per search thread and recursion depth limits (a frame takes under
  * 0.5 KiB even in sanitizer builds). */
 #define OLLA_SEARCH_STACK ((size_t)64 << 20)
 #define OLLA_SEARCH_DEPTH_THREAD 60000
 #define OLLA_SEARCH_DEPTH_CALLER 8000
 
-/* Restarts: the worker's configurations in turn, node budget doubling every
- * round, until one run finishes (found or proven none), the deadline passes
- * or the other worker finishes. */
+/* The shared schedule. A round starts only when every worker has left
+ * the round before and the work of all earlier rounds is below the total:
+ * the decision then depends on the work done, never on the threads'
+ * timing. */
+typedef struct schedule {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int workers;
+    int left_round[OLLA_SEARCH_ROUNDS]; /* workers that have left each round */
+    long long done;                     /* work of the rounds left so far */
+    long long done_at[OLLA_SEARCH_ROUNDS]; /* done when the last worker left each round */
+    long long total;                    /* work budget of the whole schedule */
+    atomic_int stop_pos;                /* earliest finished run */
+} schedule;
+
+typedef struct worker {
+    sctx c;
+    schedule *sch;
+    int first, last;    /* runs the configurations [first, last) each round */
+    int r, pos;         /* outcome of the last run and its place */
+    long long units[OLLA_SEARCH_ROUNDS * OLLA_SEARCH_CONFIGS]; /* work of each run */
+} worker;
+
+static void finish_at(atomic_int *stop_pos, int pos)
+{
+    int cur = atomic_load(stop_pos);
+    while (pos < cur && !atomic_compare_exchange_weak(stop_pos, &cur, pos)) {
+    }
+}
+
+/* Leaves a round: adds this worker's work in it, waits for the others and
+ * returns the work of all rounds so far. */
+static long long leave_round(worker *w, int round)
+{
+    schedule *sch = w->sch;
+    long long mine = 0;
+    for (int k = w->first; k < w->last; k++)
+        mine += w->units[round * OLLA_SEARCH_CONFIGS + k];
+    pthread_mutex_lock(&sch->mu);
+    sch->done += mine;
+    if (++sch->left_round[round] == sch->workers) {
+        /* a snapshot: a fast worker may add its next round's work to done
+         * before a slow one wakes up here */
+        sch->done_at[round] = sch->done;
+        pthread_cond_broadcast(&sch->cv);
+    }
+    while (sch->left_round[round] < sch->workers)
+        pthread_cond_wait(&sch->cv, &sch->mu);
+    long long done = sch->done_at[round];
+    pthread_mutex_unlock(&sch->mu);
+    return done;
+}
+
+/* One round of the worker's runs, sharing share units in turn; returns 1
+ * when the worker is done. */
+static int run_round(worker *w, int round, long long share)
+{
+    sctx *c = &w->c;
+    for (int k = w->first; k < w->last; k++) {
+        int pos = round * OLLA_SEARCH_CONFIGS + k;
+        if (atomic_load(c->stop_pos) < pos)
+            return 1;
+        int kind = k % (ORDER_COUNT + 1);
+        int order = kind < ORDER_COUNT ? kind : ORDER_COUNT + round;
+        c->rightmost = k / (ORDER_COUNT + 1);
+        c->pos = pos;
+        int r = reset(c, order);
+        if (r == 0) {
+            c->node_limit = OLLA_SEARCH_FIRST_BUDGET << round;
+            c->work_limit = share > c->work ? share : c->work;
+            r = dfs(c);
+            w->units[pos] = c->work;
+            share -= c->work;
+        }
+        if (r != -1) {
+            w->r = r;
+            w->pos = pos;
+            finish_at(c->stop_pos, pos);
+            return 1;
+        }
+        if (c->timed_out)
+            return 1;
+    }
+    return 0;
+}
+
+/* The worker's runs in schedule order until one finishes (found, proven
+ * none, out of memory), the budget ends, a run earlier in the schedule has
+ * finished, or the deadline passes. A run stops at its round's node budget
+ * or when the worker's equal share of the work left at the round's start
+ * is spent (so only the last round is cut short). */
 static void *run_worker(void *arg)
 {
     worker *w = arg;
-    sctx *c = &w->c;
-    long long budget = 4096;
-    int r = -1;
-    for (int round = 0; r == -1; round++) {
-        for (int k = w->first; k < w->last; k++) {
-            int kind = k % (ORDER_COUNT + 1);
-            int order = kind < ORDER_COUNT ? kind : ORDER_COUNT + round;
-            c->rightmost = k / (ORDER_COUNT + 1);
-            if ((r = reset(c, order)) != 0)
-                break;
-            c->node_limit = budget;
-            r = dfs(c);
-            w->total += c->nodes;
-            if (r != -1 || atomic_load(c->stop) ||
-                (c->deadline > 0 && olla_now() > c->deadline))
-                break;
-        }
-        if (r != -1 || atomic_load(c->stop) || (c->deadline > 0 && olla_now() > c->deadline) ||
-            budget > (1LL << 40))
+    long long done = 0;
+    int round = 0;
+    for (; round < OLLA_SEARCH_ROUNDS && done < w->sch->total; round++) {
+        long long share = (w->sch->total - done) / w->sch->workers;
+        int over = run_round(w, round, share > 0 ? share : 1);
+        done = leave_round(w, round);
+        if (over) {
+            round++;
             break;
-        budget *= 2;
+        }
     }
-    if (r != -1)
-        atomic_store(c->stop, 1);
-    w->r = r;
+    /* leave every later round too, so no other worker waits for this one */
+    pthread_mutex_lock(&w->sch->mu);
+    for (; round < OLLA_SEARCH_ROUNDS; round++)
+        w->sch->left_round[round]++;
+    pthread_cond_broadcast(&w->sch->cv);
+    pthread_mutex_unlock(&w->sch->mu);
     return NULL;
 }
 
 static int worker_init(worker *w, const olla_pitem *it, size_t n, const olla_pitem *fixed,
                        const int64_t *fixed_off, size_t nfixed, int64_t capacity,
-                       double deadline, int64_t *off, atomic_int *stop, int parity)
+                       double deadline, int64_t *off, schedule *sch, int parity)
 {
     memset(w, 0, sizeof *w);
     w->c.fixed = fixed;
@@ -709,105 +808,150 @@ static int worker_init(worker *w, const olla_pitem *it, size_t n, const olla_pit
     w->c.cap = capacity;
     w->c.deadline = deadline;
     w->c.off = off;
-    w->c.stop = stop;
+    w->c.stop_pos = &sch->stop_pos;
     w->c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
+    w->sch = sch;
     w->first = parity * (OLLA_SEARCH_CONFIGS / 2);
     w->last = w->first + OLLA_SEARCH_CONFIGS / 2;
     w->r = -1;
+    w->pos = INT32_MAX;
     return build(&w->c);
 }
 
-int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
-                      int64_t *off, long long *nodes)
+int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
+                      int64_t *off)
 {
-    return olla_place_search_fixed(it, n, NULL, NULL, 0, capacity, deadline, off, nodes);
+    return olla_place_search_fixed(it, n, NULL, NULL, 0, capacity, w, off);
+}
+
+static void schedule_reset(schedule *sch, int workers)
+{
+    sch->workers = workers;
+    memset(sch->left_round, 0, sizeof sch->left_round);
+    sch->done = 0;
+    atomic_store(&sch->stop_pos, INT32_MAX);
+}
+
+/* Both workers on threads of their own with a large stack, so the
+ * recursion can go deep. Returns 0 when the threads could not be started
+ * (nothing is left running then). */
+static int run_threads(worker *w, int64_t *off2)
+{
+    pthread_t th[2];
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0)
+        return 0;
+    int ok = pthread_attr_setstacksize(&attr, OLLA_SEARCH_STACK) == 0 && off2 &&
+             worker_init(&w[1], w[0].c.it, w[0].c.n, w[0].c.fixed, w[0].c.fixed_off,
+                         w[0].c.nfixed, w[0].c.cap, w[0].c.deadline, off2, w[0].sch, 1) == 0;
+    if (ok) {
+        w[0].c.max_depth = w[1].c.max_depth = OLLA_SEARCH_DEPTH_THREAD;
+        ok = pthread_create(&th[0], &attr, run_worker, &w[0]) == 0;
+    }
+    if (ok && pthread_create(&th[1], &attr, run_worker, &w[1]) != 0) {
+        /* the first runs alone: stop it, and let it pass every round */
+        pthread_mutex_lock(&w[0].sch->mu);
+        atomic_store(&w[0].sch->stop_pos, -1);
+        for (int round = 0; round < OLLA_SEARCH_ROUNDS; round++)
+            w[0].sch->left_round[round]++;
+        pthread_cond_broadcast(&w[0].sch->cv);
+        pthread_mutex_unlock(&w[0].sch->mu);
+        pthread_join(th[0], NULL);
+        ok = 0;
+    } else if (ok) {
+        pthread_join(th[1], NULL);
+        pthread_join(th[0], NULL);
+    }
+    pthread_attr_destroy(&attr);
+    return ok;
+}
+
+/* Runs the schedule on two threads; without threads, one worker takes
+ * every configuration in the same order on the caller's stack (with a
+ * shallower depth limit). */
+static void run_schedule(worker *w, int64_t *off2)
+{
+    schedule_reset(w[0].sch, 2);
+    if (run_threads(w, off2))
+        return;
+    sctx_free(&w[1].c); /* all pointers NULL if never built */
+    memset(&w[1], 0, sizeof w[1]);
+    w[1].r = -1;
+    w[1].pos = INT32_MAX;
+    schedule_reset(w[0].sch, 1);
+    memset(w[0].units, 0, sizeof w[0].units);
+    w[0].r = -1;
+    w[0].pos = INT32_MAX;
+    w[0].c.timed_out = 0;
+    w[0].c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
+    w[0].first = 0;
+    w[0].last = OLLA_SEARCH_CONFIGS;
+    run_worker(&w[0]);
+}
+
+/* The answer: the earliest finished run, and the work of every run up to it. */
+static int collect(worker *w, int64_t *off, const int64_t *off2, size_t n, olla_pwork *pw)
+{
+    int win = atomic_load(&w[0].sch->stop_pos);
+    for (int k = 0; k < 2; k++)
+        for (int p = 0; p < OLLA_SEARCH_ROUNDS * OLLA_SEARCH_CONFIGS && p <= win; p++)
+            pw->used += w[k].units[p];
+    if (win == INT32_MAX) {
+        int timed = w[0].c.timed_out || w[1].c.timed_out;
+        pw->stopped |= 1 << (timed ? OLLA_PLACE_STOPPED_TIME : OLLA_PLACE_STOPPED_BUDGET);
+        return OLLA_SEARCH_GAVE_UP;
+    }
+    worker *x = w[0].pos == win ? &w[0] : &w[1];
+    if (x == &w[1] && x->r == OLLA_SEARCH_FOUND)
+        memcpy(off, off2, n * sizeof *off);
+    return x->r;
 }
 
 int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fixed,
                             const int64_t *fixed_off, size_t nfixed, int64_t capacity,
-                            double deadline, int64_t *off, long long *nodes)
+                            olla_pwork *pw, int64_t *off)
 {
-    if (nodes)
-        *nodes = 0;
     if (n == 0)
-        return 1;
+        return OLLA_SEARCH_FOUND;
     for (size_t i = 0; i < n; i++)
         if (it[i].size > capacity)
-            return 0;
-    atomic_int stop;
-    atomic_init(&stop, 0);
+            return OLLA_SEARCH_NONE;
+    schedule sch;
+    memset(&sch, 0, sizeof sch);
+    sch.total = olla_pwork_left(pw);
+    atomic_init(&sch.stop_pos, INT32_MAX);
     worker w[2];
     memset(&w[1], 0, sizeof w[1]);
-    int r = worker_init(&w[0], it, n, fixed, fixed_off, nfixed, capacity, deadline, off, &stop, 0);
+    int r = worker_init(&w[0], it, n, fixed, fixed_off, nfixed, capacity, pw->deadline, off,
+                        &sch, 0);
     if (r == 0 && (r = reset(&w[0].c, 0)) == 0) {
         for (size_t j = 0; j < w[0].c.nsec; j++)
             if (w[0].c.rem[j] + w[0].c.floor0[j] + fixed_above(&w[0].c, j, w[0].c.floor0[j]) >
                 capacity) {
                 sctx_free(&w[0].c);
-                return 0; /* more bytes live at one time than the capacity */
+                return OLLA_SEARCH_NONE; /* more bytes live at one time than the capacity */
             }
     }
     if (r != 0) {
+        if (w[0].c.timed_out)
+            pw->stopped |= 1 << OLLA_PLACE_STOPPED_TIME;
         sctx_free(&w[0].c);
         return r;
     }
-    /* Both workers run on threads of their own with a large stack, so the
-     * recursion can go deep; without threads, one worker takes every
-     * configuration on the caller's stack with a shallower depth limit. */
+    if (pthread_mutex_init(&sch.mu, NULL) != 0 || pthread_cond_init(&sch.cv, NULL) != 0) {
+        sctx_free(&w[0].c);
+        return OLLA_SEARCH_NOMEM;
+    }
+    /* building the section lists and the fixed spans, for each worker */
+    pw->used += 2 * ((long long)w[0].c.sec_start[w[0].c.nsec] + (long long)nfixed * (long long)w[0].c.nsec +
+                     16 * (long long)n + (long long)w[0].c.nsec);
     int64_t *off2 = malloc((n + 1) * sizeof *off2);
-    int threads = 0;
-    pthread_t th[2];
-    pthread_attr_t attr;
-    int attr_ok = pthread_attr_init(&attr) == 0;
-    if (attr_ok && pthread_attr_setstacksize(&attr, OLLA_SEARCH_STACK) != 0) {
-        pthread_attr_destroy(&attr);
-        attr_ok = 0;
-    }
-    if (off2 && attr_ok && worker_init(&w[1], it, n, fixed, fixed_off, nfixed, capacity, deadline, off2, &stop, 1) == 0) {
-        w[0].c.max_depth = w[1].c.max_depth = OLLA_SEARCH_DEPTH_THREAD;
-        if (pthread_create(&th[0], &attr, run_worker, &w[0]) == 0) {
-            threads = 1;
-            if (pthread_create(&th[1], &attr, run_worker, &w[1]) == 0)
-                threads = 2;
-        }
-    }
-    if (threads < 2)
-        sctx_free(&w[1].c); /* all pointers NULL if never built */
-    if (attr_ok)
-        pthread_attr_destroy(&attr);
-    if (threads == 1) {
-        pthread_join(th[0], NULL);
-        if (w[0].r == -1 && !(deadline > 0 && olla_now() > deadline)) {
-            /* the second thread did not start: run its configurations here */
-            w[0].c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
-            w[0].first = OLLA_SEARCH_CONFIGS / 2;
-            w[0].last = OLLA_SEARCH_CONFIGS;
-            run_worker(&w[0]);
-        }
-    } else if (threads == 0) {
-        w[0].c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
-        w[0].last = OLLA_SEARCH_CONFIGS; /* one worker takes every configuration */
-        run_worker(&w[0]);
-    } else {
-        pthread_join(th[0], NULL);
-        pthread_join(th[1], NULL);
-    }
-    int threaded = threads == 2;
-    r = w[0].r;
-    long long total = w[0].total;
-    if (threaded) {
-        total += w[1].total;
-        if (w[1].r == 1 && r != 1) {
-            memcpy(off, off2, n * sizeof *off);
-            r = 1;
-        } else if (r == -1 && w[1].r != -1) {
-            r = w[1].r;
-        }
-        sctx_free(&w[1].c);
-    }
+    run_schedule(w, off2);
+    r = collect(w, off, off2, n, pw);
+    pthread_mutex_destroy(&sch.mu);
+    pthread_cond_destroy(&sch.cv);
+    sctx_free(&w[1].c);
     free(off2);
-    if (nodes)
-        *nodes = total;
     sctx_free(&w[0].c);
     return r;
 }

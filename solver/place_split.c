@@ -52,18 +52,15 @@ static int64_t peak_time(const olla_pitem *it, size_t n, olla_pkey *ev)
 #ifndef OLLA_SPLIT_MAX_DEPTH
 #define OLLA_SPLIT_MAX_DEPTH 24
 #endif
-/* Seconds of direct search for a side below the top level. */
-#define OLLA_SPLIT_QUICK 0.1
-#ifndef OLLA_SPLIT_WINDOW
-#define OLLA_SPLIT_WINDOW 16
-#endif
+/* Work units of direct search for a side below the top level (about 0.1 s). */
+#define OLLA_SPLIT_QUICK (OLLA_PLACE_WORK_PER_SECOND / 10)
 #ifndef OLLA_SPLIT_WINDOW
 #define OLLA_SPLIT_WINDOW 16
 #endif
 
 /* Direct search of one side (idx[0..k)) above the fixed buffers. */
 static int side_direct(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
-                       const int64_t *fx_off, size_t nfx, int64_t cap, double deadline,
+                       const int64_t *fx_off, size_t nfx, int64_t cap, olla_pwork *w,
                        int64_t *off)
 {
     if (k == 0)
@@ -77,8 +74,7 @@ static int side_direct(const olla_pitem *it, const int *idx, size_t k, const oll
     }
     for (size_t e = 0; e < k; e++)
         sub[e] = it[idx[e]];
-    long long nodes = 0;
-    int r = olla_place_search_fixed(sub, k, fx, fx_off, nfx, cap, deadline, sub_off, &nodes);
+    int r = olla_place_search_fixed(sub, k, fx, fx_off, nfx, cap, w, sub_off);
     if (r == 1)
         for (size_t e = 0; e < k; e++)
             off[idx[e]] = sub_off[e];
@@ -88,37 +84,37 @@ static int side_direct(const olla_pitem *it, const int *idx, size_t k, const oll
 }
 
 static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
-                      const int64_t *fx_off, size_t nfx, int64_t cap, double deadline,
+                      const int64_t *fx_off, size_t nfx, int64_t cap, olla_pwork *w,
                       int64_t *off, int depth);
 static int side_window(const olla_pitem *it, const int *idx, size_t k, int64_t p,
                        olla_pitem *fx, int64_t *fx_off, size_t nfx, int64_t cap,
-                       double deadline, int64_t *off, int depth);
+                       olla_pwork *w, int64_t *off, int depth);
 
 /* Searches the buffers of one side (idx[0..k)) above the fixed buffers:
  * directly when small, else a short direct search and then a split at the
  * side's own busiest time. Returns 1 (off filled), 0 or -1 (not found),
  * -2 (out of memory). */
 static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
-                const int64_t *fx_off, size_t nfx, int64_t cap, double deadline, int64_t *off,
+                const int64_t *fx_off, size_t nfx, int64_t cap, olla_pwork *w, int64_t *off,
                 int depth)
 {
     if (k == 0)
         return 1;
     if (k <= OLLA_SPLIT_DIRECT_MAX || depth >= OLLA_SPLIT_MAX_DEPTH)
-        return side_direct(it, idx, k, fx, fx_off, nfx, cap, deadline, off);
-    double now = olla_now();
-    /* the top sides keep most of the time for the direct search, which
+        return side_direct(it, idx, k, fx, fx_off, nfx, cap, w, off);
+    /* the top sides keep most of the budget for the direct search, which
      * finishes on nested traces; deeper sides get a short try */
-    double quick = deadline > 0 ? now + (deadline - now) * (depth == 0 ? 0.25 : 0.125)
-                                : now + (depth == 0 ? 10.0 : OLLA_SPLIT_QUICK);
-    if (depth > 0 && quick > now + OLLA_SPLIT_QUICK)
-        quick = now + OLLA_SPLIT_QUICK;
-    int r = side_direct(it, idx, k, fx, fx_off, nfx, cap, quick, off);
+    long long quick = olla_pwork_left(w) / (depth == 0 ? 4 : 8);
+    if (depth > 0 && quick > OLLA_SPLIT_QUICK)
+        quick = OLLA_SPLIT_QUICK;
+    olla_pwork q = olla_pwork_part(w, quick);
+    int r = side_direct(it, idx, k, fx, fx_off, nfx, cap, &q, off);
+    olla_pwork_join(w, &q);
     if (r == 1 || r == 0 || r == -2)
         return r;
-    if (deadline > 0 && olla_now() >= deadline)
+    if (olla_pwork_left(w) == 0 || olla_pwork_late(w))
         return -1;
-    return side_split(it, idx, k, fx, fx_off, nfx, cap, deadline, off, depth + 1);
+    return side_split(it, idx, k, fx, fx_off, nfx, cap, w, off, depth + 1);
 }
 
 /* The side's buffers live within OLLA_SPLIT_WINDOW steps of p, cut to that
@@ -126,9 +122,9 @@ static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem
  * fixed with their whole lifetimes while the rest is searched. */
 static int side_window(const olla_pitem *it, const int *idx, size_t k, int64_t p,
                        olla_pitem *fx, int64_t *fx_off, size_t nfx, int64_t cap,
-                       double deadline, int64_t *off, int depth)
+                       olla_pwork *w, int64_t *off, int depth)
 {
-    const int64_t w = OLLA_SPLIT_WINDOW;
+    const int64_t width = OLLA_SPLIT_WINDOW;
     olla_pitem *win = malloc((k + 1) * sizeof *win);
     int64_t *woff = malloc((k + 1) * sizeof *woff);
     int *in = malloc((k + 1) * sizeof *in);
@@ -140,24 +136,23 @@ static int side_window(const olla_pitem *it, const int *idx, size_t k, int64_t p
     size_t nw = 0, nl = 0, nr = 0;
     for (size_t e = 0; e < k; e++) {
         int i = idx[e];
-        if (it[i].upper <= p - w) {
+        if (it[i].upper <= p - width) {
             before[nl++] = i;
-        } else if (it[i].lower > p + w) {
+        } else if (it[i].lower > p + width) {
             after[nr++] = i;
         } else {
             olla_pitem b = it[i];
-            if (b.lower < p - w)
-                b.lower = p - w;
-            if (b.upper > p + w + 1)
-                b.upper = p + w + 1;
+            if (b.lower < p - width)
+                b.lower = p - width;
+            if (b.upper > p + width + 1)
+                b.upper = p + width + 1;
             win[nw] = b;
             in[nw++] = i;
         }
     }
-    long long nodes = 0;
-    double now = olla_now();
-    double until = deadline > 0 ? now + (deadline - now) / 4 : now + 1.0;
-    r = olla_place_search_fixed(win, nw, fx, fx_off, nfx, cap, until, woff, &nodes);
+    olla_pwork part = olla_pwork_part(w, olla_pwork_left(w) / 4);
+    r = olla_place_search_fixed(win, nw, fx, fx_off, nfx, cap, &part, woff);
+    olla_pwork_join(w, &part);
     if (r != 1)
         goto done;
     /* the search saw the cut lifetimes: outside the window a buffer may
@@ -176,9 +171,9 @@ static int side_window(const olla_pitem *it, const int *idx, size_t k, int64_t p
         fx[nfx + e] = it[in[e]];
         fx_off[nfx + e] = woff[e];
     }
-    r = side(it, before, nl, fx, fx_off, nfx + nw, cap, deadline, off, depth);
+    r = side(it, before, nl, fx, fx_off, nfx + nw, cap, w, off, depth);
     if (r == 1)
-        r = side(it, after, nr, fx, fx_off, nfx + nw, cap, deadline, off, depth);
+        r = side(it, after, nr, fx, fx_off, nfx + nw, cap, w, off, depth);
 done:
     free(win);
     free(woff);
@@ -193,7 +188,7 @@ done:
  * of the fixed buffers and of the ones stacked before it, and the parts
  * before and after t are searched (recursively) with all of them fixed. */
 static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
-                      const int64_t *fx_off, size_t nfx, int64_t cap, double deadline,
+                      const int64_t *fx_off, size_t nfx, int64_t cap, olla_pwork *w,
                       int64_t *off, int depth)
 {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -239,14 +234,13 @@ static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla
     r = 0;
     if (ns == 0 || nl == k || nr == k)
         goto done;
-    r = side_window(it, idx, k, p, nfx_it, nfx_off, nf, cap, deadline, off, depth);
+    r = side_window(it, idx, k, p, nfx_it, nfx_off, nf, cap, w, off, depth);
     if (r == 1 || r == -2)
         goto done;
     static const int orders[] = {STACK_END, STACK_START, STACK_LENGTH};
     const int no = (int)(sizeof orders / sizeof orders[0]);
     for (int a = 0; a < no && r != 1 && r != -2; a++) {
-        double now = olla_now();
-        if (deadline > 0 && now >= deadline) {
+        if (olla_pwork_left(w) == 0 || olla_pwork_late(w)) {
             r = -1;
             break;
         }
@@ -279,8 +273,8 @@ static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla
         }
         if (!fits)
             continue;
-        int r1 = side(it, before, nl, nfx_it, nfx_off, nf + ns, cap, deadline, off, depth);
-        int r2 = r1 == 1 ? side(it, after, nr, nfx_it, nfx_off, nf + ns, cap, deadline, off, depth)
+        int r1 = side(it, before, nl, nfx_it, nfx_off, nf + ns, cap, w, off, depth);
+        int r2 = r1 == 1 ? side(it, after, nr, nfx_it, nfx_off, nf + ns, cap, w, off, depth)
                          : r1;
         r = r1 == -2 || r2 == -2 ? -2 : r1 == 1 && r2 == 1 ? 1 : -1;
     }
@@ -298,7 +292,7 @@ done:
 /* One side searched with the stacked buffers free (cut at the peak), which
  * chooses their order; then the other side above that stack. */
 static int free_side(const olla_pitem *it, const int *stack, size_t ns, const int *idx,
-                     size_t k, int64_t p, int later, int64_t cap, double deadline,
+                     size_t k, int64_t p, int later, int64_t cap, olla_pwork *w,
                      olla_pitem *fx, int64_t *fx_off, olla_pitem *sub, int64_t *sub_off,
                      int64_t *off)
 {
@@ -314,8 +308,7 @@ static int free_side(const olla_pitem *it, const int *stack, size_t ns, const in
             b.upper = p + 1;
         sub[m++] = b;
     }
-    long long nodes = 0;
-    int r = olla_place_search_fixed(sub, m, NULL, NULL, 0, cap, deadline, sub_off, &nodes);
+    int r = olla_place_search_fixed(sub, m, NULL, NULL, 0, cap, w, sub_off);
     if (r != 1)
         return r;
     for (size_t e = 0; e < k; e++)
@@ -331,7 +324,7 @@ static int free_side(const olla_pitem *it, const int *stack, size_t ns, const in
  * the window, then fixed (with their whole lifetimes) while the buffers
  * wholly before and wholly after the window are searched above them. */
 static int window(const olla_pitem *it, size_t n, int64_t p, int64_t w, int64_t cap,
-                  double deadline, int64_t *off)
+                  olla_pwork *work, int64_t *off)
 {
     olla_pitem *win = malloc((n + 1) * sizeof *win);
     olla_pitem *full = malloc((n + 1) * sizeof *full);
@@ -362,17 +355,16 @@ static int window(const olla_pitem *it, size_t n, int64_t p, int64_t w, int64_t 
     r = 0;
     if (2 * nw > n)
         goto done; /* the window holds most of the instance */
-    long long nodes = 0;
-    double now = olla_now();
-    double until = deadline > 0 ? now + (deadline - now) / 8 : now + 1.0;
-    r = olla_place_search_fixed(win, nw, NULL, NULL, 0, cap, until, woff, &nodes);
+    olla_pwork part = olla_pwork_part(work, olla_pwork_left(work) / 8);
+    r = olla_place_search_fixed(win, nw, NULL, NULL, 0, cap, &part, woff);
+    olla_pwork_join(work, &part);
     if (r != 1)
         goto done;
     for (size_t e = 0; e < nw; e++)
         off[in[e]] = woff[e];
-    r = side(it, before, nl, full, woff, nw, cap, deadline, off, 1);
+    r = side(it, before, nl, full, woff, nw, cap, work, off, 1);
     if (r == 1)
-        r = side(it, after, nr, full, woff, nw, cap, deadline, off, 1);
+        r = side(it, after, nr, full, woff, nw, cap, work, off, 1);
 done:
     free(win);
     free(full);
@@ -383,7 +375,7 @@ done:
     return r;
 }
 
-int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double deadline,
+int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
                      int64_t *off, int verbosity)
 {
     if (n == 0)
@@ -425,21 +417,21 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
     const int na = (int)(sizeof attempts / sizeof attempts[0]);
     for (int a = 0; a < na && r == 0; a++) {
         double now = olla_now();
-        if (deadline > 0 && now >= deadline)
+        if (olla_pwork_left(w) == 0 || olla_pwork_late(w))
             break;
-        /* the first attempt gets half the time, the others equal shares */
-        double until = deadline > 0 ? now + (deadline - now) / (a == 0 ? 2 : na - a) : 0;
+        /* the first attempt gets half the budget, the others equal shares */
+        olla_pwork part = olla_pwork_part(w, olla_pwork_left(w) / (a == 0 ? 2 : na - a));
         int kind = attempts[a], r1, r2;
         if (kind == -3) {
             r1 = r2 = 0;
-            for (int64_t w = 32; w <= 256 && r1 != 1 && r1 != -2; w *= 2)
-                r1 = r2 = window(it, n, p, w, capacity, until, off);
+            for (int64_t width = 32; width <= 256 && r1 != 1 && r1 != -2; width *= 2)
+                r1 = r2 = window(it, n, p, width, capacity, &part, off);
         } else if (kind < 0) {
             int later = kind == -2;
             r1 = free_side(it, stack, ns, later ? after : before, later ? nr : nl, p, later,
-                           capacity, until, fx, fx_off, sub, sub_off, off);
+                           capacity, &part, fx, fx_off, sub, sub_off, off);
             r2 = r1 == 1 ? side(it, later ? before : after, later ? nl : nr, fx, fx_off, ns,
-                                capacity, until, off, 0)
+                                capacity, &part, off, 0)
                          : 0;
         } else {
             for (size_t e = 0; e < ns; e++) {
@@ -458,9 +450,10 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, double de
                 off[i] = base;
                 base += it[i].size;
             }
-            r1 = side(it, before, nl, fx, fx_off, ns, capacity, until, off, 0);
-            r2 = r1 == 1 ? side(it, after, nr, fx, fx_off, ns, capacity, until, off, 0) : 0;
+            r1 = side(it, before, nl, fx, fx_off, ns, capacity, &part, off, 0);
+            r2 = r1 == 1 ? side(it, after, nr, fx, fx_off, ns, capacity, &part, off, 0) : 0;
         }
+        olla_pwork_join(w, &part);
         if (verbosity)
             fprintf(stderr, "place: split at time %lld (%zu stacked, %zu before, %zu after), "
                     "attempt %d: %d, %d, %.3f s\n", (long long)p, ns, nl, nr, a, r1, r2,

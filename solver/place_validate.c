@@ -2,10 +2,10 @@
  * lower bound. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
+#include "util/olla_clock.h"
 
 static int cmp_pkey(const void *a, const void *b)
 {
@@ -21,6 +21,46 @@ void olla_place_sort_keys(olla_pkey *keys, size_t n)
 {
     if (n > 1)
         qsort(keys, n, sizeof *keys, cmp_pkey);
+}
+
+olla_pwork olla_pwork_part(const olla_pwork *w, long long units)
+{
+    long long left = olla_pwork_left(w);
+    if (units > left)
+        units = left;
+    if (units < 1)
+        units = 1;
+    return (olla_pwork){units, 0, w->deadline, 0};
+}
+
+void olla_pwork_join(olla_pwork *w, const olla_pwork *part)
+{
+    w->used += part->used;
+    w->stopped |= part->stopped;
+}
+
+long long olla_pwork_left(const olla_pwork *w)
+{
+    return w->limit > w->used ? w->limit - w->used : 0;
+}
+
+int olla_pwork_late(olla_pwork *w)
+{
+    if (w->deadline > 0 && olla_now() > w->deadline) {
+        w->stopped |= 1 << OLLA_PLACE_STOPPED_TIME;
+        return 1;
+    }
+    return 0;
+}
+
+const char *olla_place_stop_name(olla_place_stop s)
+{
+    switch (s) {
+    case OLLA_PLACE_STOPPED_NONE: return "none";
+    case OLLA_PLACE_STOPPED_BUDGET: return "budget";
+    case OLLA_PLACE_STOPPED_TIME: return "time";
+    }
+    return "unknown";
 }
 
 const char *olla_place_status_name(olla_place_status s)

@@ -41,7 +41,7 @@ static int64_t place_order(const olla_dag *d, const int *order, int64_t align, i
         b[k].offset = 0;
         which[k++] = e;
     }
-    olla_place_options po = {align, 10.0, 0, 0};
+    olla_place_options po = {align, 10.0, 0, 0, 0};
     olla_place_result pr;
     olla_error err = {0};
     if (olla_place(b, k, &po, &pr, &err) != OLLA_OK)
@@ -223,7 +223,7 @@ OLLA_TEST(test_joint_time_limit)
             which[k++] = e;
         }
     }
-    olla_place_options po = {1, 2.0, 0, 0};
+    olla_place_options po = {1, 2.0, 0, 0, 0};
     olla_place_result pr;
     OLLA_CHECK(olla_place(b, k, &po, &pr, &err) == OLLA_OK);
     for (size_t i = 0; i < k; i++)

@@ -68,7 +68,7 @@ OLLA_TEST(test_random_small_vs_brute_force)
         random_instance(b, n, 6, 5);
         int64_t opt = brute_optimum(b, n);
         olla_error err = {0};
-        olla_place_options o = {1, 10.0, 0, 0};
+        olla_place_options o = {1, 10.0, 0, 0, 0};
         olla_place_result r;
         OLLA_CHECK(olla_place(b, (size_t)n, &o, &r, &err) == OLLA_OK);
         OLLA_CHECK_EQ_I64(r.arena_bytes, opt);
@@ -110,7 +110,7 @@ OLLA_TEST(test_large_sizes_vs_brute_force)
             b[i].size = sizes[rnd(0, 3)];
         int64_t opt = brute_optimum(b, n);
         olla_error err = {0};
-        olla_place_options o = {1, 10.0, 0, 0};
+        olla_place_options o = {1, 10.0, 0, 0, 0};
         olla_place_result r;
         OLLA_CHECK(olla_place(b, (size_t)n, &o, &r, &err) == OLLA_OK);
         OLLA_CHECK_EQ_I64(r.arena_bytes, opt);
@@ -146,7 +146,7 @@ OLLA_TEST(test_common_factor)
         }
         int64_t opt = 3 * brute_optimum(small, n);
         olla_error err = {0};
-        olla_place_options o = {1, 10.0, 0, 0};
+        olla_place_options o = {1, 10.0, 0, 0, 0};
         olla_place_result r;
         OLLA_CHECK(olla_place(b, (size_t)n, &o, &r, &err) == OLLA_OK);
         OLLA_CHECK_EQ_I64(r.arena_bytes, opt);
@@ -166,7 +166,7 @@ OLLA_TEST(test_medium_instances)
         olla_buffer b[40];
         random_instance(b, n, 30, 64);
         olla_error err = {0};
-        olla_place_options o = {1, 5.0, 0, 0};
+        olla_place_options o = {1, 5.0, 0, 0, 0};
         olla_place_result r;
         OLLA_CHECK(olla_place(b, (size_t)n, &o, &r, &err) == OLLA_OK);
         int64_t live = olla_place_max_live(b, (size_t)n, 1);
@@ -185,7 +185,7 @@ OLLA_TEST(test_alignment)
 {
     olla_buffer b[] = {{0, 2, 3, 0}, {0, 4, 5, 0}, {1, 4, 8, 0}, {2, 4, 1, 0}};
     olla_error err = {0};
-    olla_place_options o = {8, 5.0, 0, 0};
+    olla_place_options o = {8, 5.0, 0, 0, 0};
     olla_place_result r;
     OLLA_CHECK(olla_place(b, 4, &o, &r, &err) == OLLA_OK);
     OLLA_CHECK_EQ_I64(r.arena_bytes, 24);
@@ -215,7 +215,7 @@ OLLA_TEST(test_alignment)
             y[i].size = (x[i].size + 3) / 4;
         }
         int64_t opt = brute_optimum(y, n) * 4;
-        olla_place_options oa = {4, 5.0, 0, 0};
+        olla_place_options oa = {4, 5.0, 0, 0, 0};
         OLLA_CHECK(olla_place(x, (size_t)n, &oa, &r, &err) == OLLA_OK);
         OLLA_CHECK_EQ_I64(r.arena_bytes, opt);
         OLLA_CHECK(olla_place_validate(x, (size_t)n, r.arena_bytes, 4, &err) == OLLA_OK);
@@ -261,7 +261,7 @@ OLLA_TEST(test_validator_rejects)
 OLLA_TEST(test_edge_cases)
 {
     olla_error err = {0};
-    olla_place_options o = {1, 1.0, 0, 0};
+    olla_place_options o = {1, 1.0, 0, 0, 0};
     olla_place_result r;
     OLLA_CHECK(olla_place(NULL, 0, &o, &r, &err) == OLLA_OK);
     OLLA_CHECK_EQ_I64(r.arena_bytes, 0);
@@ -272,7 +272,7 @@ OLLA_TEST(test_edge_cases)
     OLLA_CHECK_EQ_I64(r.arena_bytes, 5);
     OLLA_CHECK_EQ_I64(b[2].offset, 0);
     /* bad options and inputs are errors, not crashes */
-    olla_place_options bad = {0, 1.0, 0, 0};
+    olla_place_options bad = {0, 1.0, 0, 0, 0};
     OLLA_CHECK(olla_place(b, 3, &bad, &r, &err) == OLLA_ERR_USAGE);
     olla_error_clear(&err);
     olla_buffer neg[] = {{-1, 3, 4, 0}};
@@ -300,7 +300,7 @@ OLLA_TEST(test_large_trace_valid)
         b[i] = (olla_buffer){l, l + len, rnd(1, 64) * 256, 0};
     }
     olla_error err = {0};
-    olla_place_options o = {256, 2.0, 0, 0};
+    olla_place_options o = {256, 2.0, 0, 0, 0};
     olla_place_result r;
     OLLA_CHECK(olla_place(b, n, &o, &r, &err) == OLLA_OK);
     OLLA_CHECK(r.arena_bytes >= r.lower_bound);

@@ -37,7 +37,7 @@ OLLA_TEST(test_training_pyramid)
     }
     int64_t off[3 * N];
     int64_t lb = olla_place_items_max_live(it, n);
-    int64_t arena = olla_place_heuristic(it, n, off, lb, 0, 0);
+    int64_t arena = olla_place_heuristic(it, n, off, lb, &(olla_pwork){0, 0, 0, 0}, 0);
     OLLA_CHECK_EQ_I64(arena, lb);
     check_valid(it, n, off, arena);
 }
@@ -58,7 +58,7 @@ OLLA_TEST(test_random_heuristic_bounds)
             sum += it[i].size;
         }
         int64_t lb = olla_place_items_max_live(it, 300);
-        int64_t arena = olla_place_heuristic(it, 300, off, lb, 0, 0);
+        int64_t arena = olla_place_heuristic(it, 300, off, lb, &(olla_pwork){0, 0, 0, 0}, 0);
         OLLA_CHECK(arena >= lb);
         OLLA_CHECK(arena <= sum);
         OLLA_CHECK_EQ_I64(olla_place_items_arena(it, off, 300), arena);

@@ -3,6 +3,7 @@
 #include "olla_test.h"
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
+#include "util/olla_clock.h"
 
 static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
 static int64_t rnd(int64_t lo, int64_t hi)
@@ -50,7 +51,8 @@ OLLA_TEST(test_ilp_optimum)
             ;
         int64_t lb = olla_place_items_max_live(it, (size_t)n), arena = 0, bound = 0;
         olla_error err = {0};
-        OLLA_CHECK(olla_place_ilp(it, (size_t)n, warm, sum, lb, 30.0, off, &arena, &bound, 0,
+        olla_pwork w = {1LL << 40, 0, olla_now() + 30.0, 0};
+        OLLA_CHECK(olla_place_ilp(it, (size_t)n, warm, sum, lb, &w, off, &arena, &bound, 0,
                                   &err) == OLLA_OK);
         OLLA_CHECK_EQ_I64(arena, opt);
         OLLA_CHECK_EQ_I64(bound, opt);

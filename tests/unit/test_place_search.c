@@ -4,6 +4,10 @@
 #include "olla_test.h"
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
+#include "util/olla_clock.h"
+
+/* A budget no test instance exhausts, and no deadline. */
+#define UNLIMITED (&(olla_pwork){1LL << 50, 0, 0, 0})
 
 static uint64_t rng_state = 0x853C49E6748FEA9BULL;
 static int64_t rnd(int64_t lo, int64_t hi)
@@ -72,12 +76,11 @@ static void run_family(const int64_t *sizes, int nsizes, int trials, int64_t tma
         while (!fits_brute(it, n, tmp, 0, opt))
             opt++;
         gaps += opt > live;
-        long long nodes;
-        int r = olla_place_search(it, (size_t)n, opt, 0, off, &nodes);
+        int r = olla_place_search(it, (size_t)n, opt, UNLIMITED, off);
         OLLA_CHECK_EQ_I64(r, 1);
         if (r == 1)
             check_placement(it, n, off, opt);
-        OLLA_CHECK_EQ_I64(olla_place_search(it, (size_t)n, opt - 1, 0, off, &nodes), 0);
+        OLLA_CHECK_EQ_I64(olla_place_search(it, (size_t)n, opt - 1, UNLIMITED, off), 0);
         if (olla_test_failures != before) {
             fprintf(stderr, "trial %d, optimum %lld:\n", trial, (long long)opt);
             for (int i = 0; i < n; i++)
@@ -116,7 +119,6 @@ OLLA_TEST(test_search_gap_instances)
     static const olla_pitem a[] = {{2, 3, 8}, {4, 8, 8}, {6, 8, 5}, {1, 4, 5}, {3, 4, 5},
                                    {3, 6, 2}, {3, 7, 2}, {1, 5, 2}, {5, 8, 1}};
     int64_t off[16];
-    long long nodes;
     OLLA_CHECK_EQ_I64(max_live(a, 9, 8), 16);
     /* variants: as is, mirrored in time, in reverse order, both */
     for (int v = 0; v < 4; v++) {
@@ -127,15 +129,15 @@ OLLA_TEST(test_search_gap_instances)
                 x = (olla_pitem){8 - x.upper, 8 - x.lower, x.size};
             b[i] = x;
         }
-        OLLA_CHECK_EQ_I64(olla_place_search(b, 9, 17, 0, off, &nodes), 1);
+        OLLA_CHECK_EQ_I64(olla_place_search(b, 9, 17, UNLIMITED, off), 1);
         check_placement(b, 9, off, 17);
-        OLLA_CHECK_EQ_I64(olla_place_search(b, 9, 16, 0, off, &nodes), 0);
+        OLLA_CHECK_EQ_I64(olla_place_search(b, 9, 16, UNLIMITED, off), 0);
     }
     /* the driver reports the proven bound */
     olla_buffer c[9];
     for (int i = 0; i < 9; i++)
         c[i] = (olla_buffer){a[i].lower, a[i].upper, a[i].size, 0};
-    olla_place_options o = {1, 10.0, 0, 0};
+    olla_place_options o = {1, 10.0, 0, 0, 0};
     olla_place_result r;
     olla_error err = {0};
     OLLA_CHECK(olla_place(c, 9, &o, &r, &err) == OLLA_OK);
@@ -163,18 +165,17 @@ OLLA_TEST(test_search_vs_ilp)
         }
         int64_t live = max_live(it, n, 8), arena = 0, bound = 0;
         olla_error err = {0};
-        OLLA_CHECK(olla_place_ilp(it, (size_t)n, warm, sum, live, 60.0, off, &arena, &bound, 0,
+        OLLA_CHECK(olla_place_ilp(it, (size_t)n, warm, sum, live, &(olla_pwork){1LL << 40, 0, olla_now() + 60, 0}, off, &arena, &bound, 0,
                                   &err) == OLLA_OK);
         if (bound != arena)
             continue; /* not proven within the limit: nothing to compare */
         compared++;
         gaps += arena > live;
-        long long nodes;
-        int r = olla_place_search(it, (size_t)n, arena, 0, off, &nodes);
+        int r = olla_place_search(it, (size_t)n, arena, UNLIMITED, off);
         OLLA_CHECK_EQ_I64(r, 1);
         if (r == 1)
             check_placement(it, n, off, arena);
-        OLLA_CHECK_EQ_I64(olla_place_search(it, (size_t)n, arena - 1, 0, off, &nodes), 0);
+        OLLA_CHECK_EQ_I64(olla_place_search(it, (size_t)n, arena - 1, UNLIMITED, off), 0);
     }
     fprintf(stderr, "compared %d instances with the ILP, %d with a gap\n", compared, gaps);
     OLLA_CHECK(compared > 0);

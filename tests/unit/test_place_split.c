@@ -1,9 +1,12 @@
 /* The exact search with fixed buffers (against brute force) and the split at
  * the busiest time on training-like nested instances (must reach max live). */
 #include "olla_test.h"
-#include "util/olla_clock.h"
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
+#include "util/olla_clock.h"
+
+/* A budget no test instance exhausts, and no deadline. */
+#define UNLIMITED (&(olla_pwork){1LL << 50, 0, 0, 0})
 
 static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
 static int64_t rnd(int64_t lo, int64_t hi)
@@ -87,15 +90,14 @@ OLLA_TEST(test_search_fixed_vs_brute)
                 opt = it[i].size;
         while (!fits_brute(it, n, tmp, 0, opt, fx, fx_off, nf))
             opt++;
-        long long nodes;
         int before = olla_test_failures;
-        int r = olla_place_search_fixed(it, (size_t)n, fx, fx_off, (size_t)nf, opt, 0, off, &nodes);
+        int r = olla_place_search_fixed(it, (size_t)n, fx, fx_off, (size_t)nf, opt, UNLIMITED, off);
         OLLA_CHECK_EQ_I64(r, 1);
         if (r == 1)
             check_clear(it, n, off, opt, fx, fx_off, nf);
         if (opt > top) /* below the fixed top the question is moot */
             OLLA_CHECK_EQ_I64(olla_place_search_fixed(it, (size_t)n, fx, fx_off, (size_t)nf,
-                                                      opt - 1, 0, off, &nodes), 0);
+                                                      opt - 1, UNLIMITED, off), 0);
         if (olla_test_failures != before) {
             fprintf(stderr, "trial %d, optimum %lld\n", trial, (long long)opt);
             for (int i = 0; i < nf; i++)
@@ -139,7 +141,7 @@ OLLA_TEST(test_split_training_traces)
     for (int trial = 0; trial < 8; trial++) {
         size_t n = training_trace(it, LAYERS);
         int64_t live = olla_place_items_max_live(it, n);
-        int r = olla_place_split(it, n, live, olla_now() + 30, off, 0);
+        int r = olla_place_split(it, n, live, &(olla_pwork){1LL << 50, 0, olla_now() + 30, 0}, off, 0);
         OLLA_CHECK_EQ_I64(r, 1);
         if (r != 1)
             continue;
@@ -150,7 +152,7 @@ OLLA_TEST(test_split_training_traces)
         olla_error err = {0};
         OLLA_CHECK(olla_place_validate(b, n, live, 1, &err) == OLLA_OK);
         /* and below max live it cannot succeed */
-        OLLA_CHECK_EQ_I64(olla_place_split(it, n, live - 1, olla_now() + 30, off, 0), 0);
+        OLLA_CHECK_EQ_I64(olla_place_split(it, n, live - 1, &(olla_pwork){1LL << 50, 0, olla_now() + 30, 0}, off, 0), 0);
     }
 }
 
@@ -188,7 +190,7 @@ OLLA_TEST(test_split_crossing_traces)
     for (int trial = 0; trial < 6; trial++) {
         size_t n = crossing_trace(it, LAYERS, 4 + 4 * trial);
         int64_t live = olla_place_items_max_live(it, n);
-        int r = olla_place_split(it, n, live, olla_now() + 30, off, 0);
+        int r = olla_place_split(it, n, live, &(olla_pwork){1LL << 50, 0, olla_now() + 30, 0}, off, 0);
         OLLA_CHECK(r == 1 || r == 0);
         if (r != 1)
             continue;
@@ -198,7 +200,7 @@ OLLA_TEST(test_split_crossing_traces)
             b[i] = (olla_buffer){it[i].lower, it[i].upper, it[i].size, off[i]};
         olla_error err = {0};
         OLLA_CHECK(olla_place_validate(b, n, live, 1, &err) == OLLA_OK);
-        OLLA_CHECK_EQ_I64(olla_place_split(it, n, live - 1, olla_now() + 30, off, 0), 0);
+        OLLA_CHECK_EQ_I64(olla_place_split(it, n, live - 1, &(olla_pwork){1LL << 50, 0, olla_now() + 30, 0}, off, 0), 0);
     }
     OLLA_CHECK(found > 0);
 }
@@ -212,7 +214,7 @@ OLLA_TEST(test_place_training_trace_zero_fragmentation)
     size_t n = training_trace(it, LAYERS);
     for (size_t i = 0; i < n; i++)
         b[i] = (olla_buffer){it[i].lower, it[i].upper, it[i].size * 64, 0};
-    olla_place_options o = {64, 30.0, 0, 0};
+    olla_place_options o = {64, 30.0, 0, 0, 0};
     olla_place_result r;
     olla_error err = {0};
     OLLA_CHECK(olla_place(b, n, &o, &r, &err) == OLLA_OK);

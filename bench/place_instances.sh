@@ -1,0 +1,31 @@
+#!/bin/bash
+# Placement instances from our own graphs: the lifetimes and sizes of the
+# planned tensors of every training graph of the corpus (both batch sizes)
+# and of the ONNX Runtime training artifacts (symbolic batch_size bound to 1
+# and 32), written by `olla-onnx --lifetimes` (sizes rounded to 64 bytes,
+# lifetimes in planned steps of the optimized order).
+# usage: bench/place_instances.sh OUT_DIR [corpus dir] [binary]
+set -eu
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${1:?usage: bench/place_instances.sh OUT_DIR [corpus dir] [binary]}
+CORPUS=${2:-$SRC/../shared/corpus}
+BIN=${3:-}
+if [ -z "$BIN" ]; then
+    cmake -S "$SRC" -B "$SRC/build-bench" -DCMAKE_BUILD_TYPE=Release -DOLLA_BUILD_TESTS=OFF >/dev/null
+    cmake --build "$SRC/build-bench" -j2 >/dev/null
+    BIN=$SRC/build-bench/olla-onnx
+fi
+mkdir -p "$OUT"
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+for f in "$CORPUS"/train/*.onnx; do
+    n=$(basename "$f" .onnx)
+    "$BIN" -q --time-limit 20 --lifetimes "$OUT/$n.csv" "$f" "$W/out.onnx"
+done
+for f in "$CORPUS"/ort-training/*.onnx; do
+    n=$(basename "$f" .onnx)
+    for bs in 1 32; do
+        "$BIN" -q --time-limit 20 --dim batch_size=$bs --lifetimes "$OUT/${n}_bs$bs.csv" "$f" "$W/out.onnx"
+    done
+done
+ls "$OUT"
