@@ -4,6 +4,14 @@
 
 #include "cli/cli.h"
 
+#define CHECK_USAGE "usage: olla-onnx check [--dim NAME=VALUE ...] [--strict-shapes] model.onnx\n"
+
+/* The planning options that also shape a check. */
+static int is_check_option(const char *a)
+{
+    return strcmp(a, "--dim") == 0 || strcmp(a, "--strict-shapes") == 0;
+}
+
 int olla_cmd_check(int argc, char **argv)
 {
     olla_cli_plan_opts po;
@@ -11,7 +19,7 @@ int olla_cmd_check(int argc, char **argv)
     const char *path = NULL;
     int rc = 0;
     for (int i = 1; i < argc; i++) {
-        int r = strcmp(argv[i], "--dim") == 0 ? olla_cli_plan_option(&po, argc, argv, &i) : 0;
+        int r = is_check_option(argv[i]) ? olla_cli_plan_option(&po, argc, argv, &i) : 0;
         if (r < 0) {
             rc = 2;
             goto out;
@@ -19,14 +27,14 @@ int olla_cmd_check(int argc, char **argv)
         if (r > 0)
             continue;
         if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "usage: olla-onnx check [--dim NAME=VALUE ...] model.onnx\n");
+            fprintf(stderr, CHECK_USAGE);
             rc = 2;
             goto out;
         }
         path = argv[i];
     }
     if (!path) {
-        fprintf(stderr, "usage: olla-onnx check [--dim NAME=VALUE ...] model.onnx\n");
+        fprintf(stderr, CHECK_USAGE);
         rc = 2;
         goto out;
     }

@@ -9,8 +9,8 @@
 static void usage(FILE *f)
 {
     fputs("usage: olla-onnx [options] in.onnx out.onnx\n"
-          "       olla-onnx check [--dim NAME=VALUE ...] model.onnx\n"
-          "       olla-onnx shapes [--dim NAME=VALUE ...] model.onnx\n"
+          "       olla-onnx check [--dim NAME=VALUE ...] [--strict-shapes] model.onnx\n"
+          "       olla-onnx shapes [--dim NAME=VALUE ...] [--strict-shapes] model.onnx\n"
           "       olla-onnx place in.csv out.csv [--capacity BYTES]\n"
           "       olla-onnx batch IN_DIR OUT_DIR [-j N] [--report FILE.jsonl] [options]\n"
           "\n"
@@ -25,6 +25,9 @@ static void usage(FILE *f)
           "  --keep-order         keep the input node order; only place tensors\n"
           "  --joint              small graphs: also solve order and addresses in one\n"
           "                       ILP, kept when its arena is smaller\n"
+          "  --strict-shapes      a type the model declares that disagrees with the\n"
+          "                       inferred one is an error (by default the declared\n"
+          "                       one is used, with a warning)\n"
           "  --allow-unknown-sizes  leave tensors of unknown size out of the plan\n"
           "                       (by default an unknown size is an error)\n"
           "  --report FILE.json   write the report as JSON\n"

@@ -12,7 +12,7 @@
 
 static int usage(void)
 {
-    fputs("usage: olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] model.onnx\n", stderr);
+    fputs("usage: olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] [--strict-shapes] model.onnx\n", stderr);
     return 2;
 }
 
@@ -103,7 +103,7 @@ int olla_cmd_shapes(int argc, char **argv)
     const char *in = NULL;
     olla_dim_binding *dims = calloc((size_t)argc + 1, sizeof *dims);
     int n_dims = 0, rc = 0;
-    olla_shape_options opt = {NULL, 0, 0};
+    olla_shape_options opt = {0};
     olla_model *m = NULL;
     olla_shape_table *t = NULL;
     olla_error err = {0};
@@ -124,10 +124,12 @@ int olla_cmd_shapes(int argc, char **argv)
                 goto out;
             }
             n_dims++;
+        } else if (strcmp(argv[i], "--strict-shapes") == 0) {
+            opt.strict = 1;
         } else if (strcmp(argv[i], "--no-value-info") == 0) {
             opt.ignore_value_info = 1;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs("usage: olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] model.onnx\n"
+            fputs("usage: olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] [--strict-shapes] model.onnx\n"
                   "Prints the element type, shape and bytes of every tensor as JSON.\n",
                   stdout);
             goto out;

@@ -37,6 +37,10 @@ int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i)
         opt->joint = 1;
         return 1;
     }
+    if (strcmp(a, "--strict-shapes") == 0) {
+        opt->strict_shapes = 1;
+        return 1;
+    }
     if (strcmp(a, "--allow-unknown-sizes") == 0) {
         opt->allow_unknown_sizes = 1;
         return 1;

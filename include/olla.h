@@ -38,6 +38,8 @@ typedef struct olla_options {
     int keep_order;           /* 1: keep the input order, only place */
     int joint;                /* 1: also try order and addresses in one ILP (small graphs) */
     int allow_unknown_sizes;  /* 1: leave tensors of unknown size out of the plan (else an error) */
+    int strict_shapes;        /* 1: an inferred type that disagrees with a declared one is an error
+                                 (by default the declared one is used, with a warning) */
     int verbosity;            /* 0 quiet, 1 summary, 2 details */
     const olla_dim_binding *dims; /* --dim NAME=VALUE bindings */
     int n_dims;

@@ -4,9 +4,11 @@
 #include <string.h>
 
 #include "plan/olla_check.h"
+#include "passes/analysis/olla_graph_dag.h"
 #include "passes/shapes/olla_shapes.h"
 #include "plan/olla_plan_json.h"
 #include "plan/olla_verify.h"
+#include "util/olla_strmap.h"
 
 static const char *meta(const Onnx__ModelProto *m, const char *key)
 {
@@ -14,6 +16,74 @@ static const char *meta(const Onnx__ModelProto *m, const char *key)
         if (m->metadata_props[i]->key && strcmp(m->metadata_props[i]->key, key) == 0)
             return m->metadata_props[i]->value ? m->metadata_props[i]->value : "";
     return NULL;
+}
+
+/* ---- the declared sizes ---- */
+
+/* Bytes of a declared tensor type under the bindings, -1 when the element
+ * type or a dimension is not known (or the size overflows). "int64[1,batch=8]"
+ * into text. */
+static int64_t declared_bytes(const Onnx__TypeProto *tp, const olla_check_options *opt, char *text, size_t size)
+{
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type ||
+        !tp->tensor_type->shape)
+        return -1;
+    const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+    int bits = olla_elem_type_bits(tp->tensor_type->elem_type);
+    const char *et = olla_elem_type_name(tp->tensor_type->elem_type);
+    size_t at = (size_t)snprintf(text, size, "%s[", et ? et : "?");
+    int64_t count = 1;
+    for (size_t d = 0; d < sh->n_dim; d++) {
+        const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
+        int64_t v = -1;
+        if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+            v = dim->dim_value;
+        else if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                 !olla_dim_param_eval(dim->dim_param, opt->dims, opt->n_dims, &v))
+            v = -1;
+        if (at < size)
+            at += (size_t)snprintf(text + at, size - at, "%s%lld", d ? "," : "", (long long)v);
+        if (v < 0 || count < 0 || (v > 0 && count > INT64_MAX / 8 / v))
+            count = -1;
+        else
+            count *= v;
+    }
+    if (at < size)
+        snprintf(text + at, size - at, "]");
+    if (bits <= 0 || count < 0)
+        return -1;
+    return (count * bits + 7) / 8;
+}
+
+/* Every tensor the model declares (graph outputs, value_info) and the plan
+ * places must get exactly its declared size, rounded up to the alignment. */
+olla_status olla_plan_check_declared(const Onnx__GraphProto *g, const olla_stored_plan *sp,
+                                     const olla_check_options *opt, const char *file, olla_error *err)
+{
+    olla_strmap placed;
+    if (!olla_strmap_init(&placed, (size_t)sp->n_entries))
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory checking %s", file);
+    for (int i = 0; i < sp->n_entries; i++)
+        if (!olla_strmap_put(&placed, sp->entries[i].name, i)) {
+            olla_strmap_free(&placed);
+            return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory checking %s", file);
+        }
+    olla_status st = OLLA_OK;
+    for (size_t k = 0; st == OLLA_OK && k < g->n_value_info + g->n_output; k++) {
+        const Onnx__ValueInfoProto *vi = k < g->n_value_info ? g->value_info[k] : g->output[k - g->n_value_info];
+        int at = vi && vi->name ? olla_strmap_get(&placed, vi->name) : -1;
+        char text[256];
+        int64_t bytes = at >= 0 ? declared_bytes(vi->type, opt, text, sizeof text) : -1;
+        if (bytes < 0 || sp->entries[at].bytes == olla_align_up(bytes, sp->alignment))
+            continue;
+        st = olla_error_set(err, OLLA_ERR_INPUT,
+                            "%s: the plan gives '%s' %lld bytes but the model declares it %s, %lld bytes (%lld with "
+                            "the alignment); plan the model again",
+                            file, vi->name, (long long)sp->entries[at].bytes, text, (long long)bytes,
+                            (long long)olla_align_up(bytes, sp->alignment));
+    }
+    olla_strmap_free(&placed);
+    return st;
 }
 
 olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, olla_error *err)
@@ -42,7 +112,7 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
                             file, arena_text ? arena_text : "missing", expect);
         goto done;
     }
-    olla_shape_options so = {opt->dims, opt->n_dims, 0};
+    olla_shape_options so = {.dims = opt->dims, .n_dims = opt->n_dims, .strict = opt->strict_shapes};
     if ((st = olla_infer_shapes(m->proto, &so, &types, err)) != OLLA_OK)
         goto done;
     olla_type_source src = olla_shape_type_source(types);
@@ -73,7 +143,9 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
     }
     for (int i = 0; i < g->n_ops; i++)
         order[i] = i; /* the file's own node order */
-    st = olla_plan_verify(g, order, offset, bytes, sp.arena_bytes, sp.alignment, err);
+    st = olla_plan_check_declared(m->proto->graph, &sp, opt, file, err);
+    if (st == OLLA_OK)
+        st = olla_plan_verify(g, order, offset, bytes, sp.arena_bytes, sp.alignment, err);
 done:
     free(offset);
     free(bytes);

@@ -80,6 +80,63 @@ static olla_status scope_decls(olla_shape_table *t, olla_shape_scope *s, const O
     return OLLA_OK;
 }
 
+/* 1 when two declared types of one value contradict each other. */
+static int decls_clash(const Onnx__TypeProto *a, const Onnx__TypeProto *b)
+{
+    if (!a || !b || a->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+        b->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !a->tensor_type || !b->tensor_type)
+        return 0;
+    const Onnx__TypeProto__Tensor *x = a->tensor_type, *y = b->tensor_type;
+    if (x->elem_type && y->elem_type && x->elem_type != y->elem_type)
+        return 1;
+    if (!x->shape || !y->shape)
+        return 0;
+    if (x->shape->n_dim != y->shape->n_dim)
+        return 1;
+    for (size_t d = 0; d < x->shape->n_dim; d++) {
+        const Onnx__TensorShapeProto__Dimension *p = x->shape->dim[d], *q = y->shape->dim[d];
+        if (p && q && p->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+            q->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && p->dim_value != q->dim_value)
+            return 1;
+    }
+    return 0;
+}
+
+/* A value declared twice in the main graph (value_info and graph output, or
+ * twice in one list) with contradicting types cannot be planned safely. */
+static olla_status check_duplicate_decls(olla_shape_table *t, const Onnx__GraphProto *g, olla_error *err)
+{
+    olla_namemap first = {0};
+    olla_status st = OLLA_OK;
+    size_t n = g->n_value_info + g->n_output;
+    for (size_t k = 0; st == OLLA_OK && k < n; k++) {
+        const Onnx__ValueInfoProto *vi = k < g->n_value_info ? g->value_info[k] : g->output[k - g->n_value_info];
+        size_t j;
+        if (!vi || !vi->name || !vi->name[0] || !vi->type)
+            continue;
+        if (!olla_namemap_get(&first, vi->name, &j)) {
+            if (olla_namemap_put(&first, vi->name, k) != OLLA_OK)
+                st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
+            continue;
+        }
+        const Onnx__ValueInfoProto *prev = j < g->n_value_info ? g->value_info[j] : g->output[j - g->n_value_info];
+        if (!decls_clash(prev->type, vi->type))
+            continue;
+        olla_value_type a, b;
+        char ta[256] = "?", tb[256] = "?";
+        if (olla_shape__type_from_proto(t, prev->type, &a) == OLLA_OK)
+            olla_shape__format(&a, ta, sizeof ta);
+        if (olla_shape__type_from_proto(t, vi->type, &b) == OLLA_OK)
+            olla_shape__format(&b, tb, sizeof tb);
+        st = olla_error_set(err, OLLA_ERR_INPUT,
+                            "'%s' is declared twice with different types (%s in %s, %s in %s); keep one declaration",
+                            vi->name, ta, j < g->n_value_info ? "value_info" : "the graph outputs", tb,
+                            k < g->n_value_info ? "value_info" : "the graph outputs");
+    }
+    olla_namemap_free(&first);
+    return st;
+}
+
 static olla_status copy_type(olla_shape_table *t, olla_value_type *dst, const olla_value_type *src)
 {
     *dst = *src;
@@ -232,9 +289,56 @@ static int types_conflict(const olla_value_type *a, const olla_value_type *b)
     return 0;
 }
 
+/* A disagreement between the inferred type of output i and its declaration.
+ * The declaration wins: its element type and its known dimensions are kept,
+ * its unknown parts are filled from the inference. When the declaration has
+ * no complete size and its rank contradicts the inference there is nothing
+ * to trust: an input error. With strict set, every disagreement is one. */
+static olla_status merge_conflict(olla_shape_table *t, olla_shape_ctx *c, int i, const olla_value_type *inf,
+                                  const olla_value_type *decl, olla_value_type *out)
+{
+    char a[256], b[256];
+    const char *name = c->node->output[i];
+    olla_shape__format(inf, a, sizeof a);
+    olla_shape__format(decl, b, sizeof b);
+    int64_t inf_bytes = olla_value_bytes(inf), decl_bytes = olla_value_bytes(decl);
+    int rank_clash = inf->rank >= 0 && decl->rank >= 0 && inf->rank != decl->rank;
+    if (t->strict || (rank_clash && decl_bytes < 0))
+        return olla_error_set(c->err, OLLA_ERR_INPUT,
+                              "'%s' (node '%s', %s): inferred %s but the model declares %s%s; fix the declaration "
+                              "(value_info or graph output)%s",
+                              name, olla_shape_node_name(c), olla_shape_op(c), a, b,
+                              t->strict ? "" : ", and the declaration has no complete size to use instead",
+                              t->strict ? " or drop --strict-shapes" : "");
+    olla_status st = copy_type(t, out, decl);
+    if (st != OLLA_OK)
+        return st;
+    if (!out->elem_type)
+        out->elem_type = inf->elem_type;
+    if (out->rank < 0 && inf->rank >= 0) {
+        st = copy_type(t, out, inf);
+        out->elem_type = decl->elem_type ? decl->elem_type : inf->elem_type;
+    } else if (!rank_clash && inf->rank >= 0)
+        for (int d = 0; d < out->rank; d++)
+            if (out->dims[d].value < 0 && inf->dims[d].value >= 0)
+                out->dims[d] = inf->dims[d];
+    out->source = OLLA_SRC_VALUE_INFO;
+    char used[256], sizes[128] = "", msg[1400];
+    olla_shape__format(out, used, sizeof used);
+    int64_t out_bytes = olla_value_bytes(out);
+    if (inf_bytes >= 0 && out_bytes >= 0 && inf_bytes != out_bytes)
+        snprintf(sizes, sizeof sizes, " (%lld bytes where the inferred type has %lld)", (long long)out_bytes,
+                 (long long)inf_bytes);
+    snprintf(msg, sizeof msg, "'%s' (node '%s', %s): inferred %s but the model declares %s; using %s as declared%s",
+             name, olla_shape_node_name(c), olla_shape_op(c), a, b, used, sizes);
+    if (st == OLLA_OK && add_warning(t, msg) != OLLA_OK)
+        return OLLA_ERR_INTERNAL;
+    return st;
+}
+
 /* Merges inferred (may be NULL) with declared (may be NULL) into out (dims
- * in the table arena). Sets *use_inferred_value when the inferred value
- * stays valid. */
+ * in the table arena). Sets *keep_value when the inferred value stays
+ * valid. */
 static olla_status merge_types(olla_shape_table *t, olla_shape_ctx *c, int i, const olla_value_type *inf,
                                const olla_value_type *decl, olla_value_type *out, int *keep_value)
 {
@@ -255,21 +359,8 @@ static olla_status merge_types(olla_shape_table *t, olla_shape_ctx *c, int i, co
         out->source = OLLA_SRC_VALUE_INFO;
         return st;
     }
-    if (types_conflict(inf, decl)) {
-        int use_inf = olla_value_bytes(inf) >= 0;
-        char a[256], b[256], msg[1024];
-        olla_shape__format(inf, a, sizeof a);
-        olla_shape__format(decl, b, sizeof b);
-        snprintf(msg, sizeof msg, "'%s' (node '%s', %s): inferred %s but value_info declares %s; using the %s one",
-                 c->node->output[i], olla_shape_node_name(c), olla_shape_op(c), a, b,
-                 use_inf ? "inferred" : "declared");
-        if (add_warning(t, msg) != OLLA_OK)
-            return OLLA_ERR_INTERNAL;
-        olla_status st = copy_type(t, out, use_inf ? inf : decl);
-        out->source = use_inf ? OLLA_SRC_INFERRED : OLLA_SRC_VALUE_INFO;
-        *keep_value = use_inf;
-        return st;
-    }
+    if (types_conflict(inf, decl))
+        return merge_conflict(t, c, i, inf, decl, out);
     /* compatible: take the most precise of each */
     const olla_value_type *base = inf->rank >= 0 ? inf : decl;
     olla_status st = copy_type(t, out, base);
@@ -376,8 +467,9 @@ static olla_status store_output(olla_shape_table *t, olla_shape_scope *scope, ol
     const olla_value_type *inf = c->out_set[i] ? &c->out[i] : NULL;
     olla_value_type merged;
     int keep_value;
-    if (merge_types(t, c, i, inf, declp, &merged, &keep_value) != OLLA_OK)
-        return OLLA_ERR_INTERNAL;
+    olla_status mst = merge_types(t, c, i, inf, declp, &merged, &keep_value);
+    if (mst != OLLA_OK)
+        return mst;
     olla_shape_entry *e = scope_put(t, scope, name, NULL);
     if (!e)
         return OLLA_ERR_INTERNAL;
@@ -480,8 +572,9 @@ static olla_status process_node(olla_shape_table *t, olla_shape_scope *scope, co
     for (int i = 0; i < c.n_out; i++) {
         if (!olla_shape_has_output(&c, i))
             continue;
-        if (store_output(t, scope, &c, i, rule != NULL) != OLLA_OK) {
-            st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
+        if ((st = store_output(t, scope, &c, i, rule != NULL)) != OLLA_OK) {
+            st = err->code != OLLA_OK ? err->code
+                                      : olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
             goto done;
         }
     }
@@ -817,6 +910,7 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
     olla_status st = OLLA_OK;
     if (opt) {
         t->ignore_vi = opt->ignore_value_info;
+        t->strict = opt->strict;
         if (opt->n_dims > 0 && opt->dims) {
             t->bind = calloc((size_t)opt->n_dims, sizeof *t->bind);
             if (!t->bind)
@@ -834,6 +928,10 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
             }
             t->n_bind = opt->n_dims;
         }
+    }
+    if (!t->ignore_vi && (st = check_duplicate_decls(t, g, err)) != OLLA_OK) {
+        olla_shape_table_free(t);
+        return st;
     }
     if (scope_decls(t, &t->main, g) != OLLA_OK)
         goto oom;

@@ -384,7 +384,7 @@ static inline int olla_run_shape_cases(const olla_shape_case *cases, size_t n)
     for (size_t i = 0; i < n; i++) {
         const olla_shape_case *k = &cases[i];
         Onnx__ModelProto *m = olla_case_model(k);
-        olla_shape_options opt = {NULL, 0, 1};
+        olla_shape_options opt = {.ignore_value_info = 1};
         olla_shape_table *t = NULL;
         olla_error err;
         olla_error_clear(&err);

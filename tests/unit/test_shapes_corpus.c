@@ -131,7 +131,7 @@ static void check_model(const char *path, int *n_models, long *n_checked)
         }
     }
     if (n_binds) {
-        olla_shape_options opt = {binds, n_binds, 0};
+        olla_shape_options opt = {.dims = binds, .n_dims = n_binds};
         OLLA_CHECK(olla_infer_shapes(m->proto, &opt, &t, &err) == OLLA_OK);
         for (size_t i = 0; t && i < olla_shape_count(t); i++) {
             const olla_value_type *ty = olla_shape_at(t, i);
