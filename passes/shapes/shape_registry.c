@@ -31,6 +31,12 @@ static int domain_match(const char *want, const char *have)
     return strcmp(want, have) == 0;
 }
 
+const olla_shape_rule_entry *const *olla_shape_rule_families(size_t *n)
+{
+    *n = sizeof families / sizeof families[0];
+    return families;
+}
+
 olla_shape_rule_fn olla_shape_find_rule(const char *domain, const char *op_type)
 {
     if (!op_type)

@@ -152,6 +152,8 @@ static olla_status shape_from_value(olla_shape_ctx *c, int si, int ti)
 
 static olla_status rule_gather_grad(olla_shape_ctx *c) { return shape_from_value(c, 0, 2); }
 static olla_status rule_shape1_grad(olla_shape_ctx *c) { return shape_from_value(c, 1, 0); }
+/* GatherNDGrad(shape, indices, update): the type of update. */
+static olla_status rule_gather_nd_grad(olla_shape_ctx *c) { return shape_from_value(c, 0, 2); }
 
 /* dY is input 0 and dX has its type (ReluGrad, GeluGrad, SoftmaxGrad...). */
 static olla_status rule_dy(olla_shape_ctx *c) { return olla_shape_pass(c, 0, 0); }
@@ -259,10 +261,12 @@ static olla_status stats_out(olla_shape_ctx *c, int i, int64_t axis)
     return olla_shape_set_out(c, i, elem, x->rank, dims);
 }
 
+/* ORT's LayerNormalization and SimplifiedLayerNormalization: Y has the
+ * scale's type (V), the statistics U. */
 static olla_status rule_layer_norm(olla_shape_ctx *c)
 {
     int64_t axis = olla_shape_attr_int(c, "axis", -1);
-    olla_status st = olla_shape_pass(c, 0, 0);
+    olla_status st = shape_of(c, 0, 0, 1);
     int simplified = strstr(olla_shape_op(c), "Simplified") != NULL;
     if (st == OLLA_OK && !simplified)
         st = stats_out(c, 1, axis);
@@ -367,7 +371,7 @@ const olla_shape_rule_entry olla_shape_rules_training[] = {
     {MS, "InvertibleLayerNormalizationGrad", rule_norm_grad},
     {MS, "BatchNormalizationGrad", rule_norm_grad}, {MS, "BatchNormInternal", rule_bn_internal},
     {MS, "GatherGrad", rule_gather_grad}, {MS, "GatherElementsGrad", rule_shape1_grad},
-    {MS, "GatherNDGrad", rule_shape1_grad}, {MS, "SliceGrad", rule_shape1_grad},
+    {MS, "GatherNDGrad", rule_gather_nd_grad}, {MS, "SliceGrad", rule_shape1_grad},
     {MS, "MaxPoolGrad", rule_maxpool_grad}, {"", "MaxPoolGrad", rule_maxpool_grad},
     {MS, "AveragePoolGrad", rule_avgpool_grad}, {"", "AveragePoolGrad", rule_avgpool_grad},
     /* accumulators, optimizers, graph boundaries */
