@@ -19,12 +19,18 @@ int olla_cli_parse_i64(const char *s, long long *out);
 int olla_cli_parse_double(const char *s, double *out);
 /* NAME=VALUE into a binding whose name is malloc'd. */
 int olla_cli_parse_dim(const char *arg, olla_dim_binding *out);
+/* NAME=D1,D2,... (a dim -1 or empty is unknown; "NAME=" a scalar) into a
+ * shape whose name and dims are malloc'd. 0 with a one-line message in msg
+ * when the text is not one. */
+int olla_cli_parse_input_shape(const char *arg, olla_input_shape *out, char *msg, size_t size);
 
 /* Planning options shared by the converting sub-commands. */
 typedef struct olla_cli_plan_opts {
     olla_options opt;
     olla_dim_binding *dims;
     int n_dims;
+    olla_input_shape *shapes; /* --input-shape */
+    int n_shapes;
 } olla_cli_plan_opts;
 
 void olla_cli_plan_opts_init(olla_cli_plan_opts *po);

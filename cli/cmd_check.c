@@ -4,12 +4,13 @@
 
 #include "cli/cli.h"
 
-#define CHECK_USAGE "usage: olla-onnx check [--dim NAME=VALUE ...] [--strict-shapes] model.onnx\n"
+#define CHECK_USAGE \
+    "usage: olla-onnx check [--dim NAME=VALUE ...] [--input-shape NAME=D1,D2,... ...] [--strict-shapes] model.onnx\n"
 
 /* The planning options that also shape a check. */
 static int is_check_option(const char *a)
 {
-    return strcmp(a, "--dim") == 0 || strcmp(a, "--strict-shapes") == 0;
+    return strcmp(a, "--dim") == 0 || strcmp(a, "--strict-shapes") == 0 || strcmp(a, "--input-shape") == 0;
 }
 
 int olla_cmd_check(int argc, char **argv)

@@ -9,8 +9,8 @@
 static void usage(FILE *f)
 {
     fputs("usage: olla-onnx [options] in.onnx out.onnx\n"
-          "       olla-onnx check [--dim NAME=VALUE ...] [--strict-shapes] model.onnx\n"
-          "       olla-onnx shapes [--dim NAME=VALUE ...] [--strict-shapes] model.onnx\n"
+          "       olla-onnx check [--dim NAME=VALUE ...] [--input-shape NAME=D1,D2,...] [--strict-shapes] model.onnx\n"
+          "       olla-onnx shapes [--dim NAME=VALUE ...] [--input-shape NAME=D1,D2,...] [--strict-shapes] model.onnx\n"
           "       olla-onnx place in.csv out.csv [--capacity BYTES]\n"
           "       olla-onnx batch IN_DIR OUT_DIR [-j N] [--report FILE.jsonl] [options]\n"
           "\n"
@@ -20,6 +20,9 @@ static void usage(FILE *f)
           "\n"
           "options:\n"
           "  --dim NAME=VALUE     bind a symbolic dimension (repeatable)\n"
+          "  --input-shape NAME=D1,D2,...\n"
+          "                       set or override a graph input's shape (repeatable;\n"
+          "                       -1 or an empty dimension is unknown)\n"
           "  --time-limit SECONDS time for ordering and placement (default 30)\n"
           "  --align BYTES        arena alignment (default 64)\n"
           "  --keep-order         keep the input node order; only place tensors\n"

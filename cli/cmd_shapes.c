@@ -12,7 +12,7 @@
 
 static int usage(void)
 {
-    fputs("usage: olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] [--strict-shapes] model.onnx\n", stderr);
+    fputs("usage: olla-onnx shapes [--dim NAME=VALUE ...] [--input-shape NAME=D1,D2,... ...] [--no-value-info] [--strict-shapes] model.onnx\n", stderr);
     return 2;
 }
 
@@ -102,13 +102,17 @@ int olla_cmd_shapes(int argc, char **argv)
 {
     const char *in = NULL;
     olla_dim_binding *dims = calloc((size_t)argc + 1, sizeof *dims);
-    int n_dims = 0, rc = 0;
+    olla_input_shape *shapes = calloc((size_t)argc + 1, sizeof *shapes);
+    int n_dims = 0, n_shapes = 0, rc = 0;
     olla_shape_options opt = {0};
     olla_model *m = NULL;
     olla_shape_table *t = NULL;
     olla_error err = {0};
-    if (!dims)
+    if (!dims || !shapes) {
+        free(dims);
+        free(shapes);
         return 3;
+    }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dim") == 0 && i + 1 < argc) {
             if (!olla_cli_parse_dim(argv[++i], &dims[n_dims])) {
@@ -124,12 +128,20 @@ int olla_cmd_shapes(int argc, char **argv)
                 goto out;
             }
             n_dims++;
+        } else if (strcmp(argv[i], "--input-shape") == 0) {
+            char msg[512];
+            if (i + 1 >= argc || !olla_cli_parse_input_shape(argv[++i], &shapes[n_shapes], msg, sizeof msg)) {
+                fprintf(stderr, "olla-onnx shapes: %s\n", i < argc ? msg : "--input-shape needs NAME=D1,D2,...");
+                rc = 2;
+                goto out;
+            }
+            n_shapes++;
         } else if (strcmp(argv[i], "--strict-shapes") == 0) {
             opt.strict = 1;
         } else if (strcmp(argv[i], "--no-value-info") == 0) {
             opt.ignore_value_info = 1;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs("usage: olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] [--strict-shapes] model.onnx\n"
+            fputs("usage: olla-onnx shapes [--dim NAME=VALUE ...] [--input-shape NAME=D1,D2,... ...] [--no-value-info] [--strict-shapes] model.onnx\n"
                   "Prints the element type, shape and bytes of every tensor as JSON.\n",
                   stdout);
             goto out;
@@ -151,6 +163,8 @@ int olla_cmd_shapes(int argc, char **argv)
     }
     opt.dims = dims;
     opt.n_dims = n_dims;
+    opt.input_shapes = shapes;
+    opt.n_input_shapes = n_shapes;
     if (olla_model_load(in, &m, &err) != OLLA_OK || olla_infer_shapes(m->proto, &opt, &t, &err) != OLLA_OK) {
         fprintf(stderr, "olla-onnx shapes: %s\n", err.message);
         rc = err.code ? (int)err.code : 3;
@@ -174,5 +188,10 @@ out:
     for (int k = 0; k < n_dims; k++)
         free((char *)dims[k].name);
     free(dims);
+    for (int k = 0; k < n_shapes; k++) {
+        free((char *)shapes[k].name);
+        free((int64_t *)shapes[k].dims);
+    }
+    free(shapes);
     return rc;
 }

@@ -43,6 +43,8 @@ typedef struct olla_options {
     int verbosity;            /* 0 quiet, 1 summary, 2 details */
     const olla_dim_binding *dims; /* --dim NAME=VALUE bindings */
     int n_dims;
+    const olla_input_shape *input_shapes; /* --input-shape NAME=D1,D2,... */
+    int n_input_shapes;
     olla_progress_fn progress;    /* may be NULL */
     void *progress_ctx;
 } olla_options;

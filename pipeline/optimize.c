@@ -283,7 +283,8 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     int *gt = NULL, *input_order = NULL, *order = NULL, *first = NULL, *last = NULL;
     olla_plan *plan = NULL;
     int64_t *offset = NULL, *bytes = NULL;
-    olla_shape_options so = {.dims = opt->dims, .n_dims = opt->n_dims, .strict = opt->strict_shapes};
+    olla_shape_options so = {.dims = opt->dims, .n_dims = opt->n_dims, .strict = opt->strict_shapes,
+                             .input_shapes = opt->input_shapes, .n_input_shapes = opt->n_input_shapes};
     olla_status st = olla_infer_shapes(m->proto, &so, &types, err);
     if (st != OLLA_OK)
         goto done;

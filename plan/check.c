@@ -112,7 +112,8 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
                             file, arena_text ? arena_text : "missing", expect);
         goto done;
     }
-    olla_shape_options so = {.dims = opt->dims, .n_dims = opt->n_dims, .strict = opt->strict_shapes};
+    olla_shape_options so = {.dims = opt->dims, .n_dims = opt->n_dims, .strict = opt->strict_shapes,
+                             .input_shapes = opt->input_shapes, .n_input_shapes = opt->n_input_shapes};
     if ((st = olla_infer_shapes(m->proto, &so, &types, err)) != OLLA_OK)
         goto done;
     olla_type_source src = olla_shape_type_source(types);

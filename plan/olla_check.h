@@ -11,6 +11,8 @@ typedef struct olla_check_options {
     const olla_dim_binding *dims; /* symbolic dimensions to bind */
     int n_dims;
     int strict_shapes; /* every disagreement with a declared type is an error */
+    const olla_input_shape *input_shapes; /* graph input shapes to use */
+    int n_input_shapes;
 } olla_check_options;
 
 /* Verifies the model's olla.plan: the nodes are in a topological order,

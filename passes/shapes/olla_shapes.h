@@ -30,6 +30,10 @@ typedef struct olla_shape_options {
                               types (for benchmarks); graph inputs still used */
     int strict;            /* 1: any disagreement between an inferred type and a
                               declared one (value_info, graph output) is an error */
+    const olla_input_shape *input_shapes; /* replace graph inputs' declared shapes; */
+    int n_input_shapes;                   /* a name that is no graph input, a rank that
+                                             differs from the declared one or a dim
+                                             below -1 is an OLLA_ERR_USAGE */
 } olla_shape_options;
 
 /* Infers the type of every value of model (opt may be NULL). Errors only for

@@ -444,8 +444,9 @@ static int negative_dim(const Onnx__TypeProto *tp, const char *name, const char 
     for (size_t d = 0; d < sh->n_dim; d++) {
         const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
         if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value < 0) {
-            snprintf(buf, n, "'%s': %s declares dimension %zu as %lld, which is negative; declare a size >= 0 or a dim_param",
-                     name, what, d, (long long)dim->dim_value);
+            snprintf(buf, n, "'%s': %s declares dimension %zu as %lld, which is negative; declare a size >= 0 or a dim_param%s%s%s",
+                     name, what, d, (long long)dim->dim_value, strcmp(what, "graph input") == 0 ? ", or pass --input-shape " : "",
+                     strcmp(what, "graph input") == 0 ? name : "", strcmp(what, "graph input") == 0 ? "=D1,D2,..." : "");
             return 1;
         }
     }
@@ -893,6 +894,92 @@ static olla_status add_listed(olla_shape_table *t, unsigned char **listed, size_
     return OLLA_OK;
 }
 
+/* ---- graph inputs ---- */
+
+static int is_graph_input(const Onnx__GraphProto *g, const char *name)
+{
+    for (size_t k = 0; k < g->n_input; k++)
+        if (g->input[k] && g->input[k]->name && strcmp(g->input[k]->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* --input-shape: the given shape replaces graph input s->name's declared one. */
+static olla_status apply_input_shape(olla_shape_table *t, const Onnx__GraphProto *g, const olla_input_shape *s,
+                                     olla_error *err)
+{
+    size_t i;
+    if (!s->name || !is_graph_input(g, s->name) || !olla_namemap_get(&t->main.map, s->name, &i))
+        return olla_error_set(err, OLLA_ERR_USAGE, "--input-shape names '%s', which is not a graph input of the model",
+                              s->name ? s->name : "");
+    olla_shape_entry *e = &t->main.entries[i];
+    if (e->type.source == OLLA_SRC_INITIALIZER)
+        return olla_error_set(err, OLLA_ERR_USAGE,
+                              "--input-shape names '%s', an initializer; it sets only inputs fed at run time", s->name);
+    if (e->type.kind != OLLA_VALUE_TENSOR)
+        return olla_error_set(err, OLLA_ERR_USAGE, "--input-shape names '%s', which is not a tensor", s->name);
+    if (s->rank < 0 || s->rank > OLLA_SHAPE_MAX_RANK || (e->type.rank >= 0 && e->type.rank != s->rank)) {
+        char declared[256];
+        olla_shape__format(&e->type, declared, sizeof declared);
+        return olla_error_set(err, OLLA_ERR_USAGE, "--input-shape %s has %d dimensions but the model declares %s",
+                              s->name, s->rank, declared);
+    }
+    olla_dim *dims = olla_arena_alloc(&t->arena, sizeof *dims * (size_t)(s->rank ? s->rank : 1));
+    if (!dims)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
+    for (int d = 0; d < s->rank; d++) {
+        if (s->dims[d] < -1)
+            return olla_error_set(err, OLLA_ERR_USAGE,
+                                  "--input-shape %s: dimension %d is %lld; give sizes >= 0, or -1 for unknown", s->name,
+                                  d, (long long)s->dims[d]);
+        dims[d] = s->dims[d] >= 0 ? olla_dim_known(s->dims[d]) : olla_dim_unknown();
+    }
+    e->type.rank = s->rank;
+    e->type.dims = dims;
+    e->reason = NULL; /* a negative declared dimension no longer matters */
+    return OLLA_OK;
+}
+
+static olla_status apply_input_shapes(olla_shape_table *t, const Onnx__GraphProto *g, const olla_shape_options *opt,
+                                      olla_error *err)
+{
+    for (int k = 0; k < opt->n_input_shapes; k++) {
+        for (int j = 0; j < k; j++)
+            if (opt->input_shapes[j].name && opt->input_shapes[k].name &&
+                strcmp(opt->input_shapes[j].name, opt->input_shapes[k].name) == 0)
+                return olla_error_set(err, OLLA_ERR_USAGE, "--input-shape %s is given twice",
+                                      opt->input_shapes[k].name);
+        olla_status st = apply_input_shape(t, g, &opt->input_shapes[k], err);
+        if (st != OLLA_OK)
+            return st;
+    }
+    return OLLA_OK;
+}
+
+/* Why a graph input has no size, naming the flag that gives it one. */
+static olla_status input_reasons(olla_shape_table *t)
+{
+    for (size_t k = 0; k < t->main.n; k++) {
+        olla_shape_entry *e = &t->main.entries[k];
+        if (olla_value_bytes(&e->type) >= 0 || e->reason)
+            continue;
+        char buf[2048], names[512] = "", flags[512] = "", declared[256];
+        olla_shape__format(&e->type, declared, sizeof declared);
+        if (e->type.kind != OLLA_VALUE_TENSOR)
+            snprintf(buf, sizeof buf, "'%s' is not a tensor (a sequence, map, optional or sparse value)", e->name);
+        else if (e->type.rank >= 0 && (symbol_names(&e->type, names, sizeof names, flags, sizeof flags), names[0]))
+            snprintf(buf, sizeof buf, "'%s' has symbolic dims %s; pass%s", e->name, names, flags);
+        else if (!e->type.elem_type)
+            snprintf(buf, sizeof buf, "'%s': graph input with no element type; declare it in the model", e->name);
+        else
+            snprintf(buf, sizeof buf, "'%s': graph input with no complete shape (%s); pass --input-shape %s=D1,D2,...",
+                     e->name, declared, e->name);
+        if (!(e->reason = olla_arena_strdup(&t->arena, buf)))
+            return OLLA_ERR_INTERNAL;
+    }
+    return OLLA_OK;
+}
+
 olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_options *opt, olla_shape_table **out,
                               olla_error *err)
 {
@@ -970,22 +1057,12 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
         e->type.rank = -1;
         e->type.source = OLLA_SRC_INITIALIZER;
     }
-    /* reasons for inputs without a size */
-    for (size_t k = 0; k < t->main.n; k++) {
-        olla_shape_entry *e = &t->main.entries[k];
-        if (olla_value_bytes(&e->type) >= 0 || e->reason)
-            continue;
-        char buf[2048], names[512] = "", flags[512] = "";
-        if (e->type.kind != OLLA_VALUE_TENSOR)
-            snprintf(buf, sizeof buf, "'%s' is not a tensor (a sequence, map, optional or sparse value)", e->name);
-        else if (e->type.rank >= 0 && (symbol_names(&e->type, names, sizeof names, flags, sizeof flags), names[0]))
-            snprintf(buf, sizeof buf, "'%s' has symbolic dims %s; pass%s", e->name, names, flags);
-        else
-            snprintf(buf, sizeof buf, "graph input '%s' declares no complete shape and element type; declare them",
-                     e->name);
-        if (!(e->reason = olla_arena_strdup(&t->arena, buf)))
-            goto oom;
+    if (opt && (st = apply_input_shapes(t, g, opt, err)) != OLLA_OK) {
+        olla_shape_table_free(t);
+        return st;
     }
+    if (input_reasons(t) != OLLA_OK)
+        goto oom;
     st = olla_shape__run_graph(t, &t->main, g, err);
     if (st != OLLA_OK) {
         olla_shape_table_free(t);
