@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "onnx/olla_model.h"
 
 #define CHECK_USAGE \
     "usage: olla-onnx check [--dim NAME=VALUE ...] [--input-shape NAME=D1,D2,... ...] [--strict-shapes] model.onnx\n"
@@ -11,6 +12,42 @@
 static int is_check_option(const char *a)
 {
     return strcmp(a, "--dim") == 0 || strcmp(a, "--strict-shapes") == 0 || strcmp(a, "--input-shape") == 0;
+}
+
+/* The plan's own olla.plan text, or NULL. */
+static const char *plan_text(const olla_model *m)
+{
+    for (size_t i = 0; i < m->proto->n_metadata_props; i++) {
+        const Onnx__StringStringEntryProto *kv = m->proto->metadata_props[i];
+        if (kv->key && strcmp(kv->key, "olla.plan") == 0)
+            return kv->value;
+    }
+    return NULL;
+}
+
+/* --dim on the command line replaces the plan's recorded bindings: say so
+ * for every value that differs. */
+static void note_overrides(const olla_model *m, const olla_cli_plan_opts *po)
+{
+    olla_runtime_plan *p = NULL;
+    olla_error err = {0};
+    const char *text = plan_text(m);
+    if ((!po->n_dims && !po->n_shapes) || !text || olla_runtime_plan_parse(text, &p, &err) != OLLA_OK)
+        return;
+    for (int i = 0; i < po->n_dims; i++) {
+        int64_t v = olla_runtime_plan_dim(p, po->dims[i].name);
+        if (v == po->dims[i].value)
+            continue;
+        if (v >= 0)
+            fprintf(stderr, "olla-onnx check: --dim %s=%lld replaces the plan's %s=%lld\n", po->dims[i].name,
+                    (long long)po->dims[i].value, po->dims[i].name, (long long)v);
+        else
+            fprintf(stderr, "olla-onnx check: --dim %s=%lld binds a dimension the plan records no value for\n",
+                    po->dims[i].name, (long long)po->dims[i].value);
+    }
+    if (po->n_shapes)
+        fprintf(stderr, "olla-onnx check: --input-shape replaces the input shapes the plan records\n");
+    olla_runtime_plan_free(p);
 }
 
 int olla_cmd_check(int argc, char **argv)
@@ -41,7 +78,9 @@ int olla_cmd_check(int argc, char **argv)
     }
     olla_error err = {0};
     olla_model *m = NULL;
-    if (olla_model_load(path, &m, &err) == OLLA_OK && olla_check_model(m, &po.opt, &err) == OLLA_OK) {
+    if (olla_model_load(path, &m, &err) == OLLA_OK)
+        note_overrides(m, &po);
+    if (m && olla_check_model(m, &po.opt, &err) == OLLA_OK) {
         printf("%s: plan ok\n", path);
     } else {
         fprintf(stderr, "olla-onnx check: %s\n", err.message);

@@ -28,6 +28,14 @@ void olla_plan_free(olla_plan *plan)
 {
     if (!plan)
         return;
+    for (int i = 0; i < plan->n_dims; i++)
+        free((char *)plan->dims[i].name);
+    free(plan->dims);
+    for (int i = 0; i < plan->n_inputs; i++) {
+        free((char *)plan->inputs[i].name);
+        free((int64_t *)plan->inputs[i].dims);
+    }
+    free(plan->inputs);
     free(plan->order);
     free(plan->entries);
     free(plan->live_input);
@@ -267,6 +275,40 @@ static olla_status check_total(const olla_graph *g, int64_t align, olla_error *e
     return OLLA_OK;
 }
 
+/* The plan records what it was made for: the bindings given and the shape of
+ * every graph input fed at run time (sized ones; an input of unknown size
+ * plans nothing that depends on it). */
+static olla_status record_bindings(const olla_graph *g, const olla_options *opt, olla_plan *plan, olla_error *err)
+{
+    plan->dims = calloc((size_t)opt->n_dims + 1, sizeof *plan->dims);
+    plan->inputs = calloc((size_t)g->n_graph_inputs + 1, sizeof *plan->inputs);
+    if (!plan->dims || !plan->inputs)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory recording the plan's bindings");
+    for (int i = 0; i < opt->n_dims; i++) {
+        plan->dims[i].value = opt->dims[i].value;
+        if (!(plan->dims[i].name = strdup(opt->dims[i].name)))
+            return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory recording the plan's bindings");
+        plan->n_dims++;
+    }
+    for (int k = 0; k < g->n_graph_inputs; k++) {
+        const olla_tensor *t = &g->tensors[g->graph_inputs[k]];
+        if (t->is_initializer || t->bytes < 0 || t->type.kind != OLLA_VALUE_TENSOR)
+            continue;
+        olla_input_shape *in = &plan->inputs[plan->n_inputs];
+        int64_t *dims = calloc((size_t)t->type.rank + 1, sizeof *dims);
+        if (!dims || !(in->name = strdup(t->name))) {
+            free(dims);
+            return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory recording the plan's bindings");
+        }
+        for (int d = 0; d < t->type.rank; d++)
+            dims[d] = t->type.dims[d].value;
+        in->rank = t->type.rank;
+        in->dims = dims;
+        plan->n_inputs++;
+    }
+    return OLLA_OK;
+}
+
 olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan_out, olla_report *rep,
                           olla_error *err)
 {
@@ -447,6 +489,8 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "internal error: the plan failed its check: %s", msg);
         goto done;
     }
+    if ((st = record_bindings(g, opt, plan, err)) != OLLA_OK)
+        goto done;
     /* node indices of the graph are proto indices */
     rep->total_seconds = olla_now() - t0;
     *plan_out = plan;

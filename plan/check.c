@@ -86,6 +86,76 @@ olla_status olla_plan_check_declared(const Onnx__GraphProto *g, const olla_store
     return st;
 }
 
+/* ---- the bindings a check uses ---- */
+
+/* The command line's bindings when it gives any (--dim or --input-shape),
+ * else the ones the plan records. */
+static olla_check_options effective_options(const olla_check_options *opt, const olla_stored_plan *sp)
+{
+    olla_check_options co = *opt;
+    if (opt->n_dims == 0 && opt->n_input_shapes == 0) {
+        co.dims = sp->dims;
+        co.n_dims = sp->n_dims;
+        co.input_shapes = sp->inputs;
+        co.n_input_shapes = sp->n_inputs;
+    }
+    return co;
+}
+
+/* Appends "name=v" (or "name unbound" when v < 0) to a list in buf. */
+static void append(char *buf, size_t size, const char *name, long long v)
+{
+    size_t at = strlen(buf);
+    if (at >= size)
+        return;
+    if (v >= 0)
+        snprintf(buf + at, size - at, "%s%s=%lld", at ? ", " : "", name, v);
+    else
+        snprintf(buf + at, size - at, "%s%s unbound", at ? ", " : "", name);
+}
+
+/* "batch=1" for the plan and "batch=8" for the check, for every --dim whose
+ * value differs from the recorded one; empty when they agree. */
+static void binding_difference(const olla_check_options *opt, const olla_stored_plan *sp, char *plan_side,
+                               char *check_side, size_t size)
+{
+    plan_side[0] = check_side[0] = '\0';
+    for (int i = 0; i < opt->n_dims; i++) {
+        int found = -1;
+        for (int j = 0; j < sp->n_dims; j++)
+            if (strcmp(sp->dims[j].name, opt->dims[i].name) == 0)
+                found = j;
+        if (found >= 0 && sp->dims[found].value == opt->dims[i].value)
+            continue;
+        append(plan_side, size, opt->dims[i].name, found >= 0 ? (long long)sp->dims[found].value : -1);
+        append(check_side, size, opt->dims[i].name, (long long)opt->dims[i].value);
+    }
+}
+
+/* A failed check under other bindings than the plan's says so first. */
+static olla_status explain_failure(olla_status st, const olla_check_options *opt, const olla_stored_plan *sp,
+                                   const char *file, olla_error *err)
+{
+    char plan_side[256], check_side[256], msg[2 * sizeof err->message];
+    if (st != OLLA_ERR_INPUT)
+        return st;
+    binding_difference(opt, sp, plan_side, check_side, sizeof plan_side);
+    const char *orig = err->message;
+    size_t fl = strlen(file);
+    if (strncmp(orig, file, fl) == 0 && strncmp(orig + fl, ": ", 2) == 0)
+        orig += fl + 2;
+    if (check_side[0])
+        snprintf(msg, sizeof msg, "%s: the plan was made for %s; this check binds %s (%s)", file, plan_side,
+                 check_side, orig);
+    else if (opt->n_dims == 0 && sp->n_dims == 0 && sp->n_inputs == 0)
+        snprintf(msg, sizeof msg, "%s: %s (the plan records no bindings; pass the --dim values it was made with)",
+                 file, orig);
+    else
+        return st;
+    olla_error_clear(err);
+    return olla_error_set(err, st, "%s", msg);
+}
+
 olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, olla_error *err)
 {
     const char *file = m->path;
@@ -112,8 +182,9 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
                             file, arena_text ? arena_text : "missing", expect);
         goto done;
     }
-    olla_shape_options so = {.dims = opt->dims, .n_dims = opt->n_dims, .strict = opt->strict_shapes,
-                             .input_shapes = opt->input_shapes, .n_input_shapes = opt->n_input_shapes};
+    olla_check_options co = effective_options(opt, &sp);
+    olla_shape_options so = {.dims = co.dims, .n_dims = co.n_dims, .strict = co.strict_shapes,
+                             .input_shapes = co.input_shapes, .n_input_shapes = co.n_input_shapes};
     if ((st = olla_infer_shapes(m->proto, &so, &types, err)) != OLLA_OK)
         goto done;
     olla_type_source src = olla_shape_type_source(types);
@@ -144,10 +215,11 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
     }
     for (int i = 0; i < g->n_ops; i++)
         order[i] = i; /* the file's own node order */
-    st = olla_plan_check_declared(m->proto->graph, &sp, opt, file, err);
+    st = olla_plan_check_declared(m->proto->graph, &sp, &co, file, err);
     if (st == OLLA_OK)
         st = olla_plan_verify(g, order, offset, bytes, sp.arena_bytes, sp.alignment, err);
 done:
+    st = explain_failure(st, &co, &sp, file, err);
     free(offset);
     free(bytes);
     free(order);

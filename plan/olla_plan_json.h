@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "olla_bindings.h"
 #include "olla_error.h"
 
 #define OLLA_META_VERSION "olla.version"
@@ -20,10 +21,15 @@ typedef struct olla_stored_plan {
     int64_t alignment, arena_bytes;
     int n_entries;
     olla_stored_entry *entries; /* in allocation order */
+    int n_dims;                 /* "dims": the bindings the plan was made for */
+    olla_dim_binding *dims;     /* (names malloc'd); none in older plans */
+    int n_inputs;               /* "inputs": every graph input's shape */
+    olla_input_shape *inputs;   /* (names and dims malloc'd) */
 } olla_stored_plan;
 
 struct olla_plan;
-/* {"version":1,"alignment":A,"arena_bytes":N,"tensors":[{"name","offset","bytes"},...]}; malloc'd */
+/* {"version":1,"alignment":A,"arena_bytes":N,"tensors":[{"name","offset","bytes"},...],
+ *  "dims":{"batch":1},"inputs":{"x":[1,3,224,224]}}; malloc'd */
 char *olla_plan_to_json(const struct olla_plan *plan);
 /* Parses and validates the JSON text (types, non-negative numbers). */
 olla_status olla_plan_from_json(const char *text, olla_stored_plan *out, olla_error *err);
