@@ -78,9 +78,12 @@ int olla_cmd_check(int argc, char **argv)
     }
     olla_error err = {0};
     olla_model *m = NULL;
-    if (olla_model_load(path, &m, &err) == OLLA_OK)
+    olla_status st = olla_model_load(path, &m, &err);
+    if (st == OLLA_OK)
+        st = olla_check_model(m, &po.opt, &err);
+    if (m && st != OLLA_ERR_USAGE)
         note_overrides(m, &po);
-    if (m && olla_check_model(m, &po.opt, &err) == OLLA_OK) {
+    if (st == OLLA_OK) {
         printf("%s: plan ok\n", path);
     } else {
         fprintf(stderr, "olla-onnx check: %s\n", err.message);
