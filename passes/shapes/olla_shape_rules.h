@@ -249,5 +249,6 @@ extern const olla_shape_rule_entry olla_shape_rules_signal[];
 extern const olla_shape_rule_entry olla_shape_rules_seq[];
 extern const olla_shape_rule_entry olla_shape_rules_misc[];
 extern const olla_shape_rule_entry olla_shape_rules_extra[];
+extern const olla_shape_rule_entry olla_shape_rules_aten[];
 
 #endif

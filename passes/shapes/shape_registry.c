@@ -22,6 +22,7 @@ static const olla_shape_rule_entry *const families[] = {
     olla_shape_rules_seq,
     olla_shape_rules_misc,
     olla_shape_rules_extra,
+    olla_shape_rules_aten,
 };
 
 static int domain_match(const char *want, const char *have)

@@ -1,8 +1,8 @@
 /* olla-onnx: shape rules for losses (SoftmaxCrossEntropyLoss,
  * NegativeLogLikelihoodLoss), ONNX Runtime training operators (gradients,
  * accumulators, optimizers, YieldOp) and common contrib operators (FusedMatMul,
- * Gelu variants, LayerNormalization variants...). ATen nodes have no rule:
- * their shapes come only from value_info. */
+ * Gelu variants, LayerNormalization variants...). ATen nodes are in
+ * shape_aten.c. */
 #include <string.h>
 
 #include "passes/shapes/olla_shape_rules.h"

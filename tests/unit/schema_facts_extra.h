@@ -102,6 +102,9 @@ static const schema_fact schema_facts_extra[] = {
     {"com.microsoft", "IsAllFinite", 1, "V*", "T", "V:" F " T:bool"},
     {"com.microsoft", "ReduceAllL2", 1, "TIn*", "TOut", "TIn:" F " TOut:" F},
     {"com.microsoft", "MixedPrecisionScale", 1, "ScaleT SrcT*", "DstT*", "ScaleT:" F3 " SrcT:" F3 " DstT:" F3},
+    /* ONNX Runtime: ATen, whose variadic inputs and outputs are heterogeneous
+     * (each of any type), so no input binds an output's type */
+    {"org.pytorch.aten", "ATen", 1, "T*", "U*", "T:" ALL " U:" ALL},
     /* ONNX Runtime: contrib */
     {"com.microsoft", "FusedConv", 1, "T T T? T?", "T", "T:float16,float,double"},
     {"com.microsoft", "FusedMatMul", 1, "T T", "T", "T:" F},
