@@ -77,9 +77,10 @@ olla_status olla_plan_check_declared(const Onnx__GraphProto *g, const olla_store
         if (bytes < 0 || sp->entries[at].bytes == olla_align_up(bytes, sp->alignment))
             continue;
         st = olla_error_set(err, OLLA_ERR_INPUT,
-                            "%s: the plan gives '%s' %lld bytes but the model declares it %s, %lld bytes (%lld with "
+                            "%s: the plan gives '%s' %lld byte%s but the model declares it %s, %lld bytes (%lld with "
                             "the alignment); plan the model again",
-                            file, vi->name, (long long)sp->entries[at].bytes, text, (long long)bytes,
+                            file, vi->name, (long long)sp->entries[at].bytes, sp->entries[at].bytes == 1 ? "" : "s",
+                            text, (long long)bytes,
                             (long long)olla_align_up(bytes, sp->alignment));
     }
     olla_strmap_free(&placed);

@@ -327,8 +327,8 @@ static olla_status merge_conflict(olla_shape_table *t, olla_shape_ctx *c, int i,
     olla_shape__format(out, used, sizeof used);
     int64_t out_bytes = olla_value_bytes(out);
     if (inf_bytes >= 0 && out_bytes >= 0 && inf_bytes != out_bytes)
-        snprintf(sizes, sizeof sizes, " (%lld bytes where the inferred type has %lld)", (long long)out_bytes,
-                 (long long)inf_bytes);
+        snprintf(sizes, sizeof sizes, " (%lld byte%s where the inferred type has %lld)", (long long)out_bytes,
+                 out_bytes == 1 ? "" : "s", (long long)inf_bytes);
     snprintf(msg, sizeof msg, "'%s' (node '%s', %s): inferred %s but the model declares %s; using %s as declared%s",
              name, olla_shape_node_name(c), olla_shape_op(c), a, b, used, sizes);
     if (st == OLLA_OK && add_warning(t, msg) != OLLA_OK)

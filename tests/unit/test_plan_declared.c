@@ -44,7 +44,7 @@ OLLA_TEST(test_plan_smaller_than_declared_refused)
     olla_check_options bound = {.dims = &n3, .n_dims = 1};
     olla_error err = {0};
     OLLA_CHECK(check(&mb, 1, 1, 12, &bound, &err) == OLLA_ERR_INPUT);
-    OLLA_CHECK_STR_CONTAINS(err.message, "m.onnx: the plan gives 'a' 1 bytes but the model declares it int64[4], 32 bytes");
+    OLLA_CHECK_STR_CONTAINS(err.message, "m.onnx: the plan gives 'a' 1 byte but the model declares it int64[4], 32 bytes");
     olla_error_clear(&err);
     OLLA_CHECK(check(&mb, 1, 32, 8, &bound, &err) == OLLA_ERR_INPUT);
     OLLA_CHECK_STR_CONTAINS(err.message, "'b' 8 bytes but the model declares it float32[3], 12 bytes");
