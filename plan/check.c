@@ -172,6 +172,7 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
         olla_error_clear(err);
         return olla_error_set(err, st, "%s: %s", file, msg);
     }
+    olla_check_options co = effective_options(opt, &sp);
     olla_shape_table *types = NULL;
     olla_graph *g = NULL;
     int64_t *offset = NULL, *bytes = NULL;
@@ -183,7 +184,6 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
                             file, arena_text ? arena_text : "missing", expect);
         goto done;
     }
-    olla_check_options co = effective_options(opt, &sp);
     olla_shape_options so = {.dims = co.dims, .n_dims = co.n_dims, .strict = co.strict_shapes,
                              .input_shapes = co.input_shapes, .n_input_shapes = co.n_input_shapes};
     if ((st = olla_infer_shapes(m->proto, &so, &types, err)) != OLLA_OK)
