@@ -79,6 +79,13 @@ PY
     && grep -q '{"name":"q","dtype":"float32","shape":\[2,4\],"bytes":32,"source":"input"}' "$tmp/out" \
     && ok || bad "$m: shapes --input-shape: $(cat "$tmp/out" "$tmp/err")"
 done
+# planning a planned model again with other shapes replaces what it records
+"$OLLA" -q --input-shape q=3,4 --input-shape r=3,4 "$tmp/unshaped.planned.onnx" "$tmp/replanned.onnx" 2>"$tmp/err" \
+  && $PY - "$tmp/replanned.onnx" <<'PY' && ok || bad "replanned: the plan still records the old shapes: $(cat "$tmp/err")"
+import sys, json, onnx
+props = [x for x in onnx.load(sys.argv[1]).metadata_props if x.key == 'olla.plan']
+sys.exit(0 if len(props) == 1 and json.loads(props[0].value)['inputs'] == {'q': [3, 4], 'r': [3, 4]} else 1)
+PY
 # an empty or -1 dimension stays unknown, and the error still names the flag
 err=$("$OLLA" --input-shape q=2, "$U" "$tmp/o.onnx" 2>&1); rc=$?
 [ $rc -eq 1 ] && [[ "$err" == *"graph input with no complete shape (float32[2,?]); pass --input-shape q=D1,D2,..."* ]] \
