@@ -382,7 +382,7 @@ static int chain_bench(int n)
     double best = 1e9;
     size_t sized = 0, count = 0;
     for (int rep = 0; rep < 5; rep++) {
-        olla_shape_options opt = {NULL, 0, 1};
+        olla_shape_options opt = {.ignore_value_info = 1};
         olla_shape_table *tab = NULL;
         olla_error err;
         olla_error_clear(&err);
@@ -449,7 +449,7 @@ int main(int argc, char **argv)
             continue;
         }
         n_models++;
-        olla_shape_options opt = {NULL, 0, 1};
+        olla_shape_options opt = {.ignore_value_info = 1};
         olla_shape_table *tab = NULL;
         olla_error err;
         olla_error_clear(&err);

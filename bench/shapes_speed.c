@@ -207,7 +207,7 @@ int main(int argc, char **argv)
     int only = argc > 4 ? atoi(argv[4]) : -1;
     size_t count, sized;
     olla_dim_binding bind = {"batch", 32};
-    olla_shape_options plain = {NULL, 0, 1}, bound = {&bind, 1, 1};
+    olla_shape_options plain = {.ignore_value_info = 1}, bound = {.dims = &bind, .n_dims = 1, .ignore_value_info = 1};
     printf("| graph | nodes | values | sized | best of 5 |\n|---|---|---|---|---|\n");
     for (int reverse = 0; reverse < 2; reverse++) {
         Onnx__ModelProto *m = pytorch_like(blocks, reverse);

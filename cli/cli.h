@@ -25,6 +25,10 @@ int olla_cli_parse_dim(const char *arg, olla_dim_binding *out);
 int olla_cli_add_dim(const char *who, const char *arg, olla_dim_binding **dims, int *n);
 /* An alignment: a power of two from 1 to 2^30. */
 int olla_cli_parse_alignment(const char *s, long long *out);
+/* NAME=D1,D2,... (a dim -1 or empty is unknown; "NAME=" a scalar) into a
+ * shape whose name and dims are malloc'd. 0 with a one-line message in msg
+ * when the text is not one. */
+int olla_cli_parse_input_shape(const char *arg, olla_input_shape *out, char *msg, size_t size);
 
 /* Planning options shared by the converting sub-commands. */
 typedef struct olla_cli_plan_opts {
@@ -32,6 +36,8 @@ typedef struct olla_cli_plan_opts {
     olla_dim_binding *dims;
     int n_dims;
     int time_limit_given; /* --time-limit was on the command line */
+    olla_input_shape *shapes; /* --input-shape */
+    int n_shapes;
 } olla_cli_plan_opts;
 
 void olla_cli_plan_opts_init(olla_cli_plan_opts *po);

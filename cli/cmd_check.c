@@ -3,8 +3,52 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "onnx/olla_model.h"
 
-static const char check_usage[] = "usage: olla-onnx check [--dim NAME=VALUE ...] model.onnx\n";
+/* The planning options that also shape a check. */
+static int is_check_option(const char *a)
+{
+    return strcmp(a, "--dim") == 0 || strcmp(a, "--strict-shapes") == 0 || strcmp(a, "--input-shape") == 0;
+}
+
+/* The plan's own olla.plan text, or NULL. */
+static const char *plan_text(const olla_model *m)
+{
+    for (size_t i = 0; i < m->proto->n_metadata_props; i++) {
+        const Onnx__StringStringEntryProto *kv = m->proto->metadata_props[i];
+        if (kv->key && strcmp(kv->key, "olla.plan") == 0)
+            return kv->value;
+    }
+    return NULL;
+}
+
+/* --dim on the command line replaces the plan's recorded bindings: say so
+ * for every value that differs. */
+static void note_overrides(const olla_model *m, const olla_cli_plan_opts *po)
+{
+    olla_runtime_plan *p = NULL;
+    olla_error err = {0};
+    const char *text = plan_text(m);
+    if ((!po->n_dims && !po->n_shapes) || !text || olla_runtime_plan_parse(text, &p, &err) != OLLA_OK)
+        return;
+    for (int i = 0; i < po->n_dims; i++) {
+        int64_t v = olla_runtime_plan_dim(p, po->dims[i].name);
+        if (v == po->dims[i].value)
+            continue;
+        if (v >= 0)
+            fprintf(stderr, "olla-onnx check: --dim %s=%lld replaces the plan's %s=%lld\n", po->dims[i].name,
+                    (long long)po->dims[i].value, po->dims[i].name, (long long)v);
+        else
+            fprintf(stderr, "olla-onnx check: --dim %s=%lld binds a dimension the plan records no value for\n",
+                    po->dims[i].name, (long long)po->dims[i].value);
+    }
+    if (po->n_shapes)
+        fprintf(stderr, "olla-onnx check: --input-shape replaces the input shapes the plan records\n");
+    olla_runtime_plan_free(p);
+}
+
+static const char check_usage[] =
+    "usage: olla-onnx check [--dim NAME=VALUE ...] [--input-shape NAME=D1,D2,... ...] [--strict-shapes] model.onnx\n";
 
 static void help(void)
 {
@@ -12,11 +56,16 @@ static void help(void)
     fputs("\n"
           "Verifies the plan a model carries, without the planner: the nodes are in a\n"
           "topological order, every planned tensor is in the plan with its true size\n"
-          "(rounded up to the alignment), no two tensors live at the same step overlap,\n"
+          "(rounded up to the alignment) and its declared size, every buffer share is\n"
+          "one the sharing rules allow, no two buffers live at the same step overlap,\n"
           "and the arena holds every tensor. Prints 'plan ok' or the first problem.\n"
           "\n"
-          "  --dim NAME=VALUE     bind a symbolic dimension, as when it was planned\n"
-          "                       (repeatable, each name once)\n"
+          "It binds the dimensions and input shapes the plan records; --dim and\n"
+          "--input-shape replace them (and say so).\n"
+          "\n"
+          "  --dim NAME=VALUE     bind a symbolic dimension (repeatable, each name once)\n"
+          "  --input-shape NAME=D1,D2,...  set a graph input's shape (repeatable)\n"
+          "  --strict-shapes      a declared type that disagrees with inference is an error\n"
           "  -h, --help\n"
           "\n"
           "exit codes: 0 plan ok, 1 bad plan or model, 2 usage, 3 internal error\n",
@@ -34,7 +83,7 @@ int olla_cmd_check(int argc, char **argv)
             help();
             goto out;
         }
-        int r = strcmp(argv[i], "--dim") == 0 ? olla_cli_plan_option(&po, argc, argv, &i) : 0;
+        int r = is_check_option(argv[i]) ? olla_cli_plan_option(&po, argc, argv, &i) : 0;
         if (r < 0) {
             rc = 2;
             goto out;
@@ -57,9 +106,14 @@ int olla_cmd_check(int argc, char **argv)
     }
     olla_error err = {0};
     olla_model *m = NULL;
-    if (olla_model_load(path, &m, &err) == OLLA_OK &&
-        olla_model_check_dim_names(m, po.opt.dims, po.opt.n_dims, &err) == OLLA_OK &&
-        olla_check_model(m, &po.opt, &err) == OLLA_OK) {
+    olla_status st = olla_model_load(path, &m, &err);
+    if (st == OLLA_OK)
+        st = olla_model_check_dim_names(m, po.opt.dims, po.opt.n_dims, &err);
+    if (st == OLLA_OK)
+        st = olla_check_model(m, &po.opt, &err);
+    if (m && st != OLLA_ERR_USAGE)
+        note_overrides(m, &po);
+    if (st == OLLA_OK) {
         printf("%s: plan ok\n", path);
     } else {
         fprintf(stderr, "olla-onnx check: %s\n", err.message);

@@ -1,5 +1,6 @@
-/* olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] in.onnx: print
- * the inferred type of every tensor of the main graph as JSON. */
+/* olla-onnx shapes [--dim NAME=VALUE ...] [--input-shape NAME=D1,D2,...]
+ * [--no-value-info] [--strict-shapes] in.onnx: print the inferred type of
+ * every tensor of the main graph as JSON. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,8 @@
 #include "onnx/olla_model.h"
 #include "passes/shapes/olla_shapes.h"
 
-static const char shapes_usage[] = "usage: olla-onnx shapes [--dim NAME=VALUE ...] [--no-value-info] model.onnx\n";
+static const char shapes_usage[] = "usage: olla-onnx shapes [--dim NAME=VALUE ...] [--input-shape NAME=D1,D2,... ...]"
+                                   " [--no-value-info] [--strict-shapes] model.onnx\n";
 
 static int usage(void)
 {
@@ -26,7 +28,10 @@ static void help(void)
           "the main graph, as JSON on stdout.\n"
           "\n"
           "  --dim NAME=VALUE     bind a symbolic dimension (repeatable, each name once)\n"
+          "  --input-shape NAME=D1,D2,...  set a graph input's shape; -1 or nothing for an\n"
+          "                       unknown dimension (repeatable)\n"
           "  --no-value-info      ignore the model's value_info: what inference alone finds\n"
+          "  --strict-shapes      a declared type that disagrees with inference is an error\n"
           "  -h, --help\n",
           stdout);
 }
@@ -117,8 +122,9 @@ int olla_cmd_shapes(int argc, char **argv)
 {
     const char *in = NULL;
     olla_dim_binding *dims = NULL;
-    int n_dims = 0, rc = 0;
-    olla_shape_options opt = {NULL, 0, 0};
+    olla_input_shape *shapes = calloc((size_t)argc + 1, sizeof *shapes);
+    int n_dims = 0, n_shapes = 0, rc = 0;
+    olla_shape_options opt = {0};
     olla_model *m = NULL;
     olla_shape_table *t = NULL;
     olla_error err = {0};
@@ -129,6 +135,18 @@ int olla_cmd_shapes(int argc, char **argv)
                 rc = 2;
                 goto out;
             }
+        } else if (strcmp(argv[i], "--input-shape") == 0) {
+            char msg[512];
+            if (!shapes || i + 1 >= argc ||
+                !olla_cli_parse_input_shape(argv[++i], &shapes[n_shapes], msg, sizeof msg)) {
+                fprintf(stderr, "olla-onnx shapes: %s\n",
+                        !shapes ? "out of memory" : i < argc ? msg : "--input-shape needs NAME=D1,D2,...");
+                rc = shapes ? 2 : 3;
+                goto out;
+            }
+            n_shapes++;
+        } else if (strcmp(argv[i], "--strict-shapes") == 0) {
+            opt.strict = 1;
         } else if (strcmp(argv[i], "--no-value-info") == 0) {
             opt.ignore_value_info = 1;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -152,6 +170,8 @@ int olla_cmd_shapes(int argc, char **argv)
     }
     opt.dims = dims;
     opt.n_dims = n_dims;
+    opt.input_shapes = shapes;
+    opt.n_input_shapes = n_shapes;
     if (olla_model_load(in, &m, &err) != OLLA_OK || olla_model_check_dim_names(m, dims, n_dims, &err) != OLLA_OK ||
         olla_infer_shapes(m->proto, &opt, &t, &err) != OLLA_OK) {
         fprintf(stderr, "olla-onnx shapes: %s\n", err.message);
@@ -176,5 +196,10 @@ out:
     for (int k = 0; k < n_dims; k++)
         free((char *)dims[k].name);
     free(dims);
+    for (int k = 0; shapes && k < n_shapes; k++) {
+        free((char *)shapes[k].name);
+        free((int64_t *)shapes[k].dims);
+    }
+    free(shapes);
     return rc;
 }

@@ -50,6 +50,69 @@ int olla_cli_add_dim(const char *who, const char *arg, olla_dim_binding **dims, 
     return 1;
 }
 
+int olla_cli_parse_input_shape(const char *arg, olla_input_shape *out, char *msg, size_t size)
+{
+    const char *eq = strchr(arg, '=');
+    memset(out, 0, sizeof *out);
+    if (!eq || eq == arg) {
+        snprintf(msg, size, "--input-shape needs NAME=D1,D2,... (got '%s')", arg);
+        return 0;
+    }
+    int64_t *dims = calloc(strlen(eq) + 1, sizeof *dims);
+    int rank = 0;
+    const char *p = eq + 1;
+    while (dims && *p) { /* "NAME=" alone is a scalar */
+        size_t len = strcspn(p, ",");
+        char word[32];
+        long long v = -1;
+        snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), p);
+        if (len && (len >= sizeof word || !olla_cli_parse_i64(word, &v) || v < -1)) {
+            snprintf(msg, size, "--input-shape %.*s: dimension %d is '%.*s'; give sizes >= 0, or -1 or nothing for unknown",
+                     (int)(eq - arg), arg, rank, (int)len, p);
+            free(dims);
+            return 0;
+        }
+        dims[rank++] = v;
+        if (!p[len])
+            break;
+        p += len + 1;
+        if (!*p)
+            dims[rank++] = -1; /* a trailing comma: one more unknown dimension */
+    }
+    out->name = strndup(arg, (size_t)(eq - arg));
+    out->rank = rank;
+    out->dims = dims;
+    if (!dims || !out->name) {
+        free(dims);
+        free((char *)out->name);
+        snprintf(msg, size, "out of memory");
+        return 0;
+    }
+    return 1;
+}
+
+/* --input-shape NAME=D1,D2,...: one more graph input shape. */
+static int add_input_shape(olla_cli_plan_opts *po, const char *val)
+{
+    char msg[512];
+    olla_input_shape *s = realloc(po->shapes, ((size_t)po->n_shapes + 1) * sizeof *s);
+    if (!s)
+        return -1;
+    po->shapes = s;
+    if (!val) {
+        fprintf(stderr, "olla-onnx: --input-shape needs NAME=D1,D2,...\n");
+        return -1;
+    }
+    if (!olla_cli_parse_input_shape(val, &po->shapes[po->n_shapes], msg, sizeof msg)) {
+        fprintf(stderr, "olla-onnx: %s\n", msg);
+        return -1;
+    }
+    po->n_shapes++;
+    po->opt.input_shapes = po->shapes;
+    po->opt.n_input_shapes = po->n_shapes;
+    return 1;
+}
+
 int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
@@ -70,6 +133,16 @@ int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i)
     if (strcmp(a, "--joint") == 0) {
         opt->joint = 1;
         return 1;
+    }
+    if (strcmp(a, "--strict-shapes") == 0) {
+        opt->strict_shapes = 1;
+        return 1;
+    }
+    if (strcmp(a, "--input-shape") == 0) {
+        int r = add_input_shape(po, val);
+        if (r > 0)
+            (*i)++;
+        return r;
     }
     if (strcmp(a, "--allow-unknown-sizes") == 0) {
         opt->allow_unknown_sizes = 1;
@@ -145,6 +218,13 @@ void olla_cli_plan_opts_free(olla_cli_plan_opts *po)
     free(po->dims);
     po->dims = NULL;
     po->n_dims = 0;
+    for (int i = 0; i < po->n_shapes; i++) {
+        free((char *)po->shapes[i].name);
+        free((int64_t *)po->shapes[i].dims);
+    }
+    free(po->shapes);
+    po->shapes = NULL;
+    po->n_shapes = 0;
 }
 
 double olla_cli_pct(int64_t part, int64_t whole)

@@ -40,7 +40,7 @@ int olla_fuzz_shapes(const uint8_t *data, size_t size)
         return 0;
     static const olla_dim_binding dims[] = {{"batch", 2}, {"N", 3}, {"seq", 5}, {"batch_size", 2}};
     for (int pass = 0; pass < 2; pass++) {
-        olla_shape_options so = {pass ? NULL : dims, pass ? 0 : 4, pass};
+        olla_shape_options so = {.dims = pass ? NULL : dims, .n_dims = pass ? 0 : 4, .ignore_value_info = pass};
         olla_shape_table *t = NULL;
         olla_error serr = {0};
         olla_status st = olla_infer_shapes(m->proto, &so, &t, &serr);

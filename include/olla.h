@@ -46,9 +46,13 @@ typedef struct olla_options {
     int joint;                /* 1: also try order and addresses in one ILP (small graphs) */
     int allow_unknown_sizes;  /* 1: leave tensors of unknown size out of the plan (else an error) */
     olla_sharing sharing;     /* default OLLA_SHARING_RUNTIME */
+    int strict_shapes;        /* 1: an inferred type that disagrees with a declared one is an error
+                                 (by default the declared one is used, with a warning) */
     int verbosity;            /* 0 quiet, 1 summary, 2 details */
     const olla_dim_binding *dims; /* --dim NAME=VALUE bindings */
     int n_dims;
+    const olla_input_shape *input_shapes; /* --input-shape NAME=D1,D2,... */
+    int n_input_shapes;
     olla_progress_fn progress;    /* may be NULL */
     void *progress_ctx;
 } olla_options;

@@ -7,6 +7,9 @@
  *   olla_error err = {0};
  *   if (olla_runtime_plan_load("model.planned.onnx", &p, &err) != OLLA_OK) ...
  *   void *arena = aligned_alloc(olla_runtime_plan_alignment(p), olla_runtime_plan_arena_bytes(p));
+ *   // refuse inputs of other shapes than the plan was made for
+ *   olla_input_shape in[] = {{"x", 4, (int64_t[]){8, 3, 224, 224}}};
+ *   if (olla_runtime_plan_check_inputs(p, in, 1, &err) != OLLA_OK) ...  // err.message names x and both shapes
  *   // run the nodes in the model's order; the k-th allocation request of an
  *   // iteration is olla_runtime_plan_allocation(p, k % n); frees are no-ops.
  *   // An allocation with share OLLA_BUFFER_VIEW is a view of the tensor it
@@ -19,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "olla_bindings.h"
 #include "olla_error.h"
 
 #ifdef __cplusplus
@@ -56,6 +60,11 @@ typedef struct olla_plan {
     int64_t *live_input;     /* live bytes at each step of the input order */
     int64_t *live_planned;   /* live bytes at each step of the planned order */
     int64_t lower_bound;     /* -1 when none was computed */
+    /* what the plan was made for (olla.plan "dims" and "inputs"); owned */
+    int n_dims;
+    olla_dim_binding *dims;    /* the symbolic dimensions bound (--dim) */
+    int n_inputs;
+    olla_input_shape *inputs;  /* the concrete shape of every graph input */
 } olla_plan;
 
 /* Writes the planned tensors as minimalloc CSV: id (the allocation index),
@@ -95,6 +104,26 @@ int64_t olla_runtime_plan_offset(const olla_runtime_plan *p, const char *name);
 /* Allocation requests in execution order. */
 size_t olla_runtime_plan_allocation_count(const olla_runtime_plan *p);
 const olla_allocation *olla_runtime_plan_allocation(const olla_runtime_plan *p, size_t k);
+
+/* What the plan was made for: the symbolic dimensions it bound (--dim) and
+ * the shape of every graph input fed at run time. Plans written before
+ * olla-onnx recorded them have none. */
+size_t olla_runtime_plan_dim_count(const olla_runtime_plan *p);
+/* Name and value of the i-th bound dimension; NULL when i is out of range. */
+const char *olla_runtime_plan_dim_at(const olla_runtime_plan *p, size_t i, int64_t *value);
+/* Value a dimension was bound to, or -1 when the plan records no such name. */
+int64_t olla_runtime_plan_dim(const olla_runtime_plan *p, const char *name);
+size_t olla_runtime_plan_input_count(const olla_runtime_plan *p);
+/* Name, rank and sizes (borrowed) of the i-th graph input; NULL when out of range. */
+const char *olla_runtime_plan_input_at(const olla_runtime_plan *p, size_t i, int *rank, const int64_t **dims);
+/* The shapes a runtime is about to run with (n entries, by input name).
+ * OLLA_ERR_INPUT, with a message naming the input and both shapes, when one
+ * differs from the shape the plan was made for, names no input the plan
+ * records, or when the plan records no input shapes at all: the arena would
+ * be too small or laid out for other sizes. Inputs not given are not
+ * checked. */
+olla_status olla_runtime_plan_check_inputs(const olla_runtime_plan *p, const olla_input_shape *shapes, size_t n,
+                                           olla_error *err);
 
 #ifdef __cplusplus
 }

@@ -37,6 +37,14 @@ void olla_plan_free(olla_plan *plan)
 {
     if (!plan)
         return;
+    for (int i = 0; i < plan->n_dims; i++)
+        free((char *)plan->dims[i].name);
+    free(plan->dims);
+    for (int i = 0; i < plan->n_inputs; i++) {
+        free((char *)plan->inputs[i].name);
+        free((int64_t *)plan->inputs[i].dims);
+    }
+    free(plan->inputs);
     free(plan->order);
     free(plan->entries);
     free(plan->live_input);
@@ -135,7 +143,8 @@ static olla_status report_graph(run *r)
 static olla_status build_graph(run *r)
 {
     progress(r, "shapes", -1, -1);
-    olla_shape_options so = {r->opt->dims, r->opt->n_dims, 0};
+    olla_shape_options so = {.dims = r->opt->dims, .n_dims = r->opt->n_dims, .strict = r->opt->strict_shapes,
+                             .input_shapes = r->opt->input_shapes, .n_input_shapes = r->opt->n_input_shapes};
     olla_status st = olla_infer_shapes(r->m->proto, &so, &r->types, r->err);
     if (st != OLLA_OK)
         return st;
@@ -424,6 +433,43 @@ static olla_status make_plan(run *r)
     return OLLA_OK;
 }
 
+/* The plan records what it was made for: the bindings given and the shape of
+ * every graph input fed at run time (sized ones; an input of unknown size
+ * plans nothing that depends on it). */
+static olla_status record_bindings(run *r)
+{
+    const olla_graph *g = r->g;
+    const olla_options *opt = r->opt;
+    olla_plan *plan = r->plan;
+    plan->dims = calloc((size_t)opt->n_dims + 1, sizeof *plan->dims);
+    plan->inputs = calloc((size_t)g->n_graph_inputs + 1, sizeof *plan->inputs);
+    if (!plan->dims || !plan->inputs)
+        return oom(r);
+    for (int i = 0; i < opt->n_dims; i++) {
+        plan->dims[i].value = opt->dims[i].value;
+        if (!(plan->dims[i].name = strdup(opt->dims[i].name)))
+            return oom(r);
+        plan->n_dims++;
+    }
+    for (int k = 0; k < g->n_graph_inputs; k++) {
+        const olla_tensor *t = &g->tensors[g->graph_inputs[k]];
+        if (t->is_initializer || t->bytes < 0 || t->type.kind != OLLA_VALUE_TENSOR)
+            continue;
+        olla_input_shape *in = &plan->inputs[plan->n_inputs];
+        int64_t *dims = calloc((size_t)t->type.rank + 1, sizeof *dims);
+        if (!dims || !(in->name = strdup(t->name))) {
+            free(dims);
+            return oom(r);
+        }
+        for (int d = 0; d < t->type.rank; d++)
+            dims[d] = t->type.dims[d].value;
+        in->rank = t->type.rank;
+        in->dims = dims;
+        plan->n_inputs++;
+    }
+    return OLLA_OK;
+}
+
 /* every plan is put through the independent checker before anyone sees it */
 static olla_status check_plan(run *r)
 {
@@ -517,6 +563,8 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
         st = make_plan(&r);
     if (st == OLLA_OK)
         st = check_plan(&r);
+    if (st == OLLA_OK)
+        st = record_bindings(&r);
     if (st == OLLA_OK) {
         rep->total_seconds = olla_now() - r.t0;
         *plan_out = r.plan;

@@ -34,6 +34,10 @@ void olla_write_abandon(void)
 
 olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_error *err)
 {
-    olla_check_options co = {opt->dims, opt->n_dims};
+    olla_check_options co = {.dims = opt->dims,
+                             .n_dims = opt->n_dims,
+                             .strict_shapes = opt->strict_shapes,
+                             .input_shapes = opt->input_shapes,
+                             .n_input_shapes = opt->n_input_shapes};
     return olla_plan_check(m, &co, err);
 }

@@ -4,9 +4,11 @@
 #include <string.h>
 
 #include "plan/olla_check.h"
+#include "passes/analysis/olla_graph_dag.h"
 #include "passes/shapes/olla_shapes.h"
 #include "plan/olla_plan_json.h"
 #include "plan/olla_verify.h"
+#include "util/olla_strmap.h"
 
 static const char *meta(const Onnx__ModelProto *m, const char *key)
 {
@@ -14,6 +16,145 @@ static const char *meta(const Onnx__ModelProto *m, const char *key)
         if (m->metadata_props[i]->key && strcmp(m->metadata_props[i]->key, key) == 0)
             return m->metadata_props[i]->value ? m->metadata_props[i]->value : "";
     return NULL;
+}
+
+/* ---- the declared sizes ---- */
+
+/* Bytes of a declared tensor type under the bindings, -1 when the element
+ * type or a dimension is not known (or the size overflows). "int64[1,batch=8]"
+ * into text. */
+static int64_t declared_bytes(const Onnx__TypeProto *tp, const olla_check_options *opt, char *text, size_t size)
+{
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type ||
+        !tp->tensor_type->shape)
+        return -1;
+    const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+    int bits = olla_elem_type_bits(tp->tensor_type->elem_type);
+    const char *et = olla_elem_type_name(tp->tensor_type->elem_type);
+    size_t at = (size_t)snprintf(text, size, "%s[", et ? et : "?");
+    int64_t count = 1;
+    for (size_t d = 0; d < sh->n_dim; d++) {
+        const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
+        int64_t v = -1;
+        if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+            v = dim->dim_value;
+        else if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                 !olla_dim_param_eval(dim->dim_param, opt->dims, opt->n_dims, &v))
+            v = -1;
+        if (at < size)
+            at += (size_t)snprintf(text + at, size - at, "%s%lld", d ? "," : "", (long long)v);
+        if (v < 0 || count < 0 || (v > 0 && count > INT64_MAX / 8 / v))
+            count = -1;
+        else
+            count *= v;
+    }
+    if (at < size)
+        snprintf(text + at, size - at, "]");
+    if (bits <= 0 || count < 0)
+        return -1;
+    return (count * bits + 7) / 8;
+}
+
+/* Every tensor the model declares (graph outputs, value_info) and the plan
+ * places must get exactly its declared size, rounded up to the alignment. */
+olla_status olla_plan_check_declared(const Onnx__GraphProto *g, const olla_stored_plan *sp,
+                                     const olla_check_options *opt, const char *file, olla_error *err)
+{
+    olla_strmap placed;
+    if (!olla_strmap_init(&placed, (size_t)sp->n_entries))
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory checking %s", file);
+    for (int i = 0; i < sp->n_entries; i++)
+        if (!olla_strmap_put(&placed, sp->entries[i].name, i)) {
+            olla_strmap_free(&placed);
+            return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory checking %s", file);
+        }
+    olla_status st = OLLA_OK;
+    for (size_t k = 0; st == OLLA_OK && k < g->n_value_info + g->n_output; k++) {
+        const Onnx__ValueInfoProto *vi = k < g->n_value_info ? g->value_info[k] : g->output[k - g->n_value_info];
+        int at = vi && vi->name ? olla_strmap_get(&placed, vi->name) : -1;
+        char text[256];
+        int64_t bytes = at >= 0 ? declared_bytes(vi->type, opt, text, sizeof text) : -1;
+        if (bytes < 0 || sp->entries[at].bytes == olla_align_up(bytes, sp->alignment))
+            continue;
+        st = olla_error_set(err, OLLA_ERR_INPUT,
+                            "%s: the plan gives '%s' %lld byte%s but the model declares it %s, %lld bytes (%lld with "
+                            "the alignment); plan the model again",
+                            file, vi->name, (long long)sp->entries[at].bytes, sp->entries[at].bytes == 1 ? "" : "s",
+                            text, (long long)bytes,
+                            (long long)olla_align_up(bytes, sp->alignment));
+    }
+    olla_strmap_free(&placed);
+    return st;
+}
+
+/* ---- the bindings a check uses ---- */
+
+/* The command line's bindings when it gives any (--dim or --input-shape),
+ * else the ones the plan records. */
+static olla_check_options effective_options(const olla_check_options *opt, const olla_stored_plan *sp)
+{
+    olla_check_options co = *opt;
+    if (opt->n_dims == 0 && opt->n_input_shapes == 0) {
+        co.dims = sp->dims;
+        co.n_dims = sp->n_dims;
+        co.input_shapes = sp->inputs;
+        co.n_input_shapes = sp->n_inputs;
+    }
+    return co;
+}
+
+/* Appends "name=v" (or "name unbound" when v < 0) to a list in buf. */
+static void append(char *buf, size_t size, const char *name, long long v)
+{
+    size_t at = strlen(buf);
+    if (at >= size)
+        return;
+    if (v >= 0)
+        snprintf(buf + at, size - at, "%s%s=%lld", at ? ", " : "", name, v);
+    else
+        snprintf(buf + at, size - at, "%s%s unbound", at ? ", " : "", name);
+}
+
+/* "batch=1" for the plan and "batch=8" for the check, for every --dim whose
+ * value differs from the recorded one; empty when they agree. */
+static void binding_difference(const olla_check_options *opt, const olla_stored_plan *sp, char *plan_side,
+                               char *check_side, size_t size)
+{
+    plan_side[0] = check_side[0] = '\0';
+    for (int i = 0; i < opt->n_dims; i++) {
+        int found = -1;
+        for (int j = 0; j < sp->n_dims; j++)
+            if (strcmp(sp->dims[j].name, opt->dims[i].name) == 0)
+                found = j;
+        if (found >= 0 && sp->dims[found].value == opt->dims[i].value)
+            continue;
+        append(plan_side, size, opt->dims[i].name, found >= 0 ? (long long)sp->dims[found].value : -1);
+        append(check_side, size, opt->dims[i].name, (long long)opt->dims[i].value);
+    }
+}
+
+/* A failed check under other bindings than the plan's says so first. */
+static olla_status explain_failure(olla_status st, const olla_check_options *opt, const olla_stored_plan *sp,
+                                   const char *file, olla_error *err)
+{
+    char plan_side[256], check_side[256], msg[2 * sizeof err->message];
+    if (st != OLLA_ERR_INPUT)
+        return st;
+    binding_difference(opt, sp, plan_side, check_side, sizeof plan_side);
+    const char *orig = err->message;
+    size_t fl = strlen(file);
+    if (strncmp(orig, file, fl) == 0 && strncmp(orig + fl, ": ", 2) == 0)
+        orig += fl + 2;
+    if (check_side[0])
+        snprintf(msg, sizeof msg, "%s: the plan was made for %s; this check binds %s (%s)", file, plan_side,
+                 check_side, orig);
+    else if (opt->n_dims == 0 && sp->n_dims == 0 && sp->n_inputs == 0)
+        snprintf(msg, sizeof msg, "%s: %s (the plan records no bindings; pass the --dim values it was made with)",
+                 file, orig);
+    else
+        return st;
+    olla_error_clear(err);
+    return olla_error_set(err, st, "%s", msg);
 }
 
 olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, olla_error *err)
@@ -31,6 +172,7 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
         olla_error_clear(err);
         return olla_error_set(err, st, "%s: %s", file, msg);
     }
+    olla_check_options co = effective_options(opt, &sp);
     olla_shape_table *types = NULL;
     olla_graph *g = NULL;
     int64_t *offset = NULL, *bytes = NULL;
@@ -43,7 +185,8 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
                             file, arena_text ? arena_text : "missing", expect);
         goto done;
     }
-    olla_shape_options so = {opt->dims, opt->n_dims, 0};
+    olla_shape_options so = {.dims = co.dims, .n_dims = co.n_dims, .strict = co.strict_shapes,
+                             .input_shapes = co.input_shapes, .n_input_shapes = co.n_input_shapes};
     if ((st = olla_infer_shapes(m->proto, &so, &types, err)) != OLLA_OK)
         goto done;
     olla_type_source src = olla_shape_type_source(types);
@@ -84,9 +227,12 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
     }
     for (int i = 0; i < g->n_ops; i++)
         order[i] = i; /* the file's own node order */
+    st = olla_plan_check_declared(m->proto->graph, &sp, &co, file, err);
     olla_plan_layout lay = {order, offset, bytes, share, shares, sp.arena_bytes, sp.alignment, sp.sharing};
-    st = olla_plan_verify(g, &lay, err);
+    if (st == OLLA_OK)
+        st = olla_plan_verify(g, &lay, err);
 done:
+    st = explain_failure(st, &co, &sp, file, err);
     free(offset);
     free(bytes);
     free(order);

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "olla_bindings.h"
 #include "olla_error.h"
 
 #define OLLA_META_VERSION "olla.version"
@@ -27,11 +28,15 @@ typedef struct olla_stored_plan {
     int sharing; /* 1: made under the runtime's sharing rules */
     int n_entries;
     olla_stored_entry *entries; /* in allocation order */
+    int n_dims;                 /* "dims": the bindings the plan was made for */
+    olla_dim_binding *dims;     /* (names malloc'd); none in older plans */
+    int n_inputs;               /* "inputs": every graph input's shape */
+    olla_input_shape *inputs;   /* (names and dims malloc'd) */
 } olla_stored_plan;
 
 /* {"version":2,"alignment":A,"arena_bytes":N,"sharing":"runtime"|"none",
- *  "tensors":[{"name","offset","bytes"[,"shares","sharing":"alias"|"inplace"]},...]};
- * malloc'd */
+ *  "tensors":[{"name","offset","bytes"[,"shares","sharing":"alias"|"inplace"]},...],
+ *  "dims":{"batch":1},"inputs":{"x":[1,3,224,224]}}; malloc'd */
 char *olla_plan_to_json(const olla_plan *plan);
 /* Parses and validates the JSON text (types, non-negative numbers, a share
  * names a tensor and says its kind). */

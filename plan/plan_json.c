@@ -9,6 +9,93 @@ static const char *share_name(olla_buffer_share s)
     return s == OLLA_BUFFER_VIEW ? "alias" : s == OLLA_BUFFER_INPLACE ? "inplace" : NULL;
 }
 
+/* ---- what the plan was made for: "dims" and "inputs" ---- */
+
+static json_object *dims_to_json(const olla_plan *plan)
+{
+    json_object *o = json_object_new_object();
+    for (int i = 0; o && i < plan->n_dims; i++)
+        json_object_object_add(o, plan->dims[i].name, json_object_new_int64(plan->dims[i].value));
+    return o;
+}
+
+static json_object *inputs_to_json(const olla_plan *plan)
+{
+    json_object *o = json_object_new_object();
+    for (int i = 0; o && i < plan->n_inputs; i++) {
+        json_object *shape = json_object_new_array_ext(plan->inputs[i].rank);
+        for (int d = 0; shape && d < plan->inputs[i].rank; d++)
+            json_object_array_add(shape, json_object_new_int64(plan->inputs[i].dims[d]));
+        json_object_object_add(o, plan->inputs[i].name, shape);
+    }
+    return o;
+}
+
+static olla_status parse_dims(json_object *root, olla_stored_plan *out, olla_error *err)
+{
+    json_object *o;
+    if (!json_object_object_get_ex(root, "dims", &o))
+        return OLLA_OK; /* a plan written before bindings were recorded */
+    if (!json_object_is_type(o, json_type_object))
+        return olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan \"dims\" is not an object of NAME: VALUE");
+    out->dims = calloc((size_t)json_object_object_length(o) + 1, sizeof *out->dims);
+    if (!out->dims)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory parsing the plan");
+    json_object_object_foreach(o, key, val)
+    {
+        olla_dim_binding *b = &out->dims[out->n_dims];
+        if (!json_object_is_type(val, json_type_int) || (b->value = json_object_get_int64(val)) < 0)
+            return olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan dims entry '%s' is not an integer >= 0", key);
+        if (!(b->name = strdup(key)))
+            return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory parsing the plan");
+        out->n_dims++;
+    }
+    return OLLA_OK;
+}
+
+static olla_status parse_one_input(const char *key, json_object *val, olla_input_shape *in, olla_error *err)
+{
+    if (!json_object_is_type(val, json_type_array))
+        return olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan inputs entry '%s' is not an array of sizes", key);
+    size_t rank = json_object_array_length(val);
+    int64_t *dims = calloc(rank + 1, sizeof *dims);
+    if (!dims)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory parsing the plan");
+    in->dims = dims;
+    for (size_t d = 0; d < rank; d++) {
+        json_object *v = json_object_array_get_idx(val, d);
+        if (!json_object_is_type(v, json_type_int) || (dims[d] = json_object_get_int64(v)) < 0)
+            return olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan inputs entry '%s' has a size that is not >= 0",
+                                  key);
+    }
+    in->rank = (int)rank;
+    in->name = strdup(key);
+    return in->name ? OLLA_OK : olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory parsing the plan");
+}
+
+static olla_status parse_inputs(json_object *root, olla_stored_plan *out, olla_error *err)
+{
+    json_object *o;
+    if (!json_object_object_get_ex(root, "inputs", &o))
+        return OLLA_OK;
+    if (!json_object_is_type(o, json_type_object))
+        return olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan \"inputs\" is not an object of NAME: [sizes]");
+    out->inputs = calloc((size_t)json_object_object_length(o) + 1, sizeof *out->inputs);
+    if (!out->inputs)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory parsing the plan");
+    json_object_object_foreach(o, key, val)
+    {
+        olla_status st = parse_one_input(key, val, &out->inputs[out->n_inputs], err);
+        if (out->inputs[out->n_inputs].name || out->inputs[out->n_inputs].dims)
+            out->n_inputs++; /* owned from here, freed with the plan */
+        if (st != OLLA_OK)
+            return st;
+    }
+    return OLLA_OK;
+}
+
+/* ---- the plan ---- */
+
 char *olla_plan_to_json(const olla_plan *plan)
 {
     json_object *root = json_object_new_object();
@@ -35,6 +122,8 @@ char *olla_plan_to_json(const olla_plan *plan)
         json_object_array_add(arr, o);
     }
     json_object_object_add(root, "tensors", arr);
+    json_object_object_add(root, "dims", dims_to_json(plan));
+    json_object_object_add(root, "inputs", inputs_to_json(plan));
     const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
     char *copy = s ? strdup(s) : NULL;
     json_object_put(root);
@@ -50,6 +139,14 @@ void olla_stored_plan_free(olla_stored_plan *p)
         free(p->entries[i].shares);
     }
     free(p->entries);
+    for (int i = 0; i < p->n_dims; i++)
+        free((char *)p->dims[i].name);
+    free(p->dims);
+    for (int i = 0; i < p->n_inputs; i++) {
+        free((char *)p->inputs[i].name);
+        free((int64_t *)p->inputs[i].dims);
+    }
+    free(p->inputs);
     memset(p, 0, sizeof *p);
 }
 
@@ -154,6 +251,8 @@ olla_status olla_plan_from_json(const char *text, olla_stored_plan *out, olla_er
         if (version >= 2 && (st = read_share(o, i, e, err)) != OLLA_OK)
             goto done;
     }
+    if ((st = parse_dims(root, out, err)) == OLLA_OK)
+        st = parse_inputs(root, out, err);
 done:
     json_object_put(root);
     if (st != OLLA_OK)

@@ -122,3 +122,90 @@ const olla_allocation *olla_runtime_plan_allocation(const olla_runtime_plan *p, 
 {
     return k < (size_t)p->stored.n_entries ? &p->allocs[k] : NULL;
 }
+
+/* ---- what the plan was made for ---- */
+
+size_t olla_runtime_plan_dim_count(const olla_runtime_plan *p)
+{
+    return (size_t)p->stored.n_dims;
+}
+
+const char *olla_runtime_plan_dim_at(const olla_runtime_plan *p, size_t i, int64_t *value)
+{
+    if (i >= (size_t)p->stored.n_dims)
+        return NULL;
+    if (value)
+        *value = p->stored.dims[i].value;
+    return p->stored.dims[i].name;
+}
+
+int64_t olla_runtime_plan_dim(const olla_runtime_plan *p, const char *name)
+{
+    for (int i = 0; name && i < p->stored.n_dims; i++)
+        if (strcmp(p->stored.dims[i].name, name) == 0)
+            return p->stored.dims[i].value;
+    return -1;
+}
+
+size_t olla_runtime_plan_input_count(const olla_runtime_plan *p)
+{
+    return (size_t)p->stored.n_inputs;
+}
+
+const char *olla_runtime_plan_input_at(const olla_runtime_plan *p, size_t i, int *rank, const int64_t **dims)
+{
+    if (i >= (size_t)p->stored.n_inputs)
+        return NULL;
+    if (rank)
+        *rank = p->stored.inputs[i].rank;
+    if (dims)
+        *dims = p->stored.inputs[i].dims;
+    return p->stored.inputs[i].name;
+}
+
+/* "[8,3,224,224]" into buf. */
+static void format_shape(int rank, const int64_t *dims, char *buf, size_t size)
+{
+    size_t at = (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < rank && at < size; d++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%lld", d ? "," : "", (long long)dims[d]);
+    if (at < size)
+        snprintf(buf + at, size - at, "]");
+}
+
+static int same_shape(const olla_input_shape *a, const olla_input_shape *b)
+{
+    if (a->rank != b->rank)
+        return 0;
+    for (int d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d])
+            return 0;
+    return 1;
+}
+
+olla_status olla_runtime_plan_check_inputs(const olla_runtime_plan *p, const olla_input_shape *shapes, size_t n,
+                                           olla_error *err)
+{
+    if (n > 0 && p->stored.n_inputs == 0)
+        return olla_error_set(err, OLLA_ERR_INPUT,
+                              "the plan records no input shapes (an older olla-onnx wrote it); plan the model again");
+    for (size_t k = 0; k < n; k++) {
+        const olla_input_shape *given = &shapes[k], *planned = NULL;
+        for (int i = 0; i < p->stored.n_inputs && !planned; i++)
+            if (given->name && strcmp(p->stored.inputs[i].name, given->name) == 0)
+                planned = &p->stored.inputs[i];
+        char a[256], b[256];
+        format_shape(given->rank, given->dims, a, sizeof a);
+        if (!planned)
+            return olla_error_set(err, OLLA_ERR_INPUT, "input '%s' %s: the plan records no such input",
+                                  given->name ? given->name : "", a);
+        if (same_shape(given, planned))
+            continue;
+        format_shape(planned->rank, planned->dims, b, sizeof b);
+        return olla_error_set(err, OLLA_ERR_INPUT,
+                              "input '%s' has shape %s but the plan was made for %s; plan the model again for these "
+                              "shapes",
+                              given->name, a, b);
+    }
+    return OLLA_OK;
+}

@@ -228,6 +228,8 @@ olla_status olla_shape_delegate(olla_shape_ctx *c, const char *domain, const cha
 /* ---- registry ---- */
 /* Finds the rule for (domain, op_type); NULL when none. */
 olla_shape_rule_fn olla_shape_find_rule(const char *domain, const char *op_type);
+/* Every family table, for tests that walk all rules; *n gets the count. */
+const olla_shape_rule_entry *const *olla_shape_rule_families(size_t *n);
 
 /* Family tables (passes/shape_<family>.c). */
 extern const olla_shape_rule_entry olla_shape_rules_elementwise[];
@@ -247,5 +249,6 @@ extern const olla_shape_rule_entry olla_shape_rules_signal[];
 extern const olla_shape_rule_entry olla_shape_rules_seq[];
 extern const olla_shape_rule_entry olla_shape_rules_misc[];
 extern const olla_shape_rule_entry olla_shape_rules_extra[];
+extern const olla_shape_rule_entry olla_shape_rules_aten[];
 
 #endif

@@ -28,11 +28,26 @@ typedef struct olla_shape_options {
     int n_dims;
     int ignore_value_info; /* 1: ignore graph value_info and declared graph-output
                               types (for benchmarks); graph inputs still used */
+    int strict;            /* 1: any disagreement between an inferred type and a
+                              declared one (value_info, graph output) is an error */
+    const olla_input_shape *input_shapes; /* replace graph inputs' declared shapes; */
+    int n_input_shapes;                   /* a name that is no graph input, a rank that
+                                             differs from the declared one or a dim
+                                             below -1 is an OLLA_ERR_USAGE */
 } olla_shape_options;
 
 /* Infers the type of every value of model (opt may be NULL). Errors only for
- * bad input (e.g. a malformed attribute) or OOM; unknown shapes are not
- * errors: see olla_shape_unknown_reason(). */
+ * bad input (e.g. a malformed attribute), a declared type that contradicts
+ * the inferred one beyond repair (or any disagreement with opt->strict), or
+ * OOM; unknown shapes are not errors: see olla_shape_unknown_reason().
+ *
+ * Declared types win: where a node output's declared type (value_info or
+ * graph output) disagrees with the type its rule infers, the declared element
+ * type and dimensions are kept (unknown parts filled from the inference) and
+ * a warning names the node, the operator and both types. A runtime allocates
+ * what the model declares, so a plan never holds less than that. When the
+ * declaration has no complete size and its rank contradicts the inference,
+ * nothing can be trusted: that is an error. */
 olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_options *opt,
                               olla_shape_table **out, olla_error *err);
 /* Main-graph values: inputs, initializers, node outputs; NULL if absent. */

@@ -60,6 +60,7 @@ struct olla_shape_table {
     olla_dim_binding *bind;
     int n_bind;
     int ignore_vi;
+    int strict; /* every disagreement with a declaration is an error */
     const Onnx__ModelProto *model;
     olla_namemap rules; /* "domain\x1fop" -> index into rule_fns */
     olla_shape_rule_fn *rule_fns;

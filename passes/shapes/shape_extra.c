@@ -53,10 +53,12 @@ static olla_status rule_causal_conv(olla_shape_ctx *c)
 static olla_status rule_linear_attention(olla_shape_ctx *c)
 {
     int32_t elem = olla_shape_in_elem(c, 0);
+    /* present_state has past_state's type (S) when given */
+    int32_t selem = olla_shape_in_elem(c, 3) ? olla_shape_in_elem(c, 3) : elem;
     int rq = olla_shape_in_rank(c, 0), rk = olla_shape_in_rank(c, 1), rv = olla_shape_in_rank(c, 2);
     if ((rq != 3 && rq != 4) || rk != rq || rv != rq) {
         olla_status st = olla_shape_set_out(c, 0, elem, -1, NULL);
-        if (st == OLLA_OK) st = olla_shape_set_out(c, 1, elem, -1, NULL);
+        if (st == OLLA_OK) st = olla_shape_set_out(c, 1, selem, -1, NULL);
         return st;
     }
     const olla_value_type *q = olla_shape_in(c, 0), *k = olla_shape_in(c, 1), *v = olla_shape_in(c, 2);
@@ -65,7 +67,7 @@ static olla_status rule_linear_attention(olla_shape_ctx *c)
         olla_dim y[4] = {q->dims[0], q->dims[1], q->dims[2], v->dims[3]};
         olla_dim s[4] = {q->dims[0], k->dims[1], k->dims[3], v->dims[3]};
         st = olla_shape_set_out(c, 0, elem, 4, y);
-        if (st == OLLA_OK) st = olla_shape_set_out(c, 1, elem, 4, s);
+        if (st == OLLA_OK) st = olla_shape_set_out(c, 1, selem, 4, s);
         return st;
     }
     olla_dim qh = olla_shape_attr_has(c, "q_num_heads")
@@ -78,7 +80,7 @@ static olla_status rule_linear_attention(olla_shape_ctx *c)
     olla_dim y[3] = {q->dims[0], q->dims[1], olla_dim_mul(c, qh, dv)};
     olla_dim s[4] = {q->dims[0], kvh, dk, dv};
     st = olla_shape_set_out(c, 0, elem, 3, y);
-    if (st == OLLA_OK) st = olla_shape_set_out(c, 1, elem, 4, s);
+    if (st == OLLA_OK) st = olla_shape_set_out(c, 1, selem, 4, s);
     return st;
 }
 

@@ -191,7 +191,8 @@ static olla_status rule_attention(olla_shape_ctx *c)
     int rq = olla_shape_in_rank(c, 0), rk = olla_shape_in_rank(c, 1), rv = olla_shape_in_rank(c, 2);
     if ((rq != 3 && rq != 4) || (rk != 3 && rk != 4) || (rv != 3 && rv != 4)) {
         for (int o = 0; o < olla_shape_n_outputs(c); o++) {
-            olla_status st = olla_shape_set_out(c, o, elem, -1, NULL);
+            /* present_value has V's type (T2), the others Q's (T1) */
+            olla_status st = olla_shape_set_out(c, o, o == 2 ? olla_shape_in_elem(c, 2) : elem, -1, NULL);
             if (st != OLLA_OK) return st;
         }
         return OLLA_OK;

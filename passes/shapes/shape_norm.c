@@ -64,6 +64,16 @@ static olla_status rule_layer_norm(olla_shape_ctx *c)
     return st;
 }
 
+/* RMSNormalization (opset 23): Y has X's shape and the scale's type (V). */
+static olla_status rule_rms_norm(olla_shape_ctx *c)
+{
+    const olla_value_type *x = olla_shape_in(c, 0);
+    int32_t v = olla_shape_in_elem(c, 1);
+    if (!x)
+        return OLLA_OK;
+    return olla_shape_set_out(c, 0, v ? v : x->elem_type, x->rank, x->dims);
+}
+
 const olla_shape_rule_entry olla_shape_rules_norm[] = {
     {"", "BatchNormalization", rule_batch_norm},
     {"", "InstanceNormalization", rule_same_as_input},
@@ -72,5 +82,5 @@ const olla_shape_rule_entry olla_shape_rules_norm[] = {
     {"", "LpNormalization", rule_same_as_input},
     {"", "MeanVarianceNormalization", rule_same_as_input},
     {"", "LRN", rule_same_as_input},
-    {"", "RMSNormalization", rule_same_as_input},
+    {"", "RMSNormalization", rule_rms_norm},
     {NULL, NULL, NULL}};

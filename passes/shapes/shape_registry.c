@@ -22,6 +22,7 @@ static const olla_shape_rule_entry *const families[] = {
     olla_shape_rules_seq,
     olla_shape_rules_misc,
     olla_shape_rules_extra,
+    olla_shape_rules_aten,
 };
 
 static int domain_match(const char *want, const char *have)
@@ -29,6 +30,12 @@ static int domain_match(const char *want, const char *have)
     if (!have || !*have || strcmp(have, "ai.onnx") == 0)
         return want[0] == '\0';
     return strcmp(want, have) == 0;
+}
+
+const olla_shape_rule_entry *const *olla_shape_rule_families(size_t *n)
+{
+    *n = sizeof families / sizeof families[0];
+    return families;
 }
 
 olla_shape_rule_fn olla_shape_find_rule(const char *domain, const char *op_type)

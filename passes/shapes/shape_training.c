@@ -1,8 +1,8 @@
 /* olla-onnx: shape rules for losses (SoftmaxCrossEntropyLoss,
  * NegativeLogLikelihoodLoss), ONNX Runtime training operators (gradients,
  * accumulators, optimizers, YieldOp) and common contrib operators (FusedMatMul,
- * Gelu variants, LayerNormalization variants...). ATen nodes have no rule:
- * their shapes come only from value_info. */
+ * Gelu variants, LayerNormalization variants...). ATen nodes are in
+ * shape_aten.c. */
 #include <string.h>
 
 #include "passes/shapes/olla_shape_rules.h"
@@ -152,6 +152,8 @@ static olla_status shape_from_value(olla_shape_ctx *c, int si, int ti)
 
 static olla_status rule_gather_grad(olla_shape_ctx *c) { return shape_from_value(c, 0, 2); }
 static olla_status rule_shape1_grad(olla_shape_ctx *c) { return shape_from_value(c, 1, 0); }
+/* GatherNDGrad(shape, indices, update): the type of update. */
+static olla_status rule_gather_nd_grad(olla_shape_ctx *c) { return shape_from_value(c, 0, 2); }
 
 /* dY is input 0 and dX has its type (ReluGrad, GeluGrad, SoftmaxGrad...). */
 static olla_status rule_dy(olla_shape_ctx *c) { return olla_shape_pass(c, 0, 0); }
@@ -172,19 +174,35 @@ static olla_status rule_accumulator_v2(olla_shape_ctx *c)
 
 static olla_status rule_accumulator(olla_shape_ctx *c) { return olla_shape_pass(c, 0, 0); }
 
-static olla_status rule_optimizer(olla_shape_ctx *c)
+/* Output i is a sequence with the element type of the sequence input j. */
+static olla_status sequence_like(olla_shape_ctx *c, int i, int j)
 {
-    /* updated_flag, then sequences of updated weights and moments */
-    olla_status st = flag_out(c, 0);
-    int32_t elem = 0;
-    for (int k = 0; k < olla_shape_n_inputs(c) && !elem; k++) {
-        const olla_value_type *t = olla_shape_in(c, k);
-        if (t && t->kind == OLLA_VALUE_SEQUENCE)
-            elem = t->elem_type;
-    }
-    for (int i = 1; st == OLLA_OK && i < olla_shape_n_outputs(c); i++)
-        st = olla_shape_set_out_kind(c, i, OLLA_VALUE_SEQUENCE, elem);
+    const olla_value_type *t = olla_shape_in(c, j);
+    return olla_shape_set_out_kind(c, i, OLLA_VALUE_SEQUENCE, t && t->kind == OLLA_VALUE_SEQUENCE ? t->elem_type : 0);
+}
+
+/* AdamWOptimizer(lr, step, weights, gradients, m1, m2[, update_signal]) ->
+ * updated_flag, updated_weights, updated_m1, updated_m2. ORT's schema types
+ * updated_flag as T2 = tensor(int64), the type of step, and its kernel
+ * allocates it with step's shape; the sequences follow inputs 2, 4 and 5. */
+static olla_status rule_adamw(olla_shape_ctx *c)
+{
+    const olla_value_type *step = olla_shape_in(c, 1);
+    int32_t elem = olla_shape_in_elem(c, 1);
+    olla_status st = olla_shape_set_out(c, 0, elem ? elem : OLLA_DT_INT64, step ? step->rank : -1,
+                                        step ? step->dims : NULL);
+    static const int seq_input[4] = {0, 2, 4, 5};
+    for (int i = 1; st == OLLA_OK && i < olla_shape_n_outputs(c) && i < 4; i++)
+        st = sequence_like(c, i, seq_input[i]);
     return st;
+}
+
+/* SGDOptimizerV2(lr, weights, gradients[, update_signal]) ->
+ * update_completed (a bool scalar), updated_weights (input 1's type). */
+static olla_status rule_sgd_v2(olla_shape_ctx *c)
+{
+    olla_status st = olla_shape_set_out(c, 0, OLLA_DT_BOOL, 0, NULL);
+    return st == OLLA_OK ? sequence_like(c, 1, 1) : st;
 }
 
 static olla_status rule_yield(olla_shape_ctx *c)
@@ -243,10 +261,12 @@ static olla_status stats_out(olla_shape_ctx *c, int i, int64_t axis)
     return olla_shape_set_out(c, i, elem, x->rank, dims);
 }
 
+/* ORT's LayerNormalization and SimplifiedLayerNormalization: Y has the
+ * scale's type (V), the statistics U. */
 static olla_status rule_layer_norm(olla_shape_ctx *c)
 {
     int64_t axis = olla_shape_attr_int(c, "axis", -1);
-    olla_status st = olla_shape_pass(c, 0, 0);
+    olla_status st = shape_of(c, 0, 0, 1);
     int simplified = strstr(olla_shape_op(c), "Simplified") != NULL;
     if (st == OLLA_OK && !simplified)
         st = stats_out(c, 1, axis);
@@ -351,13 +371,13 @@ const olla_shape_rule_entry olla_shape_rules_training[] = {
     {MS, "InvertibleLayerNormalizationGrad", rule_norm_grad},
     {MS, "BatchNormalizationGrad", rule_norm_grad}, {MS, "BatchNormInternal", rule_bn_internal},
     {MS, "GatherGrad", rule_gather_grad}, {MS, "GatherElementsGrad", rule_shape1_grad},
-    {MS, "GatherNDGrad", rule_shape1_grad}, {MS, "SliceGrad", rule_shape1_grad},
+    {MS, "GatherNDGrad", rule_gather_nd_grad}, {MS, "SliceGrad", rule_shape1_grad},
     {MS, "MaxPoolGrad", rule_maxpool_grad}, {"", "MaxPoolGrad", rule_maxpool_grad},
     {MS, "AveragePoolGrad", rule_avgpool_grad}, {"", "AveragePoolGrad", rule_avgpool_grad},
     /* accumulators, optimizers, graph boundaries */
     {MS, "InPlaceAccumulatorV2", rule_accumulator_v2}, {MS, "InPlaceAccumulator", rule_accumulator},
-    {MS, "ZeroGradient", rule_accumulator}, {MS, "AdamWOptimizer", rule_optimizer},
-    {MS, "SGDOptimizerV2", rule_optimizer}, {MS, "YieldOp", rule_yield}, {MS, "Scale", same0},
+    {MS, "ZeroGradient", rule_accumulator}, {MS, "AdamWOptimizer", rule_adamw},
+    {MS, "SGDOptimizerV2", rule_sgd_v2}, {MS, "YieldOp", rule_yield}, {MS, "Scale", same0},
     /* contrib */
     {MS, "FusedMatMul", rule_fused_matmul}, {MS, "BiasGelu", same0}, {MS, "FastGelu", same0},
     {MS, "Gelu", same0}, {MS, "QuickGelu", same0}, {MS, "BiasSoftmax", same0},

@@ -80,6 +80,63 @@ static olla_status scope_decls(olla_shape_table *t, olla_shape_scope *s, const O
     return OLLA_OK;
 }
 
+/* 1 when two declared types of one value contradict each other. */
+static int decls_clash(const Onnx__TypeProto *a, const Onnx__TypeProto *b)
+{
+    if (!a || !b || a->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+        b->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !a->tensor_type || !b->tensor_type)
+        return 0;
+    const Onnx__TypeProto__Tensor *x = a->tensor_type, *y = b->tensor_type;
+    if (x->elem_type && y->elem_type && x->elem_type != y->elem_type)
+        return 1;
+    if (!x->shape || !y->shape)
+        return 0;
+    if (x->shape->n_dim != y->shape->n_dim)
+        return 1;
+    for (size_t d = 0; d < x->shape->n_dim; d++) {
+        const Onnx__TensorShapeProto__Dimension *p = x->shape->dim[d], *q = y->shape->dim[d];
+        if (p && q && p->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+            q->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && p->dim_value != q->dim_value)
+            return 1;
+    }
+    return 0;
+}
+
+/* A value declared twice in the main graph (value_info and graph output, or
+ * twice in one list) with contradicting types cannot be planned safely. */
+static olla_status check_duplicate_decls(olla_shape_table *t, const Onnx__GraphProto *g, olla_error *err)
+{
+    olla_namemap first = {0};
+    olla_status st = OLLA_OK;
+    size_t n = g->n_value_info + g->n_output;
+    for (size_t k = 0; st == OLLA_OK && k < n; k++) {
+        const Onnx__ValueInfoProto *vi = k < g->n_value_info ? g->value_info[k] : g->output[k - g->n_value_info];
+        size_t j;
+        if (!vi || !vi->name || !vi->name[0] || !vi->type)
+            continue;
+        if (!olla_namemap_get(&first, vi->name, &j)) {
+            if (olla_namemap_put(&first, vi->name, k) != OLLA_OK)
+                st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
+            continue;
+        }
+        const Onnx__ValueInfoProto *prev = j < g->n_value_info ? g->value_info[j] : g->output[j - g->n_value_info];
+        if (!decls_clash(prev->type, vi->type))
+            continue;
+        olla_value_type a, b;
+        char ta[256] = "?", tb[256] = "?";
+        if (olla_shape__type_from_proto(t, prev->type, &a) == OLLA_OK)
+            olla_shape__format(&a, ta, sizeof ta);
+        if (olla_shape__type_from_proto(t, vi->type, &b) == OLLA_OK)
+            olla_shape__format(&b, tb, sizeof tb);
+        st = olla_error_set(err, OLLA_ERR_INPUT,
+                            "'%s' is declared twice with different types (%s in %s, %s in %s); keep one declaration",
+                            vi->name, ta, j < g->n_value_info ? "value_info" : "the graph outputs", tb,
+                            k < g->n_value_info ? "value_info" : "the graph outputs");
+    }
+    olla_namemap_free(&first);
+    return st;
+}
+
 static olla_status copy_type(olla_shape_table *t, olla_value_type *dst, const olla_value_type *src)
 {
     *dst = *src;
@@ -232,9 +289,56 @@ static int types_conflict(const olla_value_type *a, const olla_value_type *b)
     return 0;
 }
 
+/* A disagreement between the inferred type of output i and its declaration.
+ * The declaration wins: its element type and its known dimensions are kept,
+ * its unknown parts are filled from the inference. When the declaration has
+ * no complete size and its rank contradicts the inference there is nothing
+ * to trust: an input error. With strict set, every disagreement is one. */
+static olla_status merge_conflict(olla_shape_table *t, olla_shape_ctx *c, int i, const olla_value_type *inf,
+                                  const olla_value_type *decl, olla_value_type *out)
+{
+    char a[256], b[256];
+    const char *name = c->node->output[i];
+    olla_shape__format(inf, a, sizeof a);
+    olla_shape__format(decl, b, sizeof b);
+    int64_t inf_bytes = olla_value_bytes(inf), decl_bytes = olla_value_bytes(decl);
+    int rank_clash = inf->rank >= 0 && decl->rank >= 0 && inf->rank != decl->rank;
+    if (t->strict || (rank_clash && decl_bytes < 0))
+        return olla_error_set(c->err, OLLA_ERR_INPUT,
+                              "'%s' (node '%s', %s): inferred %s but the model declares %s%s; fix the declaration "
+                              "(value_info or graph output)%s",
+                              name, olla_shape_node_name(c), olla_shape_op(c), a, b,
+                              t->strict ? "" : ", and the declaration has no complete size to use instead",
+                              t->strict ? " or drop --strict-shapes" : "");
+    olla_status st = copy_type(t, out, decl);
+    if (st != OLLA_OK)
+        return st;
+    if (!out->elem_type)
+        out->elem_type = inf->elem_type;
+    if (out->rank < 0 && inf->rank >= 0) {
+        st = copy_type(t, out, inf);
+        out->elem_type = decl->elem_type ? decl->elem_type : inf->elem_type;
+    } else if (!rank_clash && inf->rank >= 0)
+        for (int d = 0; d < out->rank; d++)
+            if (out->dims[d].value < 0 && inf->dims[d].value >= 0)
+                out->dims[d] = inf->dims[d];
+    out->source = OLLA_SRC_VALUE_INFO;
+    char used[256], sizes[128] = "", msg[1400];
+    olla_shape__format(out, used, sizeof used);
+    int64_t out_bytes = olla_value_bytes(out);
+    if (inf_bytes >= 0 && out_bytes >= 0 && inf_bytes != out_bytes)
+        snprintf(sizes, sizeof sizes, " (%lld byte%s where the inferred type has %lld)", (long long)out_bytes,
+                 out_bytes == 1 ? "" : "s", (long long)inf_bytes);
+    snprintf(msg, sizeof msg, "'%s' (node '%s', %s): inferred %s but the model declares %s; using %s as declared%s",
+             name, olla_shape_node_name(c), olla_shape_op(c), a, b, used, sizes);
+    if (st == OLLA_OK && add_warning(t, msg) != OLLA_OK)
+        return OLLA_ERR_INTERNAL;
+    return st;
+}
+
 /* Merges inferred (may be NULL) with declared (may be NULL) into out (dims
- * in the table arena). Sets *use_inferred_value when the inferred value
- * stays valid. */
+ * in the table arena). Sets *keep_value when the inferred value stays
+ * valid. */
 static olla_status merge_types(olla_shape_table *t, olla_shape_ctx *c, int i, const olla_value_type *inf,
                                const olla_value_type *decl, olla_value_type *out, int *keep_value)
 {
@@ -255,21 +359,8 @@ static olla_status merge_types(olla_shape_table *t, olla_shape_ctx *c, int i, co
         out->source = OLLA_SRC_VALUE_INFO;
         return st;
     }
-    if (types_conflict(inf, decl)) {
-        int use_inf = olla_value_bytes(inf) >= 0;
-        char a[256], b[256], msg[1024];
-        olla_shape__format(inf, a, sizeof a);
-        olla_shape__format(decl, b, sizeof b);
-        snprintf(msg, sizeof msg, "'%s' (node '%s', %s): inferred %s but value_info declares %s; using the %s one",
-                 c->node->output[i], olla_shape_node_name(c), olla_shape_op(c), a, b,
-                 use_inf ? "inferred" : "declared");
-        if (add_warning(t, msg) != OLLA_OK)
-            return OLLA_ERR_INTERNAL;
-        olla_status st = copy_type(t, out, use_inf ? inf : decl);
-        out->source = use_inf ? OLLA_SRC_INFERRED : OLLA_SRC_VALUE_INFO;
-        *keep_value = use_inf;
-        return st;
-    }
+    if (types_conflict(inf, decl))
+        return merge_conflict(t, c, i, inf, decl, out);
     /* compatible: take the most precise of each */
     const olla_value_type *base = inf->rank >= 0 ? inf : decl;
     olla_status st = copy_type(t, out, base);
@@ -353,8 +444,9 @@ static int negative_dim(const Onnx__TypeProto *tp, const char *name, const char 
     for (size_t d = 0; d < sh->n_dim; d++) {
         const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
         if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value < 0) {
-            snprintf(buf, n, "'%s': %s declares dimension %zu as %lld, which is negative; declare a size >= 0 or a dim_param",
-                     name, what, d, (long long)dim->dim_value);
+            snprintf(buf, n, "'%s': %s declares dimension %zu as %lld, which is negative; declare a size >= 0 or a dim_param%s%s%s",
+                     name, what, d, (long long)dim->dim_value, strcmp(what, "graph input") == 0 ? ", or pass --input-shape " : "",
+                     strcmp(what, "graph input") == 0 ? name : "", strcmp(what, "graph input") == 0 ? "=D1,D2,..." : "");
             return 1;
         }
     }
@@ -376,8 +468,9 @@ static olla_status store_output(olla_shape_table *t, olla_shape_scope *scope, ol
     const olla_value_type *inf = c->out_set[i] ? &c->out[i] : NULL;
     olla_value_type merged;
     int keep_value;
-    if (merge_types(t, c, i, inf, declp, &merged, &keep_value) != OLLA_OK)
-        return OLLA_ERR_INTERNAL;
+    olla_status mst = merge_types(t, c, i, inf, declp, &merged, &keep_value);
+    if (mst != OLLA_OK)
+        return mst;
     olla_shape_entry *e = scope_put(t, scope, name, NULL);
     if (!e)
         return OLLA_ERR_INTERNAL;
@@ -480,8 +573,9 @@ static olla_status process_node(olla_shape_table *t, olla_shape_scope *scope, co
     for (int i = 0; i < c.n_out; i++) {
         if (!olla_shape_has_output(&c, i))
             continue;
-        if (store_output(t, scope, &c, i, rule != NULL) != OLLA_OK) {
-            st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
+        if ((st = store_output(t, scope, &c, i, rule != NULL)) != OLLA_OK) {
+            st = err->code != OLLA_OK ? err->code
+                                      : olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
             goto done;
         }
     }
@@ -800,6 +894,92 @@ static olla_status add_listed(olla_shape_table *t, unsigned char **listed, size_
     return OLLA_OK;
 }
 
+/* ---- graph inputs ---- */
+
+static int is_graph_input(const Onnx__GraphProto *g, const char *name)
+{
+    for (size_t k = 0; k < g->n_input; k++)
+        if (g->input[k] && g->input[k]->name && strcmp(g->input[k]->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* --input-shape: the given shape replaces graph input s->name's declared one. */
+static olla_status apply_input_shape(olla_shape_table *t, const Onnx__GraphProto *g, const olla_input_shape *s,
+                                     olla_error *err)
+{
+    size_t i;
+    if (!s->name || !is_graph_input(g, s->name) || !olla_namemap_get(&t->main.map, s->name, &i))
+        return olla_error_set(err, OLLA_ERR_USAGE, "--input-shape names '%s', which is not a graph input of the model",
+                              s->name ? s->name : "");
+    olla_shape_entry *e = &t->main.entries[i];
+    if (e->type.source == OLLA_SRC_INITIALIZER)
+        return olla_error_set(err, OLLA_ERR_USAGE,
+                              "--input-shape names '%s', an initializer; it sets only inputs fed at run time", s->name);
+    if (e->type.kind != OLLA_VALUE_TENSOR)
+        return olla_error_set(err, OLLA_ERR_USAGE, "--input-shape names '%s', which is not a tensor", s->name);
+    if (s->rank < 0 || s->rank > OLLA_SHAPE_MAX_RANK || (e->type.rank >= 0 && e->type.rank != s->rank)) {
+        char declared[256];
+        olla_shape__format(&e->type, declared, sizeof declared);
+        return olla_error_set(err, OLLA_ERR_USAGE, "--input-shape %s has %d dimensions but the model declares %s",
+                              s->name, s->rank, declared);
+    }
+    olla_dim *dims = olla_arena_alloc(&t->arena, sizeof *dims * (size_t)(s->rank ? s->rank : 1));
+    if (!dims)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
+    for (int d = 0; d < s->rank; d++) {
+        if (s->dims[d] < -1)
+            return olla_error_set(err, OLLA_ERR_USAGE,
+                                  "--input-shape %s: dimension %d is %lld; give sizes >= 0, or -1 for unknown", s->name,
+                                  d, (long long)s->dims[d]);
+        dims[d] = s->dims[d] >= 0 ? olla_dim_known(s->dims[d]) : olla_dim_unknown();
+    }
+    e->type.rank = s->rank;
+    e->type.dims = dims;
+    e->reason = NULL; /* a negative declared dimension no longer matters */
+    return OLLA_OK;
+}
+
+static olla_status apply_input_shapes(olla_shape_table *t, const Onnx__GraphProto *g, const olla_shape_options *opt,
+                                      olla_error *err)
+{
+    for (int k = 0; k < opt->n_input_shapes; k++) {
+        for (int j = 0; j < k; j++)
+            if (opt->input_shapes[j].name && opt->input_shapes[k].name &&
+                strcmp(opt->input_shapes[j].name, opt->input_shapes[k].name) == 0)
+                return olla_error_set(err, OLLA_ERR_USAGE, "--input-shape %s is given twice",
+                                      opt->input_shapes[k].name);
+        olla_status st = apply_input_shape(t, g, &opt->input_shapes[k], err);
+        if (st != OLLA_OK)
+            return st;
+    }
+    return OLLA_OK;
+}
+
+/* Why a graph input has no size, naming the flag that gives it one. */
+static olla_status input_reasons(olla_shape_table *t)
+{
+    for (size_t k = 0; k < t->main.n; k++) {
+        olla_shape_entry *e = &t->main.entries[k];
+        if (olla_value_bytes(&e->type) >= 0 || e->reason)
+            continue;
+        char buf[2048], names[512] = "", flags[512] = "", declared[256];
+        olla_shape__format(&e->type, declared, sizeof declared);
+        if (e->type.kind != OLLA_VALUE_TENSOR)
+            snprintf(buf, sizeof buf, "'%s' is not a tensor (a sequence, map, optional or sparse value)", e->name);
+        else if (e->type.rank >= 0 && (symbol_names(&e->type, names, sizeof names, flags, sizeof flags), names[0]))
+            snprintf(buf, sizeof buf, "'%s' has symbolic dims %s; pass%s", e->name, names, flags);
+        else if (!e->type.elem_type)
+            snprintf(buf, sizeof buf, "'%s': graph input with no element type; declare it in the model", e->name);
+        else
+            snprintf(buf, sizeof buf, "'%s': graph input with no complete shape (%s); pass --input-shape %s=D1,D2,...",
+                     e->name, declared, e->name);
+        if (!(e->reason = olla_arena_strdup(&t->arena, buf)))
+            return OLLA_ERR_INTERNAL;
+    }
+    return OLLA_OK;
+}
+
 olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_options *opt, olla_shape_table **out,
                               olla_error *err)
 {
@@ -817,6 +997,7 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
     olla_status st = OLLA_OK;
     if (opt) {
         t->ignore_vi = opt->ignore_value_info;
+        t->strict = opt->strict;
         if (opt->n_dims > 0 && opt->dims) {
             t->bind = calloc((size_t)opt->n_dims, sizeof *t->bind);
             if (!t->bind)
@@ -834,6 +1015,10 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
             }
             t->n_bind = opt->n_dims;
         }
+    }
+    if (!t->ignore_vi && (st = check_duplicate_decls(t, g, err)) != OLLA_OK) {
+        olla_shape_table_free(t);
+        return st;
     }
     if (scope_decls(t, &t->main, g) != OLLA_OK)
         goto oom;
@@ -872,22 +1057,12 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
         e->type.rank = -1;
         e->type.source = OLLA_SRC_INITIALIZER;
     }
-    /* reasons for inputs without a size */
-    for (size_t k = 0; k < t->main.n; k++) {
-        olla_shape_entry *e = &t->main.entries[k];
-        if (olla_value_bytes(&e->type) >= 0 || e->reason)
-            continue;
-        char buf[2048], names[512] = "", flags[512] = "";
-        if (e->type.kind != OLLA_VALUE_TENSOR)
-            snprintf(buf, sizeof buf, "'%s' is not a tensor (a sequence, map, optional or sparse value)", e->name);
-        else if (e->type.rank >= 0 && (symbol_names(&e->type, names, sizeof names, flags, sizeof flags), names[0]))
-            snprintf(buf, sizeof buf, "'%s' has symbolic dims %s; pass%s", e->name, names, flags);
-        else
-            snprintf(buf, sizeof buf, "graph input '%s' declares no complete shape and element type; declare them",
-                     e->name);
-        if (!(e->reason = olla_arena_strdup(&t->arena, buf)))
-            goto oom;
+    if (opt && (st = apply_input_shapes(t, g, opt, err)) != OLLA_OK) {
+        olla_shape_table_free(t);
+        return st;
     }
+    if (input_reasons(t) != OLLA_OK)
+        goto oom;
     st = olla_shape__run_graph(t, &t->main, g, err);
     if (st != OLLA_OK) {
         olla_shape_table_free(t);

@@ -1,3 +1,4 @@
+#include "olla.h"
 #include "olla_plan.h"
 #include "olla_test.h"
 
@@ -84,4 +85,122 @@ OLLA_TEST(test_rejects_bad_plans)
     }
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_parse_and_query), OLLA_T(test_sharing_allocations), OLLA_T(test_rejects_bad_plans))
+static const char *const recorded =
+    "{\"version\":1,\"alignment\":1,\"arena_bytes\":8,\"tensors\":[{\"name\":\"a\",\"offset\":0,\"bytes\":8}],"
+    "\"dims\":{\"batch\":1},\"inputs\":{\"x\":[1,3],\"s\":[]}}";
+
+OLLA_TEST(test_recorded_dims_and_inputs)
+{
+    olla_error err = {0};
+    olla_runtime_plan *p = NULL;
+    OLLA_CHECK(olla_runtime_plan_parse(recorded, &p, &err) == OLLA_OK);
+    if (!p)
+        return;
+    int64_t v = 0;
+    OLLA_CHECK_EQ_I64(olla_runtime_plan_dim_count(p), 1);
+    OLLA_CHECK(strcmp(olla_runtime_plan_dim_at(p, 0, &v), "batch") == 0 && v == 1);
+    OLLA_CHECK(olla_runtime_plan_dim_at(p, 1, &v) == NULL);
+    OLLA_CHECK_EQ_I64(olla_runtime_plan_dim(p, "batch"), 1);
+    OLLA_CHECK_EQ_I64(olla_runtime_plan_dim(p, "seq"), -1);
+    OLLA_CHECK_EQ_I64(olla_runtime_plan_input_count(p), 2);
+    int rank = -1;
+    const int64_t *dims = NULL;
+    OLLA_CHECK(strcmp(olla_runtime_plan_input_at(p, 0, &rank, &dims), "x") == 0);
+    OLLA_CHECK(rank == 2 && dims[0] == 1 && dims[1] == 3);
+    OLLA_CHECK(strcmp(olla_runtime_plan_input_at(p, 1, &rank, &dims), "s") == 0 && rank == 0);
+    OLLA_CHECK(olla_runtime_plan_input_at(p, 2, &rank, &dims) == NULL);
+    olla_runtime_plan_free(p);
+}
+
+/* A runtime about to run at batch 8 a plan made for batch 1 is refused. */
+OLLA_TEST(test_check_inputs_refuses_other_shapes)
+{
+    olla_error err = {0};
+    olla_runtime_plan *p = NULL;
+    OLLA_CHECK(olla_runtime_plan_parse(recorded, &p, &err) == OLLA_OK);
+    if (!p)
+        return;
+    const int64_t same[] = {1, 3}, batch8[] = {8, 3}, flat[] = {3};
+    olla_input_shape ok[] = {{"x", 2, same}, {"s", 0, NULL}};
+    OLLA_CHECK(olla_runtime_plan_check_inputs(p, ok, 2, &err) == OLLA_OK);
+    olla_input_shape big = {"x", 2, batch8};
+    OLLA_CHECK(olla_runtime_plan_check_inputs(p, &big, 1, &err) == OLLA_ERR_INPUT);
+    OLLA_CHECK_STR_CONTAINS(err.message, "input 'x' has shape [8,3] but the plan was made for [1,3]");
+    olla_error_clear(&err);
+    olla_input_shape rank1 = {"x", 1, flat};
+    OLLA_CHECK(olla_runtime_plan_check_inputs(p, &rank1, 1, &err) == OLLA_ERR_INPUT);
+    OLLA_CHECK_STR_CONTAINS(err.message, "has shape [3] but the plan was made for [1,3]");
+    olla_error_clear(&err);
+    olla_input_shape other = {"y", 2, same};
+    OLLA_CHECK(olla_runtime_plan_check_inputs(p, &other, 1, &err) == OLLA_ERR_INPUT);
+    OLLA_CHECK_STR_CONTAINS(err.message, "input 'y' [1,3]: the plan records no such input");
+    olla_runtime_plan_free(p);
+    /* a plan that records nothing refuses too */
+    olla_error_clear(&err);
+    OLLA_CHECK(olla_runtime_plan_parse("{\"version\":1,\"alignment\":1,\"arena_bytes\":0,\"tensors\":[]}", &p, &err) ==
+               OLLA_OK);
+    if (p) {
+        OLLA_CHECK(olla_runtime_plan_check_inputs(p, ok, 1, &err) == OLLA_ERR_INPUT);
+        OLLA_CHECK_STR_CONTAINS(err.message, "records no input shapes");
+        olla_runtime_plan_free(p);
+    }
+}
+
+OLLA_TEST(test_recorded_fields_validated)
+{
+    static const char *const bad[] = {
+        "{\"version\":1,\"alignment\":1,\"arena_bytes\":0,\"tensors\":[],\"dims\":{\"batch\":-1}}",
+        "{\"version\":1,\"alignment\":1,\"arena_bytes\":0,\"tensors\":[],\"dims\":[1]}",
+        "{\"version\":1,\"alignment\":1,\"arena_bytes\":0,\"tensors\":[],\"inputs\":{\"x\":[1,\"a\"]}}",
+        "{\"version\":1,\"alignment\":1,\"arena_bytes\":0,\"tensors\":[],\"inputs\":{\"x\":3}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        olla_error err = {0};
+        olla_runtime_plan *p = NULL;
+        OLLA_CHECK(olla_runtime_plan_parse(bad[i], &p, &err) == OLLA_ERR_INPUT);
+        OLLA_CHECK(p == NULL);
+    }
+}
+
+/* End to end: a model planned at batch 2 records it in the written file,
+ * and its runtime refuses batch 8. */
+OLLA_TEST(test_planned_model_refuses_mismatched_batch)
+{
+    olla_error err = {0};
+    olla_model *m = NULL;
+    OLLA_CHECK(olla_model_load(OLLA_SOURCE_DIR "/models/symbolic_dims.onnx", &m, &err) == OLLA_OK);
+    if (!m)
+        return;
+    olla_dim_binding b = {"batch", 2};
+    olla_options opt;
+    olla_options_init(&opt);
+    opt.verbosity = 0;
+    opt.time_limit = 5;
+    opt.dims = &b;
+    opt.n_dims = 1;
+    olla_plan *plan = NULL;
+    olla_report rep;
+    char out[] = OLLA_BINARY_DIR "/runtime_plan_batch.onnx";
+    OLLA_CHECK(olla_optimize(m, &opt, &plan, &rep, &err) == OLLA_OK);
+    OLLA_CHECK(plan && olla_write_model(m, plan, out, &err) == OLLA_OK);
+    olla_runtime_plan *p = NULL;
+    OLLA_CHECK(olla_runtime_plan_load(out, &p, &err) == OLLA_OK);
+    if (p) {
+        OLLA_CHECK_EQ_I64(olla_runtime_plan_dim(p, "batch"), 2);
+        const int64_t at2[] = {2, 16, 32}, at8[] = {8, 16, 32};
+        olla_input_shape x2 = {"x", 3, at2}, x8 = {"x", 3, at8};
+        OLLA_CHECK(olla_runtime_plan_check_inputs(p, &x2, 1, &err) == OLLA_OK);
+        OLLA_CHECK(olla_runtime_plan_check_inputs(p, &x8, 1, &err) == OLLA_ERR_INPUT);
+        OLLA_CHECK_STR_CONTAINS(err.message, "input 'x' has shape [8,16,32] but the plan was made for [2,16,32]");
+        olla_runtime_plan_free(p);
+    }
+    remove(out);
+    olla_report_clear(&rep);
+    olla_plan_free(plan);
+    olla_model_free(m);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_parse_and_query), OLLA_T(test_sharing_allocations), OLLA_T(test_rejects_bad_plans),
+               OLLA_T(test_recorded_dims_and_inputs),
+               OLLA_T(test_check_inputs_refuses_other_shapes), OLLA_T(test_recorded_fields_validated),
+               OLLA_T(test_planned_model_refuses_mismatched_batch))

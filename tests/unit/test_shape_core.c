@@ -162,7 +162,7 @@ static const olla_shape_case training_cases[] = {
     {"com.microsoft:IsAllFinite", 1, "a:float[3] b:float[4,5]", "", "f:bool[]"},
     {"com.microsoft:MixedPrecisionScale", 1, "s:float[] a:float[3] b:float[4,5]", "to=i:10", "x:float16[3] y:float16[4,5]"},
     {"com.microsoft:YieldOp", 1, "a:float[2,3] b:float[4]", "full_shape_outputs=ints:1", "ga:float[*] gb:float[4]"},
-    {"com.microsoft:AdamWOptimizer", 1, "lr:float[1] st:int64[1] w:seq(float) g:seq(float) m1:seq(float) m2:seq(float)", "", "u:bool[1] nw:seq(float) n1:seq(float) n2:seq(float)"},
+    {"com.microsoft:AdamWOptimizer", 1, "lr:float[1] st:int64[1] w:seq(float) g:seq(float) m1:seq(float) m2:seq(float)", "", "u:int64[1] nw:seq(float) n1:seq(float) n2:seq(float)"},
     {"com.microsoft:DropoutGrad", 1, "dy:float[3] m:bool[3]", "", "dx:float[3]"},
 };
 

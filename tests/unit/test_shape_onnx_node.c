@@ -117,7 +117,7 @@ OLLA_TEST(test_onnx_node_models)
         int mine = m->graph && m->graph->n_node > 0;
         for (size_t n = 0; mine && n < m->graph->n_node; n++) mine = in_own_tables(m->graph->node[n]);
         own += mine;
-        olla_shape_options opt = {NULL, 0, 1};
+        olla_shape_options opt = {.ignore_value_info = 1};
         olla_shape_table *t = NULL;
         olla_error err;
         olla_error_clear(&err);

@@ -139,7 +139,7 @@ OLLA_TEST(test_random_nodes)
                                                    "y0:float[] y1:float[] y2:float[] y3:float[]"};
                 olla_shape_case k = {op, 1 + (int)rnd(27), inputs, attrs, outs[n_out - 1]};
                 Onnx__ModelProto *m = olla_case_model(&k);
-                olla_shape_options opt = {NULL, 0, 1};
+                olla_shape_options opt = {.ignore_value_info = 1};
                 olla_shape_table *tab = NULL;
                 olla_error err;
                 olla_error_clear(&err);

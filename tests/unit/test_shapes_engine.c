@@ -137,7 +137,7 @@ static void add_attr(Onnx__NodeProto *n, Onnx__AttributeProto *a)
 
 static olla_shape_table *infer(Onnx__ModelProto *m, const olla_dim_binding *b, int nb, int ignore_vi)
 {
-    olla_shape_options opt = {b, nb, ignore_vi};
+    olla_shape_options opt = {.dims = b, .n_dims = nb, .ignore_value_info = ignore_vi};
     olla_shape_table *t = NULL;
     olla_error err = {0};
     olla_status st = olla_infer_shapes(m, &opt, &t, &err);
@@ -321,12 +321,12 @@ OLLA_TEST(test_value_info_merge_and_warning)
         {"Relu", "f", "g", ""},
     };
     Onnx__GraphProto *g = make_graph("x:float[2,3]", "g", nodes, 3);
-    declare(g, "r:float[2,4]"); /* disagrees: inferred is static, kept */
+    declare(g, "r:float[2,4]"); /* disagrees: the declaration wins, with a warning */
     declare(g, "f:float[7]");   /* unsupported op: declared used */
     Onnx__ModelProto *m = make_model(g);
     olla_shape_table *t = infer(m, NULL, 0, 0);
-    OLLA_CHECK(has_shape(t, "r", "float[2,3]"));
-    OLLA_CHECK(olla_shape_lookup(t, "r")->source == OLLA_SRC_INFERRED);
+    OLLA_CHECK(has_shape(t, "r", "float[2,4]"));
+    OLLA_CHECK(olla_shape_lookup(t, "r")->source == OLLA_SRC_VALUE_INFO);
     OLLA_CHECK_EQ_I64(olla_shape_warning_count(t), 1);
     OLLA_CHECK_STR_CONTAINS(olla_shape_warning_at(t, 0), "float32[2,3]");
     OLLA_CHECK_STR_CONTAINS(olla_shape_warning_at(t, 0), "float32[2,4]");
@@ -559,7 +559,88 @@ OLLA_TEST(test_elem_type_helpers)
     OLLA_CHECK_EQ_I64(olla_value_bytes(&b), -2);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_where_expand), OLLA_T(test_fold_float_rounding), OLLA_T(test_declared_dim_expressions_bound), OLLA_T(test_products_written_differently_are_equal), OLLA_T(test_unordered_nodes_and_listing_order),
+/* Infers with the given options; returns the status and the error text. */
+static olla_status infer_status(Onnx__ModelProto *m, int strict, char *msg, size_t size)
+{
+    olla_shape_options opt = {.strict = strict};
+    olla_shape_table *t = NULL;
+    olla_error err = {0};
+    olla_status st = olla_infer_shapes(m, &opt, &t, &err);
+    snprintf(msg, size, "%s", err.message);
+    olla_shape_table_free(t);
+    return st;
+}
+
+/* A declared type is never replaced by the inferred one, smaller or larger:
+ * a runtime allocates what the model declares. */
+OLLA_TEST(test_declared_type_wins_over_inferred)
+{
+    static const tnode nodes[] = {
+        {"Cast", "x", "small", "to=i:9"}, /* bool[4] inferred, int64[4] declared */
+        {"Cast", "x", "big", "to=i:7"},   /* int64[4] inferred, bool[4] declared */
+    };
+    Onnx__GraphProto *g = make_graph("x:float[4]", "small:int64[4] big", nodes, 2);
+    declare(g, "big:bool[4]");
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 0);
+    OLLA_CHECK(has_shape(t, "small", "int64[4]"));
+    OLLA_CHECK(has_shape(t, "big", "bool[4]"));
+    OLLA_CHECK_EQ_I64(olla_value_bytes(olla_shape_lookup(t, "small")), 32);
+    OLLA_CHECK_EQ_I64(olla_shape_warning_count(t), 2);
+    for (size_t i = 0; i < olla_shape_warning_count(t) && i < 2; i++) {
+        const char *w = olla_shape_warning_at(t, i);
+        OLLA_CHECK_STR_CONTAINS(w, "(node '");
+        OLLA_CHECK_STR_CONTAINS(w, "Cast)");
+        OLLA_CHECK_STR_CONTAINS(w, "inferred ");
+        OLLA_CHECK_STR_CONTAINS(w, "the model declares ");
+    }
+    OLLA_CHECK_STR_CONTAINS(olla_shape_warning_at(t, 1), "inferred int64[4] but the model declares bool[4]");
+    olla_shape_table_free(t);
+    char msg[1024];
+    OLLA_CHECK(infer_status(m, 1, msg, sizeof msg) == OLLA_ERR_INPUT);
+    OLLA_CHECK_STR_CONTAINS(msg, "--strict-shapes");
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+/* A partial declaration keeps what it knows and takes the rest from the
+ * inference; a partial one whose rank contradicts the inference is refused. */
+OLLA_TEST(test_partial_declaration_merged_or_refused)
+{
+    static const tnode nodes[] = {{"Relu", "x", "r", ""}};
+    Onnx__GraphProto *g = make_graph("x:float[2,3]", "r", nodes, 1);
+    declare(g, "r:float[?,5]");
+    Onnx__ModelProto *m = make_model(g);
+    olla_shape_table *t = infer(m, NULL, 0, 0);
+    OLLA_CHECK(has_shape(t, "r", "float[2,5]"));
+    OLLA_CHECK_EQ_I64(olla_shape_warning_count(t), 1);
+    olla_shape_table_free(t);
+    onnx__model_proto__free_unpacked(m, NULL);
+
+    g = make_graph("x:float[2,3]", "r", nodes, 1);
+    declare(g, "r:float[?]");
+    m = make_model(g);
+    char msg[1024];
+    OLLA_CHECK(infer_status(m, 0, msg, sizeof msg) == OLLA_ERR_INPUT);
+    OLLA_CHECK_STR_CONTAINS(msg, "'r' (node 'r', Relu): inferred float32[2,3] but the model declares float32[?]");
+    OLLA_CHECK_STR_CONTAINS(msg, "no complete size");
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+/* One value declared twice with contradicting types is refused. */
+OLLA_TEST(test_contradicting_declarations_refused)
+{
+    static const tnode nodes[] = {{"Relu", "x", "r", ""}};
+    Onnx__GraphProto *g = make_graph("x:float[2,3] ", "r:float[2,3]", nodes, 1);
+    declare(g, "r:float[3,2]");
+    Onnx__ModelProto *m = make_model(g);
+    char msg[1024];
+    OLLA_CHECK(infer_status(m, 0, msg, sizeof msg) == OLLA_ERR_INPUT);
+    OLLA_CHECK_STR_CONTAINS(msg, "'r' is declared twice with different types");
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_declared_type_wins_over_inferred), OLLA_T(test_partial_declaration_merged_or_refused),
+               OLLA_T(test_contradicting_declarations_refused), OLLA_T(test_fold_symbolic_chain), OLLA_T(test_fold_arithmetic_where_expand), OLLA_T(test_fold_float_rounding), OLLA_T(test_declared_dim_expressions_bound), OLLA_T(test_products_written_differently_are_equal), OLLA_T(test_unordered_nodes_and_listing_order),
                OLLA_T(test_value_info_merge_and_warning), OLLA_T(test_declared_symbolic_kept_when_inferred_unknown),
                OLLA_T(test_cycle_terminates), OLLA_T(test_malformed_attribute_is_input_error),
                OLLA_T(test_if_merges_branches_with_outer_scope),

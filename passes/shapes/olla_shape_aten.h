@@ -1,0 +1,28 @@
+/* olla-onnx: the ATen shape rules' shared helpers (passes/shapes/shape_aten.c
+ * and shape_aten_nn.c). An argument of the PyTorch operation is read from
+ * the attribute of its name, or else from the node input at its position in
+ * PyTorch's signature. */
+#ifndef OLLA_SHAPE_ATEN_H
+#define OLLA_SHAPE_ATEN_H
+
+#include "passes/shapes/olla_shape_rules.h"
+
+typedef olla_status (*olla_aten_fn)(olla_shape_ctx *c);
+typedef struct olla_aten_rule {
+    const char *name; /* the "operator" attribute */
+    olla_aten_fn fn;
+} olla_aten_rule;
+
+/* An integer argument; 1 when known. */
+int olla_aten_int(olla_shape_ctx *c, const char *name, int input, int64_t *out);
+/* An integer-list argument (a single integer counts as a list of one);
+ * the count, or -1 when unknown or longer than max. */
+int64_t olla_aten_ints(olla_shape_ctx *c, const char *name, int input, int64_t *out, int64_t max);
+/* The dtype argument as an ONNX element type; 0 when absent or unknown. */
+int32_t olla_aten_dtype(olla_shape_ctx *c, int input);
+/* Output out gets input in's shape and elem (input's type when elem is 0). */
+olla_status olla_aten_like(olla_shape_ctx *c, int out, int in, int32_t elem);
+/* The pooling, upsampling and group-normalization rule for op, or NULL. */
+olla_aten_fn olla_aten_nn_rule(const char *op);
+
+#endif
