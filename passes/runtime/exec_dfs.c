@@ -1,11 +1,20 @@
 /* olla-onnx: ONNX Runtime's depth-first order with chosen choices, and the
  * listing that makes ORT take them (olla_exec_order.h, rules 1-3).
  *
- * The search enters, at every expansion, only the maximal unvisited
- * producers (those that are not an ancestor of another unvisited producer
- * of the node), in key order. Maximality is read from ancestor bitsets of
- * the running ops. The choice points of the last run are kept: they are the
- * index constraints of the listing, and the moves of the order search. */
+ * The listing must be a topological order of the whole file, ops that do
+ * not run included; write u < w when the file's edges force u before w. At
+ * every expansion (and at the roots) ORT enters the unvisited candidate with
+ * the highest index, so the candidate entered next must not be below (<)
+ * another unvisited candidate. The search therefore enters, each time, the
+ * unvisited candidate with the smallest key that is below no other unvisited
+ * candidate. Every ORT order arises so (with keys = positions), and each
+ * run's index constraints (the file's edges, and every child entered at a
+ * point listed after the child entered next there) decide whether a listing
+ * exists: when every u < w comes from the runtime's own edges they always
+ * do (rule 3); a Cast removed at load whose producer is a kept Cast adds
+ * file edges the runtime does not follow, and can make them cyclic.
+ *
+ * The relation < is kept as bitsets: row w holds the running ops below w. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,16 +25,22 @@ struct olla_exec_dfs {
     const olla_exec_graph *eg;
     int words;
     int *dense;         /* n_ops: index among running ops, -1 when the op does not run */
-    uint64_t *anc;      /* n_running rows of words: proper ancestors (dense bits) */
+    uint64_t *below;    /* n_ops rows of words: the running ops the file forces before the op */
+    uint64_t *scratch;  /* words */
     unsigned char *visited;
     const int64_t *key; /* of the current run */
-    /* frames of the iterative search and the children they will enter */
-    int *frame_node, *frame_off, *frame_cnt, *frame_next;
-    int *child_buf;
-    int *cand, *sort_tmp, *leaves;
+    /* frames of the iterative search; candidates of a frame in cand_buf
+     * [frame_off, frame_off + frame_cnt), blocked[] beside them */
+    int *frame_node, *frame_off, *frame_cnt;
+    int *cand_buf;
+    unsigned char *blocked;
+    int *sort_tmp;
+    /* (parent, child) of every entry of the last run, parent -1 = roots */
+    int n_log;
+    int *log_parent, *log_child;
     /* choice points of the last run: node (-1 = roots), children in CSR */
     int n_points;
-    int *point_node, *point_start, *point_children;
+    int *point_node, *point_start, *point_children, *point_of;
 };
 
 /* ================================================================
@@ -37,66 +52,72 @@ void olla_exec_dfs_free(olla_exec_dfs *d)
     if (!d)
         return;
     free(d->dense);
-    free(d->anc);
+    free(d->below);
+    free(d->scratch);
     free(d->visited);
     free(d->frame_node);
     free(d->frame_off);
     free(d->frame_cnt);
-    free(d->frame_next);
-    free(d->child_buf);
-    free(d->cand);
+    free(d->cand_buf);
+    free(d->blocked);
     free(d->sort_tmp);
-    free(d->leaves);
+    free(d->log_parent);
+    free(d->log_child);
     free(d->point_node);
     free(d->point_start);
     free(d->point_children);
+    free(d->point_of);
     free(d);
 }
 
-/* Ancestor bitsets, rows filled in a topological order of the running ops
- * (Kahn over the runtime's edges). Returns 0 on a cycle or out of memory. */
-static int build_ancestors(olla_exec_dfs *d)
+/* Rows of the relation, filled in a topological order of the file's edges
+ * (Kahn over dep lists). Returns 0 on a cycle or out of memory. */
+static int build_below(olla_exec_dfs *d)
 {
     const olla_exec_graph *eg = d->eg;
-    int n = eg->n_ops;
-    int *indeg = malloc(((size_t)n + 1) * sizeof(int)), *queue = malloc(((size_t)n + 1) * sizeof(int));
-    if (!indeg || !queue) {
-        free(indeg);
-        free(queue);
-        return 0;
-    }
-    int head = 0, tail = 0;
-    for (int v = 0; v < n; v++) {
-        indeg[v] = eg->pred_start[v + 1] - eg->pred_start[v];
-        if (eg->runs[v] && indeg[v] == 0)
+    int n = eg->n_ops, m = eg->dep_start[n];
+    int *indeg = calloc((size_t)n + 1, sizeof(int)), *queue = malloc(((size_t)n + 1) * sizeof(int));
+    int *start = calloc((size_t)n + 2, sizeof(int)), *adj = malloc(((size_t)m + 1) * sizeof(int));
+    int ok = indeg && queue && start && adj, head = 0, tail = 0;
+    for (int v = 0; ok && v < n; v++)
+        for (int j = eg->dep_start[v]; j < eg->dep_start[v + 1]; j++)
+            start[eg->dep_list[j] + 2]++, indeg[v]++;
+    for (int v = 0; ok && v < n; v++)
+        start[v + 2] += start[v + 1];
+    for (int v = 0; ok && v < n; v++) {
+        for (int j = eg->dep_start[v]; j < eg->dep_start[v + 1]; j++)
+            adj[start[eg->dep_list[j] + 1]++] = v;
+        if (indeg[v] == 0)
             queue[tail++] = v;
     }
-    while (head < tail) {
+    while (ok && head < tail) {
         int v = queue[head++];
-        uint64_t *row = d->anc + (size_t)d->dense[v] * (size_t)d->words;
-        for (int j = eg->pred_start[v]; j < eg->pred_start[v + 1]; j++) {
-            int p = eg->pred_list[j], dp = d->dense[p];
-            const uint64_t *prow = d->anc + (size_t)dp * (size_t)d->words;
+        uint64_t *row = d->below + (size_t)v * (size_t)d->words;
+        for (int j = eg->dep_start[v]; j < eg->dep_start[v + 1]; j++) {
+            int p = eg->dep_list[j], dp = d->dense[p];
+            const uint64_t *prow = d->below + (size_t)p * (size_t)d->words;
             for (int w = 0; w < d->words; w++)
                 row[w] |= prow[w];
-            row[dp >> 6] |= (uint64_t)1 << (dp & 63);
+            if (dp >= 0)
+                row[dp >> 6] |= (uint64_t)1 << (dp & 63);
         }
-        for (int j = eg->succ_start[v]; j < eg->succ_start[v + 1]; j++)
-            if (--indeg[eg->succ_list[j]] == 0)
-                queue[tail++] = eg->succ_list[j];
+        for (int j = start[v]; j < start[v + 1]; j++)
+            if (--indeg[adj[j]] == 0)
+                queue[tail++] = adj[j];
     }
     free(indeg);
     free(queue);
-    return tail == eg->n_running;
+    free(start);
+    free(adj);
+    return ok && tail == n;
 }
 
 olla_status olla_exec_dfs_new(const olla_exec_graph *eg, olla_exec_dfs **out, olla_error *err)
 {
     *out = NULL;
-    if (eg->n_running > OLLA_EXEC_DFS_MAX_RUNNING)
-        return olla_error_set(err, OLLA_ERR_INTERNAL,
-                              "%d running ops: the depth-first order search handles at most %d", eg->n_running,
-                              OLLA_EXEC_DFS_MAX_RUNNING);
+    if (eg->n_ops > OLLA_EXEC_DFS_MAX_OPS)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "%d ops: the depth-first order search handles at most %d",
+                              eg->n_ops, OLLA_EXEC_DFS_MAX_OPS);
     olla_exec_dfs *d = calloc(1, sizeof *d);
     if (!d)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory preparing the depth-first order search");
@@ -104,31 +125,33 @@ olla_status olla_exec_dfs_new(const olla_exec_graph *eg, olla_exec_dfs **out, ol
     d->eg = eg;
     d->words = (eg->n_running + 63) / 64 + 1;
     d->dense = malloc(n * sizeof(int));
-    d->anc = calloc((size_t)eg->n_running + 1, (size_t)d->words * sizeof(uint64_t));
+    d->below = calloc(n, (size_t)d->words * sizeof(uint64_t));
+    d->scratch = malloc((size_t)d->words * sizeof(uint64_t));
     d->visited = calloc(n, 1);
-    d->frame_node = malloc(n * sizeof(int));
-    d->frame_off = malloc(n * sizeof(int));
-    d->frame_cnt = malloc(n * sizeof(int));
-    d->frame_next = malloc(n * sizeof(int));
-    d->child_buf = malloc(m * sizeof(int));
-    d->cand = malloc(n * sizeof(int));
+    d->frame_node = malloc((n + 1) * sizeof(int));
+    d->frame_off = malloc((n + 1) * sizeof(int));
+    d->frame_cnt = malloc((n + 1) * sizeof(int));
+    d->cand_buf = malloc(m * sizeof(int));
+    d->blocked = malloc(m);
     d->sort_tmp = malloc(n * sizeof(int));
-    d->leaves = malloc(n * sizeof(int));
+    d->log_parent = malloc(n * sizeof(int));
+    d->log_child = malloc(n * sizeof(int));
     d->point_node = malloc(n * sizeof(int));
     d->point_start = malloc((n + 1) * sizeof(int));
-    d->point_children = malloc(m * sizeof(int));
-    if (!d->dense || !d->anc || !d->visited || !d->frame_node || !d->frame_off || !d->frame_cnt ||
-        !d->frame_next || !d->child_buf || !d->cand || !d->sort_tmp || !d->leaves || !d->point_node || !d->point_start ||
-        !d->point_children) {
+    d->point_children = malloc(n * sizeof(int));
+    d->point_of = malloc((n + 1) * sizeof(int));
+    if (!d->dense || !d->below || !d->scratch || !d->visited || !d->frame_node || !d->frame_off ||
+        !d->frame_cnt || !d->cand_buf || !d->blocked || !d->sort_tmp || !d->log_parent || !d->log_child ||
+        !d->point_node || !d->point_start || !d->point_children || !d->point_of) {
         olla_exec_dfs_free(d);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory preparing the depth-first order search");
     }
     int k = 0;
     for (int v = 0; v < eg->n_ops; v++)
         d->dense[v] = eg->runs[v] ? k++ : -1;
-    if (!build_ancestors(d)) {
+    if (!build_below(d)) {
         olla_exec_dfs_free(d);
-        return olla_error_set(err, OLLA_ERR_INPUT, "the running ops form a cycle; no order exists");
+        return olla_error_set(err, OLLA_ERR_INPUT, "the graph has a cycle; no order exists");
     }
     *out = d;
     return OLLA_OK;
@@ -162,92 +185,131 @@ static void sort_by_key(const olla_exec_dfs *d, int *a, int n)
     }
 }
 
-static int is_ancestor(const olla_exec_dfs *d, int u, int w)
+/* 1 when the file forces running op u before op w. */
+static int is_below(const olla_exec_dfs *d, int u, int w)
 {
     int du = d->dense[u];
-    return (int)((d->anc[(size_t)d->dense[w] * (size_t)d->words + (size_t)(du >> 6)] >> (du & 63)) & 1);
+    return (int)((d->below[(size_t)w * (size_t)d->words + (size_t)(du >> 6)] >> (du & 63)) & 1);
 }
 
-/* The maximal unvisited producers of v into out, sorted by key; returns
- * their number. */
-static int maximal_producers(olla_exec_dfs *d, int v, int *out)
+/* Marks the candidates c[0..n) that lie below another of them. */
+static void mark_blocked(olla_exec_dfs *d, const int *c, int n, unsigned char *blocked)
+{
+    if (n <= d->words) {
+        for (int i = 0; i < n; i++) {
+            blocked[i] = 0;
+            for (int j = 0; j < n && !blocked[i]; j++)
+                blocked[i] = j != i && is_below(d, c[i], c[j]);
+        }
+        return;
+    }
+    for (int w = 0; w < d->words; w++)
+        d->scratch[w] = 0;
+    for (int j = 0; j < n; j++) {
+        const uint64_t *row = d->below + (size_t)c[j] * (size_t)d->words;
+        for (int w = 0; w < d->words; w++)
+            d->scratch[w] |= row[w];
+    }
+    for (int i = 0; i < n; i++) {
+        int du = d->dense[c[i]];
+        blocked[i] = (unsigned char)((d->scratch[du >> 6] >> (du & 63)) & 1);
+    }
+}
+
+/* Opens a frame for node v (-1: the roots, whose candidates are already at
+ * cand_buf + off) with its unvisited producers sorted by key. */
+static void open_frame(olla_exec_dfs *d, int sp, int v, int off, int n_roots)
 {
     const olla_exec_graph *eg = d->eg;
-    int nu = 0;
-    for (int j = eg->pred_start[v]; j < eg->pred_start[v + 1]; j++)
-        if (!d->visited[eg->pred_list[j]])
-            d->cand[nu++] = eg->pred_list[j];
-    int nm = 0;
-    for (int i = 0; i < nu; i++) {
-        int u = d->cand[i], covered = 0;
-        for (int j = 0; j < nu && !covered; j++)
-            covered = j != i && is_ancestor(d, u, d->cand[j]);
-        if (!covered)
-            out[nm++] = u;
+    int n = n_roots;
+    if (v >= 0) {
+        n = 0;
+        for (int j = eg->pred_start[v]; j < eg->pred_start[v + 1]; j++)
+            if (!d->visited[eg->pred_list[j]])
+                d->cand_buf[off + n++] = eg->pred_list[j];
     }
-    sort_by_key(d, out, nm);
-    return nm;
+    sort_by_key(d, d->cand_buf + off, n);
+    mark_blocked(d, d->cand_buf + off, n, d->blocked + off);
+    d->frame_node[sp] = v;
+    d->frame_off[sp] = off;
+    d->frame_cnt[sp] = n;
 }
 
-static void record_point(olla_exec_dfs *d, int node, const int *children, int n, int *used)
+/* The candidate of frame f to enter next, or -1 when all are visited. */
+static int next_child(const olla_exec_dfs *d, int f)
 {
-    if (n < 2)
-        return;
-    int p = d->n_points++;
-    d->point_node[p] = node;
-    d->point_start[p] = *used;
-    memcpy(d->point_children + *used, children, (size_t)n * sizeof(int));
-    *used += n;
-    d->point_start[p + 1] = *used;
-}
-
-/* Depth-first from root r; emits into executed at *k. */
-static void search_from(olla_exec_dfs *d, int r, int *executed, int *k, int *used)
-{
-    int sp = 0, buf_top = 0;
-    d->visited[r] = 1;
-    d->frame_node[0] = r;
-    d->frame_off[0] = 0;
-    d->frame_cnt[0] = maximal_producers(d, r, d->child_buf);
-    d->frame_next[0] = 0;
-    record_point(d, r, d->child_buf, d->frame_cnt[0], used);
-    buf_top = d->frame_cnt[0];
-    sp = 1;
-    while (sp > 0) {
-        int f = sp - 1;
-        if (d->frame_next[f] == d->frame_cnt[f]) {
-            executed[(*k)++] = d->frame_node[f];
-            buf_top = d->frame_off[f];
-            sp--;
+    const int *c = d->cand_buf + d->frame_off[f];
+    const unsigned char *blocked = d->blocked + d->frame_off[f];
+    int n = d->frame_cnt[f];
+    for (int i = 0; i < n; i++) {
+        if (d->visited[c[i]])
             continue;
-        }
-        int c = d->child_buf[d->frame_off[f] + d->frame_next[f]++];
-        d->visited[c] = 1;
-        d->frame_node[sp] = c;
-        d->frame_off[sp] = buf_top;
-        d->frame_cnt[sp] = maximal_producers(d, c, d->child_buf + buf_top);
-        d->frame_next[sp] = 0;
-        record_point(d, c, d->child_buf + buf_top, d->frame_cnt[sp], used);
-        buf_top += d->frame_cnt[sp];
-        sp++;
+        int held = 0;
+        for (int j = 0; blocked[i] && j < n && !held; j++)
+            held = j != i && !d->visited[c[j]] && is_below(d, c[i], c[j]);
+        if (!held)
+            return c[i];
     }
+    return -1;
+}
+
+/* Groups the log by parent into choice points (parents entering two or
+ * more children), in the order of each parent's first entry. */
+static void build_points(olla_exec_dfs *d)
+{
+    int n = d->eg->n_ops, used = 0;
+    int *count = d->sort_tmp; /* n_ops + 1 buckets: parent + 1 */
+    memset(count, 0, ((size_t)n + 1) * sizeof(int));
+    for (int i = 0; i < d->n_log; i++)
+        count[d->log_parent[i] + 1]++;
+    for (int b = 0; b <= n; b++)
+        d->point_of[b] = -1;
+    d->n_points = 0;
+    for (int i = 0; i < d->n_log; i++) {
+        int b = d->log_parent[i] + 1;
+        if (d->point_of[b] < 0) {
+            if (count[b] < 2)
+                continue;
+            int p = d->n_points++;
+            d->point_of[b] = p;
+            d->point_node[p] = b - 1;
+            d->point_start[p] = used;
+            used += count[b];
+            count[b] = d->point_start[p]; /* from now on: the next free slot of the point */
+        }
+        d->point_children[count[b]++] = d->log_child[i];
+    }
+    d->point_start[d->n_points] = used;
 }
 
 void olla_exec_dfs_run(olla_exec_dfs *d, const int64_t *key, int *executed)
 {
     const olla_exec_graph *eg = d->eg;
     d->key = key;
-    d->n_points = 0;
-    d->point_start[0] = 0;
+    d->n_log = 0;
     memset(d->visited, 0, (size_t)eg->n_ops);
-    int n_leaves = 0, used = 0, k = 0;
+    int n_leaves = 0, k = 0;
     for (int v = 0; v < eg->n_ops; v++)
         if (eg->runs[v] && eg->succ_start[v] == eg->succ_start[v + 1])
-            d->leaves[n_leaves++] = v;
-    sort_by_key(d, d->leaves, n_leaves);
-    record_point(d, -1, d->leaves, n_leaves, &used);
-    for (int i = 0; i < n_leaves; i++)
-        search_from(d, d->leaves[i], executed, &k, &used);
+            d->cand_buf[n_leaves++] = v;
+    open_frame(d, 0, -1, 0, n_leaves);
+    int sp = 1, top = n_leaves;
+    while (sp > 0) {
+        int f = sp - 1, c = next_child(d, f);
+        if (c < 0) {
+            if (d->frame_node[f] >= 0)
+                executed[k++] = d->frame_node[f];
+            top = d->frame_off[f];
+            sp--;
+            continue;
+        }
+        d->log_parent[d->n_log] = d->frame_node[f];
+        d->log_child[d->n_log++] = c;
+        d->visited[c] = 1;
+        open_frame(d, sp, c, top, 0);
+        top += d->frame_cnt[sp++];
+    }
+    build_points(d);
 }
 
 int olla_exec_dfs_points(const olla_exec_dfs *d)
@@ -295,8 +357,10 @@ static void each_before(const olla_exec_dfs *d, before_rel *r, int fill)
 }
 
 /* Kahn over the before relation; ties: lowest rank in reference. */
-olla_status olla_exec_dfs_listing(olla_exec_dfs *d, const int *reference, int *listing, olla_error *err)
+olla_status olla_exec_dfs_listing(olla_exec_dfs *d, const int *reference, int *listing, int *found,
+                                  olla_error *err)
 {
+    *found = 0;
     int n = d->eg->n_ops, m = d->eg->dep_start[n] + d->point_start[d->n_points];
     before_rel r = {calloc((size_t)n + 2, sizeof(int)), malloc(((size_t)m + 1) * sizeof(int)),
                     calloc((size_t)n + 1, sizeof(int))};
@@ -326,9 +390,7 @@ olla_status olla_exec_dfs_listing(olla_exec_dfs *d, const int *reference, int *l
             if (--r.indeg[r.adj[j]] == 0)
                 exec_heap_push(heap, &hn, rank[r.adj[j]]);
     }
-    if (k != n)
-        st = olla_error_set(err, OLLA_ERR_INTERNAL,
-                            "the index constraints of a depth-first order are cyclic (%d of %d ops listed)", k, n);
+    *found = k == n;
 done:
     free(r.start);
     free(r.adj);
@@ -371,7 +433,8 @@ olla_status olla_exec_listing_for(const olla_exec_graph *eg, const int *wanted, 
     olla_exec_dfs_run(d, key, got);
     if (memcmp(got, running, (size_t)n_run * sizeof(int)) != 0)
         goto done;
-    if ((st = olla_exec_dfs_listing(d, reference, listing, err)) != OLLA_OK)
+    int listed = 0;
+    if ((st = olla_exec_dfs_listing(d, reference, listing, &listed, err)) != OLLA_OK || !listed)
         goto done;
     int n_check = 0;
     if ((st = olla_exec_order_of(eg, OLLA_RUNTIME_ORT, listing, check, &n_check, err)) != OLLA_OK)

@@ -94,12 +94,25 @@
  *      block into a later one, never from a sibling itself (it would then be
  *      an ancestor of the later sibling, not maximal), so this listing
  *      satisfies every constraint.
- *   So an order runs under ORT exactly when it can be cut as in 1 and 2;
- *   olla_exec_listing_for() decides it and writes the listing. Examples of
- *   orders ORT cannot run: a leaf, or any node, that runs before its whole
- *   ancestor closure that runs later is done (a producer runs between a node
- *   and the blocks it entered); two leaves interleaved; a producer entered
- *   from a node before another producer of that node it is an ancestor of. */
+ *   4. The written file lists every op, the ones that do not run included,
+ *      in a topological order of the file's own edges. These imply the
+ *      runtime's edges (a reader of a removed Cast reads a tensor made
+ *      upstream of it), and imply nothing more except for a Cast C removed
+ *      below a kept Cast X: C's readers read X's input, yet the file still
+ *      lists X before them. Where such edges exist, a candidate the file
+ *      forces before another candidate must be entered after it, and an
+ *      order whose index constraints then close a cycle cannot be run by any
+ *      valid file (the runtime itself would accept an unsorted file; we
+ *      write only sorted ones).
+ *   So an order runs under ORT exactly when it can be cut as in 1 and 2
+ *   (and its constraints are acyclic, under 4); olla_exec_listing_for()
+ *   decides it and writes the listing. Orders ORT cannot run, for example:
+ *   two leaves interleaved (a node of the later leaf's block, not an
+ *   ancestor of the earlier leaf, runs before it); a node that runs while a
+ *   block it entered is unfinished; a producer entered from a node before
+ *   another producer of that node that it is an ancestor of (the listing
+ *   forces the descendant first, and the ancestor then runs inside its
+ *   block). */
 #ifndef OLLA_EXEC_ORDER_H
 #define OLLA_EXEC_ORDER_H
 
@@ -172,31 +185,36 @@ olla_status olla_exec_complete_order(const olla_exec_graph *eg, const int *execu
 /* ---- choosing the listing: ORT's depth-first order ---- */
 
 /* The depth-first search of DEFAULT with its choices made by keys: at the
- * roots and at every expansion, the maximal candidate (rule 2 above) with
- * the smallest key is entered first (ties: the lower op index). Every such
- * run is an order ORT can be made to run, and every such order is one run
- * with keys = positions in that order. A workspace: reachability bitsets of
- * the running ops and buffers, reused across runs. */
+ * roots and at every expansion, among the unvisited candidates that the
+ * file's edges do not force before another unvisited candidate, the one with
+ * the smallest key is entered first (ties: the lower op index). Every order
+ * ORT can be made to run is one such run, with keys = positions in that
+ * order; a run is an order ORT can be made to run when its index
+ * constraints are acyclic, which olla_exec_dfs_listing() says (always, but
+ * for Casts removed below a kept Cast; see rule 4). A workspace:
+ * reachability bitsets (ops x running ops) and buffers, reused across runs. */
 typedef struct olla_exec_dfs olla_exec_dfs;
 
-/* Refuses (OLLA_ERR_INTERNAL) more than OLLA_EXEC_DFS_MAX_RUNNING running
- * ops, whose ancestor bitsets would take over 50 MB. */
-#define OLLA_EXEC_DFS_MAX_RUNNING 20000
+/* Refuses (OLLA_ERR_INTERNAL) more than OLLA_EXEC_DFS_MAX_OPS ops, whose
+ * bitsets would take over 50 MB. */
+#define OLLA_EXEC_DFS_MAX_OPS 20000
 olla_status olla_exec_dfs_new(const olla_exec_graph *eg, olla_exec_dfs **out, olla_error *err);
 void olla_exec_dfs_free(olla_exec_dfs *d);
 /* Runs the search with key (n_ops entries, only running ops' read);
  * executed receives the n_running running ops in the order they run. */
 void olla_exec_dfs_run(olla_exec_dfs *d, const int64_t *key, int *executed);
-/* Choice points of the last run, in the order they were made: point p is
- * the expansion of node olla_exec_dfs_point_node (-1 for the roots) and
- * entered the children *children[0 .. n) in that order. Valid until the
- * next run. */
+/* Choice points of the last run (nodes that entered two or more children),
+ * in the order of their first entry: point p is the expansion of *node (-1
+ * for the roots), which entered (*children)[0 .. returned count) in that
+ * order. Valid until the next run. */
 int olla_exec_dfs_points(const olla_exec_dfs *d);
 int olla_exec_dfs_point(const olla_exec_dfs *d, int p, const int **children, int *node);
 /* A listing (n_ops entries) under which ORT runs the order of the last run:
  * a topological sort of the index constraints, ties broken by the position
- * in reference (n_ops entries, a permutation; NULL = op index). */
-olla_status olla_exec_dfs_listing(olla_exec_dfs *d, const int *reference, int *listing, olla_error *err);
+ * in reference (n_ops entries, a permutation; NULL = op index). *found = 0
+ * when the constraints are cyclic: no listing runs that order. */
+olla_status olla_exec_dfs_listing(olla_exec_dfs *d, const int *reference, int *listing, int *found,
+                                  olla_error *err);
 
 /* For a wanted order of the running ops (n_wanted entries; ops that do not
  * run are ignored), the listing that makes ORT's DEFAULT order run exactly

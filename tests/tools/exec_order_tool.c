@@ -4,8 +4,12 @@
  * graph.node (ORT's node index).
  *
  *   olla-exec-order [--runtime ort|ort-priority|listed] [--dim NAME=VALUE ...] model.onnx
+ *   olla-exec-order --steer SEED OUT.onnx model.onnx
  *
- * Exit 0; 1 when the model cannot be read; 2 usage. */
+ * --steer picks an order ONNX Runtime's DEFAULT rule can run (its
+ * depth-first search with choices made by keys drawn from SEED), writes the
+ * model with the listing that makes ORT run it to OUT.onnx, and prints that
+ * order. Exit 0; 1 when the model cannot be read or written; 2 usage. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,22 +21,34 @@
 
 #define MAX_DIMS 32
 
+typedef struct tool_options {
+    olla_runtime rt;
+    olla_dim_binding dims[MAX_DIMS];
+    int n_dims;
+    const char *path;
+    const char *steer_out; /* NULL: print the executed order of the model as listed */
+    unsigned long long steer_seed;
+} tool_options;
+
 static int usage(const char *msg)
 {
     if (msg)
         fprintf(stderr, "olla-exec-order: %s\n", msg);
-    fprintf(stderr, "usage: olla-exec-order [--runtime ort|ort-priority|listed] [--dim NAME=VALUE ...] model.onnx\n");
+    fprintf(stderr, "usage: olla-exec-order [--runtime ort|ort-priority|listed] [--dim NAME=VALUE ...] model.onnx\n"
+                    "       olla-exec-order --steer SEED OUT.onnx model.onnx\n");
     return 2;
 }
 
-static void print_names(const olla_graph *g, const int *executed, int n)
+/* ORT's index of an op is its position in the listing among the
+ * non-Constant ops. */
+static void print_names(const olla_graph *g, const int *listing, const int *executed, int n)
 {
     int *ort_index = malloc(((size_t)g->n_ops + 1) * sizeof(int));
     if (!ort_index)
         return;
     int k = 0;
-    for (int v = 0; v < g->n_ops; v++)
-        ort_index[v] = strcmp(g->ops[v].op_type, "Constant") == 0 ? -1 : k++;
+    for (int i = 0; i < g->n_ops; i++)
+        ort_index[listing[i]] = strcmp(g->ops[listing[i]].op_type, "Constant") == 0 ? -1 : k++;
     for (int i = 0; i < n; i++) {
         const olla_op *o = &g->ops[executed[i]];
         if (o->name && o->name[0])
@@ -43,15 +59,52 @@ static void print_names(const olla_graph *g, const int *executed, int n)
     free(ort_index);
 }
 
-static int run(const char *path, olla_runtime rt, const olla_dim_binding *dims, int n_dims)
+/* A depth-first order with random choices (draws again, up to 100 times,
+ * while no valid file runs the drawn order), and the model listed so that
+ * ORT runs it; the order goes into executed. */
+static olla_status steer(const olla_model *m, const olla_graph *g, const tool_options *o, int *listing, int *executed,
+                         int *n, olla_error *err)
+{
+    olla_exec_graph eg;
+    olla_exec_dfs *d = NULL;
+    int64_t *key = malloc(((size_t)g->n_ops + 1) * sizeof(int64_t));
+    int found = 0;
+    olla_status st = key ? olla_exec_graph_build(g, OLLA_RUNTIME_ORT, NULL, &eg, err)
+                         : olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory");
+    if (st != OLLA_OK) {
+        free(key);
+        return st;
+    }
+    unsigned long long x = o->steer_seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    st = olla_exec_dfs_new(&eg, &d, err);
+    for (int attempt = 0; st == OLLA_OK && !found && attempt < 100; attempt++) {
+        for (int v = 0; v < g->n_ops; v++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            key[v] = (int64_t)(x >> 33);
+        }
+        olla_exec_dfs_run(d, key, executed);
+        *n = eg.n_running;
+        st = olla_exec_listing_for(&eg, executed, *n, NULL, listing, &found, err);
+    }
+    if (st == OLLA_OK && !found)
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "no drawn depth-first order can be written");
+    if (st == OLLA_OK)
+        st = olla_model_write(m, listing, g->n_ops, NULL, 0, NULL, o->steer_out, err);
+    olla_exec_dfs_free(d);
+    olla_exec_graph_free(&eg);
+    free(key);
+    return st;
+}
+
+static int run(const tool_options *o)
 {
     olla_error err = {0};
     olla_model *m = NULL;
     olla_shape_table *types = NULL;
     olla_graph *g = NULL;
     int *listing = NULL, *executed = NULL, n = 0, rc = 1;
-    olla_shape_options so = {dims, n_dims, 0};
-    if (olla_model_load(path, &m, &err) != OLLA_OK || olla_infer_shapes(m->proto, &so, &types, &err) != OLLA_OK)
+    olla_shape_options so = {o->dims, o->n_dims, 0};
+    if (olla_model_load(o->path, &m, &err) != OLLA_OK || olla_infer_shapes(m->proto, &so, &types, &err) != OLLA_OK)
         goto done;
     olla_type_source src = olla_shape_type_source(types);
     if (olla_graph_build(m, &src, &g, &err) != OLLA_OK)
@@ -64,9 +117,10 @@ static int run(const char *path, olla_runtime rt, const olla_dim_binding *dims, 
     }
     for (int v = 0; v < g->n_ops; v++)
         listing[v] = v;
-    if (olla_exec_order(g, rt, listing, executed, &n, &err) != OLLA_OK)
+    if (o->steer_out ? steer(m, g, o, listing, executed, &n, &err) != OLLA_OK
+                     : olla_exec_order(g, o->rt, listing, executed, &n, &err) != OLLA_OK)
         goto done;
-    print_names(g, executed, n);
+    print_names(g, listing, executed, n);
     rc = 0;
 done:
     if (rc)
@@ -81,27 +135,29 @@ done:
 
 int main(int argc, char **argv)
 {
-    olla_runtime rt = OLLA_RUNTIME_ORT;
-    olla_dim_binding dims[MAX_DIMS];
-    int n_dims = 0;
-    const char *path = NULL;
+    tool_options o;
+    memset(&o, 0, sizeof o);
+    o.rt = OLLA_RUNTIME_ORT;
     for (int i = 1; i < argc; i++) {
         olla_error err = {0};
         if (strcmp(argv[i], "--runtime") == 0 && i + 1 < argc) {
-            if (olla_runtime_parse(argv[++i], &rt, &err) != OLLA_OK)
+            if (olla_runtime_parse(argv[++i], &o.rt, &err) != OLLA_OK)
                 return usage(err.message);
         } else if (strcmp(argv[i], "--dim") == 0 && i + 1 < argc) {
             char *eq = strchr(argv[++i], '=');
-            if (!eq || n_dims == MAX_DIMS)
+            if (!eq || o.n_dims == MAX_DIMS)
                 return usage("--dim takes NAME=VALUE");
             *eq = '\0';
-            dims[n_dims].name = argv[i];
-            dims[n_dims++].value = strtoll(eq + 1, NULL, 10);
-        } else if (argv[i][0] == '-' || path) {
+            o.dims[o.n_dims].name = argv[i];
+            o.dims[o.n_dims++].value = strtoll(eq + 1, NULL, 10);
+        } else if (strcmp(argv[i], "--steer") == 0 && i + 2 < argc) {
+            o.steer_seed = strtoull(argv[++i], NULL, 10);
+            o.steer_out = argv[++i];
+        } else if (argv[i][0] == '-' || o.path) {
             return usage(NULL);
         } else {
-            path = argv[i];
+            o.path = argv[i];
         }
     }
-    return path ? run(path, rt, dims, n_dims) : usage("give a model");
+    return o.path ? run(&o) : usage("give a model");
 }
