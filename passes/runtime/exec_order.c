@@ -43,6 +43,7 @@ void olla_exec_graph_free(olla_exec_graph *eg)
     free(eg->succ_list);
     free(eg->dep_start);
     free(eg->dep_list);
+    free(eg->reads_as);
     memset(eg, 0, sizeof *eg);
 }
 
@@ -380,6 +381,8 @@ static olla_status ort_rewrites(const olla_graph *g, const int *listing, olla_ex
             visit_cast(&cp, v, removable, kept);
     }
     memcpy(eg->runs, cp.alive, (size_t)n);
+    for (int t = 0; t < g->n_tensors; t++)
+        eg->reads_as[t] = resolve(&cp, t);
     st = producer_rows(g, &cp, eg->runs, eg->runs, &eg->pred_start, &eg->pred_list, err);
 done:
     cast_pass_free(&cp);
@@ -394,11 +397,13 @@ olla_status olla_exec_graph_build(const olla_graph *g, olla_runtime rt, const in
     memset(eg, 0, sizeof *eg);
     int n = g->n_ops;
     eg->n_ops = n;
+    eg->n_tensors = g->n_tensors;
     eg->runs = malloc((size_t)n + 1);
     eg->first_priority = calloc((size_t)n + 1, 1);
+    eg->reads_as = malloc(((size_t)g->n_tensors + 1) * sizeof(int));
     int *pos = malloc(((size_t)n + 1) * sizeof(int));
     olla_status st = OLLA_OK;
-    if (!eg->runs || !eg->first_priority || !pos) {
+    if (!eg->runs || !eg->first_priority || !eg->reads_as || !pos) {
         st = oom(err, "building the runtime's graph");
         goto done;
     }
@@ -409,6 +414,8 @@ olla_status olla_exec_graph_build(const olla_graph *g, olla_runtime rt, const in
         eg->first_priority[v] = strcmp(g->ops[v].op_type, "Shape") == 0 || strcmp(g->ops[v].op_type, "Size") == 0;
     if ((st = producer_rows(g, NULL, eg->runs, NULL, &eg->dep_start, &eg->dep_list, err)) != OLLA_OK)
         goto done;
+    for (int t = 0; t < g->n_tensors; t++)
+        eg->reads_as[t] = t;
     if (rt == OLLA_RUNTIME_LISTED)
         st = producer_rows(g, NULL, eg->runs, NULL, &eg->pred_start, &eg->pred_list, err);
     else
@@ -571,51 +578,76 @@ olla_status olla_exec_order(const olla_graph *g, olla_runtime rt, const int *lis
  * Completing an executed order with the ops that do not run
  * ================================================================ */
 
-/* Emits op v after every not yet emitted op it needs that does not run
- * (depth first over dep lists, iteratively). */
-static void emit_with_needs(const olla_exec_graph *eg, int v, unsigned char *done, int *stack, int *it, int *full,
-                            int *k)
+/* Emits op v after the ops it needs that do not run and are not emitted
+ * yet (depth first over dep lists, iteratively). Such an op is emitted only
+ * once all of its own producers are; one whose producer runs later stays
+ * for the end. stamp marks the ops entered by this call. */
+typedef struct completion {
+    const olla_exec_graph *eg;
+    unsigned char *done;
+    int *stamp, *stack, *it, *full;
+    int k;
+} completion;
+
+static int deps_done(const completion *c, int u)
 {
+    for (int j = c->eg->dep_start[u]; j < c->eg->dep_start[u + 1]; j++)
+        if (!c->done[c->eg->dep_list[j]])
+            return 0;
+    return 1;
+}
+
+static void emit_with_needs(completion *c, int v, int call)
+{
+    const olla_exec_graph *eg = c->eg;
     int sp = 0;
-    stack[sp] = v;
-    it[sp++] = eg->dep_start[v];
-    done[v] = 1;
+    c->stack[sp] = v;
+    c->it[sp++] = eg->dep_start[v];
+    c->stamp[v] = call;
     while (sp > 0) {
-        int u = stack[sp - 1];
-        if (it[sp - 1] < eg->dep_start[u + 1]) {
-            int p = eg->dep_list[it[sp - 1]++];
-            if (!done[p] && !eg->runs[p]) {
-                done[p] = 1;
-                stack[sp] = p;
-                it[sp++] = eg->dep_start[p];
+        int u = c->stack[sp - 1];
+        if (c->it[sp - 1] < eg->dep_start[u + 1]) {
+            int p = eg->dep_list[c->it[sp - 1]++];
+            if (!c->done[p] && !eg->runs[p] && c->stamp[p] != call) {
+                c->stamp[p] = call;
+                c->stack[sp] = p;
+                c->it[sp++] = eg->dep_start[p];
             }
             continue;
         }
-        full[(*k)++] = u;
         sp--;
+        if (sp == 0 || deps_done(c, u)) {
+            c->done[u] = 1;
+            c->full[c->k++] = u;
+        }
     }
 }
 
 olla_status olla_exec_complete_order(const olla_exec_graph *eg, const int *executed, int *full, olla_error *err)
 {
     int n = eg->n_ops;
-    unsigned char *done = calloc((size_t)n + 1, 1);
-    int *stack = malloc(((size_t)n + 1) * sizeof(int)), *it = malloc(((size_t)n + 1) * sizeof(int));
-    if (!done || !stack || !it) {
-        free(done);
-        free(stack);
-        free(it);
+    completion c = {eg, calloc((size_t)n + 1, 1), malloc(((size_t)n + 1) * sizeof(int)),
+                    malloc(((size_t)n + 1) * sizeof(int)), malloc(((size_t)n + 1) * sizeof(int)), full, 0};
+    if (!c.done || !c.stamp || !c.stack || !c.it) {
+        free(c.done);
+        free(c.stamp);
+        free(c.stack);
+        free(c.it);
         return oom(err, "completing an executed order");
     }
-    int k = 0;
-    for (int i = 0; i < eg->n_running; i++)
-        emit_with_needs(eg, executed[i], done, stack, it, full, &k);
     for (int v = 0; v < n; v++)
-        if (!done[v])
-            emit_with_needs(eg, v, done, stack, it, full, &k);
-    free(done);
-    free(stack);
-    free(it);
-    return k == n ? OLLA_OK
-                  : olla_error_set(err, OLLA_ERR_INTERNAL, "completing an executed order placed %d of %d ops", k, n);
+        c.stamp[v] = -1;
+    int call = 0;
+    for (int i = 0; i < eg->n_running; i++)
+        emit_with_needs(&c, executed[i], call++);
+    for (int v = 0; v < n; v++)
+        if (!c.done[v])
+            emit_with_needs(&c, v, call++);
+    free(c.done);
+    free(c.stamp);
+    free(c.stack);
+    free(c.it);
+    return c.k == n ? OLLA_OK
+                    : olla_error_set(err, OLLA_ERR_INTERNAL, "completing an executed order placed %d of %d ops", c.k,
+                                     n);
 }

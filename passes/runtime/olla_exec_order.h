@@ -148,6 +148,11 @@ typedef struct olla_exec_graph {
     /* The graph's own producers of every op (running or not, deduplicated):
      * a written listing must put each before the op. */
     int *dep_start, *dep_list;
+    /* n_tensors entries (graph tensors): the tensor a reader of each tensor
+     * reads after the load-time rewrites (itself, or the input of a removed
+     * Cast it came through). NULL when built from edges. */
+    int n_tensors;
+    int *reads_as;
 } olla_exec_graph;
 
 /* Builds the runtime's view of g. listing (n_ops op indices, a topological
@@ -178,9 +183,25 @@ olla_status olla_exec_order(const olla_graph *g, olla_runtime rt, const int *lis
  * entries), for memory models that want every op: each op that does not run
  * is placed as late as possible, right before the first op that needs it
  * (the first running reader, through chains of ops that do not run), and
- * ops nobody needs at the end. full receives n_ops entries, topological
- * for the graph's own edges when executed is topological for eg's edges. */
+ * ops nobody needs at the end. full receives n_ops entries. It is
+ * topological for the graph's own edges when executed is topological for
+ * eg's, except where no order can be (rule 4): a Cast removed below a kept
+ * Cast that runs after the removed Cast's readers goes after its producer,
+ * at the end. */
 olla_status olla_exec_complete_order(const olla_exec_graph *eg, const int *executed, int *full, olla_error *err);
+
+/* The scheduling DAG of what the runtime runs (passes/analysis/olla_dag.h),
+ * the memory model of an executed order: nodes are the graph's ops (same
+ * indices; ops that do not run get no tensors and no edges, so they may go
+ * anywhere); tensors are the outputs of running ops, in graph order, sized
+ * as olla_graph_dag() sizes them (rounded up to alignment, unknown = 0);
+ * each running op reads the tensors it reads after the load-time rewrites.
+ * A Constant's output is an initializer there, and a removed Cast's output
+ * does not exist. graph_tensor (n_tensors of the DAG, malloc'd) maps each
+ * DAG tensor to its graph tensor. eg must come from olla_exec_graph_build. */
+struct olla_dag;
+olla_status olla_exec_dag(const olla_graph *g, const olla_exec_graph *eg, int64_t alignment, struct olla_dag *dag,
+                          int **graph_tensor, olla_error *err);
 
 /* ---- choosing the listing: ORT's depth-first order ---- */
 
