@@ -383,6 +383,10 @@ static olla_status ort_rewrites(const olla_graph *g, const int *listing, olla_ex
     memcpy(eg->runs, cp.alive, (size_t)n);
     for (int t = 0; t < g->n_tensors; t++)
         eg->reads_as[t] = resolve(&cp, t);
+    for (int v = 0; v < n; v++) /* a Cast removed below a kept Cast */
+        if (!eg->runs[v] && is_cast(g, v) &&
+            eg->reads_as[cast_out(g, v)] != eg->reads_as[g->input_list[g->ops[v].first_input]])
+            eg->has_file_only_edges = 1;
     st = producer_rows(g, &cp, eg->runs, eg->runs, &eg->pred_start, &eg->pred_list, err);
 done:
     cast_pass_free(&cp);

@@ -153,6 +153,9 @@ typedef struct olla_exec_graph {
      * Cast it came through). NULL when built from edges. */
     int n_tensors;
     int *reads_as;
+    /* 1 when the file has edges the runtime does not follow (rule 4): then
+     * some depth-first orders cannot be written. */
+    int has_file_only_edges;
 } olla_exec_graph;
 
 /* Builds the runtime's view of g. listing (n_ops op indices, a topological
