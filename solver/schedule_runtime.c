@@ -33,8 +33,9 @@ typedef struct ort_search {
     int *listing_tmp; /* for the feasibility check under rule 4 */
     /* the choice points of the current order (copied: trial runs overwrite
      * the workspace's) */
-    int n_points;
+    int n_points, best_n_points;
     int *point_start, *point_children;
+    int *best_point_start, *best_point_children;
 } ort_search;
 
 static uint64_t next_random(ort_search *s)
@@ -90,19 +91,26 @@ static void keep_points(ort_search *s)
     s->n_points = np;
 }
 
-/* Makes key the current state with its order exec and cost c. */
-static void accept(ort_search *s, int64_t *key, int *exec, int64_t c)
+/* Makes exec (run with some keys) the current state, with cost c. The keys
+ * become the positions in exec: they run the same order with the same
+ * choice points, and choices that this order does not make (between
+ * candidates that never meet) follow it too, instead of what earlier moves
+ * left behind. */
+static void accept(ort_search *s, int *exec, int64_t c)
 {
-    if (key != s->key)
-        memcpy(s->key, key, (size_t)s->n * sizeof(int64_t));
     if (exec != s->exec)
         memcpy(s->exec, exec, (size_t)s->n_run * sizeof(int));
+    for (int i = 0; i < s->n_run; i++)
+        s->key[s->exec[i]] = (int64_t)i * KEY_GAP;
     s->cost_now = c;
     keep_points(s);
     if (c < s->best_cost) {
         s->best_cost = c;
-        memcpy(s->best_key, key, (size_t)s->n * sizeof(int64_t));
-        memcpy(s->best_exec, exec, (size_t)s->n_run * sizeof(int));
+        memcpy(s->best_key, s->key, (size_t)s->n * sizeof(int64_t));
+        memcpy(s->best_exec, s->exec, (size_t)s->n_run * sizeof(int));
+        s->best_n_points = s->n_points;
+        memcpy(s->best_point_start, s->point_start, ((size_t)s->n_points + 1) * sizeof(int));
+        memcpy(s->best_point_children, s->point_children, (size_t)s->point_start[s->n_points] * sizeof(int));
     }
 }
 
@@ -140,9 +148,10 @@ static int make_move(ort_search *s, int p, int m)
     return 0;
 }
 
-/* First-improvement descent from the current state; points are tried from
- * a rotating start so that early points do not take all the budget. */
-static void descend(ort_search *s, olla_error *err)
+/* First-improvement descent from the current state, until no move improves
+ * or the evaluations reach cap; points are tried from a rotating start so
+ * that early points do not take all the budget. */
+static void descend(ort_search *s, long cap, olla_error *err)
 {
     int start = 0;
     for (;;) {
@@ -150,11 +159,11 @@ static void descend(ort_search *s, olla_error *err)
         for (int q = 0; q < s->n_points && !improved; q++) {
             int p = (start + q) % s->n_points;
             for (int m = 0; make_move(s, p, m) && !improved; m++) {
-                if (must_stop(s))
+                if (must_stop(s) || s->evaluations >= cap)
                     return;
                 int64_t c = evaluate(s, s->trial_key, s->trial_exec, err);
                 if (c >= 0 && c < s->cost_now) {
-                    accept(s, s->trial_key, s->trial_exec, c);
+                    accept(s, s->trial_exec, c);
                     start = p;
                     improved = 1;
                 }
@@ -165,24 +174,34 @@ static void descend(ort_search *s, olla_error *err)
     }
 }
 
-/* A few random moves applied to the best state, as the new current state. */
-static void perturb(ort_search *s, olla_error *err)
+/* The best state back as the current one. */
+static void restore_best(ort_search *s)
 {
     memcpy(s->key, s->best_key, (size_t)s->n * sizeof(int64_t));
-    int64_t c = evaluate(s, s->key, s->exec, err);
-    keep_points(s);
+    memcpy(s->exec, s->best_exec, (size_t)s->n_run * sizeof(int));
+    s->cost_now = s->best_cost;
+    s->n_points = s->best_n_points;
+    memcpy(s->point_start, s->best_point_start, ((size_t)s->n_points + 1) * sizeof(int));
+    memcpy(s->point_children, s->best_point_children, (size_t)s->point_start[s->n_points] * sizeof(int));
+}
+
+/* A few random moves applied to the best state, as the new current state
+ * (the best itself when the result cannot be written). */
+static void perturb(ort_search *s, olla_error *err)
+{
+    restore_best(s);
     int moves = 2 + (int)(next_random(s) % 4);
-    for (int i = 0; i < moves && s->n_points > 0; i++) {
+    for (int i = 0; i < moves; i++) {
         int p = (int)(next_random(s) % (uint64_t)s->n_points);
         int k = s->point_start[p + 1] - s->point_start[p];
         make_move(s, p, (int)(next_random(s) % (uint64_t)(3 * (k - 1))));
         memcpy(s->key, s->trial_key, (size_t)s->n * sizeof(int64_t));
     }
-    c = evaluate(s, s->key, s->exec, err);
-    s->cost_now = c >= 0 ? c : INT64_MAX;
-    keep_points(s);
-    if (c >= 0 && c < s->best_cost)
-        accept(s, s->key, s->exec, c);
+    int64_t c = evaluate(s, s->key, s->trial_exec, err);
+    if (c >= 0)
+        accept(s, s->trial_exec, c);
+    else
+        restore_best(s);
 }
 
 /* ================================================================
@@ -201,6 +220,8 @@ static void search_free(ort_search *s)
     free(s->listing_tmp);
     free(s->point_start);
     free(s->point_children);
+    free(s->best_point_start);
+    free(s->best_point_children);
 }
 
 static olla_status search_init(ort_search *s, const olla_exec_graph *eg, const olla_ort_search_options *opt,
@@ -217,6 +238,8 @@ static olla_status search_init(ort_search *s, const olla_exec_graph *eg, const o
     s->best_cost = INT64_MAX;
     s->stopped_by = "converged";
     s->key = malloc(n * sizeof(int64_t));
+    for (size_t v = 0; s->key && v < n; v++)
+        s->key[v] = INT64_MAX / 4;
     s->trial_key = malloc(n * sizeof(int64_t));
     s->best_key = malloc(n * sizeof(int64_t));
     s->exec = malloc(n * sizeof(int));
@@ -225,7 +248,9 @@ static olla_status search_init(ort_search *s, const olla_exec_graph *eg, const o
     s->listing_tmp = malloc(n * sizeof(int));
     s->point_start = malloc((n + 1) * sizeof(int));
     s->point_children = malloc(n * sizeof(int));
-    if (!s->key || !s->trial_key || !s->best_key || !s->exec || !s->trial_exec || !s->best_exec ||
+    s->best_point_start = malloc((n + 1) * sizeof(int));
+    s->best_point_children = malloc(n * sizeof(int));
+    if (!s->best_point_start || !s->best_point_children || !s->key || !s->trial_key || !s->best_key || !s->exec || !s->trial_exec || !s->best_exec ||
         !s->listing_tmp || !s->point_start || !s->point_children)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory searching ONNX Runtime's orders");
     return olla_exec_dfs_new(eg, &s->dfs, err);
@@ -255,7 +280,7 @@ static olla_status start_from_input(ort_search *s, const int *input_listing, oll
     olla_exec_dfs_run(s->dfs, s->trial_key, s->exec); /* the same order: its choice points */
     if (memcmp(s->exec, s->trial_exec, (size_t)n_ex * sizeof(int)) != 0)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "the depth-first search does not reproduce ORT's own order");
-    accept(s, s->trial_key, s->trial_exec, res->input_cost);
+    accept(s, s->trial_exec, res->input_cost);
     return OLLA_OK;
 }
 
@@ -287,6 +312,59 @@ static olla_status finish(ort_search *s, const int *input_listing, int *listing_
     return st;
 }
 
+/* The starts a target gives, each as key[] (n_ops): 0 its positions; 1
+ * the position of each op's first reader in target (when an op is needed);
+ * 2 the earliest position among its ancestors and itself (when its block
+ * would start). Ties: the op's own position. */
+static void target_keys(ort_search *s, const int *target, int kind, int64_t *key)
+{
+    const olla_exec_graph *eg = s->eg;
+    int64_t n1 = s->n + 1;
+    int *pos = s->listing_tmp;
+    for (int i = 0; i < s->n; i++)
+        pos[target[i]] = i;
+    for (int i = 0; i < s->n; i++) {
+        int v = target[i];
+        int64_t k = pos[v];
+        if (kind == 1)
+            for (int j = eg->succ_start[v]; j < eg->succ_start[v + 1]; j++)
+                k = pos[eg->succ_list[j]] < k || k == pos[v] ? pos[eg->succ_list[j]] : k;
+        key[v] = kind == 0 ? (int64_t)pos[v] : k * n1 + pos[v];
+    }
+    if (kind != 2)
+        return;
+    for (int i = 0; i < s->n; i++) { /* target is topological: producers come first */
+        int v = target[i];
+        for (int j = eg->pred_start[v]; j < eg->pred_start[v + 1]; j++)
+            if (key[eg->pred_list[j]] / n1 < key[v] / n1)
+                key[v] = key[eg->pred_list[j]] / n1 * n1 + pos[v];
+    }
+}
+
+/* Each target start, descended on its own with an eighth of the budget. */
+static olla_status starts_from_target(ort_search *s, const int *target, olla_ort_search_result *res,
+                                      olla_error *err)
+{
+    for (int kind = 0; kind < 3 && !must_stop(s); kind++) {
+        target_keys(s, target, kind, s->trial_key);
+        int64_t c = evaluate(s, s->trial_key, s->trial_exec, err);
+        if (kind == 0) {
+            res->target_cost = c;
+            int k = 0;
+            for (int i = 0; i < s->n; i++)
+                if (s->eg->runs[target[i]] && k < s->n_run && s->trial_exec[k] == target[i])
+                    k++;
+            res->target_runs = c >= 0 && k == s->n_run;
+        }
+        if (c < 0)
+            continue;
+        accept(s, s->trial_exec, c);
+        descend(s, s->evaluations + s->budget / 8, err);
+    }
+    restore_best(s);
+    return OLLA_OK;
+}
+
 olla_status olla_schedule_for_ort(const olla_exec_graph *eg, const int *input_listing, const int *target,
                                   olla_exec_cost_fn cost, void *cost_ctx, const olla_ort_search_options *opt,
                                   int *listing_out, int *executed_out, olla_ort_search_result *res,
@@ -302,25 +380,15 @@ olla_status olla_schedule_for_ort(const olla_exec_graph *eg, const int *input_li
     olla_status st = search_init(&s, eg, opt ? opt : &defaults, err);
     if (st == OLLA_OK)
         st = start_from_input(&s, input_listing, res, err);
-    if (st == OLLA_OK && target) {
-        keys_from(&s, target, eg->n_ops, s.trial_key);
-        int64_t c = evaluate(&s, s.trial_key, s.trial_exec, err);
-        res->target_cost = c;
-        int k = 0;
-        for (int i = 0; i < eg->n_ops; i++)
-            if (eg->runs[target[i]] && s.trial_exec[k] == target[i])
-                k++;
-        res->target_runs = c >= 0 && k == eg->n_running;
-        if (c >= 0 && c < s.cost_now)
-            accept(&s, s.trial_key, s.trial_exec, c);
-    }
+    if (st == OLLA_OK && target)
+        st = starts_from_target(&s, target, res, err);
     /* descents from the best with random moves, until the budget, the bound
      * or the deadline, or until MAX_IDLE_RESTARTS restarts in a row gain
      * nothing */
     int idle = 0;
-    while (st == OLLA_OK && !must_stop(&s) && s.n_points > 0 && idle < MAX_IDLE_RESTARTS) {
+    while (st == OLLA_OK && !must_stop(&s) && s.best_n_points > 0 && idle < MAX_IDLE_RESTARTS) {
         int64_t before = s.best_cost;
-        descend(&s, err);
+        descend(&s, s.budget, err);
         if (!must_stop(&s))
             perturb(&s, err);
         idle = s.best_cost < before ? 0 : idle + 1;
