@@ -26,7 +26,7 @@ runs | while read -r f dim; do
     awk -F'\t' -v name="$name" '{
       mb = 1e6
       above = ($6 > 0) ? sprintf("%.3f%%", 100 * ($10 - $6) / $6) : "0"
-      printf "| %s | %d | %.3f | %.3f | %.3f (%.3f) | %.3f | %.3f | %s | %s | %d | %s | %.3f | %.3f |%s\n",
+      printf "| %s | %d | %.6f | %.6f | %.6f (%.6f) | %.6f | %.6f | %s | %s | %d | %s | %.3f | %.3f |%s\n",
         name, $2, $4 / mb, $5 / mb, $6 / mb, $7 / mb, $9 / mb, $10 / mb, above, ($11 ? "yes" : "no"), $12, $13, $14, $15,
         (NF > 15 ? " " $16 : "")
     }'
