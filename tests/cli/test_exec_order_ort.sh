@@ -9,7 +9,9 @@
 #   - a copy listed in another topological order (scripts/permute_nodes.py),
 #   - two copies listed so that ORT runs a chosen depth-first order
 #     (olla-exec-order --steer: random choices, the listing of
-#     olla_exec_listing_for): ORT must run exactly the chosen order.
+#     olla_exec_listing_for): ORT must run exactly the chosen order,
+#   - the copy listed by the order search (olla-exec-order --search, symbolic
+#     batch dims bound to 2): ORT must run the order the search reports.
 # A model ORT cannot run is counted as skipped. Closing line:
 # "exec order: N passed, M skipped, F failed".
 #
@@ -137,6 +139,13 @@ for model in "${models[@]}"; do
     fi
     rm -f "$steered"
   done
+  searched="$copydir/${name}_searched.onnx"
+  if "$tool" --dim batch=2 --search "$searched" "$model" >"$work/want.txt" 2>"$work/err.txt"; then
+    compare "$name (searched)" "$searched" "$work/want.txt"
+  else
+    failed=$((failed + 1)); echo "FAIL $name (searched): $(cat "$work/err.txt")"
+  fi
+  rm -f "$searched"
 done
 
 echo "exec order: $passed passed, $skipped skipped, $failed failed"

@@ -5,19 +5,25 @@
  *
  *   olla-exec-order [--runtime ort|ort-priority|listed] [--dim NAME=VALUE ...] model.onnx
  *   olla-exec-order --steer SEED OUT.onnx model.onnx
+ *   olla-exec-order --search OUT.onnx model.onnx
  *
  * --steer picks an order ONNX Runtime's DEFAULT rule can run (its
  * depth-first search with choices made by keys drawn from SEED), writes the
  * model with the listing that makes ORT run it to OUT.onnx, and prints that
- * order. Exit 0; 1 when the model cannot be read or written; 2 usage. */
+ * order. --search writes the listing olla_schedule_for_ort chooses (the
+ * peak of the runtime's DAG as the cost, olla_schedule's order as the
+ * target) and prints the order ORT runs for it. Exit 0; 1 when the model
+ * cannot be read or written; 2 usage. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "onnx/olla_graph.h"
 #include "onnx/olla_model.h"
+#include "passes/analysis/olla_dag.h"
 #include "passes/runtime/olla_exec_order.h"
 #include "passes/shapes/olla_shapes.h"
+#include "solver/olla_schedule.h"
 
 #define MAX_DIMS 32
 
@@ -28,6 +34,7 @@ typedef struct tool_options {
     const char *path;
     const char *steer_out; /* NULL: print the executed order of the model as listed */
     unsigned long long steer_seed;
+    const char *search_out;
 } tool_options;
 
 static int usage(const char *msg)
@@ -35,7 +42,8 @@ static int usage(const char *msg)
     if (msg)
         fprintf(stderr, "olla-exec-order: %s\n", msg);
     fprintf(stderr, "usage: olla-exec-order [--runtime ort|ort-priority|listed] [--dim NAME=VALUE ...] model.onnx\n"
-                    "       olla-exec-order --steer SEED OUT.onnx model.onnx\n");
+                    "       olla-exec-order --steer SEED OUT.onnx model.onnx\n"
+                    "       olla-exec-order --search OUT.onnx model.onnx\n");
     return 2;
 }
 
@@ -96,6 +104,65 @@ static olla_status steer(const olla_model *m, const olla_graph *g, const tool_op
     return st;
 }
 
+typedef struct peak_ctx {
+    const olla_exec_graph *eg;
+    const olla_dag *dag;
+} peak_ctx;
+
+static int64_t executed_peak(void *vctx, const int *executed, int n)
+{
+    const peak_ctx *c = vctx;
+    int64_t peak = INT64_MAX;
+    olla_error err = {0};
+    (void)n;
+    /* ops that do not run have no edges in the runtime's DAG: any place will do */
+    int *full = malloc(((size_t)c->eg->n_ops + 1) * sizeof(int));
+    if (full && olla_exec_complete_order(c->eg, executed, full, &err) == OLLA_OK)
+        olla_dag_peak(c->dag, full, &peak, NULL, NULL, &err);
+    free(full);
+    return peak;
+}
+
+/* The listing olla_schedule_for_ort chooses, written to search_out. */
+static olla_status search(const olla_model *m, const olla_graph *g, const tool_options *o, int *listing,
+                          int *executed, int *n, olla_error *err)
+{
+    olla_exec_graph eg;
+    olla_dag dag = {0};
+    int *gt = NULL, *target = malloc(((size_t)g->n_ops + 1) * sizeof(int)), *input = listing;
+    olla_status st = target ? olla_exec_graph_build(g, OLLA_RUNTIME_ORT, NULL, &eg, err)
+                            : olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory");
+    if (st != OLLA_OK) {
+        free(target);
+        return st;
+    }
+    int *out = malloc(((size_t)g->n_ops + 1) * sizeof(int));
+    olla_schedule_options so = {5.0, 0, 0};
+    olla_schedule_result sr;
+    olla_ort_search_options oo = {0, 0, -1, 1};
+    olla_ort_search_result res;
+    peak_ctx c = {&eg, &dag};
+    if (!out)
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory");
+    if (st == OLLA_OK)
+        st = olla_exec_dag(g, &eg, 1, &dag, &gt, err);
+    if (st == OLLA_OK)
+        st = olla_schedule(&dag, NULL, &so, target, &sr, err);
+    if (st == OLLA_OK)
+        st = olla_schedule_for_ort(&eg, input, target, executed_peak, &c, &oo, out, executed, &res, err);
+    if (st == OLLA_OK) {
+        *n = eg.n_running;
+        memcpy(listing, out, (size_t)g->n_ops * sizeof(int));
+        st = olla_model_write(m, listing, g->n_ops, NULL, 0, NULL, o->search_out, err);
+    }
+    free(out);
+    free(target);
+    free(gt);
+    olla_dag_free(&dag);
+    olla_exec_graph_free(&eg);
+    return st;
+}
+
 static int run(const tool_options *o)
 {
     olla_error err = {0};
@@ -117,8 +184,14 @@ static int run(const tool_options *o)
     }
     for (int v = 0; v < g->n_ops; v++)
         listing[v] = v;
-    if (o->steer_out ? steer(m, g, o, listing, executed, &n, &err) != OLLA_OK
-                     : olla_exec_order(g, o->rt, listing, executed, &n, &err) != OLLA_OK)
+    olla_status st;
+    if (o->steer_out)
+        st = steer(m, g, o, listing, executed, &n, &err);
+    else if (o->search_out)
+        st = search(m, g, o, listing, executed, &n, &err);
+    else
+        st = olla_exec_order(g, o->rt, listing, executed, &n, &err);
+    if (st != OLLA_OK)
         goto done;
     print_names(g, listing, executed, n);
     rc = 0;
@@ -153,6 +226,8 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--steer") == 0 && i + 2 < argc) {
             o.steer_seed = strtoull(argv[++i], NULL, 10);
             o.steer_out = argv[++i];
+        } else if (strcmp(argv[i], "--search") == 0 && i + 1 < argc) {
+            o.search_out = argv[++i];
         } else if (argv[i][0] == '-' || o.path) {
             return usage(NULL);
         } else {
