@@ -124,25 +124,28 @@ typedef struct olla_ort_search_result {
 /* Searches the orders ONNX Runtime's DEFAULT rule can be made to run (its
  * depth-first search with every choice open: which leaf first, which
  * producer first at each expansion) for the cheapest, and writes the listing
- * (ties with the input's order broken by the input listing)
- * (n_ops op indices, a topological order of the file) that makes ORT run it
- * and that order (n_running entries). The cost is called once per
- * evaluation with an order of the running ops.
- * - Starts: the input listing's own order, and the choices that follow
- *   target (an order of the n_ops ops, e.g. the unconstrained optimum;
- *   may be NULL): at every choice the candidate that comes first in target
- *   is entered first. When ORT can run target itself, that is what this
- *   start gives.
- * - Then local moves over the choices of the best order (enter a child
- *   before its predecessor at a choice point, or first, or last), first
- *   improvement, and restarts from the best with a few random moves, until
- *   the budget of cost evaluations is spent, the cost reaches stop_at, or
- *   the deadline passes (res->stopped_by says which).
+ * that makes ORT run it (listing_out: n_ops op indices, a topological order
+ * of the file, ties broken by the input listing) and that order
+ * (executed_out: n_running entries). cost is called once per evaluation
+ * with an order of the running ops.
+ * - Starts: the input listing's own order; then, with a target (an order of
+ *   the n_ops ops, e.g. the unconstrained optimum; may be NULL), three
+ *   orders whose choices follow it: at every choice the candidate first in
+ *   target (by its own position, by its first reader's, by its earliest
+ *   ancestor's) is entered first, each improved by a descent on an eighth
+ *   of the budget. When ORT can run target itself, the first gives it.
+ * - Then descents from the best (first improvement over moves at the best
+ *   order's choice points: enter a child before the one entered before it,
+ *   or first, or last), restarted from the best with a few random moves,
+ *   until the budget of evaluations is spent, the cost reaches stop_at, the
+ *   deadline passes or 50 restarts in a row gain nothing (res->stopped_by
+ *   says which). Deterministic for a given seed and budget, unless the
+ *   deadline stops it.
  * The input listing is always a candidate: the result never costs more than
  * the order ORT runs for it, and when nothing cheaper is found the input
  * listing itself is returned (kept_input). input_listing must be a
- * permutation of the ops (OLLA_ERR_INPUT otherwise); eg must allow the
- * depth-first workspace (OLLA_EXEC_DFS_MAX_OPS), else OLLA_ERR_INTERNAL. */
+ * permutation of the ops (OLLA_ERR_INPUT otherwise); more ops than
+ * OLLA_EXEC_DFS_MAX_OPS is OLLA_ERR_INTERNAL (the caller keeps its input). */
 olla_status olla_schedule_for_ort(const olla_exec_graph *eg, const int *input_listing, const int *target,
                                   olla_exec_cost_fn cost, void *cost_ctx, const olla_ort_search_options *opt,
                                   int *listing_out, int *executed_out, olla_ort_search_result *res,

@@ -325,11 +325,11 @@ static void target_keys(ort_search *s, const int *target, int kind, int64_t *key
         pos[target[i]] = i;
     for (int i = 0; i < s->n; i++) {
         int v = target[i];
-        int64_t k = pos[v];
-        if (kind == 1)
-            for (int j = eg->succ_start[v]; j < eg->succ_start[v + 1]; j++)
-                k = pos[eg->succ_list[j]] < k || k == pos[v] ? pos[eg->succ_list[j]] : k;
-        key[v] = kind == 0 ? (int64_t)pos[v] : k * n1 + pos[v];
+        int64_t first_reader = pos[v]; /* a leaf: itself */
+        for (int j = eg->succ_start[v]; kind == 1 && j < eg->succ_start[v + 1]; j++)
+            if (first_reader == pos[v] || pos[eg->succ_list[j]] < first_reader)
+                first_reader = pos[eg->succ_list[j]];
+        key[v] = kind == 0 ? (int64_t)pos[v] : first_reader * n1 + pos[v];
     }
     if (kind != 2)
         return;
