@@ -31,7 +31,7 @@ struct olla_exec_dfs {
     const int64_t *key; /* of the current run */
     /* frames of the iterative search; candidates of a frame in cand_buf
      * [frame_off, frame_off + frame_cnt), blocked[] beside them */
-    int *frame_node, *frame_off, *frame_cnt;
+    int *frame_node, *frame_off, *frame_cnt, *frame_first; /* first: no visited candidate before it */
     int *cand_buf;
     unsigned char *blocked;
     int *sort_tmp;
@@ -58,6 +58,7 @@ void olla_exec_dfs_free(olla_exec_dfs *d)
     free(d->frame_node);
     free(d->frame_off);
     free(d->frame_cnt);
+    free(d->frame_first);
     free(d->cand_buf);
     free(d->blocked);
     free(d->sort_tmp);
@@ -131,6 +132,7 @@ olla_status olla_exec_dfs_new(const olla_exec_graph *eg, olla_exec_dfs **out, ol
     d->frame_node = malloc((n + 1) * sizeof(int));
     d->frame_off = malloc((n + 1) * sizeof(int));
     d->frame_cnt = malloc((n + 1) * sizeof(int));
+    d->frame_first = malloc((n + 1) * sizeof(int));
     d->cand_buf = malloc(m * sizeof(int));
     d->blocked = malloc(m);
     d->sort_tmp = malloc(n * sizeof(int));
@@ -141,7 +143,7 @@ olla_status olla_exec_dfs_new(const olla_exec_graph *eg, olla_exec_dfs **out, ol
     d->point_children = malloc(n * sizeof(int));
     d->point_of = malloc((n + 1) * sizeof(int));
     if (!d->dense || !d->below || !d->scratch || !d->visited || !d->frame_node || !d->frame_off ||
-        !d->frame_cnt || !d->cand_buf || !d->blocked || !d->sort_tmp || !d->log_parent || !d->log_child ||
+        !d->frame_cnt || !d->frame_first || !d->cand_buf || !d->blocked || !d->sort_tmp || !d->log_parent || !d->log_child ||
         !d->point_node || !d->point_start || !d->point_children || !d->point_of) {
         olla_exec_dfs_free(d);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory preparing the depth-first order search");
@@ -233,15 +235,18 @@ static void open_frame(olla_exec_dfs *d, int sp, int v, int off, int n_roots)
     d->frame_node[sp] = v;
     d->frame_off[sp] = off;
     d->frame_cnt[sp] = n;
+    d->frame_first[sp] = 0;
 }
 
 /* The candidate of frame f to enter next, or -1 when all are visited. */
-static int next_child(const olla_exec_dfs *d, int f)
+static int next_child(olla_exec_dfs *d, int f)
 {
     const int *c = d->cand_buf + d->frame_off[f];
     const unsigned char *blocked = d->blocked + d->frame_off[f];
     int n = d->frame_cnt[f];
-    for (int i = 0; i < n; i++) {
+    while (d->frame_first[f] < n && d->visited[c[d->frame_first[f]]])
+        d->frame_first[f]++;
+    for (int i = d->frame_first[f]; i < n; i++) {
         if (d->visited[c[i]])
             continue;
         int held = 0;

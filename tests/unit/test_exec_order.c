@@ -200,6 +200,24 @@ OLLA_TEST(test_ort_order_by_hand)
     /* listed: every node, Constant included, as listed */
     n = run_named(g, OLLA_RUNTIME_LISTED, late, ex);
     CHECK_ORDER(g, ex, n, "relu sq k shape split sig tanh add addk");
+    /* a wanted order of all ops, the Constant included: the Constant is
+     * ignored; this one ORT can run (sq's block, then shape's, then addk's) */
+    olla_exec_graph eg;
+    olla_error err = {0};
+    int wanted[9], listing[9], found = -1;
+    const char *want[] = {"relu", "sq", "k", "shape", "split", "sig", "tanh", "add", "addk"};
+    for (int i = 0; i < 9; i++)
+        wanted[i] = op_named(g, want[i]);
+    OLLA_CHECK(olla_exec_graph_build(g, OLLA_RUNTIME_ORT, NULL, &eg, &err) == OLLA_OK);
+    OLLA_CHECK(olla_exec_listing_for(&eg, wanted, 9, NULL, listing, &found, &err) == OLLA_OK && found == 1);
+    OLLA_CHECK(olla_exec_order_of(&eg, OLLA_RUNTIME_ORT, listing, ex, &n, &err) == OLLA_OK);
+    CHECK_ORDER(g, ex, n, "relu sq shape split sig tanh add addk");
+    /* split between relu and sq interleaves the blocks of two leaves */
+    const char *bad[] = {"relu", "split", "sq", "k", "shape", "sig", "tanh", "add", "addk"};
+    for (int i = 0; i < 9; i++)
+        wanted[i] = op_named(g, bad[i]);
+    OLLA_CHECK(olla_exec_listing_for(&eg, wanted, 9, NULL, listing, &found, &err) == OLLA_OK && found == 0);
+    olla_exec_graph_free(&eg);
     release(&t);
 }
 
