@@ -10,9 +10,9 @@
  *   ort_planned     peak of the order ORT runs when that order is written as the listing
  *   ort_best        peak of the order olla_schedule_for_ort finds (its listing makes ORT run it)
  *   target_runs evaluations stopped_by search_seconds schedule_seconds
- * Peaks: olla_dag_peak on the model's scheduling DAG at alignment 1, over
- * the executed order completed with the ops that do not run
- * (olla_exec_complete_order). */
+ * Peaks: olla_dag_peak on the model's scheduling DAG at alignment 1,
+ * without buffer sharing, over the executed order completed with the ops
+ * that do not run (olla_exec_complete_order). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,12 +80,12 @@ static int bench(const bench_args *a)
     olla_graph *g = NULL;
     olla_dag dag = {0};
     olla_exec_graph eg = {0};
-    int *gt = NULL;
+    olla_graph_dag_map map = {0};
     olla_shape_options so = {a->dims, a->n_dims, 0};
     if (olla_model_load(a->path, &m, &err) != OLLA_OK || olla_infer_shapes(m->proto, &so, &types, &err) != OLLA_OK)
         goto fail;
     olla_type_source src = olla_shape_type_source(types);
-    if (olla_graph_build(m, &src, &g, &err) != OLLA_OK || olla_graph_dag(g, 1, &dag, &gt, &err) != OLLA_OK ||
+    if (olla_graph_build(m, &src, &g, &err) != OLLA_OK || olla_graph_dag(g, 1, NULL, 0, &dag, &map, &err) != OLLA_OK ||
         olla_exec_graph_build(g, OLLA_RUNTIME_ORT, NULL, &eg, &err) != OLLA_OK)
         goto fail;
     int n = g->n_ops;
@@ -125,7 +125,7 @@ static int bench(const bench_args *a)
     free(c.full);
     olla_exec_graph_free(&eg);
     olla_dag_free(&dag);
-    free(gt);
+    olla_graph_dag_map_free(&map);
     olla_graph_free(g);
     olla_shape_table_free(types);
     olla_model_free(m);
