@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "passes/analysis/olla_dag.h"
+#include "passes/runtime/olla_exec_order.h"
 #include "util/olla_clock.h"
 
 typedef struct olla_schedule_options {
@@ -97,6 +98,61 @@ typedef struct olla_ilp_info {
 } olla_ilp_info;
 olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit, int verbosity,
                            int *order, olla_ilp_info *info, olla_error *err);
+
+/* ---- the best order ONNX Runtime can be made to run ---- */
+
+/* The cost of an executed order (n running ops, in the order they run),
+ * e.g. its peak in a memory model. */
+typedef int64_t (*olla_exec_cost_fn)(void *ctx, const int *executed, int n);
+
+typedef struct olla_ort_search_options {
+    long max_evaluations; /* the budget, in cost evaluations; <= 0: 4000 */
+    double deadline;      /* an olla_now() time, a safety net only; <= 0: none */
+    int64_t stop_at;      /* stop once a cost <= stop_at is found (a proven lower bound); < 0: never */
+    uint64_t seed;        /* of the random restarts */
+} olla_ort_search_options;
+
+typedef struct olla_ort_search_result {
+    int64_t input_cost;  /* of the order ORT runs for the input listing */
+    int64_t target_cost; /* of the order the target-guided choices give (what following the target gets) */
+    int64_t best_cost;   /* of the returned listing's executed order; never above input_cost */
+    int target_runs;     /* 1: ORT can be made to run the target order itself */
+    int kept_input;      /* 1: nothing cheaper than the input's order was found; the input listing is returned */
+    long evaluations;
+    const char *stopped_by; /* "bound" (stop_at reached), "budget", "deadline", or "converged" (no choice
+                               left, or 50 restarts in a row found nothing cheaper) */
+    double seconds;
+} olla_ort_search_result;
+
+/* Searches the orders ONNX Runtime's DEFAULT rule can be made to run (its
+ * depth-first search with every choice open: which leaf first, which
+ * producer first at each expansion) for the cheapest, and writes the listing
+ * that makes ORT run it (listing_out: n_ops op indices, a topological order
+ * of the file, ties broken by the input listing) and that order
+ * (executed_out: n_running entries). cost is called once per evaluation
+ * with an order of the running ops.
+ * - Starts: the input listing's own order; then, with a target (an order of
+ *   the n_ops ops, e.g. the unconstrained optimum; may be NULL), three
+ *   orders whose choices follow it: at every choice the candidate first in
+ *   target (by its own position, by its first reader's, by its earliest
+ *   ancestor's) is entered first, each improved by a descent on an eighth
+ *   of the budget. When ORT can run target itself, the first gives it.
+ * - Then descents from the best (first improvement over moves at the best
+ *   order's choice points: enter a child before the one entered before it,
+ *   or first, or last), restarted from the best with a few random moves,
+ *   until the budget of evaluations is spent, the cost reaches stop_at, the
+ *   deadline passes or 50 restarts in a row gain nothing (res->stopped_by
+ *   says which). Deterministic for a given seed and budget, unless the
+ *   deadline stops it.
+ * The input listing is always a candidate: the result never costs more than
+ * the order ORT runs for it, and when nothing cheaper is found the input
+ * listing itself is returned (kept_input). input_listing must be a
+ * permutation of the ops (OLLA_ERR_INPUT otherwise); more ops than
+ * OLLA_EXEC_DFS_MAX_OPS is OLLA_ERR_INTERNAL (the caller keeps its input). */
+olla_status olla_schedule_for_ort(const olla_exec_graph *eg, const int *input_listing, const int *target,
+                                  olla_exec_cost_fn cost, void *cost_ctx, const olla_ort_search_options *opt,
+                                  int *listing_out, int *executed_out, olla_ort_search_result *res,
+                                  olla_error *err);
 
 /* Reading the text DAG format of bench/DAGFORMAT.md. */
 typedef struct olla_dagfile {

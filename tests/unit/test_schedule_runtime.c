@@ -1,0 +1,241 @@
+/* The order search for ONNX Runtime (olla_schedule_for_ort): on random
+ * graphs with random tensor sizes it never returns an order costing more
+ * than the input's, its listing is a topological order that makes ORT run
+ * the order it reports, and on small graphs it reaches the cheapest order
+ * ORT can be made to run, found by trying every listing. */
+#include <stdint.h>
+
+#include "olla_test.h"
+#include "passes/analysis/olla_dag.h"
+#include "passes/runtime/olla_exec_order.h"
+#include "solver/olla_schedule.h"
+
+#define MAXN 8
+
+typedef struct case_graph {
+    int n;
+    int pred_start[64 + 1], preds[64 * 64];
+    olla_dag dag;
+    olla_exec_graph eg;
+} case_graph;
+
+static uint64_t rng_state;
+static int rnd(int k)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (int)((rng_state >> 33) % (uint64_t)k);
+}
+
+/* n nodes, each reading earlier nodes with the given chance, each making
+ * one tensor of 1..100 bytes (a node nobody reads makes a graph output). */
+static int make_case(case_graph *c, int n, int percent)
+{
+    olla_error err = {0};
+    c->n = n;
+    int m = 0;
+    for (int v = 0; v < n; v++) {
+        c->pred_start[v] = m;
+        for (int u = 0; u < v; u++)
+            if (rnd(100) < percent)
+                c->preds[m++] = u;
+    }
+    c->pred_start[n] = m;
+    olla_dag_builder *b = olla_dag_builder_new(n, n);
+    int read[64] = {0};
+    for (int k = 0; k < m; k++)
+        read[c->preds[k]] = 1;
+    for (int v = 0; v < n; v++)
+        olla_dag_builder_tensor(b, v, 1 + rnd(100), !read[v]);
+    for (int v = 0; v < n; v++)
+        for (int j = c->pred_start[v]; j < c->pred_start[v + 1]; j++)
+            olla_dag_builder_use(b, v, c->preds[j]);
+    if (olla_dag_build(b, n, &c->dag, &err) != OLLA_OK)
+        return 0;
+    return olla_exec_graph_from_edges(n, c->pred_start, c->preds, NULL, &c->eg, &err) == OLLA_OK;
+}
+
+static void free_case(case_graph *c)
+{
+    olla_dag_free(&c->dag);
+    olla_exec_graph_free(&c->eg);
+}
+
+static int64_t peak_cost(void *ctx, const int *executed, int n)
+{
+    const olla_dag *dag = ctx;
+    int64_t peak = 0;
+    olla_error err = {0};
+    (void)n;
+    olla_dag_peak(dag, executed, &peak, NULL, NULL, &err);
+    return peak;
+}
+
+/* A random topological order (Kahn with random picks). */
+static void random_topo(const case_graph *c, int *order)
+{
+    int indeg[64] = {0}, ready[64], nr = 0, k = 0;
+    for (int v = 0; v < c->n; v++)
+        indeg[v] = c->pred_start[v + 1] - c->pred_start[v];
+    for (int v = 0; v < c->n; v++)
+        if (!indeg[v])
+            ready[nr++] = v;
+    while (nr > 0) {
+        int i = rnd(nr), v = ready[i];
+        ready[i] = ready[--nr];
+        order[k++] = v;
+        for (int w = 0; w < c->n; w++)
+            for (int j = c->pred_start[w]; j < c->pred_start[w + 1]; j++)
+                if (c->preds[j] == v && --indeg[w] == 0)
+                    ready[nr++] = w;
+    }
+}
+
+static int is_topological(const case_graph *c, const int *order)
+{
+    int pos[64];
+    for (int i = 0; i < c->n; i++)
+        pos[order[i]] = i;
+    for (int v = 0; v < c->n; v++)
+        for (int j = c->pred_start[v]; j < c->pred_start[v + 1]; j++)
+            if (pos[c->preds[j]] > pos[v])
+                return 0;
+    return 1;
+}
+
+/* Checks one search result against its promises; returns best_cost. */
+static int64_t search_and_check(case_graph *c, const int *input, const int *target, long budget)
+{
+    int listing[64], executed[64], ex2[64], n2 = 0;
+    olla_ort_search_options opt = {budget, 0, -1, 7};
+    olla_ort_search_result res;
+    olla_error err = {0};
+    OLLA_CHECK(olla_schedule_for_ort(&c->eg, input, target, peak_cost, &c->dag, &opt, listing, executed, &res,
+                                     &err) == OLLA_OK);
+    OLLA_CHECK(res.best_cost <= res.input_cost);
+    OLLA_CHECK(is_topological(c, listing));
+    OLLA_CHECK(olla_exec_order_of(&c->eg, OLLA_RUNTIME_ORT, listing, ex2, &n2, &err) == OLLA_OK);
+    OLLA_CHECK(n2 == c->n && memcmp(ex2, executed, (size_t)n2 * sizeof(int)) == 0);
+    OLLA_CHECK_EQ_I64(peak_cost(&c->dag, executed, n2), res.best_cost);
+    OLLA_CHECK(res.evaluations <= budget + 2);
+    if (res.kept_input)
+        OLLA_CHECK(memcmp(listing, input, (size_t)c->n * sizeof(int)) == 0);
+    int in_exec[64], n_in = 0;
+    olla_exec_order_of(&c->eg, OLLA_RUNTIME_ORT, input, in_exec, &n_in, &err);
+    OLLA_CHECK_EQ_I64(peak_cost(&c->dag, in_exec, n_in), res.input_cost);
+    return res.best_cost;
+}
+
+OLLA_TEST(test_never_worse_than_the_input)
+{
+    rng_state = 11;
+    int improved = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        case_graph c;
+        if (!make_case(&c, 5 + rnd(55), 3 + rnd(25))) {
+            olla_test_failures++;
+            return;
+        }
+        int input[64], target[64];
+        random_topo(&c, input);
+        random_topo(&c, target);
+        int64_t in_cost = 0;
+        int ex[64], n = 0;
+        olla_error err = {0};
+        olla_exec_order_of(&c.eg, OLLA_RUNTIME_ORT, input, ex, &n, &err);
+        in_cost = peak_cost(&c.dag, ex, n);
+        int64_t best = search_and_check(&c, input, trial % 3 ? target : NULL, 300);
+        improved += best < in_cost;
+        free_case(&c);
+    }
+    OLLA_CHECK(improved > 50); /* the search does find cheaper orders */
+}
+
+/* Every listing of a small graph: the cheapest order ORT runs for any. */
+typedef struct brute {
+    case_graph *c;
+    int64_t best;
+} brute;
+
+static void each_listing(brute *b, int *cur, int depth, int *used)
+{
+    case_graph *c = b->c;
+    if (depth == c->n) {
+        int ex[MAXN], n = 0;
+        olla_error err = {0};
+        olla_exec_order_of(&c->eg, OLLA_RUNTIME_ORT, cur, ex, &n, &err);
+        int64_t cost = peak_cost(&c->dag, ex, n);
+        if (cost < b->best)
+            b->best = cost;
+        return;
+    }
+    for (int v = 0; v < c->n; v++) {
+        int ready = !used[v];
+        for (int j = c->pred_start[v]; ready && j < c->pred_start[v + 1]; j++)
+            ready = used[c->preds[j]];
+        if (!ready)
+            continue;
+        used[v] = 1;
+        cur[depth] = v;
+        each_listing(b, cur, depth + 1, used);
+        used[v] = 0;
+    }
+}
+
+OLLA_TEST(test_reaches_the_brute_force_best)
+{
+    rng_state = 5;
+    int gaps = 0, better_than_input = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        case_graph c;
+        if (!make_case(&c, 3 + rnd(MAXN - 2), 20 + rnd(50))) {
+            olla_test_failures++;
+            return;
+        }
+        brute b = {&c, INT64_MAX};
+        int cur[MAXN], used[MAXN] = {0}, input[MAXN];
+        each_listing(&b, cur, 0, used);
+        random_topo(&c, input);
+        int64_t best = search_and_check(&c, input, NULL, 2000);
+        OLLA_CHECK(best >= b.best); /* nothing beats every listing */
+        gaps += best > b.best;
+        if (best > b.best && getenv("DEBUG_GAP")) {
+            fprintf(stderr, "gap: n=%d best %lld brute %lld edges:", c.n, (long long)best, (long long)b.best);
+            for (int v = 0; v < c.n; v++)
+                for (int j = c.pred_start[v]; j < c.pred_start[v + 1]; j++)
+                    fprintf(stderr, " %d>%d", c.preds[j], v);
+            fprintf(stderr, " sizes:");
+            for (int e = 0; e < c.n; e++)
+                fprintf(stderr, " %lld", (long long)c.dag.bytes[e]);
+            fprintf(stderr, "\n");
+        }
+        int ex[MAXN], n = 0;
+        olla_error err = {0};
+        olla_exec_order_of(&c.eg, OLLA_RUNTIME_ORT, input, ex, &n, &err);
+        better_than_input += b.best < peak_cost(&c.dag, ex, n);
+        free_case(&c);
+    }
+    if (gaps)
+        fprintf(stderr, "the search missed the cheapest order on %d of 300 graphs\n", gaps);
+    OLLA_CHECK_EQ_I64(gaps, 0);
+    OLLA_CHECK(better_than_input > 30); /* the input was often not the best */
+}
+
+OLLA_TEST(test_rejects_a_bad_input_listing)
+{
+    rng_state = 3;
+    case_graph c;
+    if (!make_case(&c, 6, 40)) {
+        olla_test_failures++;
+        return;
+    }
+    int input[6] = {0, 1, 2, 3, 4, 4}, listing[6], executed[6];
+    olla_ort_search_result res;
+    olla_error err = {0};
+    OLLA_CHECK(olla_schedule_for_ort(&c.eg, input, NULL, peak_cost, &c.dag, NULL, listing, executed, &res, &err) ==
+               OLLA_ERR_INPUT);
+    OLLA_CHECK_STR_CONTAINS(err.message, "twice");
+    free_case(&c);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_never_worse_than_the_input), OLLA_T(test_reaches_the_brute_force_best),
+               OLLA_T(test_rejects_a_bad_input_listing))
