@@ -2,17 +2,16 @@
  * ONNX Runtime allocates for a model, for the tests and benchmarks of
  * tests/ort (the library's users call the API; this only drives it).
  *
- *   ort_predict model.onnx [--dim NAME=VALUE ...] [--order FILE [--lenient]] [--tensors-only]
- *               [--decisions]
+ *   ort_predict model.onnx [--dim NAME=VALUE ...] [--order FILE] [--tensors-only] [--decisions]
  *
  * The executed order comes from FILE (node names, one a line, as
  * tests/ort/exec_order.mjs prints them: the node's name, or OpType_i for an
  * unnamed node, i its index among the non-Constant nodes), else from ORT's
  * default rule (../shared/notes/ORT_ORDER.md: a depth-first post-order from
  * the leaves, ties by index, Constants and dropped Cast pairs left out),
- * implemented below until the library has its own model of it. With
- * --lenient, names that match no node of the main graph (a subgraph's
- * nodes, which exec_order.mjs prints too) are skipped and counted.
+ * implemented below until the library has its own model of it.
+ * (exec_order.mjs also prints the nodes of subgraphs, whose names can clash
+ * with the main graph's: give no order file for a model with subgraphs.)
  * Prints one JSON line; with --decisions, one line per planned tensor to
  * stderr (position, op, tensor, kind, bytes, the tensor whose buffer it uses,
  * and for a buffer of its own the position after which it is freed, -1 never). Exit 0, 1 on a model or
@@ -35,7 +34,6 @@ typedef struct tool {
     olla_graph *sized, *declared;
     int *order, n_order;
     unsigned char *dropped; /* per op: a Cast ORT drops at load */
-    int skipped;            /* names of the order file that name no node of the main graph */
 } tool;
 
 static int fail(const char *what, const olla_error *err)
@@ -232,7 +230,7 @@ static int op_by_ort_name(const tool *t, const char *name)
     return found;
 }
 
-static int read_order(tool *t, const char *path, int lenient)
+static int read_order(tool *t, const char *path)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -247,10 +245,6 @@ static int read_order(tool *t, const char *path, int lenient)
         if (!line[0])
             continue;
         int op = op_by_ort_name(t, line);
-        if (op < 0 && lenient) {
-            t->skipped++;
-            continue;
-        }
         if (op < 0 || t->n_order >= t->sized->n_ops) {
             fprintf(stderr, "ort_predict: '%s' in %s names no node of the model (or too many lines)\n", line, path);
             ok = 0;
@@ -311,7 +305,7 @@ int main(int argc, char **argv)
 {
     const char *path = NULL, *order_file = NULL;
     olla_dim_binding dims[MAX_DIMS];
-    int n_dims = 0, tensors_only = 0, decisions = 0, lenient = 0;
+    int n_dims = 0, tensors_only = 0, decisions = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dim") == 0 && i + 1 < argc && n_dims < MAX_DIMS) {
             char *eq = strchr(argv[++i], '=');
@@ -323,8 +317,6 @@ int main(int argc, char **argv)
             order_file = argv[++i];
         } else if (strcmp(argv[i], "--tensors-only") == 0) {
             tensors_only = 1;
-        } else if (strcmp(argv[i], "--lenient") == 0) {
-            lenient = 1;
         } else if (strcmp(argv[i], "--decisions") == 0) {
             decisions = 1;
         } else if (argv[i][0] != '-' && !path) {
@@ -335,8 +327,8 @@ int main(int argc, char **argv)
         }
     }
     if (!path) {
-        fprintf(stderr, "usage: ort_predict model.onnx [--dim NAME=VALUE ...] [--order FILE [--lenient]] "
-                        "[--tensors-only] [--decisions]\n");
+        fprintf(stderr, "usage: ort_predict model.onnx [--dim NAME=VALUE ...] [--order FILE] [--tensors-only] "
+                        "[--decisions]\n");
         return 2;
     }
     tool t = {0};
@@ -347,16 +339,16 @@ int main(int argc, char **argv)
     olla_ort_memory_options opt = tensors_only ? olla_ort_memory_tensors_only() : olla_ort_memory_measured();
     if (!build(&t, path, dims, n_dims, &err))
         rc = fail(path, &err);
-    else if (order_file ? !read_order(&t, order_file, lenient) : (mark_dropped_casts(&t), !default_order(&t)))
+    else if (order_file ? !read_order(&t, order_file) : (mark_dropped_casts(&t), !default_order(&t)))
         rc = 1;
     else if (olla_ort_memory_new(t.sized, t.declared, &opt, &m, &err) != OLLA_OK ||
              olla_ort_memory_eval(m, t.order, t.n_order, &r, &err) != OLLA_OK)
         rc = fail(path, &err);
     if (rc == 0) {
         printf("{\"predicted_peak_bytes\":%lld,\"peak_step\":%d,\"tensor_bytes\":%lld,\"scratch_bytes\":%lld,"
-               "\"bookkeeping_bytes\":%lld,\"buffers\":%d,\"executed\":%d,\"subgraph_ops\":%d,\"skipped_names\":%d}\n",
+               "\"bookkeeping_bytes\":%lld,\"buffers\":%d,\"executed\":%d,\"subgraph_ops\":%d}\n",
                (long long)r.peak_bytes, r.peak_step, (long long)r.tensor_bytes, (long long)r.scratch_bytes,
-               (long long)r.bookkeeping_bytes, r.n_buffers, t.n_order, r.n_subgraph_ops, t.skipped);
+               (long long)r.bookkeeping_bytes, r.n_buffers, t.n_order, r.n_subgraph_ops);
         if (decisions)
             print_decisions(&t, m);
     }
