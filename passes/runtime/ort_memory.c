@@ -328,6 +328,7 @@ static olla_status order_error(const olla_ort_memory *m, olla_error *err, int op
                           op >= 0 && op < m->g->n_ops ? olla_op_label(m->g, op, label, sizeof label) : "an op", what);
 }
 
+/* Positions in the order; every op left out must be one ORT does not run. */
 static olla_status mark_positions(olla_ort_memory *m, const int *executed, int n, olla_error *err)
 {
     const olla_graph *g = m->g;
@@ -343,6 +344,9 @@ static olla_status mark_positions(olla_ort_memory *m, const int *executed, int n
             return order_error(m, err, op, "appears twice");
         m->pos[op] = i;
     }
+    for (int op = 0; op < g->n_ops; op++)
+        if (m->pos[op] < 0 && m->op_kind[op] != OP_CONSTANT && m->op_kind[op] != OP_CAST)
+            return order_error(m, err, op, "is missing (only Constants and dropped Casts are left out)");
     return OLLA_OK;
 }
 
