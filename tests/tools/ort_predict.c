@@ -3,6 +3,7 @@
  * tests/ort (the library's users call the API; this only drives it).
  *
  *   ort_predict model.onnx [--dim NAME=VALUE ...] [--order FILE] [--tensors-only] [--decisions]
+ *               [--repeat N]
  *
  * The executed order comes from FILE (node names, one a line, as
  * tests/ort/exec_order.mjs prints them: the node's name, or OpType_i for an
@@ -12,6 +13,7 @@
  * implemented below until the library has its own model of it.
  * (exec_order.mjs also prints the nodes of subgraphs, whose names can clash
  * with the main graph's: give no order file for a model with subgraphs.)
+ * --repeat N evaluates the order N times (for timing the evaluation).
  * Prints one JSON line; with --decisions, one line per planned tensor to
  * stderr (position, op, tensor, kind, bytes, the tensor whose buffer it uses,
  * and for a buffer of its own the position after which it is freed, -1 never). Exit 0, 1 on a model or
@@ -305,7 +307,7 @@ int main(int argc, char **argv)
 {
     const char *path = NULL, *order_file = NULL;
     olla_dim_binding dims[MAX_DIMS];
-    int n_dims = 0, tensors_only = 0, decisions = 0;
+    int n_dims = 0, tensors_only = 0, decisions = 0, repeat = 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dim") == 0 && i + 1 < argc && n_dims < MAX_DIMS) {
             char *eq = strchr(argv[++i], '=');
@@ -317,6 +319,8 @@ int main(int argc, char **argv)
             order_file = argv[++i];
         } else if (strcmp(argv[i], "--tensors-only") == 0) {
             tensors_only = 1;
+        } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
+            repeat = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--decisions") == 0) {
             decisions = 1;
         } else if (argv[i][0] != '-' && !path) {
@@ -328,7 +332,7 @@ int main(int argc, char **argv)
     }
     if (!path) {
         fprintf(stderr, "usage: ort_predict model.onnx [--dim NAME=VALUE ...] [--order FILE] [--tensors-only] "
-                        "[--decisions]\n");
+                        "[--decisions] [--repeat N]\n");
         return 2;
     }
     tool t = {0};
@@ -341,9 +345,11 @@ int main(int argc, char **argv)
         rc = fail(path, &err);
     else if (order_file ? !read_order(&t, order_file) : (mark_dropped_casts(&t), !default_order(&t)))
         rc = 1;
-    else if (olla_ort_memory_new(t.sized, t.declared, &opt, &m, &err) != OLLA_OK ||
-             olla_ort_memory_eval(m, t.order, t.n_order, &r, &err) != OLLA_OK)
+    else if (olla_ort_memory_new(t.sized, t.declared, &opt, &m, &err) != OLLA_OK)
         rc = fail(path, &err);
+    for (int i = 0; rc == 0 && i < (repeat > 0 ? repeat : 1); i++)
+        if (olla_ort_memory_eval(m, t.order, t.n_order, &r, &err) != OLLA_OK)
+            rc = fail(path, &err);
     if (rc == 0) {
         printf("{\"predicted_peak_bytes\":%lld,\"peak_step\":%d,\"tensor_bytes\":%lld,\"scratch_bytes\":%lld,"
                "\"bookkeeping_bytes\":%lld,\"buffers\":%d,\"executed\":%d,\"subgraph_ops\":%d}\n",
