@@ -81,7 +81,7 @@ static int bench(const bench_args *a)
     olla_dag dag = {0};
     olla_exec_graph eg = {0};
     olla_graph_dag_map map = {0};
-    olla_shape_options so = {a->dims, a->n_dims, 0};
+    olla_shape_options so = {.dims = a->dims, .n_dims = a->n_dims};
     if (olla_model_load(a->path, &m, &err) != OLLA_OK || olla_infer_shapes(m->proto, &so, &types, &err) != OLLA_OK)
         goto fail;
     olla_type_source src = olla_shape_type_source(types);

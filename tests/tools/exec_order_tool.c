@@ -170,7 +170,7 @@ static int run(const tool_options *o)
     olla_shape_table *types = NULL;
     olla_graph *g = NULL;
     int *listing = NULL, *executed = NULL, n = 0, rc = 1;
-    olla_shape_options so = {o->dims, o->n_dims, 0};
+    olla_shape_options so = {.dims = o->dims, .n_dims = o->n_dims};
     if (olla_model_load(o->path, &m, &err) != OLLA_OK || olla_infer_shapes(m->proto, &so, &types, &err) != OLLA_OK)
         goto done;
     olla_type_source src = olla_shape_type_source(types);

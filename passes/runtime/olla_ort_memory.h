@@ -1,0 +1,175 @@
+/* olla-onnx: what ONNX Runtime allocates while it runs a graph in a given
+ * order: a model of its CPU allocation planner and of the allocations its
+ * kernels and its execution frame make.
+ *
+ * Usage:
+ *
+ *     olla_ort_memory *m;
+ *     olla_ort_memory_options opt = olla_ort_memory_measured();
+ *     olla_ort_memory_new(sized, declared, &opt, &m, &err);   // once per graph
+ *     olla_ort_memory_result r;
+ *     olla_ort_memory_eval(m, executed, n_executed, &r, &err); // once per order
+ *     ... r.peak_bytes ...
+ *     olla_ort_memory_free(m);
+ *
+ * The configuration modelled: onnxruntime 1.30 on the CPU execution
+ * provider, sequential execution, graph optimizations off, the CPU memory
+ * arena off (every tensor a malloc of its exact size), memory pattern on (the
+ * figure is for the first run, which allocates tensor by tensor), one
+ * intra-op thread. With optimizations on (ORT's default) nodes are fused and
+ * the dims bound: other figures.
+ *
+ * The two graphs are built from one model: `sized` with the symbolic dims
+ * bound (tensor bytes at the run's shapes), `declared` without bindings: the
+ * static shapes as ORT plans on them (with optimizations off it never applies
+ * freeDimensionOverrides, so `batch` stays a name). `executed` lists the op
+ * indices in the order ORT runs them (its default order, see ORT_ORDER.md).
+ * An op left out is one ORT does not run: a Constant (its output is an
+ * initializer) or a Cast of a pair ORT drops at load (its readers read its
+ * input); any other op left out is an error.
+ *
+ * The rules of ORT's planner (allocation_planner.cc), applied in that order:
+ * - Use counts: every input occurrence of an executed node, one for each
+ *   output, one for each graph output; graph inputs, initializers and
+ *   Constant outputs are never planned and never freed.
+ * - A graph output gets a buffer of its own (never shared, never freed).
+ * - Alias (olla_sharing.h): the output is input 0's buffer, unconditionally.
+ * - MayInplace: the output takes its input's buffer when that buffer has no
+ *   other pending use (counting every tensor sharing it) and the two static
+ *   shapes match (below).
+ * - Otherwise, when some node reads the output: the most recently freed
+ *   buffer whose tensor has the same element size and the same static shape
+ *   (every dim equal as a value or as the same dim_param; an unknown dim
+ *   matches nothing; strings never; an output of rank 0 never reuses).
+ * - Otherwise a new buffer.
+ * - A buffer goes back to the free list when the use counts of all tensors
+ *   sharing it reach zero; an output no node reads goes there at once (and
+ *   may be reused by a later tensor).
+ * - At run time a buffer is freed after the last node, in the executed
+ *   order, that reads a tensor sharing it; a buffer no node reads lives to
+ *   the end of the run.
+ *
+ * What else the run allocates, all of it counted (ORT's own code, measured
+ * in the process with tests/ort):
+ * - Kernel scratch, live only during its node: Conv (float) MLAS's working
+ *   buffer (none for a pointwise conv; one image's im2col, OutputSize * K
+ *   floats, when the filters per group exceed the output's spatial size; else
+ *   128 * 128 floats for one thread); ConvTranspose's column buffer
+ *   (out channels per group * kernel size * input spatial size); MatMul's 64
+ *   bytes of GEMM parameters per batched GEMM beyond 2 and three offset
+ *   vectors of 8 bytes per GEMM when the batch dims do not fold into one
+ *   GEMM; LRN's scale and padded-square buffers; Softmax/LogSoftmax (opset 13
+ *   and later) with an axis other than the last transposes into two
+ *   temporaries the size of its input; Where selects into two temporaries
+ *   (the broadcasts of the condition with X and with Y) before it merges.
+ * - The execution frame: 24 bytes per value of the graph for the whole run,
+ *   and at its start a hash table over the values (16-byte slots) built and
+ *   dropped twice.
+ * - The memory-pattern trace of the first run: 40 bytes per tensor allocated
+ *   (not outputs), in a vector that doubles (old and new live at once while
+ *   it grows), and at the end the pattern's hash table (24-byte slots).
+ * - The feed and fetch lists of one Run call: per graph input and per graph
+ *   output, vectors of 32, 32, 24 and 40 bytes an entry.
+ * - An initializer or Constant that is a graph output is copied into a new
+ *   buffer when the run starts.
+ * With copy_outputs, the caller copies every output once more at the end of
+ * the run while ORT's output lives (onnxruntime-node's binding does).
+ *
+ * Not modelled (the result says when the graph has them):
+ * - Control flow: If, Loop and Scan run their subgraphs with frames of their
+ *   own; their memory is not counted (r.n_subgraph_ops > 0).
+ * - Scratch of kernels other than those above (reductions' index vectors,
+ *   Resize, LSTM, TopK...), kernels of other element types (Conv for
+ *   float16...), sequence and optional values, strings' own heap blocks,
+ *   more than one intra-op thread (Conv's buffer grows with the threads).
+ * - Tensors whose size depends on the data (NonZero, Unique...): an error
+ *   names the first one.
+ * - What the caller's process adds: the Node binding opens V8 handle-scope
+ *   blocks of 8,176 bytes while it converts many inputs (one for 107 inputs,
+ *   two for 186, measured), which the harness counts and the model does not.
+ * Measured (bench/RESULTS.md): exact to the byte on 13 of 17 runs of the
+ * corpus and models/ at batch 1 and 32, the other four within 0.2% (the
+ * binding's handle scopes); with ORT's default optimization level the
+ * figures move by -39% to +61%.
+ *
+ * Cost: olla_ort_memory_new is O(graph); olla_ort_memory_eval is O(nodes +
+ * edges) with no allocation, so an order search can call it many times. */
+#ifndef OLLA_ORT_MEMORY_H
+#define OLLA_ORT_MEMORY_H
+
+#include <stdint.h>
+
+#include "olla_error.h"
+#include "onnx/olla_graph.h"
+
+typedef struct olla_ort_memory olla_ort_memory;
+
+typedef struct olla_ort_memory_options {
+    /* Blocks smaller than this are not counted (0: every block). The
+     * allocation counter of tests/ort counts blocks of 4,096 bytes and more. */
+    int64_t min_block_bytes;
+    /* 1: the run's bookkeeping (execution frame, memory-pattern trace, feed
+     * and fetch lists) is counted; 0: tensors and kernel scratch only. */
+    int count_bookkeeping;
+    /* 1: each graph output is copied once more at the end of the run while
+     * ORT's copy lives (onnxruntime-node's binding). */
+    int copy_outputs;
+} olla_ort_memory_options;
+
+/* What the harness of tests/ort measures: blocks of 4 KiB and more,
+ * bookkeeping counted, outputs copied by the Node binding. */
+olla_ort_memory_options olla_ort_memory_measured(void);
+/* ORT's tensors and kernel scratch alone, every block counted. */
+olla_ort_memory_options olla_ort_memory_tensors_only(void);
+
+/* Where a tensor's bytes come from in the last evaluated order. */
+typedef enum olla_ort_buffer_kind {
+    OLLA_ORT_NOT_PLANNED = 0, /* graph input, initializer, Constant, not executed, or no such value */
+    OLLA_ORT_OWN,             /* a new buffer of its own */
+    OLLA_ORT_OUTPUT,          /* a graph output: a buffer of its own, never freed */
+    OLLA_ORT_ALIAS,           /* a view of an input (Alias kernels) */
+    OLLA_ORT_INPLACE,         /* written into a dying input (MayInplace kernels) */
+    OLLA_ORT_REUSED           /* a freed buffer of the same element size and static shape */
+} olla_ort_buffer_kind;
+
+typedef struct olla_ort_memory_result {
+    int64_t peak_bytes;     /* the peak of the counted bytes during the run */
+    int peak_step;          /* position in executed of the node during which it is reached;
+                               -1 the start of the run, n_executed its end */
+    int64_t tensor_bytes;   /* at the peak: tensor buffers (intermediates and outputs) */
+    int64_t scratch_bytes;  /* at the peak: kernel scratch of the peak's node */
+    int64_t bookkeeping_bytes; /* at the peak: frame, trace, feed/fetch lists, output copies */
+    int n_buffers;          /* buffers allocated for tensors during the run */
+    int n_subgraph_ops;     /* executed ops holding subgraphs: their memory is not counted */
+} olla_ort_memory_result;
+
+/* Prepares the order-independent part. sized and declared must be built from
+ * the same model (same ops and tensors); both are borrowed and must outlive
+ * the context. opt NULL = olla_ort_memory_measured(). Errors: the graphs
+ * differ (OLLA_ERR_INPUT), out of memory (OLLA_ERR_INTERNAL). */
+olla_status olla_ort_memory_new(const olla_graph *sized, const olla_graph *declared,
+                                const olla_ort_memory_options *opt, olla_ort_memory **out, olla_error *err);
+void olla_ort_memory_free(olla_ort_memory *m);
+
+/* Evaluates one executed order (op indices, each at most once, producers
+ * first). Errors (OLLA_ERR_INPUT): an op twice or out of range, an op run
+ * before the producer of an input, an op left out that ORT would run, an
+ * executed op's output of unknown size. */
+olla_status olla_ort_memory_eval(olla_ort_memory *m, const int *executed, int n_executed,
+                                 olla_ort_memory_result *result, olla_error *err);
+
+/* After an evaluation: how tensor t (a graph tensor index) got its bytes,
+ * and the graph tensor whose buffer it uses (itself for OWN and OUTPUT, -1
+ * when not planned). */
+olla_ort_buffer_kind olla_ort_memory_buffer_kind(const olla_ort_memory *m, int t);
+int olla_ort_memory_buffer_of(const olla_ort_memory *m, int t);
+/* After an evaluation: the position in executed after which the buffer
+ * tensor t owns (OWN) is freed; -1 when it lives to the end of the run (no
+ * node reads it or a tensor sharing it) or t owns no freeable buffer. */
+int olla_ort_memory_release_step(const olla_ort_memory *m, int t);
+
+/* One-shot: new, eval, free with olla_ort_memory_measured(). */
+olla_status olla_ort_allocated_bytes(const olla_graph *sized, const olla_graph *declared, const int *executed,
+                                     int n_executed, int64_t *peak, olla_error *err);
+
+#endif

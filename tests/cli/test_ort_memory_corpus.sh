@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# What ONNX Runtime allocates, predicted against measured, on real models:
+# every model of $OLLA_CORPUS/infer (batch 1 and 32) and of models/ (their
+# own sizes; a symbolic batch at 1 and 32), in the order ORT executes it
+# (tests/ort/exec_order.mjs), must be predicted within 0.5% of the first-run
+# peak tests/ort/measure.sh measures (measured once each; run to run it
+# repeats within 0.1%). A model with control flow is reported, not judged:
+# the model does not count what its subgraphs allocate
+# (passes/runtime/olla_ort_memory.h). OLLA_ORT_MEMORY_MODELS overrides the
+# model list (paths, space-separated).
+# Needs node, tests/ort/node_modules (scripts/setup_ort.sh), the counter and
+# ort_predict built; exits 77 (skipped) without them.
+set -u
+src="${OLLA_SOURCE_DIR:?OLLA_SOURCE_DIR must point at the source tree}"
+bin="${OLLA_BINARY_DIR:?OLLA_BINARY_DIR must point at the build tree}"
+corpus="${OLLA_CORPUS:-$src/../shared/corpus}"
+ort="$src/tests/ort"
+lib="$bin/tests/ort/libolla_alloc_counter.so"
+predict="${OLLA_ORT_PREDICT:-$bin/tests/ort_predict}"
+if ! command -v node >/dev/null || [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
+  echo "skipped: node or tests/ort/node_modules missing (run scripts/setup_ort.sh)"; exit 77
+fi
+if [ ! -f "$lib" ]; then
+  echo "skipped: the allocation counter is not built in $bin/tests/ort (it needs Linux and glibc)"; exit 77
+fi
+[ -x "$predict" ] || { echo "FAILED: no ort_predict at $predict"; exit 1; }
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+failures=0
+judged=0
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+field() { sed -n "s/.*\"$1\":\([0-9-]*\).*/\1/p" <<<"$2"; }
+
+models="${OLLA_ORT_MEMORY_MODELS:-}"
+if [ -z "$models" ]; then
+  [ -d "$corpus/infer" ] && models="$(ls "$corpus"/infer/*.onnx)" || echo "note: no corpus at $corpus/infer"
+  models="$models $(ls "$src"/models/*.onnx)"
+fi
+
+# check MODEL BATCH: one prediction against one measurement.
+check() {
+  local model="$1" batch="$2" name line meas pred order_args=()
+  name="$(basename "$model") batch=$batch"
+  line="$("$ort/measure.sh" --lib "$lib" "$model" --dim "batch=$batch" --runs 1 2>/dev/null)"
+  case $? in
+    0) ;;
+    77) echo "skip: $name: $line"; return ;;
+    *) fail "$name: measure.sh: $line"; return ;;
+  esac
+  meas="$(field peak_bytes "$line")"
+  if node "$ort/exec_order.mjs" "$model" --dim "batch=$batch" >"$work/order" 2>/dev/null; then
+    order_args=(--order "$work/order")
+  fi
+  pred_line="$("$predict" "$model" --dim "batch=$batch" "${order_args[@]}" 2>&1)"
+  if [ "$(field subgraph_ops "$pred_line")" != "0" ] || ! pred="$(field predicted_peak_bytes "$pred_line")" ||
+     [ -z "$pred" ]; then
+    pred_line="$("$predict" "$model" --dim "batch=$batch" 2>&1)"   # subgraph nodes in the profile: ORT's rule
+    pred="$(field predicted_peak_bytes "$pred_line")"
+  fi
+  [ -n "$pred" ] || { fail "$name: ort_predict: $pred_line"; return; }
+  local diff=$((pred - meas)); [ "$diff" -lt 0 ] && diff=$((-diff))
+  local per_mille=$(( meas > 0 ? diff * 100000 / meas : (diff > 0 ? 100000 : 0) ))  # in 1/1000 %
+  local report="$name: predicted $pred, measured $meas ($((per_mille / 1000)).$(printf %03d $((per_mille % 1000)))%)"
+  if [ "$(field subgraph_ops "$pred_line")" != "0" ]; then
+    echo "not judged (control flow, subgraphs not modelled): $report"
+  elif [ $((diff * 200)) -le "$meas" ]; then
+    echo "ok: $report"; judged=$((judged + 1))
+  else
+    fail "$report"
+  fi
+}
+
+for model in $models; do
+  if [ -n "$(node "$ort/dims.mjs" "$model" 2>/dev/null)" ]; then   # symbolic input dims
+    check "$model" 1
+    check "$model" 32
+  else
+    check "$model" 1
+  fi
+done
+
+[ "$judged" -gt 0 ] || fail "no model was judged"
+[ "$failures" -eq 0 ] && echo "PASS ($judged predictions within 0.5%)" && exit 0
+echo "$failures failure(s)"; exit 1
