@@ -37,6 +37,11 @@ static void usage(FILE *f)
           "                       $OLLA_TIME_LIMIT)\n"
           "  --align BYTES        arena alignment, a power of two (default 64)\n"
           "  --keep-order         keep the input node order; only place tensors\n"
+          "  --runtime NAME       who runs the written model: ort (default: ONNX Runtime,\n"
+          "                       which runs its own depth-first order; the listing is\n"
+          "                       chosen so that it runs the plan), ort-priority (its\n"
+          "                       PRIORITY_BASED order), listed (a runtime that follows\n"
+          "                       the file)\n"
           "  --sharing MODE       runtime (default): views share their input's buffer and\n"
           "                       kernels that allow it write in place, as ONNX Runtime's\n"
           "                       CPU kernels declare; none: every tensor its own buffer\n"
@@ -142,25 +147,44 @@ static void print_warnings(const olla_report *rep, int verbosity)
 
 static void print_summary(const char *in, const olla_report *rep)
 {
-    char a[32], b[32], c[32], d[32], e[32];
-    olla_cli_human_bytes(rep->input_order_peak_bytes, a, sizeof a);
-    olla_cli_human_bytes(rep->peak_bytes, b, sizeof b);
-    olla_cli_human_bytes(rep->arena_bytes, c, sizeof c);
-    olla_cli_human_bytes(rep->input_order_online_arena_bytes, d, sizeof d);
-    olla_cli_human_bytes(rep->input_order_shared_peak_bytes, e, sizeof e);
-    fprintf(stderr, "%s: %d %s, %d %s (%d planned; sharing: %s, %d %s, %d in place)\n", in, rep->nodes,
+    char plain[32], shared[32], online[32], planned[32], arena[32], ran[32], best[32], ort_in[32], ort_out[32];
+    int listed = strcmp(rep->runtime, "listed") == 0;
+    olla_cli_human_bytes(rep->input_order_peak_bytes, plain, sizeof plain);
+    olla_cli_human_bytes(rep->input_order_shared_peak_bytes, shared, sizeof shared);
+    olla_cli_human_bytes(rep->input_order_online_arena_bytes, online, sizeof online);
+    olla_cli_human_bytes(rep->peak_bytes, planned, sizeof planned);
+    olla_cli_human_bytes(rep->arena_bytes, arena, sizeof arena);
+    olla_cli_human_bytes(rep->input_executed_peak_bytes, ran, sizeof ran);
+    olla_cli_human_bytes(rep->unconstrained_peak_bytes, best, sizeof best);
+    fprintf(stderr, "%s: %d %s, %d %s (%d planned; sharing: %s, %d %s, %d in place; runtime: %s)\n", in, rep->nodes,
             olla_cli_plural(rep->nodes, "node", "nodes"), rep->tensors,
             olla_cli_plural(rep->tensors, "tensor", "tensors"), rep->planned_tensors, rep->sharing, rep->views,
-            olla_cli_plural(rep->views, "view", "views"), rep->inplace);
-    fprintf(stderr, "  input order with an online best-fit allocator: %s (%.1f%% fragmentation)\n", d,
+            olla_cli_plural(rep->views, "view", "views"), rep->inplace, rep->runtime);
+    fprintf(stderr, "  input order with an online best-fit allocator: %s (%.1f%% fragmentation)\n", online,
             100.0 * rep->input_order_fragmentation);
-    fprintf(stderr, "  input-order peak: %s, %s with the runtime's sharing; planned peak: %s; arena: %s\n", a, e, b,
-            c);
+    char as_run[96] = "";
+    if (!listed)
+        snprintf(as_run, sizeof as_run, ", %s as %s runs it", ran, rep->runtime);
+    fprintf(stderr, "  input-order peak: %s, %s with the runtime's sharing%s; planned peak: %s; arena: %s\n", plain,
+            shared, as_run, planned, arena);
+    if (!listed)
+        fprintf(stderr, "  %s runs the written model in the planned order (best order found: %s, %.2f%% below; "
+                        "listing: %s)\n",
+                rep->runtime, best, olla_cli_pct(rep->peak_bytes - rep->unconstrained_peak_bytes, rep->peak_bytes),
+                rep->runtime_search);
+    if (!listed && rep->input_ort_allocated_bytes >= 0 && rep->ort_allocated_bytes >= 0) {
+        olla_cli_human_bytes(rep->input_ort_allocated_bytes, ort_in, sizeof ort_in);
+        olla_cli_human_bytes(rep->ort_allocated_bytes, ort_out, sizeof ort_out);
+        fprintf(stderr, "  ONNX Runtime allocates %s for the input and %s for the written model (its planner); a "
+                        "runtime that follows the plan: %s\n",
+                ort_in, ort_out, arena);
+    }
     fprintf(stderr,
-            "  saving: %.1f%% against the online allocator, %.1f%% against the input-order peak with sharing, "
-            "%.1f%% without; %.2f s (order: %s, placement: %s)\n",
+            "  saving: %.1f%% against the online allocator, %.1f%% against the input-order peak%s, %.1f%% "
+            "without sharing; %.2f s (order: %s, placement: %s)\n",
             olla_cli_pct(rep->input_order_online_arena_bytes - rep->arena_bytes, rep->input_order_online_arena_bytes),
-            olla_cli_pct(rep->input_order_shared_peak_bytes - rep->arena_bytes, rep->input_order_shared_peak_bytes),
+            olla_cli_pct(rep->input_executed_peak_bytes - rep->peak_bytes, rep->input_executed_peak_bytes),
+            listed ? " with sharing" : " as the runtime runs it",
             olla_cli_pct(rep->input_order_peak_bytes - rep->arena_bytes, rep->input_order_peak_bytes),
             rep->total_seconds, rep->schedule_status, rep->placement_status);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "passes/runtime/olla_exec_order.h"
 
 int olla_cli_parse_dim(const char *arg, olla_dim_binding *out)
 {
@@ -153,6 +154,16 @@ int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i)
             return -1;
         opt->dims = po->dims;
         opt->n_dims = po->n_dims;
+        (*i)++;
+        return 1;
+    }
+    if (strcmp(a, "--runtime") == 0) {
+        olla_error err = {0};
+        if (!val || olla_runtime_parse(val, &opt->runtime, &err) != OLLA_OK) {
+            fprintf(stderr, "olla-onnx: --runtime needs 'ort' (ONNX Runtime's own order, the default), "
+                            "'ort-priority' (its PRIORITY_BASED order) or 'listed' (a runtime that follows the file)\n");
+            return -1;
+        }
         (*i)++;
         return 1;
     }

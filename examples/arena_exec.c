@@ -2,8 +2,10 @@
  *
  *   olla-arena-exec [--corrupt | --corrupt-share] model.planned.onnx
  *
- * It runs the nodes in the model's order and serves each allocation from the
- * plan (the k-th allocation gets the k-th planned offset; frees are no-ops).
+ * It runs the nodes in the order the plan was made for (graph.node's, or the
+ * one its runtime executes, as the plan records) and serves each allocation
+ * from the plan (the k-th allocation gets the k-th planned offset; frees are
+ * no-ops).
  * Instead of computing, each node writes a pattern unique to each output over
  * the output's range, and checks that every planned input still holds its
  * producer's pattern before and after the node writes. The plan's buffer
@@ -34,6 +36,7 @@ typedef struct {
 
 typedef struct {
     const Onnx__GraphProto *g;
+    const int *order; /* node positions in execution order, or NULL: graph.node's */
     slot *slots;
     size_t n;
     olla_strmap idx;
@@ -82,12 +85,18 @@ static int slot_of(const exec *x, const char *name)
     return name && name[0] ? olla_strmap_get(&x->idx, name) : -1;
 }
 
-/* 1 when a node after v reads the tensor of slot k, or it is a graph output */
-static int read_after(const exec *x, size_t v, int k)
+/* the node run at step s */
+static size_t node_at(const exec *x, size_t s)
 {
-    for (size_t w = v + 1; w < x->g->n_node; w++)
-        for (size_t i = 0; i < x->g->node[w]->n_input; i++)
-            if (slot_of(x, x->g->node[w]->input[i]) == k)
+    return x->order ? (size_t)x->order[s] : s;
+}
+
+/* 1 when a node after step s reads the tensor of slot k, or it is a graph output */
+static int read_after(const exec *x, size_t s, int k)
+{
+    for (size_t w = s + 1; w < x->g->n_node; w++)
+        for (size_t i = 0; i < x->g->node[node_at(x, w)]->n_input; i++)
+            if (slot_of(x, x->g->node[node_at(x, w)]->input[i]) == k)
                 return 1;
     for (size_t i = 0; i < x->g->n_output; i++)
         if (slot_of(x, x->g->output[i]->name) == k)
@@ -102,10 +111,10 @@ static int read_after(const exec *x, size_t v, int k)
 static int corrupt(exec *x, int as_share)
 {
     const Onnx__GraphProto *g = x->g;
-    for (size_t v = 0; v < g->n_node; v++)
-        for (size_t i = 0; i < g->node[v]->n_input; i++) {
+    for (size_t st = 0; st < g->n_node; st++)
+        for (size_t i = 0, v = node_at(x, st); i < g->node[v]->n_input; i++) {
             int in = slot_of(x, g->node[v]->input[i]);
-            if (in < 0 || x->slots[in].bytes < 4 || !read_after(x, v, in))
+            if (in < 0 || x->slots[in].bytes < 4 || !read_after(x, st, in))
                 continue;
             for (size_t o = 0; o < g->node[v]->n_output; o++) {
                 int out = slot_of(x, g->node[v]->output[o]);
@@ -207,9 +216,11 @@ static int write_outputs(exec *x, const olla_runtime_plan *plan, size_t v, size_
 static int run(exec *x, const olla_runtime_plan *plan, size_t *checks)
 {
     size_t next_alloc = 0;
-    for (size_t v = 0; v < x->g->n_node; v++)
+    for (size_t s = 0; s < x->g->n_node; s++) {
+        size_t v = node_at(x, s);
         if (check_inputs(x, v, 0, checks) || write_outputs(x, plan, v, &next_alloc) || check_inputs(x, v, 1, checks))
             return 1;
+    }
     for (size_t i = 0; i < x->g->n_output; i++) {
         int k = slot_of(x, x->g->output[i]->name);
         if (k >= 0 && !intact(x->arena, &x->slots[k])) {
@@ -252,7 +263,15 @@ int main(int argc, char **argv)
     exec x;
     memset(&x, 0, sizeof x);
     x.g = m->proto->graph;
+    size_t n_order = 0;
+    x.order = olla_runtime_plan_order(plan, &n_order);
     int rc = 0;
+    if (x.order && n_order != x.g->n_node) {
+        fprintf(stderr, "olla-arena-exec: the plan's order has %zu nodes, the model %zu\n", n_order, x.g->n_node);
+        olla_runtime_plan_free(plan);
+        olla_model_free(m);
+        return 1;
+    }
     size_t checks = 0;
     if (!load_slots(&x, plan) || !(x.arena = malloc((size_t)x.arena_bytes + 4))) {
         fprintf(stderr, "olla-arena-exec: out of memory (arena of %lld bytes)\n", (long long)x.arena_bytes);

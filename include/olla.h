@@ -46,6 +46,7 @@ typedef struct olla_options {
     int joint;                /* 1: also try order and addresses in one ILP (small graphs) */
     int allow_unknown_sizes;  /* 1: leave tensors of unknown size out of the plan (else an error) */
     olla_sharing sharing;     /* default OLLA_SHARING_RUNTIME */
+    olla_runtime runtime;     /* who executes the written model; default OLLA_RUNTIME_ORT */
     int strict_shapes;        /* 1: an inferred type that disagrees with a declared one is an error
                                  (by default the declared one is used, with a warning) */
     int verbosity;            /* 0 quiet, 1 summary, 2 details */
@@ -81,6 +82,15 @@ typedef struct olla_report {
     const char *placement_status;
     int joint_used;                 /* 1: the joint ILP's plan was smaller and is the one written */
     const char *sharing;            /* "runtime" or "none" (opt->sharing) */
+    const char *runtime;            /* "listed", "ort" or "ort-priority" (opt->runtime) */
+    int64_t unconstrained_peak_bytes;  /* the best order found in our model, whoever runs it */
+    int64_t input_executed_peak_bytes; /* our peak of the order the runtime executes for the input */
+    int64_t executed_peak_bytes;       /* ... for the written model: the plan's order (= peak_bytes) */
+    int64_t input_ort_allocated_bytes; /* what ONNX Runtime allocates for those two orders (a model of its
+                                          CPU planner, passes/runtime/olla_ort_memory.h); -1 unless ort */
+    int64_t ort_allocated_bytes;
+    const char *runtime_search;     /* how the listing was chosen ("plan runs", "input kept", ...) */
+    char ort_model_note[1024];      /* why ONNX Runtime's allocation is not modelled, or "" */
     int views, inplace;             /* planned tensors that view another's buffer, or are written in place */
     int n_unknown;                  /* tensors left out of the plan: size unknown */
     const char **unknown_names;

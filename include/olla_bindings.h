@@ -1,5 +1,6 @@
-/* olla-onnx: the concrete sizes a plan is made for. A model may leave
- * dimensions symbolic ("batch"); planning binds each such name to a value. */
+/* olla-onnx: what a plan is made for: the concrete sizes (a model may leave
+ * dimensions symbolic, "batch"; planning binds each such name to a value)
+ * and the runtime that will execute it. */
 #ifndef OLLA_BINDINGS_H
 #define OLLA_BINDINGS_H
 
@@ -23,6 +24,14 @@ typedef struct olla_input_shape {
     int rank;
     const int64_t *dims; /* rank entries */
 } olla_input_shape;
+
+/* The runtime that executes the written model, and so the order the plan is
+ * made for (passes/runtime/olla_exec_order.h models each). */
+typedef enum olla_runtime {
+    OLLA_RUNTIME_LISTED = 0,      /* runs graph.node as listed (olla_plan.h users) */
+    OLLA_RUNTIME_ORT = 1,         /* ONNX Runtime's default order: depth first from the leaves */
+    OLLA_RUNTIME_ORT_PRIORITY = 2 /* ONNX Runtime's PRIORITY_BASED order: the listing, Shape/Size first */
+} olla_runtime;
 
 #ifdef __cplusplus
 }

@@ -51,7 +51,10 @@ typedef struct olla_plan_entry {
 
 typedef struct olla_plan {
     int n_nodes;
-    int *order;              /* proto node indices in execution order */
+    int *order;              /* proto node indices in the order the runtime executes them: the
+                                offsets are for it (the ops it does not run placed where needed) */
+    int *listing;            /* proto node indices in the order written to graph.node */
+    olla_runtime runtime;    /* who executes it */
     int n_entries;
     olla_plan_entry *entries; /* in allocation order */
     int64_t arena_bytes;
@@ -99,6 +102,12 @@ int64_t olla_runtime_plan_alignment(const olla_runtime_plan *p);
 /* 1 when the plan was made under the runtime's sharing rules: some
  * allocations are then views or in-place writes (olla_allocation.share). */
 int olla_runtime_plan_sharing(const olla_runtime_plan *p);
+/* The runtime the plan was made for, and the order it executes the model's
+ * nodes in (positions in graph.node, *n of them): the allocations come in
+ * that order. For OLLA_RUNTIME_LISTED the order is graph.node's own and
+ * NULL is returned. */
+olla_runtime olla_runtime_plan_runtime(const olla_runtime_plan *p);
+const int *olla_runtime_plan_order(const olla_runtime_plan *p, size_t *n);
 /* Offset of a tensor by name, or -1 when the plan does not place it. */
 int64_t olla_runtime_plan_offset(const olla_runtime_plan *p, const char *name);
 /* Allocation requests in execution order. */

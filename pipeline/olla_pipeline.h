@@ -47,4 +47,33 @@ typedef struct olla_place_outcome {
 olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first, int *buf_last,
                              olla_place_outcome *out, olla_error *err);
 
+/* Making the chosen runtime execute the plan (pipeline/runtime_stage.c). */
+typedef struct olla_runtime_input {
+    const olla_graph *g;
+    const olla_dag *dag;  /* the graph's DAG under the sharing rules: our peak */
+    int runtime;          /* olla_runtime (passes/runtime/olla_exec_order.h) */
+    const int *target;    /* the planned order, n_ops op indices */
+    int keep_listing;     /* 1: write the input listing (--keep-order) */
+    long search_budget;   /* evaluations for the ort search; <= 0: its default */
+    double deadline;      /* a safety net (olla_now()); <= 0: none */
+} olla_runtime_input;
+
+typedef struct olla_runtime_outcome {
+    int64_t input_executed_peak_bytes; /* our peak of the order the runtime runs for the input */
+    int64_t executed_peak_bytes;       /* ... for the written listing */
+    int64_t input_ort_allocated_bytes; /* ORT's planner for those two orders; -1 when not modelled */
+    int64_t ort_allocated_bytes;
+    const char *search;                /* how the listing was chosen */
+    char ort_model_note[1024];         /* why ORT's planner could not be modelled, or "" */
+} olla_runtime_outcome;
+
+/* Fills listing (n_ops op indices: the graph.node order to write) and order
+ * (n_ops: the order the runtime executes it, the ops it does not run placed
+ * where they are needed; the plan is made for it). listed: both are the
+ * target. ort: the listing ORT runs with the least allocation found, never
+ * peaking above ORT's order of the input. ort-priority: the target as the
+ * listing, or the input when that peaks higher. */
+olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *order, olla_runtime_outcome *out,
+                               olla_error *err);
+
 #endif

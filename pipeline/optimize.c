@@ -16,6 +16,7 @@
 #include "onnx/olla_graph.h"
 #include "onnx/olla_model.h"
 #include "passes/analysis/olla_graph_dag.h"
+#include "passes/runtime/olla_exec_order.h"
 #include "passes/runtime/olla_graph_shares.h"
 #include "passes/shapes/olla_shapes.h"
 #include "pipeline/olla_pipeline.h"
@@ -31,6 +32,7 @@ void olla_options_init(olla_options *opt)
     opt->alignment = 64;
     opt->verbosity = 1;
     opt->sharing = OLLA_SHARING_RUNTIME;
+    opt->runtime = OLLA_RUNTIME_ORT;
 }
 
 void olla_plan_free(olla_plan *plan)
@@ -46,6 +48,7 @@ void olla_plan_free(olla_plan *plan)
     }
     free(plan->inputs);
     free(plan->order);
+    free(plan->listing);
     free(plan->entries);
     free(plan->live_input);
     free(plan->live_planned);
@@ -76,7 +79,8 @@ typedef struct run {
     olla_graph *g;
     olla_dag dag; /* under the sharing rules */
     olla_graph_dag_map map;
-    int *input_order, *order;        /* n_nodes */
+    int *input_order, *order;        /* n_nodes; order: planned, then the one the runtime executes */
+    int *listing;                    /* n_nodes: the graph.node order to write */
     int *first, *last;               /* per DAG tensor, under order */
     int *holder, *buf_first, *buf_last; /* per DAG tensor: its buffer's owner and that buffer's lifetime */
     unsigned char *applied;          /* per in-place candidate, under order */
@@ -206,6 +210,7 @@ static olla_status alloc_arrays(run *r)
     size_t n = (size_t)r->g->n_ops + 1, nt = (size_t)r->g->n_tensors + 1;
     r->input_order = malloc(n * sizeof(int));
     r->order = malloc(n * sizeof(int));
+    r->listing = malloc(n * sizeof(int));
     r->first = malloc(nt * sizeof(int));
     r->last = malloc(nt * sizeof(int));
     r->holder = malloc(nt * sizeof(int));
@@ -218,7 +223,7 @@ static olla_status alloc_arrays(run *r)
         r->plan->live_input = malloc(n * sizeof(int64_t));
         r->plan->live_planned = malloc(n * sizeof(int64_t));
     }
-    if (!r->input_order || !r->order || !r->first || !r->last || !r->holder || !r->buf_first || !r->buf_last ||
+    if (!r->input_order || !r->order || !r->listing || !r->first || !r->last || !r->holder || !r->buf_first || !r->buf_last ||
         !r->offset || !r->applied || !r->plan || !r->plan->live_input || !r->plan->live_planned)
         return oom(r);
     return OLLA_OK;
@@ -266,6 +271,38 @@ static olla_status order_stage(run *r)
     return olla_dag_peak(&r->dag, r->order, &peak, r->plan->live_planned, NULL, r->err);
 }
 
+/* The runtime executes what is written: the listing that steers it and the
+ * order it then runs, which the plan is made for (pipeline/runtime_stage.c). */
+static olla_status runtime_stage(run *r)
+{
+    olla_report *rep = r->rep;
+    const olla_options *opt = r->opt;
+    int n = r->g->n_ops;
+    int *executed = malloc(((size_t)n + 1) * sizeof(int));
+    if (!executed)
+        return oom(r);
+    olla_runtime_input in = {r->g, &r->dag, opt->runtime, r->order, opt->keep_order, 0,
+                             opt->time_limit > 0 ? r->t0 + opt->time_limit : 0};
+    olla_runtime_outcome out;
+    olla_status st = olla_stage_runtime(&in, r->listing, executed, &out, r->err);
+    if (st == OLLA_OK) {
+        memcpy(r->order, executed, (size_t)n * sizeof(int));
+        rep->unconstrained_peak_bytes = rep->peak_bytes;
+        rep->input_executed_peak_bytes =
+            opt->runtime == OLLA_RUNTIME_LISTED ? rep->input_order_shared_peak_bytes : out.input_executed_peak_bytes;
+        rep->input_ort_allocated_bytes = out.input_ort_allocated_bytes;
+        rep->ort_allocated_bytes = out.ort_allocated_bytes;
+        rep->runtime_search = out.search;
+        snprintf(rep->ort_model_note, sizeof rep->ort_model_note, "%s", out.ort_model_note);
+        st = olla_dag_peak(&r->dag, r->order, &rep->peak_bytes, r->plan->live_planned, NULL, r->err);
+        rep->executed_peak_bytes = rep->peak_bytes;
+        if (rep->peak_bytes != rep->unconstrained_peak_bytes && !strcmp(rep->schedule_status, "optimal"))
+            rep->schedule_status = "feasible"; /* the best the runtime can be made to run, not proven */
+    }
+    free(executed);
+    return st;
+}
+
 /* lifetimes and applied in-place writes under r->order */
 static olla_status follow_order(run *r)
 {
@@ -309,6 +346,8 @@ static const char *joint_skip_reason(const run *r, long *cols)
     olla_error jerr = {0};
     if (r->opt->keep_order)
         return "--keep-order fixes the order";
+    if (r->opt->runtime != OLLA_RUNTIME_LISTED)
+        return "the runtime orders execution itself (--runtime listed follows the file)";
     if (r->dag.n_inplace > 0)
         return "in-place writes depend on the order, and the joint ILP places tensors without them";
     if (r->rep->lower_bound_bytes >= 0 && r->rep->arena_bytes <= r->rep->lower_bound_bytes)
@@ -352,6 +391,7 @@ static olla_status try_joint(run *r)
             fprintf(stderr, "olla-onnx: warning: joint ILP failed (%s); the two-step plan is kept\n", jerr.message);
     } else if (jarena < r->rep->arena_bytes) {
         memcpy(r->order, jorder, (size_t)n * sizeof(int));
+        memcpy(r->listing, jorder, (size_t)n * sizeof(int));
         memcpy(r->offset, joff, (size_t)nt * sizeof(int64_t));
         st = follow_order(r);
         for (int e = 0; st == OLLA_OK && e < nt; e++) {
@@ -429,7 +469,9 @@ static olla_status make_plan(run *r)
     }
     free(entry_of);
     plan->order = r->order;
-    r->order = NULL;
+    plan->listing = r->listing;
+    plan->runtime = r->opt->runtime;
+    r->order = r->listing = NULL;
     return OLLA_OK;
 }
 
@@ -519,6 +561,7 @@ static void run_free(run *r)
     olla_plan_free(r->plan);
     free(r->input_order);
     free(r->order);
+    free(r->listing);
     free(r->first);
     free(r->last);
     free(r->holder);
@@ -548,11 +591,15 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     rep->model = m->path;
     rep->lower_bound_bytes = -1;
     rep->sharing = opt->sharing == OLLA_SHARING_RUNTIME ? "runtime" : "none";
+    rep->runtime = olla_runtime_name(opt->runtime);
+    rep->input_ort_allocated_bytes = rep->ort_allocated_bytes = -1;
     olla_status st = build_graph(&r);
     if (st == OLLA_OK)
         st = build_dag(&r);
     if (st == OLLA_OK)
         st = order_stage(&r);
+    if (st == OLLA_OK)
+        st = runtime_stage(&r);
     double tp = olla_now();
     if (st == OLLA_OK)
         st = place_stage(&r);

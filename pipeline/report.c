@@ -41,6 +41,15 @@ char *olla_report_to_json(const olla_report *r, int pretty)
     json_object_object_add(o, "placement_status",
                            json_object_new_string(r->placement_status ? r->placement_status : ""));
     json_object_object_add(o, "joint_used", json_object_new_boolean(r->joint_used != 0));
+    json_object_object_add(o, "runtime", json_object_new_string(r->runtime ? r->runtime : "ort"));
+    json_object_object_add(o, "unconstrained_peak_bytes", json_object_new_int64(r->unconstrained_peak_bytes));
+    json_object_object_add(o, "input_executed_peak_bytes", json_object_new_int64(r->input_executed_peak_bytes));
+    json_object_object_add(o, "executed_peak_bytes", json_object_new_int64(r->executed_peak_bytes));
+    json_object_object_add(o, "input_ort_allocated_bytes", opt_i64(r->input_ort_allocated_bytes));
+    json_object_object_add(o, "ort_allocated_bytes", opt_i64(r->ort_allocated_bytes));
+    json_object_object_add(o, "runtime_search", json_object_new_string(r->runtime_search ? r->runtime_search : ""));
+    if (r->ort_model_note[0])
+        json_object_object_add(o, "ort_model_note", json_object_new_string(r->ort_model_note));
     json_object_object_add(o, "views", json_object_new_int(r->views));
     json_object_object_add(o, "inplace", json_object_new_int(r->inplace));
     json_object *unknown = json_object_new_array();

@@ -5,6 +5,7 @@
 
 #include "plan/olla_check.h"
 #include "passes/analysis/olla_graph_dag.h"
+#include "passes/runtime/olla_exec_order.h"
 #include "passes/shapes/olla_shapes.h"
 #include "plan/olla_plan_json.h"
 #include "plan/olla_verify.h"
@@ -157,6 +158,45 @@ static olla_status explain_failure(olla_status st, const olla_check_options *opt
     return olla_error_set(err, st, "%s", msg);
 }
 
+/* The order the plan's runtime executes this file in (the ops it does not
+ * run placed where they are needed), recomputed from the file alone; it must
+ * be the one the plan records, which its offsets are for. */
+static olla_status executed_order(const olla_graph *g, const olla_stored_plan *sp, int *order, const char *file,
+                                  olla_error *err)
+{
+    int n = g->n_ops, n_exec = 0;
+    for (int i = 0; i < n; i++)
+        order[i] = i; /* the file's own node order */
+    if (sp->runtime == OLLA_RUNTIME_LISTED)
+        return OLLA_OK;
+    olla_exec_graph eg;
+    int *executed = malloc(((size_t)n + 1) * sizeof(int)), *listing = malloc(((size_t)n + 1) * sizeof(int));
+    olla_status st = executed && listing ? olla_exec_graph_build(g, sp->runtime, NULL, &eg, err)
+                                         : olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory checking %s", file);
+    if (st == OLLA_OK) {
+        memcpy(listing, order, (size_t)n * sizeof(int));
+        st = olla_exec_order_of(&eg, sp->runtime, listing, executed, &n_exec, err);
+        if (st == OLLA_OK)
+            st = olla_exec_complete_order(&eg, executed, order, err);
+        olla_exec_graph_free(&eg);
+    }
+    if (st == OLLA_OK && sp->n_order > 0 && sp->n_order != n)
+        st = olla_error_set(err, OLLA_ERR_INPUT, "%s: the plan's order lists %d nodes, the file has %d", file,
+                            sp->n_order, n);
+    for (int i = 0; st == OLLA_OK && i < sp->n_order; i++)
+        if (sp->order[i] != order[i]) {
+            char a[300], b[300];
+            st = olla_error_set(err, OLLA_ERR_INPUT,
+                                "%s: the plan's order runs node %s at step %d, but %s runs node %s there for this "
+                                "file; its offsets are not for the order that runs",
+                                file, olla_op_label(g, sp->order[i], a, sizeof a), i, olla_runtime_name(sp->runtime),
+                                olla_op_label(g, order[i], b, sizeof b));
+        }
+    free(executed);
+    free(listing);
+    return st;
+}
+
 olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, olla_error *err)
 {
     const char *file = m->path;
@@ -225,9 +265,9 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
             goto done;
         }
     }
-    for (int i = 0; i < g->n_ops; i++)
-        order[i] = i; /* the file's own node order */
     st = olla_plan_check_declared(m->proto->graph, &sp, &co, file, err);
+    if (st == OLLA_OK)
+        st = executed_order(g, &sp, order, file, err);
     olla_plan_layout lay = {order, offset, bytes, share, shares, sp.arena_bytes, sp.alignment, sp.sharing};
     if (st == OLLA_OK)
         st = olla_plan_verify(g, &lay, err);

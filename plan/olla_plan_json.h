@@ -32,11 +32,15 @@ typedef struct olla_stored_plan {
     olla_dim_binding *dims;     /* (names malloc'd); none in older plans */
     int n_inputs;               /* "inputs": every graph input's shape */
     olla_input_shape *inputs;   /* (names and dims malloc'd) */
+    olla_runtime runtime;       /* "runtime": who executes the file; listed when absent */
+    int n_order;                /* "order": the positions in graph.node in the order the runtime */
+    int *order;                 /* executes them, which the offsets are for; none for listed */
 } olla_stored_plan;
 
 /* {"version":2,"alignment":A,"arena_bytes":N,"sharing":"runtime"|"none",
  *  "tensors":[{"name","offset","bytes"[,"shares","sharing":"alias"|"inplace"]},...],
- *  "dims":{"batch":1},"inputs":{"x":[1,3,224,224]}}; malloc'd */
+ *  "dims":{"batch":1},"inputs":{"x":[1,3,224,224]}[,"runtime":"ort","order":[2,0,1,...]]};
+ * malloc'd */
 char *olla_plan_to_json(const olla_plan *plan);
 /* Parses and validates the JSON text (types, non-negative numbers, a share
  * names a tensor and says its kind). */

@@ -94,6 +94,58 @@ static olla_status parse_inputs(json_object *root, olla_stored_plan *out, olla_e
     return OLLA_OK;
 }
 
+/* ---- who executes it: "runtime" and "order" ---- */
+
+static const char *const runtime_names[] = {"listed", "ort", "ort-priority"};
+
+/* The order the runtime executes, as positions in the written graph.node;
+ * absent for listed (the written order itself). */
+static json_object *order_to_json(const olla_plan *plan)
+{
+    int *pos = malloc(((size_t)plan->n_nodes + 1) * sizeof(int));
+    json_object *o = pos ? json_object_new_array_ext(plan->n_nodes) : NULL;
+    for (int i = 0; o && i < plan->n_nodes; i++)
+        pos[plan->listing[i]] = i;
+    for (int i = 0; o && i < plan->n_nodes; i++)
+        json_object_array_add(o, json_object_new_int(pos[plan->order[i]]));
+    free(pos);
+    return o;
+}
+
+static olla_status parse_runtime(json_object *root, olla_stored_plan *out, olla_error *err)
+{
+    json_object *rt, *order;
+    out->runtime = OLLA_RUNTIME_LISTED;
+    if (json_object_object_get_ex(root, "runtime", &rt)) {
+        const char *name = json_object_is_type(rt, json_type_string) ? json_object_get_string(rt) : "";
+        int found = 0;
+        for (int k = 0; k < 3; k++)
+            if (strcmp(name, runtime_names[k]) == 0) {
+                out->runtime = (olla_runtime)k;
+                found = 1;
+            }
+        if (!found)
+            return olla_error_set(err, OLLA_ERR_INPUT,
+                                  "the olla.plan \"runtime\" must be \"listed\", \"ort\" or \"ort-priority\"");
+    }
+    if (!json_object_object_get_ex(root, "order", &order))
+        return OLLA_OK;
+    size_t n = json_object_is_type(order, json_type_array) ? json_object_array_length(order) : 0;
+    if (!json_object_is_type(order, json_type_array) || !(out->order = calloc(n + 1, sizeof(int))))
+        return olla_error_set(err, json_object_is_type(order, json_type_array) ? OLLA_ERR_INTERNAL : OLLA_ERR_INPUT,
+                              "the olla.plan \"order\" is not an array of node positions");
+    for (size_t i = 0; i < n; i++) {
+        json_object *v = json_object_array_get_idx(order, i);
+        int64_t x = json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+        if (x < 0 || x >= (int64_t)n)
+            return olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan \"order\" has an entry %zu that is no node position",
+                                  i);
+        out->order[i] = (int)x;
+    }
+    out->n_order = (int)n;
+    return OLLA_OK;
+}
+
 /* ---- the plan ---- */
 
 char *olla_plan_to_json(const olla_plan *plan)
@@ -124,6 +176,10 @@ char *olla_plan_to_json(const olla_plan *plan)
     json_object_object_add(root, "tensors", arr);
     json_object_object_add(root, "dims", dims_to_json(plan));
     json_object_object_add(root, "inputs", inputs_to_json(plan));
+    if (plan->runtime != OLLA_RUNTIME_LISTED && plan->listing) {
+        json_object_object_add(root, "runtime", json_object_new_string(runtime_names[plan->runtime]));
+        json_object_object_add(root, "order", order_to_json(plan));
+    }
     const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
     char *copy = s ? strdup(s) : NULL;
     json_object_put(root);
@@ -147,6 +203,7 @@ void olla_stored_plan_free(olla_stored_plan *p)
         free((int64_t *)p->inputs[i].dims);
     }
     free(p->inputs);
+    free(p->order);
     memset(p, 0, sizeof *p);
 }
 
@@ -251,8 +308,8 @@ olla_status olla_plan_from_json(const char *text, olla_stored_plan *out, olla_er
         if (version >= 2 && (st = read_share(o, i, e, err)) != OLLA_OK)
             goto done;
     }
-    if ((st = parse_dims(root, out, err)) == OLLA_OK)
-        st = parse_inputs(root, out, err);
+    if ((st = parse_dims(root, out, err)) == OLLA_OK && (st = parse_inputs(root, out, err)) == OLLA_OK)
+        st = parse_runtime(root, out, err);
 done:
     json_object_put(root);
     if (st != OLLA_OK)

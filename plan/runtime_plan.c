@@ -97,6 +97,17 @@ int64_t olla_runtime_plan_arena_bytes(const olla_runtime_plan *p)
     return p->stored.arena_bytes;
 }
 
+olla_runtime olla_runtime_plan_runtime(const olla_runtime_plan *p)
+{
+    return p->stored.runtime;
+}
+
+const int *olla_runtime_plan_order(const olla_runtime_plan *p, size_t *n)
+{
+    *n = p->stored.order ? (size_t)p->stored.n_order : 0;
+    return p->stored.order;
+}
+
 int olla_runtime_plan_sharing(const olla_runtime_plan *p)
 {
     return p->stored.sharing;

@@ -19,8 +19,10 @@ With --plan-shares (a model planned by olla-onnx), the buffer sharing its
 olla.plan declares is applied: a tensor that is a view of another or written
 in place over it joins that tensor's buffer, a buffer counts once, live from
 the first step of any of its tensors to the last, and only the tensors the
-plan lists count. This checks the planned peak under sharing from the plan's
-own declarations, without the converter's sharing rules.
+plan lists count. The peak is then of the order the plan records ("order",
+the order its runtime executes) when it has one. This checks the planned
+peak under sharing from the plan's own declarations, without the
+converter's sharing rules.
 """
 
 import argparse
@@ -242,7 +244,9 @@ def main():
         plan = json.loads(text)
     prob = Problem(model.graph, dims, args.align, plan)
     rnd = random.Random(args.seed)
-    if prob.listed_order_valid():
+    if plan is not None and "order" in plan:
+        print(f"the plan's order ({plan.get('runtime')}) peak: {prob.peak(plan['order'])} bytes ({prob.n} nodes)")
+    elif prob.listed_order_valid():
         print(f"listed order peak: {prob.peak(list(range(prob.n)))} bytes ({prob.n} nodes)")
     else:
         print(f"listed order: not topological; stable topological order peak: "

@@ -118,14 +118,10 @@
 
 #include <stdint.h>
 
+#include "olla_bindings.h"
 #include "olla_error.h"
 #include "onnx/olla_graph.h"
 
-typedef enum olla_runtime {
-    OLLA_RUNTIME_LISTED = 0,
-    OLLA_RUNTIME_ORT = 1,
-    OLLA_RUNTIME_ORT_PRIORITY = 2
-} olla_runtime;
 
 /* "listed", "ort", "ort-priority". */
 const char *olla_runtime_name(olla_runtime rt);

@@ -54,7 +54,7 @@ static void roundtrip(const char *path, int expect_input_order)
         olla_model_free(m);
         return;
     }
-    if (expect_input_order && !is_identity(plan->order, plan->n_nodes)) {
+    if (expect_input_order && !is_identity(plan->listing, plan->n_nodes)) {
         fprintf(stderr, "%s: --keep-order changed a topological input order\n", path);
         olla_test_failures++;
     }
@@ -65,7 +65,7 @@ static void roundtrip(const char *path, int expect_input_order)
             fprintf(stderr, "%s: check failed: %s\n", path, err.message);
             olla_test_failures++;
         }
-        /* drop the olla.* entries from the copy, put the input's nodes in plan order */
+        /* drop the olla.* entries from the copy, put the input's nodes in the written order */
         Onnx__ModelProto *b = back->proto;
         size_t keep = 0;
         for (size_t i = 0; i < b->n_metadata_props; i++)
@@ -77,7 +77,7 @@ static void roundtrip(const char *path, int expect_input_order)
         Onnx__NodeProto **orig = g->node;
         Onnx__NodeProto **perm = malloc((g->n_node + 1) * sizeof *perm);
         for (size_t i = 0; i < g->n_node; i++)
-            perm[i] = orig[plan->order[i]];
+            perm[i] = orig[plan->listing[i]];
         g->node = perm;
         size_t l1 = onnx__model_proto__get_packed_size(m->proto);
         size_t l2 = onnx__model_proto__get_packed_size(b);

@@ -1,0 +1,216 @@
+/* olla-onnx: making the chosen runtime execute a plan.
+ *
+ * The order stage finds the best order in our memory model. A runtime that
+ * follows the file (listed) runs it as written. ONNX Runtime does not: it runs
+ * its own depth-first order of the file (passes/runtime/olla_exec_order.h),
+ * and the listing only steers it. For ort this stage searches the orders a
+ * listing can make ORT run for the one ORT allocates least for (ORT's planner,
+ * passes/runtime/olla_ort_memory.h), without letting our peak rise above the
+ * one of ORT's order of the input, and writes the listing that makes ORT run
+ * it; with PRIORITY_BASED (ort-priority) the listing is the planned order and
+ * ORT's Kahn's sort decides the rest. Either way the plan is then made for
+ * the order the runtime executes, completed with the ops it does not run
+ * (Constants, dropped Casts), so that the offsets and the runtime agree. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/olla_model.h"
+#include "passes/runtime/olla_exec_order.h"
+#include "passes/runtime/olla_ort_memory.h"
+#include "passes/shapes/olla_shapes.h"
+#include "pipeline/olla_pipeline.h"
+#include "solver/olla_schedule.h"
+
+/* The cost of an executed order: ORT's allocation first (when the model of
+ * ORT's planner applies), our peak second; orders whose peak would pass
+ * peak_cap are refused. */
+typedef struct {
+    const olla_exec_graph *eg;
+    const olla_dag *dag;
+    olla_ort_memory *ort;             /* NULL: our peak alone */
+    int64_t peak_cap;                 /* < 0: none */
+    int *full, *step, *first, *last;  /* scratch */
+    int64_t *delta, *live;
+} exec_cost;
+
+static int64_t peak_of(exec_cost *c, const int *executed)
+{
+    olla_error err = {0};
+    if (olla_exec_complete_order(c->eg, executed, c->full, &err) != OLLA_OK)
+        return -1;
+    for (int t = 0; t < c->dag->n_nodes; t++)
+        c->step[c->full[t]] = t;
+    return olla_dag_profile(c->dag, c->step, c->first, c->last, c->delta, c->live);
+}
+
+/* The ORT figure in the high bits, our peak as a tie-break in the low ten. */
+#define TIE_BITS 10
+
+static int64_t cost_of(void *ctx, const int *executed, int n)
+{
+    exec_cost *c = ctx;
+    int64_t peak = peak_of(c, executed);
+    if (peak < 0 || (c->peak_cap >= 0 && peak > c->peak_cap))
+        return INT64_MAX / 2;
+    if (!c->ort)
+        return peak;
+    olla_ort_memory_result res;
+    olla_error err = {0};
+    if (olla_ort_memory_eval(c->ort, executed, n, &res, &err) != OLLA_OK)
+        return INT64_MAX / 2;
+    int64_t cap = c->peak_cap > 0 ? c->peak_cap : 1;
+    return (res.peak_bytes << TIE_BITS) + (int64_t)((double)peak / (double)cap * ((1 << TIE_BITS) - 1));
+}
+
+static olla_status cost_init(exec_cost *c, const olla_exec_graph *eg, const olla_dag *dag, olla_error *err)
+{
+    size_t n = (size_t)dag->n_nodes + 1, nt = (size_t)dag->n_tensors + 1;
+    memset(c, 0, sizeof *c);
+    c->eg = eg;
+    c->dag = dag;
+    c->peak_cap = -1;
+    c->full = malloc(n * sizeof(int));
+    c->step = malloc(n * sizeof(int));
+    c->first = malloc(nt * sizeof(int));
+    c->last = malloc(nt * sizeof(int));
+    c->delta = malloc(n * sizeof(int64_t));
+    c->live = malloc(n * sizeof(int64_t));
+    if (!c->full || !c->step || !c->first || !c->last || !c->delta || !c->live)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory choosing the runtime's order");
+    return OLLA_OK;
+}
+
+static void cost_free(exec_cost *c)
+{
+    free(c->full);
+    free(c->step);
+    free(c->first);
+    free(c->last);
+    free(c->delta);
+    free(c->live);
+    olla_ort_memory_free(c->ort);
+}
+
+/* The model of ORT's planner needs the static shapes ORT plans on: the
+ * file's, with symbolic dims kept as names. Fails (and the search then
+ * judges orders by our peak alone) where the model cannot size a value. */
+static olla_status ort_memory_for(const olla_graph *g, olla_ort_memory **out, olla_error *err)
+{
+    olla_shape_options so = {0};
+    olla_shape_table *types = NULL;
+    olla_graph *declared = NULL;
+    olla_ort_memory_options mo = olla_ort_memory_tensors_only();
+    olla_status st = olla_infer_shapes(g->model->proto, &so, &types, err);
+    olla_type_source src = olla_shape_type_source(types);
+    if (st == OLLA_OK)
+        st = olla_graph_build(g->model, &src, &declared, err);
+    if (st == OLLA_OK)
+        st = olla_ort_memory_new(g, declared, &mo, out, err);
+    olla_graph_free(declared);
+    olla_shape_table_free(types);
+    return st;
+}
+
+/* The runtime's order of a listing, with our peak and ORT's figure. */
+static olla_status figures(exec_cost *c, olla_runtime rt, const int *listing, int *executed, int *n_executed,
+                           int64_t *peak, int64_t *ort_bytes, olla_error *err)
+{
+    olla_status st = olla_exec_order_of(c->eg, rt, listing, executed, n_executed, err);
+    if (st != OLLA_OK)
+        return st;
+    if ((*peak = peak_of(c, executed)) < 0)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory evaluating the runtime's order");
+    *ort_bytes = -1;
+    olla_ort_memory_result res;
+    olla_error oerr = {0};
+    if (c->ort && olla_ort_memory_eval(c->ort, executed, *n_executed, &res, &oerr) == OLLA_OK)
+        *ort_bytes = res.peak_bytes;
+    return OLLA_OK;
+}
+
+/* ort: the search among the orders ORT can be made to run, judged by what
+ * ORT allocates, never above the input's peak; the input listing when the
+ * search cannot run (too large, --keep-order). */
+static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const int *input_listing, int *listing,
+                             int *executed, olla_runtime_outcome *out, olla_error *err)
+{
+    int n = in->g->n_ops;
+    olla_ort_search_result sr;
+    olla_ort_search_options so = {in->search_budget, in->deadline, -1, 1};
+    olla_error serr = {0};
+    c->peak_cap = out->input_executed_peak_bytes;
+    if (!in->keep_listing && olla_schedule_for_ort(c->eg, input_listing, in->target, cost_of, c, &so, listing,
+                                                   executed, &sr, &serr) == OLLA_OK) {
+        out->search = sr.kept_input ? "input kept" : sr.target_runs ? "plan runs" : sr.stopped_by;
+        return OLLA_OK;
+    }
+    memcpy(listing, input_listing, (size_t)n * sizeof(int));
+    out->search = in->keep_listing ? "kept" : "too large";
+    int n_exec = 0;
+    return olla_exec_order_of(c->eg, OLLA_RUNTIME_ORT, listing, executed, &n_exec, err);
+}
+
+/* ort-priority: ORT follows the listing but for Shape and Size, which run as
+ * soon as they can; the input listing when that would peak higher. */
+static olla_status steer_priority(const olla_runtime_input *in, exec_cost *c, const int *input_listing,
+                                  int *listing, int *executed, olla_runtime_outcome *out, olla_error *err)
+{
+    int n = in->g->n_ops, n_exec = 0;
+    memcpy(listing, in->target, (size_t)n * sizeof(int));
+    olla_status st = olla_exec_order_of(c->eg, in->runtime, listing, executed, &n_exec, err);
+    out->search = "listed";
+    if (st == OLLA_OK && peak_of(c, executed) > out->input_executed_peak_bytes) {
+        memcpy(listing, input_listing, (size_t)n * sizeof(int));
+        st = olla_exec_order_of(c->eg, in->runtime, listing, executed, &n_exec, err);
+        out->search = "input kept";
+    }
+    return st;
+}
+
+olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *order, olla_runtime_outcome *out,
+                               olla_error *err)
+{
+    const olla_graph *g = in->g;
+    int n = g->n_ops, n_exec = 0;
+    memset(out, 0, sizeof *out);
+    out->input_ort_allocated_bytes = out->ort_allocated_bytes = -1;
+    out->search = "none";
+    if (in->runtime == OLLA_RUNTIME_LISTED) {
+        memcpy(listing, in->target, (size_t)n * sizeof(int));
+        memcpy(order, in->target, (size_t)n * sizeof(int));
+        return OLLA_OK;
+    }
+    olla_exec_graph eg;
+    exec_cost c;
+    int *executed = malloc(((size_t)n + 1) * sizeof(int)), *input_listing = malloc(((size_t)n + 1) * sizeof(int));
+    olla_status st = olla_exec_graph_build(g, in->runtime, NULL, &eg, err);
+    if (st != OLLA_OK) {
+        free(executed);
+        free(input_listing);
+        return st;
+    }
+    if ((st = cost_init(&c, &eg, in->dag, err)) == OLLA_OK && (!executed || !input_listing))
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory choosing the runtime's order");
+    for (int i = 0; st == OLLA_OK && i < n; i++)
+        input_listing[i] = i;
+    olla_error oerr = {0};
+    if (st == OLLA_OK && ort_memory_for(g, &c.ort, &oerr) != OLLA_OK)
+        snprintf(out->ort_model_note, sizeof out->ort_model_note, "%s", oerr.message);
+    if (st == OLLA_OK)
+        st = figures(&c, in->runtime, input_listing, executed, &n_exec, &out->input_executed_peak_bytes,
+                     &out->input_ort_allocated_bytes, err);
+    if (st == OLLA_OK)
+        st = in->runtime == OLLA_RUNTIME_ORT ? steer_ort(in, &c, input_listing, listing, executed, out, err)
+                                             : steer_priority(in, &c, input_listing, listing, executed, out, err);
+    if (st == OLLA_OK)
+        st = figures(&c, in->runtime, listing, executed, &n_exec, &out->executed_peak_bytes,
+                     &out->ort_allocated_bytes, err);
+    if (st == OLLA_OK)
+        st = olla_exec_complete_order(&eg, executed, order, err);
+    cost_free(&c);
+    olla_exec_graph_free(&eg);
+    free(executed);
+    free(input_listing);
+    return st;
+}
