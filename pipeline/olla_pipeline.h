@@ -48,8 +48,10 @@ olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *h
                              olla_place_outcome *out, olla_error *err);
 
 /* Making the chosen runtime execute the plan (pipeline/runtime_stage.c). */
+struct olla_exec_graph;
 typedef struct olla_runtime_input {
     const olla_graph *g;
+    const struct olla_exec_graph *eg; /* the graph as the runtime runs it; NULL for listed */
     const olla_dag *dag;  /* the graph's DAG under the sharing rules: our peak */
     int runtime;          /* olla_runtime (passes/runtime/olla_exec_order.h) */
     const int *target;    /* the planned order, n_ops op indices */

@@ -77,7 +77,9 @@ typedef struct run {
     int64_t align;
     olla_shape_table *types;
     olla_graph *g;
-    olla_dag dag; /* under the sharing rules */
+    olla_exec_graph eg; /* the graph as the runtime runs it (non-listed runtimes) */
+    int have_eg;
+    olla_dag dag; /* under the sharing rules, of what the runtime runs */
     olla_graph_dag_map map;
     int *input_order, *order;        /* n_nodes; order: planned, then the one the runtime executes */
     int *listing;                    /* n_nodes: the graph.node order to write */
@@ -194,7 +196,7 @@ static olla_status input_order_unshared(run *r)
 {
     olla_dag plain = {0};
     olla_graph_dag_map pmap;
-    olla_status st = olla_graph_dag(r->g, r->align, NULL, 0, &plain, &pmap, r->err);
+    olla_status st = olla_graph_dag(r->g, r->align, NULL, 0, NULL, &plain, &pmap, r->err);
     if (st != OLLA_OK)
         return st;
     st = olla_dag_peak(&plain, r->input_order, &r->rep->input_order_peak_bytes, NULL, NULL, r->err);
@@ -235,10 +237,16 @@ static olla_status build_dag(run *r)
     olla_op_share *shares = NULL;
     int n_shares = 0;
     olla_status st = OLLA_OK;
-    if (r->opt->sharing == OLLA_SHARING_RUNTIME)
+    olla_runtime_view view = {NULL, NULL};
+    if (r->opt->runtime != OLLA_RUNTIME_LISTED) {
+        st = olla_exec_graph_build(r->g, r->opt->runtime, NULL, &r->eg, r->err);
+        r->have_eg = st == OLLA_OK;
+        view = (olla_runtime_view){r->eg.runs, r->eg.reads_as};
+    }
+    if (st == OLLA_OK && r->opt->sharing == OLLA_SHARING_RUNTIME)
         st = olla_graph_shares(r->g, &shares, &n_shares, r->err);
     if (st == OLLA_OK)
-        st = olla_graph_dag(r->g, r->align, shares, n_shares, &r->dag, &r->map, r->err);
+        st = olla_graph_dag(r->g, r->align, shares, n_shares, r->have_eg ? &view : NULL, &r->dag, &r->map, r->err);
     free(shares);
     if (st == OLLA_OK)
         st = alloc_arrays(r);
@@ -281,7 +289,7 @@ static olla_status runtime_stage(run *r)
     int *executed = malloc(((size_t)n + 1) * sizeof(int));
     if (!executed)
         return oom(r);
-    olla_runtime_input in = {r->g, &r->dag, opt->runtime, r->order, opt->keep_order, 0,
+    olla_runtime_input in = {r->g, r->have_eg ? &r->eg : NULL, &r->dag, opt->runtime, r->order, opt->keep_order, 0,
                              opt->time_limit > 0 ? r->t0 + opt->time_limit : 0};
     olla_runtime_outcome out;
     olla_status st = olla_stage_runtime(&in, r->listing, executed, &out, r->err);
@@ -540,8 +548,9 @@ static olla_status check_plan(run *r)
         share[pe->tensor] = (unsigned char)pe->share;
         shares[pe->tensor] = pe->shares >= 0 ? plan->entries[pe->shares].tensor : -1;
     }
+    olla_runtime_view view = {r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
     olla_plan_layout lay = {plan->order, offset, bytes, share, shares, plan->arena_bytes, plan->alignment,
-                            plan->sharing};
+                            plan->sharing, r->have_eg ? &view : NULL};
     olla_status st = olla_plan_verify(g, &lay, r->err);
     free(offset);
     free(bytes);
@@ -571,6 +580,8 @@ static void run_free(run *r)
     free(r->offset);
     olla_graph_dag_map_free(&r->map);
     olla_dag_free(&r->dag);
+    if (r->have_eg)
+        olla_exec_graph_free(&r->eg);
     olla_graph_free(r->g);
     olla_shape_table_free(r->types);
 }

@@ -181,16 +181,11 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
         memcpy(order, in->target, (size_t)n * sizeof(int));
         return OLLA_OK;
     }
-    olla_exec_graph eg;
+    const olla_exec_graph *eg = in->eg;
     exec_cost c;
     int *executed = malloc(((size_t)n + 1) * sizeof(int)), *input_listing = malloc(((size_t)n + 1) * sizeof(int));
-    olla_status st = olla_exec_graph_build(g, in->runtime, NULL, &eg, err);
-    if (st != OLLA_OK) {
-        free(executed);
-        free(input_listing);
-        return st;
-    }
-    if ((st = cost_init(&c, &eg, in->dag, err)) == OLLA_OK && (!executed || !input_listing))
+    olla_status st = cost_init(&c, eg, in->dag, err);
+    if (st == OLLA_OK && (!executed || !input_listing))
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory choosing the runtime's order");
     for (int i = 0; st == OLLA_OK && i < n; i++)
         input_listing[i] = i;
@@ -207,9 +202,8 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
         st = figures(&c, in->runtime, listing, executed, &n_exec, &out->executed_peak_bytes,
                      &out->ort_allocated_bytes, err);
     if (st == OLLA_OK)
-        st = olla_exec_complete_order(&eg, executed, order, err);
+        st = olla_exec_complete_order(eg, executed, order, err);
     cost_free(&c);
-    olla_exec_graph_free(&eg);
     free(executed);
     free(input_listing);
     return st;

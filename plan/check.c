@@ -159,38 +159,38 @@ static olla_status explain_failure(olla_status st, const olla_check_options *opt
 }
 
 /* The order the plan's runtime executes this file in (the ops it does not
- * run placed where they are needed), recomputed from the file alone; it must
- * be the one the plan records, which its offsets are for. */
-static olla_status executed_order(const olla_graph *g, const olla_stored_plan *sp, int *order, const char *file,
-                                  olla_error *err)
+ * run placed where they are needed), recomputed from the file alone with the
+ * runtime's view of the graph (eg, built here for non-listed runtimes); it
+ * must be the one the plan records, which its offsets are for. */
+static olla_status executed_order(const olla_graph *g, const olla_stored_plan *sp, olla_exec_graph *eg, int *have_eg,
+                                  int *order, const char *file, olla_error *err)
 {
     int n = g->n_ops, n_exec = 0;
     for (int i = 0; i < n; i++)
         order[i] = i; /* the file's own node order */
     if (sp->runtime == OLLA_RUNTIME_LISTED)
         return OLLA_OK;
-    olla_exec_graph eg;
     int *executed = malloc(((size_t)n + 1) * sizeof(int)), *listing = malloc(((size_t)n + 1) * sizeof(int));
-    olla_status st = executed && listing ? olla_exec_graph_build(g, sp->runtime, NULL, &eg, err)
+    olla_status st = executed && listing ? olla_exec_graph_build(g, sp->runtime, NULL, eg, err)
                                          : olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory checking %s", file);
+    *have_eg = st == OLLA_OK;
     if (st == OLLA_OK) {
         memcpy(listing, order, (size_t)n * sizeof(int));
-        st = olla_exec_order_of(&eg, sp->runtime, listing, executed, &n_exec, err);
-        if (st == OLLA_OK)
-            st = olla_exec_complete_order(&eg, executed, order, err);
-        olla_exec_graph_free(&eg);
+        st = olla_exec_order_of(eg, sp->runtime, listing, executed, &n_exec, err);
     }
+    if (st == OLLA_OK)
+        st = olla_exec_complete_order(eg, executed, order, err);
     if (st == OLLA_OK && sp->n_order > 0 && sp->n_order != n)
         st = olla_error_set(err, OLLA_ERR_INPUT, "%s: the plan's order lists %d nodes, the file has %d", file,
                             sp->n_order, n);
     for (int i = 0; st == OLLA_OK && i < sp->n_order; i++)
         if (sp->order[i] != order[i]) {
-            char a[300], b[300];
+            char x[300], y[300];
             st = olla_error_set(err, OLLA_ERR_INPUT,
                                 "%s: the plan's order runs node %s at step %d, but %s runs node %s there for this "
                                 "file; its offsets are not for the order that runs",
-                                file, olla_op_label(g, sp->order[i], a, sizeof a), i, olla_runtime_name(sp->runtime),
-                                olla_op_label(g, order[i], b, sizeof b));
+                                file, olla_op_label(g, sp->order[i], x, sizeof x), i, olla_runtime_name(sp->runtime),
+                                olla_op_label(g, order[i], y, sizeof y));
         }
     free(executed);
     free(listing);
@@ -266,11 +266,17 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
         }
     }
     st = olla_plan_check_declared(m->proto->graph, &sp, &co, file, err);
+    olla_exec_graph eg;
+    int have_eg = 0;
     if (st == OLLA_OK)
-        st = executed_order(g, &sp, order, file, err);
-    olla_plan_layout lay = {order, offset, bytes, share, shares, sp.arena_bytes, sp.alignment, sp.sharing};
+        st = executed_order(g, &sp, &eg, &have_eg, order, file, err);
+    olla_runtime_view view = {have_eg ? eg.runs : NULL, have_eg ? eg.reads_as : NULL};
+    olla_plan_layout lay = {order, offset, bytes, share, shares, sp.arena_bytes, sp.alignment, sp.sharing,
+                            have_eg ? &view : NULL};
     if (st == OLLA_OK)
         st = olla_plan_verify(g, &lay, err);
+    if (have_eg)
+        olla_exec_graph_free(&eg);
 done:
     st = explain_failure(st, &co, &sp, file, err);
     free(offset);

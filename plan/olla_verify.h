@@ -7,6 +7,7 @@
 
 #include "olla_plan.h"
 #include "onnx/olla_graph.h"
+#include "passes/analysis/olla_graph_dag.h"
 
 /* A plan laid over a graph, per graph tensor. */
 typedef struct olla_plan_layout {
@@ -18,6 +19,8 @@ typedef struct olla_plan_layout {
     int64_t arena_bytes, alignment;
     int sharing;                 /* 1: made under the sharing rules (a view of a graph input or
                                     initializer then takes no arena memory and is not listed) */
+    const olla_runtime_view *view; /* the graph as the plan's runtime runs it (ops it does not run
+                                    make nothing planned); NULL: the file's */
 } olla_plan_layout;
 
 /* Errors (OLLA_ERR_INPUT) name the tensors and the node: an order that is not

@@ -40,12 +40,26 @@ static const char *label(const checker *c, int op, char *buf, int n)
     return olla_op_label(c->g, op, buf, n);
 }
 
-/* 1 when tensor t takes no arena memory under the sharing rules: a view
- * (a rule's alias) of a graph input, an initializer, or such a view. */
+static int op_runs(const checker *c, int op)
+{
+    return !c->p->view || !c->p->view->runs || c->p->view->runs[op];
+}
+
+/* what a reader of t reads when the plan's runtime runs the graph */
+static int read_as(const checker *c, int t)
+{
+    return c->p->view && c->p->view->reads_as ? c->p->view->reads_as[t] : t;
+}
+
+/* 1 when tensor t takes no arena memory: made by an op the runtime does not
+ * run (it is an initializer then), or under the sharing rules a view (a
+ * rule's alias) of a graph input, an initializer, or such a view. */
 static int caller_view(const checker *c, int t, const unsigned char *free_view)
 {
     const olla_graph *g = c->g;
     int v = g->tensors[t].producer;
+    if (v >= 0 && !op_runs(c, v))
+        return 1;
     if (v < 0 || !c->p->sharing || g->tensors[t].bytes < 0)
         return 0;
     const olla_op *op = &g->ops[v];
@@ -54,6 +68,7 @@ static int caller_view(const checker *c, int t, const unsigned char *free_view)
             continue;
         for (int i = 0; i < op->n_explicit_inputs; i++) {
             int s = g->input_list[op->first_input + i];
+            s = s >= 0 ? read_as(c, s) : s;
             if (s >= 0 && (g->tensors[s].producer < 0 || free_view[s]) && g->tensors[s].bytes == g->tensors[t].bytes &&
                 olla_graph_share_rule(g, v, i, o, 0))
                 return 1;
@@ -85,7 +100,8 @@ static olla_status check_entries(checker *c)
             if (!planned && p->offset[t] >= 0)
                 st = olla_error_set(c->err, OLLA_ERR_INPUT,
                                     "%s: the plan lists '%s', which %s", c->file, ten->name,
-                                    free_view[t] ? "is a view of a graph input or initializer and takes no arena memory"
+                                    free_view[t] ? "takes no arena memory (a view of a graph input or initializer, or "
+                                                   "made by an op the runtime does not run)"
                                                  : "is not a planned tensor");
             else if (planned && p->offset[t] < 0)
                 st = olla_error_set(c->err, OLLA_ERR_INPUT, "%s: planned tensor '%s' is missing from the plan", c->file,
@@ -124,7 +140,8 @@ static int share_slot(const checker *c, int t, int s, int inplace)
     for (int o = 0; o < op->n_outputs; o++)
         if (g->output_list[op->first_output + o] == t)
             for (int i = 0; i < op->n_explicit_inputs; i++)
-                if (g->input_list[op->first_input + i] == s && olla_graph_share_rule(g, v, i, o, inplace))
+                if (g->input_list[op->first_input + i] >= 0 && read_as(c, g->input_list[op->first_input + i]) == s &&
+                    olla_graph_share_rule(g, v, i, o, inplace))
                     return i;
     return -1;
 }
@@ -143,7 +160,7 @@ static olla_status check_dies(const checker *c, int t, int s, int v)
                                   c->file, g->tensors[t].name, g->tensors[s].name, label(c, v, l, sizeof l), mt->name);
         for (int k = 0; k < mt->n_consumers; k++) {
             int reader = g->consumer_list[mt->first_consumer + k];
-            if (c->step[reader] > c->step[v]) {
+            if (op_runs(c, reader) && c->step[reader] > c->step[v]) {
                 char l2[300];
                 return olla_error_set(c->err, OLLA_ERR_INPUT,
                                       "%s: '%s' is written in place over '%s' at node %s, but node %s reads '%s' later",
@@ -151,6 +168,10 @@ static olla_status check_dies(const checker *c, int t, int s, int v)
                                       label(c, reader, l2, sizeof l2), mt->name);
             }
         }
+        if (c->last[m] > c->step[v]) /* read later through an op the runtime drops */
+            return olla_error_set(c->err, OLLA_ERR_INPUT,
+                                  "%s: '%s' is written in place over '%s' at node %s, but '%s' is read later", c->file,
+                                  g->tensors[t].name, g->tensors[s].name, label(c, v, l, sizeof l), mt->name);
     }
     return OLLA_OK;
 }
@@ -339,7 +360,7 @@ olla_status olla_plan_verify(const olla_graph *g, const olla_plan_layout *p, oll
                               (long long)p->alignment);
     olla_dag dag;
     olla_graph_dag_map map;
-    olla_status st = olla_graph_dag(g, 1, NULL, 0, &dag, &map, err);
+    olla_status st = olla_graph_dag(g, 1, NULL, 0, p->view, &dag, &map, err);
     if (st != OLLA_OK)
         return st;
     size_t nt = (size_t)g->n_tensors + 1;

@@ -27,21 +27,34 @@ static int op_output(const olla_graph *g, int op, int k)
     return k >= 0 && k < o->n_outputs ? g->output_list[o->first_output + k] : -1;
 }
 
+/* 1 when the runtime runs op, and the tensor a reader of t reads */
+static int runs(const olla_runtime_view *view, int op)
+{
+    return !view || !view->runs || view->runs[op];
+}
+
+static int read_as(const olla_runtime_view *view, int t)
+{
+    return view && view->reads_as ? view->reads_as[t] : t;
+}
+
 /* view_of from the alias shares; then buffer: each tensor's own DAG tensor,
  * or for a view its root's (-1 when the root is caller-owned). Ops are in
  * graph order and a view's input is produced before it, so one pass in
  * tensor-production order would do; a few passes over the short chains are
  * simpler and as exact. */
-static void resolve_views(const olla_graph *g, const olla_op_share *shares, int n_shares, olla_graph_dag_map *map)
+static void resolve_views(const olla_graph *g, const olla_op_share *shares, int n_shares,
+                          const olla_runtime_view *view, olla_graph_dag_map *map)
 {
     for (int t = 0; t < g->n_tensors; t++) {
         map->view_of[t] = -1;
         map->buffer[t] = g->tensors[t].bytes >= 0 ? map->dag_tensor[t] : -1;
     }
     for (int i = 0; i < n_shares; i++) {
-        if (shares[i].inplace)
+        if (shares[i].inplace || !runs(view, shares[i].op))
             continue;
         int in = op_input(g, shares[i].op, shares[i].input), out = op_output(g, shares[i].op, shares[i].output);
+        in = in >= 0 ? read_as(view, in) : in;
         if (in < 0 || out < 0 || in == out || map->view_of[out] >= 0 || g->tensors[in].bytes < 0 ||
             g->tensors[in].bytes != g->tensors[out].bytes)
             continue;
@@ -60,15 +73,16 @@ static void resolve_views(const olla_graph *g, const olla_op_share *shares, int 
 }
 
 /* The in-place candidates that fit (see olla_graph_dag.h), into the builder. */
-static void add_inplace(const olla_graph *g, const olla_op_share *shares, int n_shares, const unsigned char *class_out,
-                        olla_dag_builder *b, olla_graph_dag_map *map)
+static void add_inplace(const olla_graph *g, const olla_op_share *shares, int n_shares, const olla_runtime_view *view,
+                        const unsigned char *class_out, olla_dag_builder *b, olla_graph_dag_map *map)
 {
     for (int t = 0; t < g->n_tensors; t++)
         map->inplace_from[t] = -1;
     for (int i = 0; i < n_shares; i++) {
-        if (!shares[i].inplace)
+        if (!shares[i].inplace || !runs(view, shares[i].op))
             continue;
         int in = op_input(g, shares[i].op, shares[i].input), out = op_output(g, shares[i].op, shares[i].output);
+        in = in >= 0 ? read_as(view, in) : in;
         if (in < 0 || out < 0 || map->view_of[out] >= 0 || map->inplace_from[out] >= 0 || g->tensors[out].bytes <= 0)
             continue;
         int buf = map->buffer[in];
@@ -80,7 +94,7 @@ static void add_inplace(const olla_graph *g, const olla_op_share *shares, int n_
 }
 
 olla_status olla_graph_dag(const olla_graph *g, int64_t alignment, const olla_op_share *shares, int n_shares,
-                           olla_dag *dag, olla_graph_dag_map *map, olla_error *err)
+                           const olla_runtime_view *view, olla_dag *dag, olla_graph_dag_map *map, olla_error *err)
 {
     int nt = g->n_tensors;
     memset(map, 0, sizeof *map);
@@ -101,7 +115,18 @@ olla_status olla_graph_dag(const olla_graph *g, int64_t alignment, const olla_op
     int n = 0;
     for (int t = 0; t < nt; t++)
         map->dag_tensor[t] = g->tensors[t].producer >= 0 ? n++ : -1;
-    resolve_views(g, shares, n_shares, map);
+    resolve_views(g, shares, n_shares, view, map);
+    /* what an op the runtime does not run makes is no intermediate, nor any view of it */
+    for (int t = 0; view && t < nt; t++)
+        if (g->tensors[t].producer >= 0 && !runs(view, g->tensors[t].producer))
+            map->buffer[t] = -1;
+    for (int t = 0; view && t < nt; t++) {
+        int root = t;
+        while (map->view_of[root] >= 0)
+            root = map->view_of[root];
+        if (map->buffer[root] < 0)
+            map->buffer[t] = -1;
+    }
     /* a buffer is a graph output when any tensor it holds is one */
     for (int t = 0; t < nt; t++)
         if (g->tensors[t].is_output && map->buffer[t] >= 0)
@@ -117,15 +142,18 @@ olla_status olla_graph_dag(const olla_graph *g, int64_t alignment, const olla_op
     }
     for (int t = 0; t < nt; t++) {
         const olla_tensor *ten = &g->tensors[t];
-        int buf = map->view_of[t] >= 0 ? map->buffer[t] : -1;
-        for (int c = 0; map->dag_tensor[t] >= 0 && c < ten->n_consumers; c++) {
+        int src = read_as(view, t); /* what a reader gets: t, or the input of a dropped Cast */
+        int buf = map->view_of[src] >= 0 ? map->buffer[src] : -1;
+        for (int c = 0; map->dag_tensor[src] >= 0 && c < ten->n_consumers; c++) {
             int reader = g->consumer_list[ten->first_consumer + c];
-            olla_dag_builder_use(b, reader, map->dag_tensor[t]);
+            if (!runs(view, reader))
+                continue; /* an op that does not run reads nothing */
+            olla_dag_builder_use(b, reader, map->dag_tensor[src]);
             if (buf >= 0) /* a reader of a view keeps its buffer alive */
                 olla_dag_builder_use(b, reader, buf);
         }
     }
-    add_inplace(g, shares, n_shares, class_out, b, map);
+    add_inplace(g, shares, n_shares, view, class_out, b, map);
     free(class_out);
     olla_status st = olla_dag_build(b, g->n_ops, dag, err);
     if (st != OLLA_OK)

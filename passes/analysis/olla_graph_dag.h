@@ -10,7 +10,13 @@
  * holds the buffer (olla_dag.h), and a view of a graph input or initializer
  * takes no arena memory at all. An in-place write becomes a candidate of the
  * DAG when the output is not a view, the input's buffer is planned, is no
- * graph output, and has exactly the output's size. */
+ * graph output, and has exactly the output's size.
+ *
+ * A runtime may also run a graph other than the file's (olla_runtime_view):
+ * ops it does not run (ONNX Runtime turns Constants into initializers and
+ * drops some Casts) then read nothing and make nothing planned (their
+ * outputs are like initializers), and a reader reads the tensor the runtime
+ * gives it (reads_as: a dropped Cast's readers read the Cast's input). */
 #ifndef OLLA_GRAPH_DAG_H
 #define OLLA_GRAPH_DAG_H
 
@@ -42,11 +48,17 @@ typedef struct olla_graph_dag_map {
                            tensor (node input) whose buffer it may take; else -1 */
 } olla_graph_dag_map;
 
+/* The graph as a runtime runs it (see above); NULL members: the file's. */
+typedef struct olla_runtime_view {
+    const unsigned char *runs; /* per op: 1 when the runtime runs it */
+    const int *reads_as;       /* per graph tensor: what a reader of it reads */
+} olla_runtime_view;
+
 /* Builds the DAG of g. Sizes are rounded up to alignment; unknown sizes
  * become 0 (ordering only). shares may be NULL (no sharing: every output
- * its own buffer). */
+ * its own buffer); view may be NULL (the file's graph). */
 olla_status olla_graph_dag(const olla_graph *g, int64_t alignment, const olla_op_share *shares, int n_shares,
-                           olla_dag *dag, olla_graph_dag_map *map, olla_error *err);
+                           const olla_runtime_view *view, olla_dag *dag, olla_graph_dag_map *map, olla_error *err);
 void olla_graph_dag_map_free(olla_graph_dag_map *map);
 
 #endif

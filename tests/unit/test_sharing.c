@@ -59,7 +59,7 @@ static int fixture_build(fixture *f)
     if (st == OLLA_OK)
         st = olla_graph_shares(f->g, &shares, &n_shares, &err);
     if (st == OLLA_OK)
-        st = olla_graph_dag(f->g, 1, shares, n_shares, &f->dag, &f->map, &err);
+        st = olla_graph_dag(f->g, 1, shares, n_shares, NULL, &f->dag, &f->map, &err);
     free(shares);
     if (st != OLLA_OK)
         fprintf(stderr, "fixture: %s\n", err.message);
@@ -304,7 +304,7 @@ static olla_status verify(const fixture *f, layout_arrays *a, int sharing, olla_
     int order[16];
     for (int i = 0; i < f->g->n_ops; i++)
         order[i] = i;
-    olla_plan_layout lay = {order, a->offset, a->bytes, a->share, a->shares, 64 * 16, 1, sharing};
+    olla_plan_layout lay = {order, a->offset, a->bytes, a->share, a->shares, 64 * 16, 1, sharing, NULL};
     olla_error_clear(err);
     return olla_plan_verify(f->g, &lay, err);
 }
