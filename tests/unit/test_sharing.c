@@ -76,7 +76,7 @@ static void random_model(fixture *f, uint64_t seed, int n)
     mb_init(&f->mb, 17);
     mb_input(&f->mb, "x0", 10);
     mb_input(&f->mb, "x1", 25);
-    char names[24][8];
+    char names[24][16];
     long long size[24];
     int count = 2;
     snprintf(names[0], 8, "x0");
@@ -90,9 +90,9 @@ static void random_model(fixture *f, uint64_t seed, int n)
             b = (int)(tsu_rand() % (unsigned)count);
         if (strcmp(op, "Add") == 0 && (b == a || size[b] != size[a]))
             op = "Neg";
-        char ins[20], node[8];
+        char ins[40], node[16];
         snprintf(ins, sizeof ins, strcmp(op, "Add") == 0 ? "%s,%s" : "%s", names[a], names[b]);
-        snprintf(names[count], 8, "t%d", v);
+        snprintf(names[count], sizeof names[count], "t%d", v);
         snprintf(node, sizeof node, "n%d", v);
         size[count] = size[a];
         mb_node(&f->mb, op, node, ins, names[count]);
