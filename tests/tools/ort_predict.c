@@ -9,8 +9,8 @@
  * tests/ort/exec_order.mjs prints them: the node's name, or OpType_i for an
  * unnamed node, i its index among the non-Constant nodes), else from ORT's
  * default rule (../shared/notes/ORT_ORDER.md: a depth-first post-order from
- * the leaves, ties by index, Constants and dropped Cast pairs left out),
- * implemented below until the library has its own model of it.
+ * the leaves, ties by index, Constants and dropped Casts left out), as the
+ * library models it (passes/runtime/olla_exec_order.h).
  * (exec_order.mjs also prints the nodes of subgraphs, whose names can clash
  * with the main graph's: give no order file for a model with subgraphs.)
  * --repeat N evaluates the order N times (for timing the evaluation).
@@ -25,6 +25,7 @@
 #include "olla_bindings.h"
 #include "onnx/olla_graph.h"
 #include "onnx/olla_model.h"
+#include "passes/runtime/olla_exec_order.h"
 #include "passes/runtime/olla_ort_memory.h"
 #include "passes/shapes/olla_shapes.h"
 
@@ -35,80 +36,12 @@ typedef struct tool {
     olla_shape_table *sized_types, *declared_types;
     olla_graph *sized, *declared;
     int *order, n_order;
-    unsigned char *dropped; /* per op: a Cast ORT drops at load */
 } tool;
 
 static int fail(const char *what, const olla_error *err)
 {
     fprintf(stderr, "ort_predict: %s: %s\n", what, err ? err->message : "");
     return 1;
-}
-
-/* ---------------------------------------------------------------- dropped Casts */
-
-enum { G_FLOAT, G_INT, G_UINT, G_BOOL, G_OTHER };
-
-static int type_group(int32_t t)
-{
-    switch (t) {
-    case 1: case 10: case 11: case 16: return G_FLOAT;
-    case 3: case 5: case 6: case 7: return G_INT;
-    case 2: case 4: case 12: case 13: return G_UINT;
-    case 9: return G_BOOL;
-    default: return G_OTHER;
-    }
-}
-
-/* RemoveDuplicateCastTransformer's UnsafeCast (insert_cast_transformer.cc). */
-static int unsafe_cast(int32_t src, int32_t dst)
-{
-    int gs = type_group(src), gd = type_group(dst);
-    int bs = olla_elem_type_bits(src), bd = olla_elem_type_bits(dst);
-    if (gs == G_OTHER || gd == G_OTHER)
-        return 1;
-    if (gs != G_BOOL && gs != G_UINT && gd == G_UINT)
-        return 1;
-    if (gs == G_FLOAT && gd != G_FLOAT)
-        return 1;
-    if (gs == G_UINT && gd == G_INT)
-        return bd <= bs;
-    if ((gs == G_INT || gs == G_UINT) && gd == G_FLOAT)
-        return bd <= bs;
-    return bs > bd;
-}
-
-static int32_t elem_of(const olla_graph *g, int t)
-{
-    return t >= 0 ? g->tensors[t].type.elem_type : 0;
-}
-
-/* Marks Cast pairs A -> B with B casting back to A's input type and neither
- * output a graph output; both are dropped when A's cast loses nothing and A
- * feeds only such Casts (the common case of RemoveDuplicateCastTransformer). */
-static void mark_dropped_casts(tool *t)
-{
-    const olla_graph *g = t->sized;
-    for (int op = 0; op < g->n_ops; op++) {
-        const olla_op *a = &g->ops[op];
-        if (strcmp(a->op_type, "Cast") != 0 || a->n_outputs < 1 || a->n_inputs < 1)
-            continue;
-        int in = g->input_list[a->first_input], out = g->output_list[a->first_output];
-        if (in < 0 || out < 0 || g->tensors[out].is_output || g->tensors[out].n_consumers == 0 ||
-            unsafe_cast(elem_of(g, in), elem_of(g, out)))
-            continue;
-        int all_pairs = 1;
-        for (int c = 0; c < g->tensors[out].n_consumers && all_pairs; c++) {
-            int b = g->consumer_list[g->tensors[out].first_consumer + c];
-            int bout = g->output_list[g->ops[b].first_output];
-            all_pairs = strcmp(g->ops[b].op_type, "Cast") == 0 && bout >= 0 && !g->tensors[bout].is_output &&
-                        elem_of(g, bout) == elem_of(g, in);
-        }
-        if (!all_pairs)
-            continue;
-        t->dropped[op] = 1;
-        for (int c = 0; c < g->tensors[out].n_consumers; c++)
-            t->dropped[g->consumer_list[g->tensors[out].first_consumer + c]] = 1;
-    }
 }
 
 /* ---------------------------------------------------------------- ORT's default order */
@@ -118,92 +51,23 @@ static int is_constant(const olla_graph *g, int op)
     return strcmp(g->ops[op].op_type, "Constant") == 0;
 }
 
-/* The op that produces what input t is in ORT's graph (through dropped Casts), or -1. */
-static int ort_producer(const tool *t, int tensor)
-{
-    const olla_graph *g = t->sized;
-    while (tensor >= 0) {
-        int p = g->tensors[tensor].producer;
-        if (p < 0 || is_constant(g, p))
-            return -1;
-        if (!t->dropped[p])
-            return p;
-        tensor = g->input_list[g->ops[p].first_input];
-    }
-    return -1;
-}
-
-typedef struct frame_item {
-    int op, leave;
-} frame_item;
-
-/* Ascending proto index (insertion sort: a node has few producers), so the
- * highest index ends on top of the stack. */
-static void sort_by_proto(const olla_graph *g, frame_item *a, int n)
-{
-    for (int i = 1; i < n; i++) {
-        frame_item x = a[i];
-        int j = i - 1;
-        while (j >= 0 && g->ops[a[j].op].proto_index > g->ops[x.op].proto_index) {
-            a[j + 1] = a[j];
-            j--;
-        }
-        a[j + 1] = x;
-    }
-}
-
-/* ReverseDFSFrom the leaves with ORT's index order (proto order): leaves and
- * producers pushed ascending, so the highest index is expanded first. */
+/* The order ORT's default rule runs the file's listing in: the library's one
+ * model of it (passes/runtime/olla_exec_order.h). */
 static int default_order(tool *t)
 {
-    const olla_graph *g = t->sized;
-    int n = g->n_ops;
-    int *has_reader = calloc((size_t)n + 1, sizeof(int)), *by_proto = malloc(((size_t)n + 1) * sizeof(int));
-    unsigned char *visited = calloc((size_t)n + 1, 1);
-    frame_item *stack = malloc(((size_t)g->n_ops * 2 + (size_t)g->n_tensors + 16) * sizeof *stack);
+    int n = t->sized->n_ops, ok = 0;
+    olla_error err = {0};
+    int *listing = malloc(((size_t)n + 1) * sizeof(int));
     t->order = malloc(((size_t)n + 1) * sizeof(int));
-    if (!has_reader || !by_proto || !visited || !stack || !t->order)
-        return 0;
-    for (int op = 0; op < n; op++) {
-        by_proto[g->ops[op].proto_index] = op;
-        for (int k = 0; k < g->ops[op].n_inputs; k++) {
-            int p = ort_producer(t, g->input_list[g->ops[op].first_input + k]);
-            if (p >= 0 && !t->dropped[op])
-                has_reader[p] = 1;
-        }
+    for (int i = 0; listing && i < n; i++)
+        listing[t->sized->ops[i].proto_index] = i; /* the file's own listing */
+    if (listing && t->order) {
+        ok = olla_exec_order(t->sized, OLLA_RUNTIME_ORT, listing, t->order, &t->n_order, &err) == OLLA_OK;
+        if (!ok)
+            fprintf(stderr, "ort_predict: %s\n", err.message);
     }
-    int sp = 0;
-    for (int i = 0; i < n; i++) {
-        int op = by_proto[i];
-        if (!is_constant(g, op) && !t->dropped[op] && !has_reader[op])
-            stack[sp++] = (frame_item){op, 0};
-    }
-    while (sp > 0) {
-        frame_item it = stack[--sp];
-        if (it.leave) {
-            t->order[t->n_order++] = it.op;
-            continue;
-        }
-        if (visited[it.op])
-            continue;
-        visited[it.op] = 1;
-        stack[sp++] = (frame_item){it.op, 1};
-        int first = sp;
-        for (int k = 0; k < g->ops[it.op].n_inputs; k++) {
-            int p = ort_producer(t, g->input_list[g->ops[it.op].first_input + k]);
-            int dup = 0;
-            for (int j = first; j < sp && !dup; j++)
-                dup = stack[j].op == p;
-            if (p >= 0 && !visited[p] && !dup)
-                stack[sp++] = (frame_item){p, 0};
-        }
-        sort_by_proto(g, stack + first, sp - first);
-    }
-    free(has_reader);
-    free(by_proto);
-    free(visited);
-    free(stack);
-    return 1;
+    free(listing);
+    return ok;
 }
 
 /* ---------------------------------------------------------------- order from a file */
@@ -271,8 +135,7 @@ static int build(tool *t, const char *path, const olla_dim_binding *dims, int n_
     if (olla_graph_build(t->model, &s1, &t->sized, err) != OLLA_OK ||
         olla_graph_build(t->model, &s2, &t->declared, err) != OLLA_OK)
         return 0;
-    t->dropped = calloc((size_t)t->sized->n_ops + 1, 1);
-    return t->dropped != NULL;
+    return 1;
 }
 
 static void print_decisions(const tool *t, const olla_ort_memory *m)
@@ -300,7 +163,6 @@ static void tool_free(tool *t)
     olla_shape_table_free(t->declared_types);
     olla_model_free(t->model);
     free(t->order);
-    free(t->dropped);
 }
 
 int main(int argc, char **argv)
@@ -343,7 +205,7 @@ int main(int argc, char **argv)
     olla_ort_memory_options opt = tensors_only ? olla_ort_memory_tensors_only() : olla_ort_memory_measured();
     if (!build(&t, path, dims, n_dims, &err))
         rc = fail(path, &err);
-    else if (order_file ? !read_order(&t, order_file) : (mark_dropped_casts(&t), !default_order(&t)))
+    else if (order_file ? !read_order(&t, order_file) : !default_order(&t))
         rc = 1;
     else if (olla_ort_memory_new(t.sized, t.declared, &opt, &m, &err) != OLLA_OK)
         rc = fail(path, &err);
