@@ -1,7 +1,8 @@
-/* olla-onnx: the ATen shape rules' shared helpers (passes/shapes/shape_aten.c
- * and shape_aten_nn.c). An argument of the PyTorch operation is read from
- * the attribute of its name, or else from the node input at its position in
- * PyTorch's signature. */
+/* olla-onnx: the ATen shape rules' shared helpers. The argument readers
+ * (shape_aten_args.c) read a PyTorch operation's argument from the attribute
+ * of its name, or else from the node input at its position in PyTorch's
+ * signature; the pooling, upsampling and normalization rules are in
+ * shape_aten_nn.c. */
 #ifndef OLLA_SHAPE_ATEN_H
 #define OLLA_SHAPE_ATEN_H
 

@@ -9,25 +9,7 @@
 
 #define MAX_DEPTH 64
 
-/* ---- scopes ---- */
-
-olla_shape_entry *olla_shape__find(olla_shape_scope *s, const char *name)
-{
-    size_t i;
-    for (; s; s = s->parent)
-        if (olla_namemap_get(&s->map, name, &i))
-            return &s->entries[i];
-    return NULL;
-}
-
-void olla_shape__scope_free(olla_shape_scope *s)
-{
-    free(s->entries);
-    free(s->decls);
-    olla_namemap_free(&s->map);
-    olla_namemap_free(&s->decl);
-    memset(s, 0, sizeof *s);
-}
+/* ---- scopes (lookup and release: passes/shapes/shape_scope.c) ---- */
 
 /* Adds (or replaces) name in scope; returns the entry or NULL on OOM. */
 static olla_shape_entry *scope_put(olla_shape_table *t, olla_shape_scope *s, const char *name, size_t *index)

@@ -12,6 +12,19 @@ ok() { pass=$((pass+1)); }
 bad() { echo "FAIL: $*"; fail=$((fail+1)); }
 if ! $PY -c 'import onnx' 2>/dev/null; then echo "skip: $PY lacks onnx"; exit 77; fi
 MSG="olla-onnx: interrupted; no output written"
+# the olla-onnx process started as PID: PID itself, or the process under a
+# wrapper script (the sanitizer build wraps $OLLA, and a shell started in the
+# background ignores SIGINT, so the signal must go to the binary)
+olla_pid() {
+  local p=$1 next
+  for _ in $(seq 1 400); do
+    [ "$(cat /proc/$p/comm 2>/dev/null)" = olla-onnx ] && { echo $p; return; }
+    kill -0 $p 2>/dev/null || break
+    next=$(pgrep -P $p | head -1)
+    if [ -n "$next" ]; then p=$next; else sleep 0.01; fi
+  done
+  echo $1
+}
 $PY "$SRC/bench/huge_gen.py" 20000 "$tmp/long.onnx" >/dev/null
 $PY "$SRC/bench/huge_gen.py" 150 "$tmp/ilp.onnx" >/dev/null
 
@@ -21,7 +34,7 @@ stop() {
   mkdir -p "$tmp/o"; rm -f "$tmp/o"/*
   "$OLLA" -q --time-limit 60 "$model" "$tmp/o/out.onnx" 2>"$tmp/err" & local pid=$!
   sleep "$delay"
-  kill -"$sig" $pid
+  kill -"$sig" "$(olla_pid $pid)"
   wait $pid; local rc=$?
   if [ $rc -eq $code ] && [ "$(cat "$tmp/err")" = "$MSG" ] && [ -z "$(ls "$tmp/o")" ]; then ok; else
     bad "SIG$sig after $delay s: exit $rc (wanted $code), stderr '$(cat "$tmp/err")', left: $(ls "$tmp/o")"; fi
@@ -33,18 +46,19 @@ stop TERM 143 1 "$tmp/long.onnx"
 # graph the exact searches give up after a few seconds and the ILP starts)
 mkdir -p "$tmp/o"; rm -f "$tmp/o"/*
 "$OLLA" -q --time-limit 60 "$tmp/ilp.onnx" "$tmp/o/out.onnx" 2>"$tmp/err" & pid=$!
+main=$(olla_pid $pid)
 child=""
 for _ in $(seq 1 900); do
-  child=$(pgrep -P $pid | head -1)
+  child=$(pgrep -P $main | head -1)
   [ -n "$child" ] && break
-  kill -0 $pid 2>/dev/null || break
+  kill -0 $main 2>/dev/null || break
   sleep 0.1
 done
 if [ -z "$child" ]; then
   bad "no solver child process appeared while the conversion ran (up to 90 s)"
-  kill -INT $pid; wait $pid
+  kill -INT $main; wait $pid
 else
-  kill -INT $pid
+  kill -INT $main
   wait $pid; rc=$?
   gone=0
   for _ in $(seq 1 50); do kill -0 "$child" 2>/dev/null || { gone=1; break; }; sleep 0.1; done
@@ -57,7 +71,7 @@ for delay in 0 0.01 0.02 0.05 0.1 0.15 0.2 0.3 0.5 0.8; do
   rm -rf "$tmp/o"; mkdir -p "$tmp/o"
   "$OLLA" -q --time-limit 1 "$SRC/models/mlp_train.onnx" "$tmp/o/out.onnx" 2>"$tmp/err" & pid=$!
   sleep $delay
-  kill -INT $pid 2>/dev/null
+  kill -INT "$(olla_pid $pid)" 2>/dev/null
   wait $pid; rc=$?
   left=$(ls "$tmp/o")
   if [ $rc -eq 0 ] && [ "$left" = "out.onnx" ] && "$OLLA" check "$tmp/o/out.onnx" >/dev/null 2>&1; then ok
@@ -85,8 +99,9 @@ PY
   shm=$(mktemp -d /dev/shm/olla-sigint.XXXXXX)
   "$OLLA" -q --time-limit 1 "$tmp/x/model.onnx" "$shm/out.onnx" 2>"$tmp/err" & pid=$!
   seen=0
+  main=$(olla_pid $pid)
   for _ in $(seq 1 500); do [ -e "$shm/weights.bin.olla-tmp" ] && { seen=1; break; }; sleep 0.01; done
-  kill -INT $pid 2>/dev/null
+  kill -INT $main 2>/dev/null
   wait $pid; rc=$?
   left=$(ls "$shm")
   rm -rf "$shm"
