@@ -9,30 +9,20 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
 limit=${2:-60}
 corpus=$here/../shared/corpus
+# shellcheck source=bench/convert_corpus.sh
+. "$here/bench/convert_corpus.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 models=("$corpus"/train/*.onnx "$corpus"/ort-training/*.onnx "$here"/models/*.onnx)
-for m in "${models[@]}"; do
-  [ -f "$m" ] || continue
-  name=$(basename "$(dirname "$m")")/$(basename "$m" .onnx)
-  mkdir -p "$out/$(dirname "$name")"
-  # batch=8 and batch_size=8 where the model declares them (unknown names are refused)
-  dims=$(/usr/bin/python3 "$here/tests/tools/dim_names.py" "$m" batch=8 batch_size=8)
-  # shellcheck disable=SC2086
-  if ! "$build/olla-onnx" -q --time-limit "$limit" $dims \
-        --report "$out/$name.json" "$m" "$out/$name.onnx" 2>"$out/$name.err"; then
-    printf '{"model":"%s","error":"%s"}\n' "$m" "$(head -1 "$out/$name.err" | tr -d '"')" > "$out/$name.json"
-  fi
-done
-/usr/bin/python3 - "$out" "$limit" <<'PY'
-import glob, json, os, statistics, sys
+# batch=8 and batch_size=8 where the model declares them
+bindings() { echo batch=8 batch_size=8; }
+convert_corpus "$out" "$build" "$limit" bindings "${models[@]}"
+/usr/bin/python3 - "$out" "$limit" "$here" <<'PY'
+import os, statistics, sys
+sys.path.insert(0, os.path.join(sys.argv[3], "bench"))
+from reports import load_reports, mib
 out, limit = sys.argv[1], sys.argv[2]
-rows = []
-for f in sorted(glob.glob(os.path.join(out, "*", "*.json"))):
-    r = json.load(open(f))
-    r["name"] = os.path.relpath(f, out)[:-5]
-    rows.append(r)
-def mib(b): return f"{b / 2**20:.2f}"
+rows = load_reports(out)
 print(f"Time limit {limit} s per model; symbolic batch dims bound to 8; sizes rounded to 64 bytes.\n")
 print("### Ordering\n")
 print("| model | nodes | input-order peak MiB | best heuristic MiB | final peak MiB | lower bound MiB | gap | saving | order s | status |")

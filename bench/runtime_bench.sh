@@ -13,27 +13,20 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
 limit=${2:-30}
 corpus=$here/../shared/corpus
+# shellcheck source=bench/convert_corpus.sh
+. "$here/bench/convert_corpus.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 models=("$corpus"/train/*.onnx "$corpus"/ort-training/*.onnx "$corpus"/infer/*.onnx "$here"/models/*.onnx)
-for m in "${models[@]}"; do
-  [ -f "$m" ] || continue
-  name=$(basename "$(dirname "$m")")/$(basename "$m" .onnx)
-  mkdir -p "$out/$(dirname "$name")"
-  b=32; case "$name" in infer/*|models/*) b=1 ;; esac
-  dims=$(/usr/bin/python3 "$here/tests/tools/dim_names.py" "$m" batch=$b batch_size=$b seq=8)
-  # shellcheck disable=SC2086
-  if ! "$build/olla-onnx" -q --time-limit "$limit" $dims \
-        --report "$out/$name.json" "$m" "$out/$name.onnx" 2>"$out/$name.err"; then
-    printf '{"model":"%s","error":"%s"}\n' "$m" "$(head -1 "$out/$name.err" | tr -d '"')" > "$out/$name.json"
-  fi
-done
-/usr/bin/python3 - "$out" "$limit" <<'PY'
-import glob, json, os, statistics, sys
+# batch 32 (1 for infer/ and models/), where the model declares the name
+bindings() { case "$1" in infer/*|models/*) echo batch=1 batch_size=1 seq=8 ;; *) echo batch=32 batch_size=32 seq=8 ;; esac; }
+convert_corpus "$out" "$build" "$limit" bindings "${models[@]}"
+/usr/bin/python3 - "$out" "$limit" "$here" <<'PY'
+import os, statistics, sys
+sys.path.insert(0, os.path.join(sys.argv[3], "bench"))
+from reports import load_reports
 out, limit = sys.argv[1], sys.argv[2]
-rows = []
-for f in sorted(glob.glob(os.path.join(out, "*", "*.json"))):
-    r = json.load(open(f)); r["name"] = os.path.relpath(f, out)[:-5]; rows.append(r)
+rows = load_reports(out)
 def mb(b): return "n/a" if b is None or b < 0 else f"{b / 1e6:.2f}"
 print(f"Time limit {limit} s; batch 32 for train/ and ort-training/, 1 for infer/ and models/; sizes rounded to 64 bytes.\n")
 print("| model | ORT runs input: peak MB | ORT runs written: peak MB | best order MB | lower bound MB | written above bound "

@@ -12,31 +12,20 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
 limit=${2:-30}
 corpus=$here/../shared/corpus
+# shellcheck source=bench/convert_corpus.sh
+. "$here/bench/convert_corpus.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 models=("$corpus"/train/*.onnx "$corpus"/infer/*.onnx "$corpus"/ort-training/*.onnx "$here"/models/*.onnx)
-for m in "${models[@]}"; do
-  [ -f "$m" ] || continue
-  name=$(basename "$(dirname "$m")")/$(basename "$m" .onnx)
-  mkdir -p "$out/$(dirname "$name")"
-  # batch 1 (infer/), 8 elsewhere, where the model declares the name
-  b=8; case "$name" in infer/*) b=1 ;; esac
-  dims=$(/usr/bin/python3 "$here/tests/tools/dim_names.py" "$m" batch=$b batch_size=$b seq=8)
-  # shellcheck disable=SC2086
-  if ! "$build/olla-onnx" -q --time-limit "$limit" $dims \
-        --report "$out/$name.json" "$m" "$out/$name.onnx" 2>"$out/$name.err"; then
-    printf '{"model":"%s","error":"%s"}\n' "$m" "$(head -1 "$out/$name.err" | tr -d '"')" > "$out/$name.json"
-  fi
-done
-/usr/bin/python3 - "$out" "$limit" <<'PY'
-import glob, json, os, statistics, sys
+# batch 1 (infer/), 8 elsewhere, where the model declares the name
+bindings() { case "$1" in infer/*) echo batch=1 batch_size=1 seq=8 ;; *) echo batch=8 batch_size=8 seq=8 ;; esac; }
+convert_corpus "$out" "$build" "$limit" bindings "${models[@]}"
+/usr/bin/python3 - "$out" "$limit" "$here" <<'PY'
+import os, statistics, sys
+sys.path.insert(0, os.path.join(sys.argv[3], "bench"))
+from reports import load_reports, mib
 out, limit = sys.argv[1], sys.argv[2]
-rows = []
-for f in sorted(glob.glob(os.path.join(out, "*", "*.json"))):
-    r = json.load(open(f))
-    r["name"] = os.path.relpath(f, out)[:-5]
-    rows.append(r)
-def mib(b): return f"{b / 2**20:.2f}"
+rows = load_reports(out)
 print(f"Time limit {limit} s per model; batch 1 for infer/, 8 for other symbolic batches; sizes rounded to 64 bytes.\n")
 print("| model | nodes | views | in place | input peak, no sharing MiB | input peak, sharing MiB | arena MiB | lower bound MiB "
       "| saving vs sharing input | saving vs no-sharing input | order | placement | s |")

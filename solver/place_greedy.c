@@ -52,12 +52,6 @@ typedef struct greedy {
     cursor *heap;                /* 2 * log2(leaves) + 4 */
 } greedy;
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Sorts spans by lo (>= 0): insertion sort when short, else a radix sort
  * by 11-bit digits up to the highest bit in use, through tmp. */
 static void sort_spans(span *a, span *tmp, size_t n)
@@ -92,20 +86,6 @@ static void sort_spans(span *a, span *tmp, size_t n)
         memcpy(a, src, n * sizeof *a);
 }
 
-/* Index of v in the sorted distinct times t[0..nt). */
-static int step_of(const int64_t *t, size_t nt, int64_t v)
-{
-    size_t lo = 0, hi = nt;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (t[m] < v)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return (int)lo;
-}
-
 static void greedy_free(greedy *g)
 {
     if (g->list)
@@ -135,14 +115,14 @@ static int compress(greedy *g)
         t[nt++] = g->it[i].lower;
         t[nt++] = g->it[i].upper;
     }
-    qsort(t, nt, sizeof *t, cmp_i64);
+    olla_place_sort_i64(t, nt);
     size_t u = 0;
     for (size_t k = 0; k < nt; k++)
         if (u == 0 || t[k] != t[u - 1])
             t[u++] = t[k];
     for (size_t i = 0; i < n; i++) {
-        g->first_step[i] = step_of(t, u, g->it[i].lower);
-        g->last_step[i] = step_of(t, u, g->it[i].upper);
+        g->first_step[i] = (int)olla_place_count_below(t, u, g->it[i].lower);
+        g->last_step[i] = (int)olla_place_count_below(t, u, g->it[i].upper);
     }
     free(t);
     g->leaves = 1;

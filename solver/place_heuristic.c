@@ -67,26 +67,6 @@ static int64_t sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off)
     return olla_place_items_arena(it, off, n);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Number of values below v in the sorted a[0..n). */
-static size_t count_below(const int64_t *a, size_t n, int64_t v)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (a[m] < v)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo;
-}
-
 /* The paper's PreAllocateAddresses: repeatedly take the longest-lived buffer
  * nested inside the previous one and stack it on top. By length, longest
  * first, the next one taken is the first later in that order nested in the
@@ -212,11 +192,11 @@ static long long pass_cost(const olla_pitem *it, size_t n)
         return -1;
     for (size_t i = 0; i < n; i++)
         starts[i] = it[i].lower;
-    qsort(starts, n, sizeof *starts, cmp_i64);
+    olla_place_sort_i64(starts, n);
     long long pairs = (long long)n;
     for (size_t i = 0; i < n; i++) /* starts in (lower, upper) */
-        pairs += (long long)(count_below(starts, n, it[i].upper) -
-                             count_below(starts, n, it[i].lower + 1));
+        pairs += (long long)(olla_place_count_below(starts, n, it[i].upper) -
+                             olla_place_count_below(starts, n, it[i].lower + 1));
     free(starts);
     return pairs;
 }

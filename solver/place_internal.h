@@ -19,6 +19,11 @@ typedef struct olla_pkey {
     int idx;
 } olla_pkey;
 void olla_place_sort_keys(olla_pkey *keys, size_t n);
+/* Sorts a[0..n) ascending. */
+void olla_place_sort_i64(int64_t *a, size_t n);
+/* Number of values below v in the sorted a[0..n): the index of the first
+ * value not below v. */
+size_t olla_place_count_below(const int64_t *a, size_t n, int64_t v);
 
 /* Max live units over time. */
 int64_t olla_place_items_max_live(const olla_pitem *it, size_t n);

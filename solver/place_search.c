@@ -87,12 +87,6 @@ typedef struct sctx {
     size_t depth, max_depth;
 } sctx;
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* First fixed span of section j ending above v. */
 static int64_t ob_first(const sctx *c, size_t j, int64_t v)
 {
@@ -503,7 +497,7 @@ static int build(sctx *c)
         pts[np++] = it[i].lower;
         pts[np++] = it[i].upper;
     }
-    qsort(pts, np, sizeof *pts, cmp_i64);
+    olla_place_sort_i64(pts, np);
     size_t u = 0;
     for (size_t i = 0; i < np; i++)
         if (u == 0 || pts[i] != pts[u - 1])

@@ -23,6 +23,31 @@ void olla_place_sort_keys(olla_pkey *keys, size_t n)
         qsort(keys, n, sizeof *keys, cmp_pkey);
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void olla_place_sort_i64(int64_t *a, size_t n)
+{
+    if (n > 1)
+        qsort(a, n, sizeof *a, cmp_i64);
+}
+
+size_t olla_place_count_below(const int64_t *a, size_t n, int64_t v)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (a[m] < v)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
 olla_pwork olla_pwork_part(const olla_pwork *w, long long units)
 {
     long long left = olla_pwork_left(w);

@@ -32,25 +32,6 @@ static int static_numel(const olla_value_type *t, int64_t *n)
     return 1;
 }
 
-/* Index into an input broadcast to the output shape. */
-static int64_t bcast_index(const olla_value_type *in, const olla_value_type *out, int64_t flat)
-{
-    int64_t idx = 0, stride = 1;
-    for (int d = out->rank - 1; d >= 0; d--) {
-        int64_t od = out->dims[d].value;
-        int64_t coord = od > 0 ? flat % od : 0;
-        flat = od > 0 ? flat / od : 0;
-        int id = d - (out->rank - in->rank);
-        if (id < 0)
-            continue;
-        int64_t n = in->dims[id].value;
-        if (n != 1)
-            idx += coord * stride;
-        stride *= n;
-    }
-    return idx;
-}
-
 static olla_dim sv_dim(olla_sval s)
 {
     olla_dim d = {-1, NULL};
@@ -224,10 +205,10 @@ static olla_status fold_binary(olla_shape_ctx *c, ev_op op, int n_in)
         return OLLA_ERR_INTERNAL;
     for (int64_t e = 0; e < n; e++) {
         const olla_shape_value *v0 = olla_shape_in_value(c, 0);
-        olla_sval acc = v0->e[bcast_index(olla_shape_in(c, 0), out, e)];
+        olla_sval acc = v0->e[olla_shape_bcast_index(olla_shape_in(c, 0), out, e)];
         for (int k = 1; k < n_in; k++) {
             const olla_shape_value *vk = olla_shape_in_value(c, k);
-            acc = eval_one(c, op, acc, vk->e[bcast_index(olla_shape_in(c, k), out, e)], fl, fmod_attr);
+            acc = eval_one(c, op, acc, vk->e[olla_shape_bcast_index(olla_shape_in(c, k), out, e)], fl, fmod_attr);
         }
         res[e] = acc;
     }
@@ -413,13 +394,13 @@ static olla_status rule_where(olla_shape_ctx *c)
     if (!res)
         return OLLA_ERR_INTERNAL;
     for (int64_t e = 0; e < n; e++) {
-        olla_sval cs = vc->e[bcast_index(olla_shape_in(c, 0), &ot, e)];
+        olla_sval cs = vc->e[olla_shape_bcast_index(olla_shape_in(c, 0), &ot, e)];
         olla_sval u = {OLLA_SV_UNKNOWN, 0, 0, NULL};
         if (cs.state != OLLA_SV_KNOWN)
             res[e] = u;
         else
-            res[e] = cs.i ? vx->e[bcast_index(olla_shape_in(c, 1), &ot, e)]
-                          : vy->e[bcast_index(olla_shape_in(c, 2), &ot, e)];
+            res[e] = cs.i ? vx->e[olla_shape_bcast_index(olla_shape_in(c, 1), &ot, e)]
+                          : vy->e[olla_shape_bcast_index(olla_shape_in(c, 2), &ot, e)];
     }
     return olla_shape_set_out_value(c, 0, res, n);
 }
