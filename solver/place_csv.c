@@ -4,10 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "solver/olla_place.h"
+#include "util/olla_file.h"
 
 enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_NEEDED };
 static const char *const col_names[COL_NEEDED] = {"id", "lower", "upper", "size"};
@@ -297,49 +296,19 @@ olla_status olla_place_csv_read_buffer(const char *data, size_t len, const char 
 
 olla_status olla_place_csv_write(const char *path, const olla_place_table *t, olla_error *err)
 {
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp)
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "%s: out of memory", path);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp.XXXXXX", 12);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        olla_status st = olla_error_set(err, OLLA_ERR_INPUT,
-                                        "%s: cannot create a temporary file beside it: %s", path,
-                                        strerror(errno));
-        free(tmp);
-        return st;
-    }
-    /* mkstemp creates the file private; give it the usual permissions */
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
-    FILE *fp = fdopen(fd, "w");
-    if (!fp) {
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "%s: cannot write: %s", path,
-                              strerror(errno));
-    }
-    int bad = fprintf(fp, "%s,offset\n", t->header ? t->header : "id,lower,upper,size") < 0;
-    for (size_t i = 0; i < t->n && !bad; i++)
-        bad = fprintf(fp, "%s,%lld\n", t->rows[i], (long long)t->bufs[i].offset) < 0;
-    if (fflush(fp) != 0)
-        bad = 1;
-    int saved = errno;
-    if (fclose(fp) != 0)
-        bad = 1;
-    if (!bad && rename(tmp, path) != 0) {
-        saved = errno;
-        bad = 1;
-    }
-    olla_status st = OLLA_OK;
-    if (bad) {
-        unlink(tmp);
-        st = olla_error_set(err, OLLA_ERR_INPUT, "%s: cannot write: %s", path, strerror(saved));
-    }
-    free(tmp);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", path);
+    fprintf(f, "%s,offset\n", t->header ? t->header : "id,lower,upper,size");
+    for (size_t i = 0; i < t->n; i++)
+        fprintf(f, "%s,%lld\n", t->rows[i], (long long)t->bufs[i].offset);
+    olla_status st;
+    if (ferror(f) | (fclose(f) != 0))
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", path);
+    else
+        st = olla_write_file_atomic(path, buf, len, err);
+    free(buf);
     return st;
 }

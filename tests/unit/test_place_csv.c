@@ -96,7 +96,7 @@ OLLA_TEST(test_write_failure)
 {
     olla_place_table t = {0};
     olla_error err = {0};
-    OLLA_CHECK(olla_place_csv_write("/nonexistent/dir/out.csv", &t, &err) == OLLA_ERR_INPUT);
+    OLLA_CHECK(olla_place_csv_write("/nonexistent/dir/out.csv", &t, &err) == OLLA_ERR_INTERNAL);
     OLLA_CHECK_STR_CONTAINS(err.message, "/nonexistent/dir/out.csv");
 }
 
