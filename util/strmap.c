@@ -39,46 +39,64 @@ void olla_strmap_free(olla_strmap *m)
     m->cap = m->count = 0;
 }
 
-int olla_strmap_get(const olla_strmap *m, const char *key)
+/* The slot of key, or of the empty slot where it would go; cap > 0. */
+static size_t slot_of(const olla_strmap *m, const char *key)
+{
+    size_t i = (size_t)hash_str(key) & (m->cap - 1);
+    while (m->keys[i] && strcmp(m->keys[i], key) != 0)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+int olla_strmap_find(const olla_strmap *m, const char *key, size_t *value)
 {
     if (!m->cap)
-        return -1;
-    size_t i = (size_t)hash_str(key) & (m->cap - 1);
-    while (m->keys[i]) {
-        if (strcmp(m->keys[i], key) == 0)
-            return m->values[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return -1;
+        return 0;
+    size_t i = slot_of(m, key);
+    if (!m->keys[i])
+        return 0;
+    if (value)
+        *value = m->values[i];
+    return 1;
+}
+
+int olla_strmap_get(const olla_strmap *m, const char *key)
+{
+    size_t v;
+    return olla_strmap_find(m, key, &v) ? (int)v : -1;
+}
+
+const char *olla_strmap_key(const olla_strmap *m, const char *key)
+{
+    return m->cap ? m->keys[slot_of(m, key)] : NULL;
 }
 
 static int grow(olla_strmap *m)
 {
     olla_strmap bigger;
-    if (!olla_strmap_init(&bigger, m->cap))
+    if (!olla_strmap_init(&bigger, m->cap ? m->cap : 8))
         return 0;
     for (size_t i = 0; i < m->cap; i++)
-        if (m->keys[i])
-            olla_strmap_put(&bigger, m->keys[i], m->values[i]);
+        if (m->keys[i]) {
+            size_t j = slot_of(&bigger, m->keys[i]);
+            bigger.keys[j] = m->keys[i];
+            bigger.values[j] = m->values[i];
+            bigger.count++;
+        }
     olla_strmap_free(m);
     *m = bigger;
     return 1;
 }
 
-int olla_strmap_put(olla_strmap *m, const char *key, int value)
+int olla_strmap_put(olla_strmap *m, const char *key, size_t value)
 {
     if ((m->count + 1) * 2 > m->cap && !grow(m))
         return 0;
-    size_t i = (size_t)hash_str(key) & (m->cap - 1);
-    while (m->keys[i]) {
-        if (strcmp(m->keys[i], key) == 0) {
-            m->values[i] = value;
-            return 1;
-        }
-        i = (i + 1) & (m->cap - 1);
+    size_t i = slot_of(m, key);
+    if (!m->keys[i]) {
+        m->keys[i] = key;
+        m->count++;
     }
-    m->keys[i] = key;
     m->values[i] = value;
-    m->count++;
     return 1;
 }

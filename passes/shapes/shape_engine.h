@@ -5,6 +5,7 @@
 #define OLLA_SHAPE_ENGINE_H
 
 #include "passes/shapes/olla_shape_rules.h"
+#include "util/olla_strmap.h"
 
 /* Bump allocator; everything is freed at once. */
 typedef struct olla_arena_chunk olla_arena_chunk;
@@ -17,18 +18,6 @@ char *olla_arena_strndup(olla_arena *a, const char *s, size_t n);
 void olla_arena_free(olla_arena *a);
 /* Frees all but the newest chunk and empties it, for reuse. */
 void olla_arena_reset(olla_arena *a);
-
-/* Open-addressing map from string to index. Keys are not copied. */
-typedef struct olla_namemap {
-    const char **keys;
-    size_t *vals;
-    size_t cap, n;
-} olla_namemap;
-/* Returns 1 and sets *val when found. */
-int olla_namemap_get(const olla_namemap *m, const char *key, size_t *val);
-/* Inserts or replaces; OLLA_ERR_INTERNAL on OOM. */
-olla_status olla_namemap_put(olla_namemap *m, const char *key, size_t val);
-void olla_namemap_free(olla_namemap *m);
 
 typedef struct olla_shape_entry {
     const char *name;
@@ -43,15 +32,15 @@ typedef struct olla_shape_scope {
     struct olla_shape_scope *parent;
     olla_shape_entry *entries;
     size_t n, cap;
-    olla_namemap map;   /* name -> entry index */
-    olla_namemap decl;  /* name -> ValueInfoProto* index into decls */
+    olla_strmap map;   /* name -> entry index */
+    olla_strmap decl;  /* name -> ValueInfoProto* index into decls */
     const Onnx__ValueInfoProto **decls;
     size_t n_decls;
 } olla_shape_scope;
 
 struct olla_shape_table {
     olla_arena arena;
-    olla_namemap strings; /* interned strings */
+    olla_strmap strings; /* interned strings */
     olla_shape_scope main;
     size_t *order;       /* listing order: indices into main.entries */
     size_t n_order;
@@ -62,7 +51,7 @@ struct olla_shape_table {
     int ignore_vi;
     int strict; /* every disagreement with a declaration is an error */
     const Onnx__ModelProto *model;
-    olla_namemap rules; /* "domain\x1fop" -> index into rule_fns */
+    olla_strmap rules; /* "domain\x1fop" -> index into rule_fns */
     olla_shape_rule_fn *rule_fns;
     size_t n_rule_fns;
     int depth;

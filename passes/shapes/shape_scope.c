@@ -10,7 +10,7 @@ olla_shape_entry *olla_shape__find(olla_shape_scope *s, const char *name)
 {
     size_t i;
     for (; s; s = s->parent)
-        if (olla_namemap_get(&s->map, name, &i))
+        if (olla_strmap_find(&s->map, name, &i))
             return &s->entries[i];
     return NULL;
 }
@@ -19,8 +19,8 @@ void olla_shape__scope_free(olla_shape_scope *s)
 {
     free(s->entries);
     free(s->decls);
-    olla_namemap_free(&s->map);
-    olla_namemap_free(&s->decl);
+    olla_strmap_free(&s->map);
+    olla_strmap_free(&s->decl);
     memset(s, 0, sizeof *s);
 }
 

@@ -62,93 +62,17 @@ void olla_arena_free(olla_arena *a)
     a->head = NULL;
 }
 
-/* ---- string map ---- */
-
-static size_t hash_str(const char *s)
-{
-    size_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-int olla_namemap_get(const olla_namemap *m, const char *key, size_t *val)
-{
-    if (!m->cap)
-        return 0;
-    size_t i = hash_str(key) & (m->cap - 1);
-    while (m->keys[i]) {
-        if (strcmp(m->keys[i], key) == 0) {
-            if (val)
-                *val = m->vals[i];
-            return 1;
-        }
-        i = (i + 1) & (m->cap - 1);
-    }
-    return 0;
-}
-
-static olla_status strmap_grow(olla_namemap *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    const char **keys = calloc(cap, sizeof *keys);
-    size_t *vals = calloc(cap, sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return OLLA_ERR_INTERNAL;
-    }
-    for (size_t k = 0; k < m->cap; k++) {
-        if (!m->keys[k])
-            continue;
-        size_t i = hash_str(m->keys[k]) & (cap - 1);
-        while (keys[i])
-            i = (i + 1) & (cap - 1);
-        keys[i] = m->keys[k];
-        vals[i] = m->vals[k];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = cap;
-    return OLLA_OK;
-}
-
-olla_status olla_namemap_put(olla_namemap *m, const char *key, size_t val)
-{
-    if ((m->n + 1) * 2 > m->cap && strmap_grow(m) != OLLA_OK)
-        return OLLA_ERR_INTERNAL;
-    size_t i = hash_str(key) & (m->cap - 1);
-    while (m->keys[i]) {
-        if (strcmp(m->keys[i], key) == 0) {
-            m->vals[i] = val;
-            return OLLA_OK;
-        }
-        i = (i + 1) & (m->cap - 1);
-    }
-    m->keys[i] = key;
-    m->vals[i] = val;
-    m->n++;
-    return OLLA_OK;
-}
-
-void olla_namemap_free(olla_namemap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
+/* ---- interned strings ---- */
 
 const char *olla_shape__intern(olla_shape_table *t, const char *s)
 {
-    size_t v;
     if (!s)
         return NULL;
-    if (olla_namemap_get(&t->strings, s, &v))
-        return (const char *)(uintptr_t)v;
+    const char *known = olla_strmap_key(&t->strings, s);
+    if (known)
+        return known;
     char *copy = olla_arena_strdup(&t->arena, s);
-    if (!copy || olla_namemap_put(&t->strings, copy, (size_t)(uintptr_t)copy) != OLLA_OK)
+    if (!copy || !olla_strmap_put(&t->strings, copy, 0))
         return NULL;
     return copy;
 }

@@ -18,7 +18,7 @@ static olla_shape_entry *scope_put(olla_shape_table *t, olla_shape_scope *s, con
     const char *key = olla_shape__intern(t, name);
     if (!key)
         return NULL;
-    if (olla_namemap_get(&s->map, key, &i)) {
+    if (olla_strmap_find(&s->map, key, &i)) {
         if (index)
             *index = i;
         return &s->entries[i];
@@ -35,7 +35,7 @@ static olla_shape_entry *scope_put(olla_shape_table *t, olla_shape_scope *s, con
     memset(&s->entries[i], 0, sizeof s->entries[i]);
     s->entries[i].name = key;
     s->entries[i].type.rank = -1;
-    if (olla_namemap_put(&s->map, key, i) != OLLA_OK)
+    if (!olla_strmap_put(&s->map, key, i))
         return NULL;
     if (index)
         *index = i;
@@ -55,7 +55,7 @@ static olla_status scope_decls(olla_shape_table *t, olla_shape_scope *s, const O
         if (!vi || !vi->name || !vi->name[0] || !vi->type)
             continue;
         s->decls[s->n_decls] = vi;
-        if (olla_namemap_put(&s->decl, vi->name, s->n_decls) != OLLA_OK)
+        if (!olla_strmap_put(&s->decl, vi->name, s->n_decls))
             return OLLA_ERR_INTERNAL;
         s->n_decls++;
     }
@@ -88,7 +88,7 @@ static int decls_clash(const Onnx__TypeProto *a, const Onnx__TypeProto *b)
  * twice in one list) with contradicting types cannot be planned safely. */
 static olla_status check_duplicate_decls(olla_shape_table *t, const Onnx__GraphProto *g, olla_error *err)
 {
-    olla_namemap first = {0};
+    olla_strmap first = {0};
     olla_status st = OLLA_OK;
     size_t n = g->n_value_info + g->n_output;
     for (size_t k = 0; st == OLLA_OK && k < n; k++) {
@@ -96,8 +96,8 @@ static olla_status check_duplicate_decls(olla_shape_table *t, const Onnx__GraphP
         size_t j;
         if (!vi || !vi->name || !vi->name[0] || !vi->type)
             continue;
-        if (!olla_namemap_get(&first, vi->name, &j)) {
-            if (olla_namemap_put(&first, vi->name, k) != OLLA_OK)
+        if (!olla_strmap_find(&first, vi->name, &j)) {
+            if (!olla_strmap_put(&first, vi->name, k))
                 st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
             continue;
         }
@@ -115,7 +115,7 @@ static olla_status check_duplicate_decls(olla_shape_table *t, const Onnx__GraphP
                             vi->name, ta, j < g->n_value_info ? "value_info" : "the graph outputs", tb,
                             k < g->n_value_info ? "value_info" : "the graph outputs");
     }
-    olla_namemap_free(&first);
+    olla_strmap_free(&first);
     return st;
 }
 
@@ -398,7 +398,7 @@ static olla_shape_rule_fn rule_for(olla_shape_table *t, const char *domain, cons
     memcpy(key, domain, ld);
     key[ld] = '\x1f';
     memcpy(key + ld + 1, op, lo + 1);
-    if (olla_namemap_get(&t->rules, key, &i))
+    if (olla_strmap_find(&t->rules, key, &i))
         return t->rule_fns[i];
     olla_shape_rule_fn fn = olla_shape_find_rule(domain, op);
     olla_shape_rule_fn *grown = realloc(t->rule_fns, (t->n_rule_fns + 1) * sizeof *grown);
@@ -410,7 +410,7 @@ static olla_shape_rule_fn rule_for(olla_shape_table *t, const char *domain, cons
     }
     t->rule_fns = grown;
     t->rule_fns[t->n_rule_fns] = fn;
-    if (olla_namemap_put(&t->rules, copy, t->n_rule_fns) == OLLA_OK)
+    if (olla_strmap_put(&t->rules, copy, t->n_rule_fns))
         t->n_rule_fns++;
     return fn;
 }
@@ -441,7 +441,7 @@ static olla_status store_output(olla_shape_table *t, olla_shape_scope *scope, ol
     const char *name = c->node->output[i];
     size_t di;
     olla_value_type decl, *declp = NULL;
-    if (olla_namemap_get(&scope->decl, name, &di)) {
+    if (olla_strmap_find(&scope->decl, name, &di)) {
         if (olla_shape__type_from_proto(t, scope->decls[di]->type, &decl) != OLLA_OK)
             return OLLA_ERR_INTERNAL;
         if (decl.kind != OLLA_VALUE_TENSOR || decl.elem_type || decl.rank >= 0)
@@ -472,7 +472,7 @@ static olla_status store_output(olla_shape_table *t, olla_shape_scope *scope, ol
     }
     if (olla_value_bytes(&e->type) < 0) {
         char buf[1024];
-        if (olla_namemap_get(&scope->decl, name, &di) && negative_dim(scope->decls[di]->type, name, "its value_info", buf, sizeof buf))
+        if (olla_strmap_find(&scope->decl, name, &di) && negative_dim(scope->decls[di]->type, name, "its value_info", buf, sizeof buf))
             e->reason = olla_arena_strdup(&t->arena, buf);
         else
             e->reason = unknown_reason(t, c, i, has_rule, &e->type);
@@ -608,7 +608,7 @@ static void for_each_dep(const Onnx__NodeProto *node, name_fn fn, void *ud, int 
 }
 
 typedef struct {
-    const olla_namemap *producer;
+    const olla_strmap *producer;
     size_t self;
     size_t *edges; /* NULL: count only */
     size_t n;
@@ -618,7 +618,7 @@ static void count_dep(const char *name, void *ud)
 {
     dep_walk *w = ud;
     size_t p;
-    if (olla_namemap_get(w->producer, name, &p) && p != w->self) {
+    if (olla_strmap_find(w->producer, name, &p) && p != w->self) {
         if (w->edges)
             w->edges[w->n] = p;
         w->n++;
@@ -631,7 +631,7 @@ olla_status olla_shape__run_graph(olla_shape_table *t, olla_shape_scope *scope, 
     size_t n = g->n_node;
     if (n == 0)
         return OLLA_OK;
-    olla_namemap producer = {0};
+    olla_strmap producer = {0};
     size_t *indeg = calloc(n, sizeof *indeg), *start = calloc(n + 1, sizeof *start);
     size_t *queue = calloc(n, sizeof *queue), *edges = NULL, *adj = NULL, *fill = NULL;
     unsigned char *done = calloc(n, 1);
@@ -646,7 +646,7 @@ olla_status olla_shape__run_graph(olla_shape_table *t, olla_shape_scope *scope, 
             goto out;
         }
         for (size_t o = 0; o < node->n_output; o++)
-            if (node->output[o] && node->output[o][0] && olla_namemap_put(&producer, node->output[o], k) != OLLA_OK)
+            if (node->output[o] && node->output[o][0] && !olla_strmap_put(&producer, node->output[o], k))
                 goto oom;
     }
     /* dependency edges: consumer k depends on producer p; adjacency p -> k */
@@ -710,7 +710,7 @@ olla_status olla_shape__run_graph(olla_shape_table *t, olla_shape_scope *scope, 
 oom:
     st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
 out:
-    olla_namemap_free(&producer);
+    olla_strmap_free(&producer);
     free(indeg);
     free(start);
     free(queue);
@@ -847,8 +847,8 @@ void olla_shape_table_free(olla_shape_table *t)
     if (!t)
         return;
     olla_shape__scope_free(&t->main);
-    olla_namemap_free(&t->strings);
-    olla_namemap_free(&t->rules);
+    olla_strmap_free(&t->strings);
+    olla_strmap_free(&t->rules);
     free(t->rule_fns);
     free(t->order);
     free(t->warnings);
@@ -891,7 +891,7 @@ static olla_status apply_input_shape(olla_shape_table *t, const Onnx__GraphProto
                                      olla_error *err)
 {
     size_t i;
-    if (!s->name || !is_graph_input(g, s->name) || !olla_namemap_get(&t->main.map, s->name, &i))
+    if (!s->name || !is_graph_input(g, s->name) || !olla_strmap_find(&t->main.map, s->name, &i))
         return olla_error_set(err, OLLA_ERR_USAGE, "--input-shape names '%s', which is not a graph input of the model",
                               s->name ? s->name : "");
     olla_shape_entry *e = &t->main.entries[i];
@@ -1074,7 +1074,7 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
                 else
                     name = g->node[k]->output[o];
                 size_t idx;
-                if (!name || !name[0] || !olla_namemap_get(&t->main.map, name, &idx))
+                if (!name || !name[0] || !olla_strmap_find(&t->main.map, name, &idx))
                     continue;
                 if (add_listed(t, &listed, &cap, idx) != OLLA_OK) {
                     free(listed);
@@ -1110,7 +1110,7 @@ oom:
 const olla_value_type *olla_shape_lookup(const olla_shape_table *t, const char *name)
 {
     size_t i;
-    if (!t || !name || !olla_namemap_get(&t->main.map, name, &i))
+    if (!t || !name || !olla_strmap_find(&t->main.map, name, &i))
         return NULL;
     return &t->main.entries[i].type;
 }
@@ -1118,7 +1118,7 @@ const olla_value_type *olla_shape_lookup(const olla_shape_table *t, const char *
 const char *olla_shape_unknown_reason(const olla_shape_table *t, const char *name)
 {
     size_t i;
-    if (!t || !name || !olla_namemap_get(&t->main.map, name, &i))
+    if (!t || !name || !olla_strmap_find(&t->main.map, name, &i))
         return NULL;
     const olla_shape_entry *e = &t->main.entries[i];
     if (olla_value_bytes(&e->type) >= 0)
