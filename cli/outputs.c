@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/olla_file.h"
 
 /* The folder part of path ("." when there is none), into buf. */
 static void folder_of(const char *path, char *buf, size_t n)
@@ -23,25 +24,6 @@ static void folder_of(const char *path, char *buf, size_t n)
         snprintf(buf, n, "/");
     else
         snprintf(buf, n, "%.*s", (int)(slash - path), path);
-}
-
-/* Can we create a file in dir? Asked by creating (and removing) one, which
- * also answers for read-only file systems and for root. */
-static int folder_writable(const char *dir, int *why)
-{
-    char probe[PATH_MAX];
-    if (snprintf(probe, sizeof probe, "%s/.olla-probe-XXXXXX", dir) >= (int)sizeof probe) {
-        *why = ENAMETOOLONG;
-        return 0;
-    }
-    int fd = mkstemp(probe);
-    if (fd < 0) {
-        *why = errno;
-        return 0;
-    }
-    close(fd);
-    unlink(probe);
-    return 1;
 }
 
 /* The output's canonical name: the real path of its folder and its own name. */
@@ -72,7 +54,7 @@ static int check_one(const char *who, const olla_cli_output *o, const char *inpu
         return 0;
     }
     int why = 0;
-    if (!folder_writable(dir, &why)) {
+    if (!olla_folder_writable(dir, &why)) {
         fprintf(stderr, "%s: %s %s: cannot create files in %s (%s)\n", who, o->what, o->path, dir, strerror(why));
         return 0;
     }

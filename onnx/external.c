@@ -1,5 +1,6 @@
 /* olla-onnx: validation and mirroring of external tensor data. */
 #include "onnx/olla_external.h"
+#include "util/olla_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -288,7 +289,7 @@ static olla_status mirror_one(const Onnx__TensorProto *t, const char *loc, void 
     pending_copy_set = 1;
     int copied = link(from, tmp) == 0 || copy_file(from, tmp);
     int e = errno;
-    if (copied && rename(tmp, to) != 0) {
+    if (copied && olla_file_commit(tmp, to) != 0) {
         e = errno;
         copied = -1;
     }

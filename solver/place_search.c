@@ -38,6 +38,7 @@
  * heights a buffer may rest on, and the pruning counts the fixed bytes above
  * each floor as used. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -838,11 +839,19 @@ static int run_threads(worker *w, int64_t *off2)
     int ok = pthread_attr_setstacksize(&attr, OLLA_SEARCH_STACK) == 0 && off2 &&
              worker_init(&w[1], w[0].c.it, w[0].c.n, w[0].c.fixed, w[0].c.fixed_off,
                          w[0].c.nfixed, w[0].c.cap, w[0].c.deadline, off2, w[0].sch, 1) == 0;
+    /* the workers start with every signal blocked, so that signals (and
+     * their handlers) stay the calling thread's */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int started = 0;
     if (ok) {
         w[0].c.max_depth = w[1].c.max_depth = OLLA_SEARCH_DEPTH_THREAD;
-        ok = pthread_create(&th[0], &attr, run_worker, &w[0]) == 0;
+        started = pthread_create(&th[0], &attr, run_worker, &w[0]) == 0;
+        started += started && pthread_create(&th[1], &attr, run_worker, &w[1]) == 0;
     }
-    if (ok && pthread_create(&th[1], &attr, run_worker, &w[1]) != 0) {
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (started == 1) {
         /* the first runs alone: stop it, and let it pass every round */
         pthread_mutex_lock(&w[0].sch->mu);
         atomic_store(&w[0].sch->stop_pos, -1);
@@ -851,13 +860,12 @@ static int run_threads(worker *w, int64_t *off2)
         pthread_cond_broadcast(&w[0].sch->cv);
         pthread_mutex_unlock(&w[0].sch->mu);
         pthread_join(th[0], NULL);
-        ok = 0;
-    } else if (ok) {
+    } else if (started == 2) {
         pthread_join(th[1], NULL);
         pthread_join(th[0], NULL);
     }
     pthread_attr_destroy(&attr);
-    return ok;
+    return started == 2;
 }
 
 /* Runs the schedule on two threads; without threads, one worker takes

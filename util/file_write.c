@@ -20,11 +20,13 @@
 static char pending_tmp[PATH_MAX];
 static volatile sig_atomic_t pending_set;
 
-/* Outputs already renamed into place by this process: an interruption
- * after that removes them too, so that the run leaves all of its output
- * (it finished) or none (it was interrupted, and says so). */
-#define OLLA_MAX_COMMITTED 8
-static char committed[OLLA_MAX_COMMITTED][PATH_MAX];
+/* Outputs already renamed into place by this process, as absolute paths:
+ * an interruption after that removes them too, so that the run leaves all
+ * of its output (it finished) or none (it was interrupted, and says so).
+ * The list grows with SIGINT and SIGTERM held back, so a handler on this
+ * thread never sees it half changed; other threads of ours block both. */
+static char **committed;
+static size_t committed_cap;
 static volatile sig_atomic_t n_committed;
 
 void olla_file_abandon(void)
@@ -35,32 +37,58 @@ void olla_file_abandon(void)
         unlink(committed[i]);
 }
 
-/* rename with SIGINT/SIGTERM held back, so that a handler sees the file
- * either as pending or as committed */
-static int commit_rename(const char *tmp, const char *path)
+/* SIGINT and SIGTERM held back while a file is created and recorded, or
+ * renamed, so that a handler never runs between the two */
+static void hold_signals(sigset_t *old)
 {
-    sigset_t block, old;
+    sigset_t block;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
-    sigprocmask(SIG_BLOCK, &block, &old);
-    int r = rename(tmp, path);
-    if (r == 0 && path[0] == '/' && strlen(path) < PATH_MAX && n_committed < OLLA_MAX_COMMITTED) {
-        strcpy(committed[n_committed], path);
-        n_committed = n_committed + 1;
-    } else if (r == 0 && path[0] != '/' && n_committed < OLLA_MAX_COMMITTED) {
-        char *d = committed[n_committed];
-        if (getcwd(d, PATH_MAX)) {
-            size_t lc = strlen(d), lp = strlen(path);
-            if (lc + 1 + lp < PATH_MAX) {
-                d[lc] = '/';
-                memcpy(d + lc + 1, path, lp + 1);
-                n_committed = n_committed + 1;
-            }
-        }
+    sigprocmask(SIG_BLOCK, &block, old);
+}
+
+static void release_signals(const sigset_t *old) { sigprocmask(SIG_SETMASK, old, NULL); }
+
+/* Records path as committed; called with the signals held back. A path
+ * that cannot be recorded (out of memory) stays behind if interrupted. */
+static void record_committed(const char *path)
+{
+    char cwd[PATH_MAX];
+    const char *dir = path[0] == '/' ? NULL : getcwd(cwd, sizeof cwd);
+    if (path[0] != '/' && !dir)
+        return;
+    size_t ld = dir ? strlen(dir) + 1 : 0, lp = strlen(path);
+    char *abs = malloc(ld + lp + 1);
+    if (!abs)
+        return;
+    if (dir) {
+        memcpy(abs, dir, ld - 1);
+        abs[ld - 1] = '/';
     }
-    pending_set = 0;
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    memcpy(abs + ld, path, lp + 1);
+    if ((size_t)n_committed == committed_cap) {
+        size_t cap = committed_cap ? committed_cap * 2 : 8;
+        char **grown = realloc(committed, cap * sizeof *grown);
+        if (!grown) {
+            free(abs);
+            return;
+        }
+        committed = grown;
+        committed_cap = cap;
+    }
+    committed[n_committed] = abs;
+    n_committed = n_committed + 1;
+}
+
+int olla_file_commit(const char *tmp, const char *path)
+{
+    sigset_t old;
+    hold_signals(&old);
+    int r = rename(tmp, path);
+    if (r == 0)
+        record_committed(path);
+    release_signals(&old);
     return r;
 }
 
@@ -82,14 +110,18 @@ olla_status olla_write_file_atomic(const char *path, const void *bytes, size_t l
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", path);
     memcpy(tmp, path, n);
     memcpy(tmp + n, ".tmp-XXXXXX", 12);
-    int fd = mkstemp(tmp);
+    sigset_t old;
+    hold_signals(&old);
+    int fd = mkstemp(tmp), e = errno;
+    if (fd >= 0)
+        set_pending(tmp);
+    release_signals(&old);
     if (fd < 0) {
         olla_status st = olla_error_set(err, OLLA_ERR_INTERNAL, "cannot create a file next to %s: %s", path,
-                                        strerror(errno));
+                                        strerror(e));
         free(tmp);
         return st;
     }
-    set_pending(tmp);
     fchmod(fd, 0644);
     size_t done = 0;
     while (done < len) {
@@ -97,7 +129,7 @@ olla_status olla_write_file_atomic(const char *path, const void *bytes, size_t l
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            int e = w < 0 ? errno : ENOSPC;
+            e = w < 0 ? errno : ENOSPC;
             close(fd);
             unlink(tmp);
             set_pending(NULL);
@@ -108,19 +140,47 @@ olla_status olla_write_file_atomic(const char *path, const void *bytes, size_t l
         done += (size_t)w;
     }
     if (fsync(fd) != 0 || close(fd) != 0) {
-        int e = errno;
+        e = errno;
         unlink(tmp);
         set_pending(NULL);
         free(tmp);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write %s: %s; nothing was written", path, strerror(e));
     }
-    int renamed = commit_rename(tmp, path);
-    if (renamed != 0) {
-        int e = errno;
+    /* the rename, the record and the end of the pending state in one step
+     * as far as a signal handler can see */
+    hold_signals(&old);
+    int renamed = rename(tmp, path);
+    e = errno;
+    if (renamed == 0)
+        record_committed(path);
+    else
         unlink(tmp);
+    pending_set = 0;
+    release_signals(&old);
+    if (renamed != 0) {
         free(tmp);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "cannot write %s: %s; nothing was written", path, strerror(e));
     }
     free(tmp);
     return OLLA_OK;
+}
+
+int olla_folder_writable(const char *dir, int *why)
+{
+    char probe[PATH_MAX];
+    if (snprintf(probe, sizeof probe, "%s/.olla-probe-XXXXXX", dir) >= (int)sizeof probe) {
+        *why = ENAMETOOLONG;
+        return 0;
+    }
+    sigset_t old;
+    hold_signals(&old);
+    int fd = mkstemp(probe);
+    if (fd < 0)
+        *why = errno;
+    else {
+        close(fd);
+        unlink(probe);
+    }
+    release_signals(&old);
+    return fd >= 0;
 }

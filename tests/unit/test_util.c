@@ -1,0 +1,189 @@
+/* The utilities at the bottom of the house: the string map every stage
+ * uses, and the writer that leaves an output whole or not at all. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "olla_test.h"
+#include "util/olla_file.h"
+#include "util/olla_strmap.h"
+
+/* A zeroed map is empty and grows on demand; every key keeps its value
+ * through the growth, a put replaces, and key() returns the stored key. */
+OLLA_TEST(test_strmap_against_a_list)
+{
+    enum { N = 5000 };
+    static char keys[N][16];
+    olla_strmap m = {0};
+    OLLA_CHECK(!olla_strmap_find(&m, "a", NULL));
+    OLLA_CHECK_EQ_I64(olla_strmap_get(&m, "a"), -1);
+    OLLA_CHECK(olla_strmap_key(&m, "a") == NULL);
+    for (int i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], "t%d", i * 7919 % 100003);
+        OLLA_CHECK(olla_strmap_put(&m, keys[i], (size_t)i));
+    }
+    OLLA_CHECK_EQ_I64((int64_t)m.count, N);
+    for (int i = 0; i < N; i++) {
+        char probe[16];
+        memcpy(probe, keys[i], sizeof probe); /* another pointer, same text */
+        size_t v = 0;
+        OLLA_CHECK(olla_strmap_find(&m, probe, &v) && v == (size_t)i);
+        OLLA_CHECK(olla_strmap_key(&m, probe) == keys[i]);
+    }
+    OLLA_CHECK(!olla_strmap_find(&m, "t-1", NULL));
+    OLLA_CHECK(olla_strmap_put(&m, keys[3], 42));
+    OLLA_CHECK_EQ_I64(olla_strmap_get(&m, "t23757"), 42); /* keys[3] */
+    OLLA_CHECK_EQ_I64((int64_t)m.count, N);
+    olla_strmap_free(&m);
+    OLLA_CHECK(!olla_strmap_find(&m, keys[0], NULL));
+
+    olla_strmap sized;
+    OLLA_CHECK(olla_strmap_init(&sized, 3));
+    OLLA_CHECK(olla_strmap_put(&sized, "x", 7) && olla_strmap_get(&sized, "x") == 7);
+    olla_strmap_free(&sized);
+}
+
+static int count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+static void remove_all(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char p[4096];
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Every file written or committed is removed by olla_file_abandon, however
+ * many (more than any fixed table) and whether its path was absolute or
+ * relative to the folder of the moment. Runs in a child, since the list of
+ * committed files is the process's. */
+OLLA_TEST(test_abandon_removes_every_output)
+{
+    char dir[] = "/tmp/olla-util-XXXXXX";
+    OLLA_CHECK(mkdtemp(dir) != NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        olla_error err = {0};
+        char path[4200], tmp[4200];
+        int bad = 0;
+        for (int i = 0; i < 20; i++) {
+            snprintf(path, sizeof path, "%s/out%d", dir, i);
+            bad |= olla_write_file_atomic(path, "data", 4, &err) != OLLA_OK;
+        }
+        bad |= chdir(dir) != 0;
+        bad |= olla_write_file_atomic("relative", "x", 1, &err) != OLLA_OK;
+        snprintf(tmp, sizeof tmp, "%s/copy.part", dir);
+        snprintf(path, sizeof path, "%s/copy", dir);
+        FILE *f = fopen(tmp, "w");
+        bad |= !f || fputs("y", f) < 0 || fclose(f) != 0;
+        bad |= olla_file_commit(tmp, path) != 0;
+        bad |= chdir("/") != 0;
+        bad |= count_files(dir) != 22;
+        olla_file_abandon();
+        _exit(bad ? 2 : 0);
+    }
+    int st = 0;
+    OLLA_CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    OLLA_CHECK_EQ_I64(count_files(dir), 0);
+    remove_all(dir);
+}
+
+/* The probe of a folder leaves nothing behind and says why it fails. */
+OLLA_TEST(test_folder_writable)
+{
+    char dir[] = "/tmp/olla-util-XXXXXX";
+    OLLA_CHECK(mkdtemp(dir) != NULL);
+    int why = 0;
+    OLLA_CHECK(olla_folder_writable(dir, &why));
+    OLLA_CHECK_EQ_I64(count_files(dir), 0);
+    OLLA_CHECK(!olla_folder_writable("/nonexistent-olla-dir", &why) && why == ENOENT);
+    remove_all(dir);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    olla_file_abandon();
+    _exit(130);
+}
+
+/* A signal at any moment of a writer's life leaves no file behind when its
+ * handler abandons the outputs: not the temporary (between its creation
+ * and its record), not a committed output (between the rename and its
+ * record). The child writes files in a loop; the parent interrupts it after
+ * a different delay each time. */
+OLLA_TEST(test_signal_at_any_moment_leaves_nothing)
+{
+    char dir[] = "/tmp/olla-util-XXXXXX";
+    OLLA_CHECK(mkdtemp(dir) != NULL);
+    int leftovers = 0, interrupted = 0;
+    sigset_t intr, old;
+    sigemptyset(&intr);
+    sigaddset(&intr, SIGINT);
+    for (int round = 0; round < 150; round++) {
+        /* the child takes SIGINT only once its handler is there */
+        sigprocmask(SIG_BLOCK, &intr, &old);
+        pid_t pid = fork();
+        if (pid == 0) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_signal;
+            sigaction(SIGINT, &sa, NULL);
+            sigprocmask(SIG_SETMASK, &old, NULL);
+            olla_error err = {0};
+            char path[4200];
+            for (int i = 0; i < 400; i++) {
+                snprintf(path, sizeof path, "%s/f%d", dir, i);
+                if (olla_write_file_atomic(path, "0123456789", 10, &err) != OLLA_OK)
+                    _exit(2);
+            }
+            olla_file_abandon(); /* not interrupted: clean up the same way */
+            _exit(0);
+        }
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        struct timespec d = {0, 1000L * (round % 50) * (1 + round / 50)};
+        nanosleep(&d, NULL);
+        kill(pid, SIGINT);
+        int st = 0;
+        waitpid(pid, &st, 0);
+        interrupted += WIFEXITED(st) && WEXITSTATUS(st) == 130;
+        OLLA_CHECK(WIFEXITED(st) && (WEXITSTATUS(st) == 130 || WEXITSTATUS(st) == 0));
+        int left = count_files(dir);
+        if (left != 0) {
+            leftovers++;
+            remove_all(dir);
+            OLLA_CHECK(mkdir(dir, 0700) == 0);
+        }
+    }
+    OLLA_CHECK_EQ_I64(leftovers, 0);
+    OLLA_CHECK(interrupted > 0); /* the signal did land while writing */
+    remove_all(dir);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_strmap_against_a_list), OLLA_T(test_abandon_removes_every_output), OLLA_T(test_folder_writable),
+               OLLA_T(test_signal_at_any_moment_leaves_nothing))
