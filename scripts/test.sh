@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: a normal build and an AddressSanitizer +
 # UndefinedBehaviorSanitizer build, each with every ctest test, and a subset
-# of the command-line tests under valgrind memcheck (scripts/memcheck.sh).
+# of the command-line tests under valgrind memcheck (scripts/memcheck.sh);
+# and checks that the Release build (-O3) compiles without a warning.
 # It first installs what the suite needs (scripts/setup.sh --test: Debian
 # packages; scripts/setup_ort.sh: ONNX Runtime for Node.js from npm).
 set -euo pipefail
@@ -13,6 +14,10 @@ if [ -x scripts/setup_ort.sh ] || [ -f scripts/setup_ort.sh ]; then
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOLLA_BUILD_TESTS=ON >/dev/null
 cmake --build build -j"$jobs"
+# the optimized build users and the benchmarks make must compile too
+# (-O3 warns about more than -O2, and warnings are errors)
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build-release -j"$jobs"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOLLA_SANITIZE=ON -DOLLA_BUILD_TESTS=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 # each sanitizer test runs under tests/tools/sanitizer_run.sh, which sets

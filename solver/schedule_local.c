@@ -152,7 +152,7 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, olla_limit lim
     int n = dag->n_nodes, nt = dag->n_tensors;
     double deadline = lim.deadline;
     ls_ctx c = {dag, order, NULL, NULL, NULL, NULL, NULL, lim.budget > 0 ? lim.budget : -1};
-    c.step = malloc(((size_t)n + 1) * sizeof(int));
+    c.step = calloc((size_t)n + 1, sizeof(int));
     c.delta = malloc(((size_t)n + 2) * sizeof(int64_t));
     c.live = malloc(((size_t)n + 1) * sizeof(int64_t));
     c.first = malloc(((size_t)nt + 1) * sizeof(int));
