@@ -100,6 +100,11 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fi
                             const int64_t *fixed_off, size_t nfixed, int64_t capacity,
                             olla_pwork *w, int64_t *off);
 
+/* The offset-order search of place_search.c alone, in buffer order order
+ * (0-3), with no budget: for tests. OLLA_SEARCH_FOUND (off filled) or
+ * OLLA_SEARCH_NONE when exhausted. */
+int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, int order, int64_t *off);
+
 /* Peak split (place_split.c): stacks the buffers live at the busiest time
  * from address 0 (longest-nested first) and searches the buffers before and
  * after that time separately above them (first trying the buffers near

@@ -18,15 +18,24 @@
  * Pruning: in every section, the bytes still to place must fit between the
  * lowest height of the buffers live there and the capacity (this catches
  * both gaps left under a buffer and buffers pushed up by their neighbours);
- * identical buffers are placed in a fixed order only. The search stops at
- * the first placement found. Restarts with several candidate orders and
- * growing node budgets avoid the heavy tail of a single order; an
- * exhausted search is a proof whatever the order.
+ * identical buffers are placed in a fixed order only. Where no buffer still
+ * to place is live across a section boundary, the parts on either side are
+ * searched one after the other: they no longer constrain each other, so a
+ * part without a placement fails the node without trying the other parts'
+ * alternatives. The search stops at the first placement found. Restarts
+ * with several candidate orders and growing node budgets avoid the heavy
+ * tail of a single order; an exhausted search is a proof whatever the
+ * order.
+ *
+ * The schedule also runs a second search, branching on buffers in order of
+ * offset (place_offset_search.c), whose placements count and whose
+ * exhaustion does not.
  *
  * Determinism: the runs form a fixed schedule (round r, configuration k,
  * node budget 4096 * 2^r) cut where the caller's work budget ends. Two
  * workers, the second on its own thread, take half of each round's
- * configurations. The answer is that of the earliest run in the schedule
+ * configurations: the section search in each candidate order with one tie
+ * rule, then two orders of the offset-order search. The answer is that of the earliest run in the schedule
  * that finishes; a worker only abandons a run that comes after a finished
  * one, so every run before the answer is done in full and the answer, the
  * offsets and the work charged are the same on every run, however the two
@@ -37,56 +46,24 @@
  * placed where it meets none along its lifetime, the tops of the spans are
  * heights a buffer may rest on, and the pruning counts the fixed bytes above
  * each floor as used. */
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "solver/place_internal.h"
+#include "solver/place_search_state.h"
 #include "util/olla_clock.h"
 
-enum { ORDER_LIFE, ORDER_SIZE, ORDER_AREA, ORDER_COUNT };
-
-typedef struct trail_entry {
-    int buf;
-    int64_t old;
-} trail_entry;
-
-typedef struct sctx {
-    const olla_pitem *it;
-    size_t n;
-    int64_t cap;
-    double deadline;     /* safety net */
-    int timed_out;       /* the deadline stopped a run */
-    atomic_int *stop_pos; /* earliest finished run in the schedule */
-    int pos;             /* this run's place in the schedule */
-    int rightmost;       /* ties between sections: rightmost, else most bytes */
-    long long node_limit;
-    long long work, work_limit; /* units: section-list entries visited */
-    size_t nsec;
-    int *sb, *se;        /* buffer i spans sections [sb[i], se[i]) */
-    int64_t *sec_start;  /* nsec + 1: buffers live in each section, in candidate order */
-    int *sec_buf;
-    int64_t *floor_, *rem, *h;
-    int64_t *floor0;     /* nsec: lowest free address in each section */
-    /* fixed buffers: in section j, the disjoint busy spans [ob_lo, ob_hi)
-     * for k in [ob_start[j], ob_start[j + 1]), by address; ob_suf[k] is the
-     * total length of spans k.. of the section */
-    int64_t *ob_start, *ob_lo, *ob_hi, *ob_suf;
-    const olla_pitem *fixed;
-    const int64_t *fixed_off;
-    size_t nfixed;
-    char *placed;
-    int *twin;           /* previous identical buffer or -1 */
-    int64_t *off;
-    long long nodes;
-    int *cand;
-    size_t cand_top, cand_cap;
-    trail_entry *trail;
-    size_t trail_top, trail_cap;
-    size_t depth, max_depth;
-} sctx;
+int olla_search_cmp_key(const void *a, const void *b)
+{
+    const order_key *x = a, *y = b;
+    for (int q = 0; q < 3; q++)
+        if (x->k[q] != y->k[q])
+            return x->k[q] < y->k[q] ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
 
 /* First fixed span of section j ending above v. */
 static int64_t ob_first(const sctx *c, size_t j, int64_t v)
@@ -136,7 +113,7 @@ static int clear_of_fixed(sctx *c, int b, int64_t f)
 
 /* Raises the height of every remaining buffer live in section j to at least v;
  * widens [*lo, *hi) to the sections those buffers span. */
-static int raise_section(sctx *c, size_t j, int64_t v, int *lo, int *hi)
+int olla_search_raise(sctx *c, size_t j, int64_t v, int *lo, int *hi)
 {
     c->work += c->sec_start[j + 1] - c->sec_start[j];
     for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
@@ -161,7 +138,7 @@ static int raise_section(sctx *c, size_t j, int64_t v, int *lo, int *hi)
     return 0;
 }
 
-static void undo(sctx *c, size_t mark)
+void olla_search_undo(sctx *c, size_t mark)
 {
     while (c->trail_top > mark) {
         trail_entry e = c->trail[--c->trail_top];
@@ -239,7 +216,74 @@ static int64_t next_floor(sctx *c, size_t s, int64_t f)
     return nf;
 }
 
-static int dfs(sctx *c)
+static int dfs(sctx *c);
+
+/* Grows the candidate stack to hold need entries. */
+int olla_search_cand_reserve(sctx *c, size_t need)
+{
+    if (need <= c->cand_cap)
+        return 0;
+    size_t cap = need * 2;
+    int *grown = realloc(c->cand, cap * sizeof *grown);
+    if (!grown)
+        return -2;
+    c->cand = grown;
+    c->cand_cap = cap;
+    return 0;
+}
+
+/* The buffers still to place in sections [lo_sec, hi_sec) fall into parts
+ * that share no section: a boundary that none of them crosses separates
+ * two parts. Pushes each part with bytes still to place as a section range
+ * [a, b) on the candidate stack and returns their number (-2: out of
+ * memory). With one part, the range narrows to it instead. */
+int olla_search_split(sctx *c)
+{
+    size_t lo = c->lo_sec, hi = c->hi_sec, base = c->cand_top;
+    int parts = 0;
+    size_t start = hi;
+    c->work += (long long)(hi - lo);
+    for (size_t j = lo; j < hi; j++) {
+        if (c->rem[j] > 0 && start == hi)
+            start = j;
+        if (start != hi && (j + 1 == hi || c->cut[j] == 0)) {
+            if (olla_search_cand_reserve(c, base + 2 * (size_t)parts + 2) < 0)
+                return -2;
+            c->cand[base + 2 * (size_t)parts] = (int)start;
+            c->cand[base + 2 * (size_t)parts + 1] = (int)(j + 1);
+            parts++;
+            start = hi;
+        }
+    }
+    if (parts == 1) {
+        c->lo_sec = (size_t)c->cand[base];
+        c->hi_sec = (size_t)c->cand[base + 1];
+    }
+    return parts;
+}
+
+/* Places the parts split_parts pushed one after the other: they are
+ * independent (no buffer still to place is live in two of them, and the
+ * placed ones are fixed), so a part without a placement ends the search of
+ * this node without trying the others' alternatives. The placement of a
+ * part stays in off[] when the search moves on to the next. */
+static int search_parts(sctx *c, int parts)
+{
+    size_t base = c->cand_top, lo = c->lo_sec, hi = c->hi_sec;
+    c->cand_top += 2 * (size_t)parts;
+    int r = 1;
+    for (int k = 0; k < parts && r == 1; k++) {
+        c->lo_sec = (size_t)c->cand[base + 2 * (size_t)k];
+        c->hi_sec = (size_t)c->cand[base + 2 * (size_t)k + 1];
+        r = dfs(c);
+    }
+    c->cand_top = base;
+    c->lo_sec = lo;
+    c->hi_sec = hi;
+    return r;
+}
+
+static int dfs_node(sctx *c)
 {
     c->nodes++;
     if ((c->nodes & 255) == 0 && atomic_load(c->stop_pos) < c->pos)
@@ -252,21 +296,26 @@ static int dfs(sctx *c)
     }
     if (c->nodes > c->node_limit || c->work > c->work_limit || c->depth >= c->max_depth)
         return -1;
-    size_t s = c->nsec;
+    int parts = olla_search_split(c);
+    if (parts < 0)
+        return parts;
+    if (parts > 1)
+        return search_parts(c, parts);
+    size_t s = c->hi_sec;
     int64_t f = INT64_MAX, most = -1;
-    c->work += (long long)c->nsec + 8;
-    for (size_t j = 0; j < c->nsec; j++)
+    c->work += (long long)(c->hi_sec - c->lo_sec) + 8;
+    for (size_t j = c->lo_sec; j < c->hi_sec; j++)
         if (c->rem[j] > 0 && (c->floor_[j] < f || (c->floor_[j] == f && c->rem[j] > most))) {
             f = c->floor_[j];
             s = j;
             most = c->rem[j];
         }
-    if (s == c->nsec)
+    if (s == c->hi_sec)
         return 1;
     {
         /* among the sections at floor f, the one with the fewest options */
         int best_count = -1;
-        for (size_t j = 0; j < c->nsec; j++) {
+        for (size_t j = c->lo_sec; j < c->hi_sec; j++) {
             if (c->rem[j] == 0 || c->floor_[j] != f)
                 continue;
             c->work += c->sec_start[j + 1] - c->sec_start[j];
@@ -304,15 +353,8 @@ static int dfs(sctx *c)
         }
     }
     size_t base = c->cand_top, nc = 0;
-    size_t need = base + (size_t)(c->sec_start[s + 1] - c->sec_start[s]);
-    if (need > c->cand_cap) {
-        size_t cap = need * 2;
-        int *grown = realloc(c->cand, cap * sizeof *grown);
-        if (!grown)
-            return -2;
-        c->cand = grown;
-        c->cand_cap = cap;
-    }
+    if (olla_search_cand_reserve(c, base + (size_t)(c->sec_start[s + 1] - c->sec_start[s])) < 0)
+        return -2;
     int64_t nf;
     for (int64_t p = c->sec_start[s]; p < c->sec_start[s + 1]; p++) {
         int b = c->sec_buf[p];
@@ -366,17 +408,21 @@ static int dfs(sctx *c)
             c->floor_[j] = lift(c, (size_t)j, top);
             c->rem[j] -= c->it[b].size;
         }
+        for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
+            c->cut[j]--;
         for (int j = c->sb[b]; j < c->se[b] && r == 0; j++)
-            if (raise_section(c, (size_t)j, c->floor_[j], &lo, &hi) < 0)
+            if (olla_search_raise(c, (size_t)j, c->floor_[j], &lo, &hi) < 0)
                 r = -2;
         if (r == 0 && range_ok(c, lo, hi))
             r = dfs(c);
-        undo(c, mark);
+        olla_search_undo(c, mark);
         c->placed[b] = 0;
         for (int j = c->sb[b]; j < c->se[b]; j++) {
             c->floor_[j] = f;
             c->rem[j] += c->it[b].size;
         }
+        for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
+            c->cut[j]++;
     }
     c->cand_top -= nc;
     if (r == 0) {
@@ -388,14 +434,25 @@ static int dfs(sctx *c)
         size_t mark = c->trail_top;
         int lo = (int)s, hi = (int)s + 1;
         c->floor_[s] = nf;
-        if (raise_section(c, s, nf, &lo, &hi) < 0)
+        if (olla_search_raise(c, s, nf, &lo, &hi) < 0)
             r = -2;
         else if (range_ok(c, lo, hi))
             r = dfs(c);
-        undo(c, mark);
+        olla_search_undo(c, mark);
         c->floor_[s] = f;
     }
     c->depth--;
+    return r;
+}
+
+
+/* A node of the search; the part it narrows to is its own. */
+static int dfs(sctx *c)
+{
+    size_t lo = c->lo_sec, hi = c->hi_sec;
+    int r = dfs_node(c);
+    c->lo_sec = lo;
+    c->hi_sec = hi;
     return r;
 }
 
@@ -547,9 +604,12 @@ static int build(sctx *c)
     c->sec_buf = malloc(((size_t)total + 1) * sizeof *c->sec_buf);
     c->floor_ = calloc(c->nsec + 1, sizeof *c->floor_);
     c->rem = calloc(c->nsec + 1, sizeof *c->rem);
+    c->cut = calloc(c->nsec + 1, sizeof *c->cut);
+    c->rank = calloc(n + 1, sizeof *c->rank);
+    c->rkeys = malloc((n + 1) * sizeof *c->rkeys);
     c->cand_cap = n + 16;
     c->cand = malloc(c->cand_cap * sizeof *c->cand);
-    if (!c->sec_start || !c->sec_buf || !c->floor_ || !c->rem || !c->cand) {
+    if (!c->sec_start || !c->sec_buf || !c->floor_ || !c->rem || !c->cut || !c->rank || !c->rkeys || !c->cand) {
         free(keys);
         return -2;
     }
@@ -584,37 +644,52 @@ static int build(sctx *c)
     return 0;
 }
 
-/* Fills the per-section lists in the given candidate order and resets the state. */
-static int reset(sctx *c, int order)
+/* Fills the per-section lists in the given candidate order and resets the
+ * state: order is one of the section search's (ORDER_*, or a random one
+ * beyond them) or, with offset_order set, one of the offset-order search's
+ * (BYORDER_*). */
+static int reset(sctx *c, int offset_order, int order)
 {
     const olla_pitem *it = c->it;
     size_t n = c->n;
-    olla_pkey *keys = malloc((n + 1) * sizeof *keys);
+    order_key *keys = malloc((n + 1) * sizeof *keys);
     int64_t *fill = malloc((c->nsec + 1) * sizeof *fill);
     if (!keys || !fill) {
         free(keys);
         free(fill);
         return -2;
     }
+    c->order = order;
+    if (offset_order) { /* the bytes live in each section, for offset_key */
+        memset(c->rem, 0, c->nsec * sizeof *c->rem);
+        for (size_t i = 0; i < n; i++)
+            for (int j = c->sb[i]; j < c->se[i]; j++)
+                c->rem[j] += it[i].size;
+    }
     uint64_t seed = (uint64_t)order * 0x9E3779B97F4A7C15ULL + 1;
     for (size_t i = 0; i < n; i++) {
         int64_t len = it[i].upper - it[i].lower;
         double area = (double)len * (double)it[i].size;
+        int64_t neg_area = area > 9e18 ? INT64_MIN : -(int64_t)area;
+        if (offset_order) {
+            keys[i] = olla_search_offset_key(c, (int)i);
+            continue;
+        }
         switch (order) {
-        case ORDER_LIFE: keys[i] = (olla_pkey){-len, -it[i].size, (int)i}; break;
-        case ORDER_SIZE: keys[i] = (olla_pkey){-it[i].size, -len, (int)i}; break;
-        case ORDER_AREA:
-            keys[i] = (olla_pkey){area > 9e18 ? INT64_MIN : -(int64_t)area, -it[i].size, (int)i};
-            break;
+        case ORDER_LIFE: keys[i] = (order_key){{-len, -it[i].size, 0}, (int)i}; break;
+        case ORDER_SIZE: keys[i] = (order_key){{-it[i].size, -len, 0}, (int)i}; break;
+        case ORDER_AREA: keys[i] = (order_key){{neg_area, -it[i].size, 0}, (int)i}; break;
         default: /* a pseudo-random order, fixed by the order number */
             seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-            keys[i] = (olla_pkey){(int64_t)(seed >> 33), 0, (int)i};
+            keys[i] = (order_key){{(int64_t)(seed >> 33), 0, 0}, (int)i};
             break;
         }
     }
-    olla_place_sort_keys(keys, n);
+    if (n > 1)
+        qsort(keys, n, sizeof *keys, olla_search_cmp_key);
     memcpy(fill, c->sec_start, (c->nsec + 1) * sizeof *fill);
     memset(c->rem, 0, c->nsec * sizeof *c->rem);
+    memset(c->cut, 0, c->nsec * sizeof *c->cut);
     memcpy(c->floor_, c->floor0, c->nsec * sizeof *c->floor_);
     for (size_t k = 0; k < n; k++) {
         if ((k & 1023) == 0 && c->deadline > 0 && olla_now() > c->deadline) {
@@ -624,6 +699,7 @@ static int reset(sctx *c, int order)
             return -1; /* out of time: the search gives up */
         }
         int i = keys[k].idx;
+        c->rank[i] = (int)k;
         c->h[i] = 0;
         for (int j = c->sb[i]; j < c->se[i]; j++) {
             c->sec_buf[fill[j]++] = i;
@@ -631,6 +707,8 @@ static int reset(sctx *c, int order)
             if (c->floor0[j] > c->h[i])
                 c->h[i] = c->floor0[j];
         }
+        for (int j = c->sb[i]; j + 1 < c->se[i]; j++)
+            c->cut[j]++;
         c->placed[i] = 0;
     }
     c->nodes = 0;
@@ -638,6 +716,10 @@ static int reset(sctx *c, int order)
     c->cand_top = 0;
     c->trail_top = 0;
     c->depth = 0;
+    c->lo_sec = 0;
+    c->hi_sec = c->nsec;
+    c->okeys_top = 0;
+    c->ftrail_top = 0;
     free(keys);
     free(fill);
     return 0;
@@ -659,6 +741,11 @@ static void sctx_free(sctx *c)
     free(c->ob_hi);
     free(c->ob_suf);
     free(c->rem);
+    free(c->cut);
+    free(c->rank);
+    free(c->rkeys);
+    free(c->okeys);
+    free(c->ftrail);
     free(c->cand);
     free(c->trail);
 }
@@ -667,7 +754,8 @@ static void sctx_free(sctx *c)
  * one that changes every round) and a tie rule between sections: the
  * section with the most bytes still to place, or the rightmost one (the
  * mirror image in time of the leftmost). */
-#define OLLA_SEARCH_CONFIGS (2 * (ORDER_COUNT + 1))
+#define OLLA_SEARCH_CONFIGS (2 * (ORDER_COUNT + 1) + BYORDER_COUNT)
+_Static_assert(BYORDER_COUNT == 4, "two offset-order search orders in each half of a round");
 #define OLLA_SEARCH_ROUNDS 40
 #define OLLA_SEARCH_FIRST_BUDGET 4096LL
 /* Stack per search thread and recursion depth limits (a frame takes under
@@ -738,15 +826,22 @@ static int run_round(worker *w, int round, long long share)
         int pos = round * OLLA_SEARCH_CONFIGS + k;
         if (atomic_load(c->stop_pos) < pos)
             return 1;
-        int kind = k % (ORDER_COUNT + 1);
-        int order = kind < ORDER_COUNT ? kind : ORDER_COUNT + round;
-        c->rightmost = k / (ORDER_COUNT + 1);
+        /* each half of a round: the section search with every candidate
+         * order and one tie rule, then two orders of the offset-order search */
+        int half = OLLA_SEARCH_CONFIGS / 2, q = k % half;
+        int offset_order = q > ORDER_COUNT;
+        if (offset_order && c->nfixed > 0)
+            continue; /* the offset-order search knows no fixed buffers */
+        int order = offset_order ? 2 * (k / half) + q - (ORDER_COUNT + 1) : q < ORDER_COUNT ? q : ORDER_COUNT + round;
+        c->rightmost = k / half == 1;
         c->pos = pos;
-        int r = reset(c, order);
+        int r = reset(c, offset_order, order);
         if (r == 0) {
             c->node_limit = OLLA_SEARCH_FIRST_BUDGET << round;
             c->work_limit = share > c->work ? share : c->work;
-            r = dfs(c);
+            r = offset_order ? olla_search_offset_run(c) : dfs(c);
+            if (offset_order && r == 0)
+                r = -1; /* exhausted: no proof (see the offset-order search) */
             w->units[pos] = c->work;
             share -= c->work;
         }
@@ -926,7 +1021,7 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fi
     memset(&w[1], 0, sizeof w[1]);
     int r = worker_init(&w[0], it, n, fixed, fixed_off, nfixed, capacity, pw->deadline, off,
                         &sch, 0);
-    if (r == 0 && (r = reset(&w[0].c, 0)) == 0) {
+    if (r == 0 && (r = reset(&w[0].c, 0, 0)) == 0) {
         for (size_t j = 0; j < w[0].c.nsec; j++)
             if (w[0].c.rem[j] + w[0].c.floor0[j] + fixed_above(&w[0].c, j, w[0].c.floor0[j]) >
                 capacity) {
@@ -955,5 +1050,33 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fi
     sctx_free(&w[1].c);
     free(off2);
     sctx_free(&w[0].c);
+    return r;
+}
+
+int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, int order, int64_t *off)
+{
+    if (n == 0)
+        return OLLA_SEARCH_FOUND;
+    if (order < 0 || order >= BYORDER_COUNT)
+        return OLLA_SEARCH_GAVE_UP;
+    atomic_int stop_pos;
+    atomic_init(&stop_pos, INT32_MAX);
+    sctx c;
+    memset(&c, 0, sizeof c);
+    c.it = it;
+    c.n = n;
+    c.cap = capacity;
+    c.off = off;
+    c.stop_pos = &stop_pos;
+    c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
+    int r = build(&c);
+    if (r == 0)
+        r = reset(&c, 1, order);
+    if (r == 0) {
+        c.node_limit = LLONG_MAX;
+        c.work_limit = LLONG_MAX;
+        r = olla_search_offset_run(&c);
+    }
+    sctx_free(&c);
     return r;
 }

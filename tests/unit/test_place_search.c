@@ -1,6 +1,7 @@
 /* The exact search on its own, at the brute-force optimum (must find a
  * placement) and one below it (must prove none exists), whatever the
- * heuristics would have found. */
+ * heuristics would have found; and its offset-order search alone, in each
+ * of its buffer orders. */
 #include "olla_test.h"
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
@@ -81,6 +82,16 @@ static void run_family(const int64_t *sizes, int nsizes, int trials, int64_t tma
         if (r == 1)
             check_placement(it, n, off, opt);
         OLLA_CHECK_EQ_I64(olla_place_search(it, (size_t)n, opt - 1, UNLIMITED, off), 0);
+        /* the offset-order search alone, in each of its orders: it finds a
+         * placement at the optimum and exhausts below it (its pruning rules
+         * lose no placement) */
+        for (int order = 0; order < 4; order++) {
+            r = olla_place_offset_search(it, (size_t)n, opt, order, off);
+            OLLA_CHECK_EQ_I64(r, 1);
+            if (r == 1)
+                check_placement(it, n, off, opt);
+            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off), 0);
+        }
         if (olla_test_failures != before) {
             fprintf(stderr, "trial %d, optimum %lld:\n", trial, (long long)opt);
             for (int i = 0; i < n; i++)
@@ -181,5 +192,46 @@ OLLA_TEST(test_search_vs_ilp)
     OLLA_CHECK(compared > 0);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_search_vs_ilp), OLLA_T(test_search_small_sizes), OLLA_T(test_search_large_sizes),
+/* The offset-order search's pruning (the order of offsets, the lowest top,
+ * buffers with nothing live beside them) against the section search, where
+ * placements must leave gaps: instances whose optimum lies above max live,
+ * made from the one of test_search_gap_instances (mirrored in time, in
+ * reverse order) with up to five random buffers added. At the optimum each
+ * of its orders finds a placement, and below it each exhausts. */
+OLLA_TEST(test_offset_search_on_gap_instances)
+{
+    static const olla_pitem a[] = {{2, 3, 8}, {4, 8, 8}, {6, 8, 5}, {1, 4, 5}, {3, 4, 5},
+                                   {3, 6, 2}, {3, 7, 2}, {1, 5, 2}, {5, 8, 1}};
+    int found = 0, trial = 0;
+    for (; trial < 2000 && found < 200; trial++) {
+        int v = (int)rnd(0, 3), n = 9 + (int)rnd(0, 5);
+        olla_pitem it[14];
+        int64_t off[14];
+        for (int i = 0; i < 9; i++) {
+            olla_pitem x = a[v & 2 ? 8 - i : i];
+            it[i] = v & 1 ? (olla_pitem){8 - x.upper, 8 - x.lower, x.size} : x;
+        }
+        for (int i = 9; i < n; i++) {
+            int64_t l = rnd(0, 7);
+            it[i] = (olla_pitem){l, rnd(l + 1, 8), rnd(1, 4)};
+        }
+        int64_t live = max_live(it, n, 8), opt = live;
+        while (olla_place_search(it, (size_t)n, opt, UNLIMITED, off) == 0)
+            opt++;
+        if (opt == live)
+            continue;
+        found++;
+        for (int order = 0; order < 4; order++) {
+            int r = olla_place_offset_search(it, (size_t)n, opt, order, off);
+            OLLA_CHECK_EQ_I64(r, 1);
+            if (r == 1)
+                check_placement(it, n, off, opt);
+            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off), 0);
+        }
+    }
+    fprintf(stderr, "%d instances with a gap in %d\n", found, trial);
+    OLLA_CHECK(found >= 50);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_offset_search_on_gap_instances), OLLA_T(test_search_vs_ilp), OLLA_T(test_search_small_sizes), OLLA_T(test_search_large_sizes),
                OLLA_T(test_search_wide_sizes), OLLA_T(test_search_gap_instances))

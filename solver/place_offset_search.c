@@ -1,0 +1,248 @@
+/* olla-onnx: the offset-order search, the second exact search of
+ * place_search.c's schedule. Branching on buffers, not on sections, it
+ * builds the placement in order of increasing offset (ties in candidate
+ * order), each buffer at the lowest offset the placed buffers live beside
+ * it allow (its height h). A node tries every buffer still to place, lowest
+ * first, except
+ *   - those that would break the order (below the last offset, or at it
+ *     but earlier in candidate order),
+ *   - those at or above the lowest top any buffer still to place could
+ *     have: that buffer fits entirely below, so a placement built in offset
+ *     order takes it first;
+ * and after a buffer that no buffer still to place is live beside, no
+ * other: it was free to go first whatever comes after, and nothing placed
+ * after it can make room for it. Every section must keep room for its
+ * bytes still to place above the highest of its floor, the last offset and
+ * (where heights rose) the lowest height of its buffers. Parts that no
+ * buffer still to place spans are searched one after the other, each from
+ * offset 0 in an order ranked anew by the bytes still to place. These are
+ * the rules of minimalloc's solver (google/minimalloc). The schedule takes its
+ * placements only: an exhausted run proves nothing there (the section
+ * search's proofs do), though the tests check that it exhausts exactly
+ * where no placement exists. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "solver/place_search_state.h"
+#include "util/olla_clock.h"
+
+/* "crowd" is the most bytes still to place in one of b's sections. */
+order_key olla_search_offset_key(const sctx *c, int b)
+{
+    const olla_pitem *x = &c->it[b];
+    int64_t len = x->upper - x->lower, crowd = 0;
+    double area = (double)len * (double)x->size;
+    int64_t neg_area = area > 9e18 ? INT64_MIN : -(int64_t)area;
+    for (int j = c->sb[b]; j < c->se[b]; j++)
+        if (c->rem[j] > crowd)
+            crowd = c->rem[j];
+    switch (c->order) {
+    case BYORDER_LIFE_AREA_CROWD: return (order_key){{-len, neg_area, -crowd}, b};
+    case BYORDER_CROWD_AREA_LIFE: return (order_key){{-crowd, neg_area, -len}, b};
+    case BYORDER_CROWD_LIFE_AREA: return (order_key){{-crowd, -len, neg_area}, b};
+    default: return (order_key){{-x->size, -len, 0}, b};
+    }
+}
+
+static int okeys_reserve(sctx *c, size_t need)
+{
+    if (need <= c->okeys_cap)
+        return 0;
+    size_t cap = need * 2;
+    olla_pkey *g = realloc(c->okeys, cap * sizeof *g);
+    if (!g)
+        return -2;
+    c->okeys = g;
+    c->okeys_cap = cap;
+    return 0;
+}
+
+static int ftrail_push(sctx *c, int j)
+{
+    if (c->ftrail_top == c->ftrail_cap) {
+        size_t cap = c->ftrail_cap * 2 + 64;
+        trail_entry *g = realloc(c->ftrail, cap * sizeof *g);
+        if (!g)
+            return -2;
+        c->ftrail = g;
+        c->ftrail_cap = cap;
+    }
+    c->ftrail[c->ftrail_top++] = (trail_entry){j, c->floor_[j]};
+    return 0;
+}
+
+/* Every section of the part keeps room for its bytes still to place above
+ * its floor and the offset o; in sections [lo, hi) (where heights rose),
+ * above the lowest height of its buffers still to place too. */
+static int offset_room(sctx *c, int64_t o, int lo, int hi)
+{
+    c->work += (long long)(c->hi_sec - c->lo_sec);
+    for (size_t j = c->lo_sec; j < c->hi_sec; j++) {
+        int64_t fl = c->floor_[j] > o ? c->floor_[j] : o;
+        if (c->rem[j] > 0 && fl + c->rem[j] > c->cap)
+            return 0;
+    }
+    c->work += c->sec_start[hi] - c->sec_start[lo];
+    for (int j = lo; j < hi; j++) {
+        if (c->rem[j] == 0)
+            continue;
+        int64_t low = INT64_MAX;
+        for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
+            int b = c->sec_buf[p];
+            if (!c->placed[b] && c->h[b] < low)
+                low = c->h[b];
+        }
+        if ((low > o ? low : o) + c->rem[j] > c->cap)
+            return 0;
+    }
+    return 1;
+}
+
+static int offset_dfs(sctx *c, int64_t last_off, int last_rank);
+
+/* Ranks the buffers still to place in sections [lo_sec, hi_sec) anew, by
+ * the bytes still to place, saving their ranks on the key stack. */
+static int rank_part(sctx *c)
+{
+    size_t m = 0;
+    c->work += c->sec_start[c->hi_sec] - c->sec_start[c->lo_sec];
+    for (size_t j = c->lo_sec; j < c->hi_sec; j++)
+        for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
+            int b = c->sec_buf[p];
+            if (c->placed[b] || (size_t)c->sb[b] != j)
+                continue;
+            if (okeys_reserve(c, c->okeys_top + 1) < 0)
+                return -2;
+            c->okeys[c->okeys_top++] = (olla_pkey){c->rank[b], 0, b};
+            c->rkeys[m++] = olla_search_offset_key(c, b);
+        }
+    if (m > 1)
+        qsort(c->rkeys, m, sizeof *c->rkeys, olla_search_cmp_key);
+    for (size_t k = 0; k < m; k++)
+        c->rank[c->rkeys[k].idx] = (int)k;
+    c->work += 4 * (long long)m;
+    return 0;
+}
+
+/* The parts of the node, one after the other, each from offset 0 in an
+ * order ranked anew. */
+static int offset_parts(sctx *c, int parts)
+{
+    size_t base = c->cand_top, lo = c->lo_sec, hi = c->hi_sec, saved = c->okeys_top;
+    c->cand_top += 2 * (size_t)parts;
+    int r = 1;
+    for (int k = 0; k < parts && r == 1; k++) {
+        c->lo_sec = (size_t)c->cand[base + 2 * (size_t)k];
+        c->hi_sec = (size_t)c->cand[base + 2 * (size_t)k + 1];
+        r = rank_part(c);
+        if (r == 0)
+            r = offset_dfs(c, 0, -1);
+    }
+    while (c->okeys_top > saved) {
+        olla_pkey e = c->okeys[--c->okeys_top];
+        c->rank[e.idx] = (int)e.k1;
+    }
+    c->cand_top = base;
+    c->lo_sec = lo;
+    c->hi_sec = hi;
+    return r;
+}
+
+static int offset_node(sctx *c, int64_t last_off, int last_rank)
+{
+    c->nodes++;
+    if ((c->nodes & 255) == 0 && atomic_load(c->stop_pos) < c->pos)
+        return -1;
+    if (c->deadline > 0 && olla_now() > c->deadline) {
+        c->timed_out = 1;
+        return -1;
+    }
+    if (c->nodes > c->node_limit || c->work > c->work_limit || c->depth >= c->max_depth)
+        return -1;
+    int parts = olla_search_split(c);
+    if (parts < 0)
+        return parts;
+    if (parts == 0)
+        return 1;
+    if (parts > 1)
+        return offset_parts(c, parts);
+    /* the buffers still to place, each listed in the section it starts in */
+    size_t base = c->okeys_top, nc = 0;
+    int64_t min_top = INT64_MAX;
+    c->work += c->sec_start[c->hi_sec] - c->sec_start[c->lo_sec];
+    for (size_t j = c->lo_sec; j < c->hi_sec; j++)
+        for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
+            int b = c->sec_buf[p];
+            if (c->placed[b] || (size_t)c->sb[b] != j)
+                continue;
+            if (okeys_reserve(c, base + nc + 1) < 0)
+                return -2;
+            c->okeys[base + nc++] = (olla_pkey){c->h[b], c->rank[b], b};
+            if (c->h[b] + c->it[b].size < min_top)
+                min_top = c->h[b] + c->it[b].size;
+        }
+    olla_place_sort_keys(c->okeys + base, nc);
+    c->work += (long long)nc * 4;
+    c->okeys_top += nc;
+    c->depth++;
+    int r = 0;
+    for (size_t k = 0; k < nc && r == 0; k++) {
+        olla_pkey key = c->okeys[base + k];
+        int b = key.idx;
+        int64_t o = key.k1;
+        if (o < last_off || (o == last_off && key.k2 < last_rank))
+            continue;
+        if (o >= min_top)
+            break; /* the keys are sorted by offset: so are all that follow */
+        int64_t top = o + c->it[b].size;
+        if (top > c->cap)
+            continue;
+        size_t mark = c->trail_top, fmark = c->ftrail_top;
+        c->placed[b] = 1;
+        c->off[b] = o;
+        for (int j = c->sb[b]; j < c->se[b] && r == 0; j++) {
+            if (ftrail_push(c, j) < 0)
+                r = -2;
+            c->floor_[j] = top;
+            c->rem[j] -= c->it[b].size;
+        }
+        for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
+            c->cut[j]--;
+        int lo = c->sb[b], hi = c->se[b];
+        for (int j = c->sb[b]; j < c->se[b] && r == 0; j++)
+            if (olla_search_raise(c, (size_t)j, top, &lo, &hi) < 0)
+                r = -2;
+        /* hatless: no buffer still to place is live beside b */
+        int hatless = 1;
+        for (int j = c->sb[b]; j < c->se[b] && hatless; j++)
+            hatless = c->rem[j] == 0;
+        if (r == 0 && offset_room(c, o, lo, hi))
+            r = offset_dfs(c, o, key.k2);
+        olla_search_undo(c, mark);
+        while (c->ftrail_top > fmark) {
+            trail_entry e = c->ftrail[--c->ftrail_top];
+            c->floor_[e.buf] = e.old;
+        }
+        c->placed[b] = 0;
+        for (int j = c->sb[b]; j < c->se[b]; j++)
+            c->rem[j] += c->it[b].size;
+        for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
+            c->cut[j]++;
+        if (r == 0 && hatless)
+            break;
+    }
+    c->okeys_top = base;
+    c->depth--;
+    return r;
+}
+
+static int offset_dfs(sctx *c, int64_t last_off, int last_rank)
+{
+    size_t lo = c->lo_sec, hi = c->hi_sec;
+    int r = offset_node(c, last_off, last_rank);
+    c->lo_sec = lo;
+    c->hi_sec = hi;
+    return r;
+}
+
+int olla_search_offset_run(sctx *c) { return offset_dfs(c, 0, -1); }

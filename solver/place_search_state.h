@@ -1,0 +1,99 @@
+/* olla-onnx: the state of the exact placement search, shared by its two
+ * searches: the section search and the schedule that runs both
+ * (place_search.c), and the offset-order search (place_offset_search.c).
+ * Private to solver/. */
+#ifndef OLLA_PLACE_SEARCH_STATE_H
+#define OLLA_PLACE_SEARCH_STATE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "solver/place_internal.h"
+
+/* the section search's candidate orders (then a random one each round) */
+enum { ORDER_LIFE, ORDER_SIZE, ORDER_AREA, ORDER_COUNT };
+/* the offset-order search's buffer orders (keys in order of priority) */
+enum { BYORDER_LIFE_AREA_CROWD, BYORDER_CROWD_AREA_LIFE, BYORDER_CROWD_LIFE_AREA, BYORDER_SIZE_LIFE, BYORDER_COUNT };
+
+typedef struct trail_entry {
+    int buf;
+    int64_t old;
+} trail_entry;
+
+/* A candidate-order key: three values, smallest first, then the index. */
+typedef struct order_key {
+    int64_t k[3];
+    int idx;
+} order_key;
+
+/* One run of either search: the instance cut into time sections, and what
+ * is placed so far. */
+typedef struct sctx {
+    const olla_pitem *it;
+    size_t n;
+    int64_t cap;
+    double deadline;     /* safety net */
+    int timed_out;       /* the deadline stopped a run */
+    atomic_int *stop_pos; /* earliest finished run in the schedule */
+    int pos;             /* this run's place in the schedule */
+    int rightmost;       /* ties between sections: rightmost, else most bytes */
+    long long node_limit;
+    long long work, work_limit; /* units: section-list entries visited */
+    size_t nsec;
+    int *sb, *se;        /* buffer i spans sections [sb[i], se[i]) */
+    int64_t *sec_start;  /* nsec + 1: buffers live in each section, in candidate order */
+    int *sec_buf;
+    int64_t *floor_, *rem, *h;
+    int64_t *floor0;     /* nsec: lowest free address in each section */
+    int *cut;            /* nsec: buffers still to place live in both section j and j + 1 */
+    int *rank;           /* n: each buffer's place in the candidate order */
+    int order;           /* the offset-order search's order (BYORDER_*) */
+    order_key *rkeys;    /* n: scratch for ranking a part */
+    olla_pkey *okeys;    /* the offset-order search's candidates, a stack */
+    size_t okeys_cap, okeys_top;
+    trail_entry *ftrail; /* the offset-order search's section floors, to undo */
+    size_t ftrail_top, ftrail_cap;
+    size_t lo_sec, hi_sec; /* the part being searched: sections [lo_sec, hi_sec) */
+    /* fixed buffers: in section j, the disjoint busy spans [ob_lo, ob_hi)
+     * for k in [ob_start[j], ob_start[j + 1]), by address; ob_suf[k] is the
+     * total length of spans k.. of the section */
+    int64_t *ob_start, *ob_lo, *ob_hi, *ob_suf;
+    const olla_pitem *fixed;
+    const int64_t *fixed_off;
+    size_t nfixed;
+    char *placed;
+    int *twin;           /* previous identical buffer or -1 */
+    int64_t *off;
+    long long nodes;
+    int *cand;
+    size_t cand_top, cand_cap;
+    trail_entry *trail;
+    size_t trail_top, trail_cap;
+    size_t depth, max_depth;
+} sctx;
+
+/* Orders keys: k[0], k[1], k[2], then the index. */
+int olla_search_cmp_key(const void *a, const void *b);
+/* Grows the candidate stack to hold need entries; -2 when out of memory. */
+int olla_search_cand_reserve(sctx *c, size_t need);
+/* Raises the height of every buffer still to place live in section j to at
+ * least v (on the trail); widens [*lo, *hi) to the sections those buffers
+ * span. -1 when out of memory. */
+int olla_search_raise(sctx *c, size_t j, int64_t v, int *lo, int *hi);
+/* Undoes the trail down to mark. */
+void olla_search_undo(sctx *c, size_t mark);
+/* The parts of [lo_sec, hi_sec) that no buffer still to place spans: each
+ * with bytes to place is pushed as a section range on the candidate stack;
+ * returns their number (-2: out of memory), and with one part narrows the
+ * range to it instead. */
+int olla_search_split(sctx *c);
+
+/* Buffer b's key in the offset-order search's order c->order, from the
+ * bytes still to place in its sections. */
+order_key olla_search_offset_key(const sctx *c, int b);
+/* One run of the offset-order search from the state reset() left: 1
+ * found (c->off filled), 0 exhausted, -1 stopped, -2 out of memory. */
+int olla_search_offset_run(sctx *c);
+
+#endif
