@@ -262,7 +262,7 @@ int olla_search_split(sctx *c)
     return parts;
 }
 
-/* Places the parts split_parts pushed one after the other: they are
+/* Places the parts olla_search_split pushed one after the other: they are
  * independent (no buffer still to place is live in two of them, and the
  * placed ones are fixed), so a part without a placement ends the search of
  * this node without trying the others' alternatives. The placement of a
