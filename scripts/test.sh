@@ -14,9 +14,9 @@ if [ -x scripts/setup_ort.sh ] || [ -f scripts/setup_ort.sh ]; then
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOLLA_BUILD_TESTS=ON >/dev/null
 cmake --build build -j"$jobs"
-# the optimized build users and the benchmarks make must compile too
+# the optimized build users and the benchmarks make must compile too, tests included
 # (-O3 warns about more than -O2, and warnings are errors)
-cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DOLLA_BUILD_TESTS=ON >/dev/null
 cmake --build build-release -j"$jobs"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOLLA_SANITIZE=ON -DOLLA_BUILD_TESTS=ON >/dev/null
 cmake --build build-asan -j"$jobs"
