@@ -24,7 +24,6 @@
 #include <string.h>
 
 #include "solver/place_search_state.h"
-#include "util/olla_clock.h"
 
 /* "crowd" is the most bytes still to place in one of b's sections. */
 order_key olla_search_offset_key(const sctx *c, int b)
@@ -46,27 +45,20 @@ order_key olla_search_offset_key(const sctx *c, int b)
 
 static int okeys_reserve(sctx *c, size_t need)
 {
-    if (need <= c->okeys_cap)
-        return 0;
-    size_t cap = need * 2;
-    olla_pkey *g = realloc(c->okeys, cap * sizeof *g);
-    if (!g)
+    olla_pkey *grown = olla_search_grow(c->okeys, &c->okeys_cap, need, sizeof *c->okeys);
+    if (!grown)
         return -2;
-    c->okeys = g;
-    c->okeys_cap = cap;
+    c->okeys = grown;
     return 0;
 }
 
 static int ftrail_push(sctx *c, int j)
 {
-    if (c->ftrail_top == c->ftrail_cap) {
-        size_t cap = c->ftrail_cap * 2 + 64;
-        trail_entry *g = realloc(c->ftrail, cap * sizeof *g);
-        if (!g)
-            return -2;
-        c->ftrail = g;
-        c->ftrail_cap = cap;
-    }
+    trail_entry *grown = olla_search_grow(c->ftrail, &c->ftrail_cap, c->ftrail_top + 1,
+                                          sizeof *c->ftrail);
+    if (!grown)
+        return -2;
+    c->ftrail = grown;
     c->ftrail[c->ftrail_top++] = (trail_entry){j, c->floor_[j]};
     return 0;
 }
@@ -150,14 +142,7 @@ static int offset_parts(sctx *c, int parts)
 
 static int offset_node(sctx *c, int64_t last_off, int last_rank)
 {
-    c->nodes++;
-    if ((c->nodes & 255) == 0 && atomic_load(c->stop_pos) < c->pos)
-        return -1;
-    if (c->deadline > 0 && olla_now() > c->deadline) {
-        c->timed_out = 1;
-        return -1;
-    }
-    if (c->nodes > c->node_limit || c->work > c->work_limit || c->depth >= c->max_depth)
+    if (olla_search_node_stops(c))
         return -1;
     int parts = olla_search_split(c);
     if (parts < 0)

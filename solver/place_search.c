@@ -120,14 +120,11 @@ int olla_search_raise(sctx *c, size_t j, int64_t v, int *lo, int *hi)
         int b = c->sec_buf[p];
         if (c->placed[b] || c->h[b] >= v)
             continue;
-        if (c->trail_top == c->trail_cap) {
-            size_t nc = c->trail_cap * 2 + 64;
-            trail_entry *g = realloc(c->trail, nc * sizeof *g);
-            if (!g)
-                return -1;
-            c->trail = g;
-            c->trail_cap = nc;
-        }
+        trail_entry *trail = olla_search_grow(c->trail, &c->trail_cap, c->trail_top + 1,
+                                              sizeof *c->trail);
+        if (!trail)
+            return -1;
+        c->trail = trail;
         c->trail[c->trail_top++] = (trail_entry){b, c->h[b]};
         c->h[b] = v;
         if (c->sb[b] < *lo)
@@ -218,17 +215,28 @@ static int64_t next_floor(sctx *c, size_t s, int64_t f)
 
 static int dfs(sctx *c);
 
+/* The array items of *cap item_size-byte items, grown to hold at least need
+ * of them (doubling, so that pushes cost amortized constant time): the same
+ * or a moved array (never NULL when it succeeds, even for need 0), *cap
+ * updated; NULL when out of memory, items and *cap unchanged. */
+void *olla_search_grow(void *items, size_t *cap, size_t need, size_t item_size)
+{
+    if (items && need <= *cap)
+        return items;
+    size_t grown_cap = need * 2 + 64;
+    void *grown = realloc(items, grown_cap * item_size);
+    if (grown)
+        *cap = grown_cap;
+    return grown;
+}
+
 /* Grows the candidate stack to hold need entries. */
 int olla_search_cand_reserve(sctx *c, size_t need)
 {
-    if (need <= c->cand_cap)
-        return 0;
-    size_t cap = need * 2;
-    int *grown = realloc(c->cand, cap * sizeof *grown);
+    int *grown = olla_search_grow(c->cand, &c->cand_cap, need, sizeof *c->cand);
     if (!grown)
         return -2;
     c->cand = grown;
-    c->cand_cap = cap;
     return 0;
 }
 
@@ -283,18 +291,26 @@ static int search_parts(sctx *c, int parts)
     return r;
 }
 
-static int dfs_node(sctx *c)
+/* Counts a node of either search; 1 when the search must stop there: a run
+ * earlier in the schedule has finished, the deadline has passed (timed_out
+ * set), or a node, work or depth limit is reached. */
+int olla_search_node_stops(sctx *c)
 {
     c->nodes++;
     if ((c->nodes & 255) == 0 && atomic_load(c->stop_pos) < c->pos)
-        return -1; /* a run earlier in the schedule has finished */
+        return 1;
     /* a node costs at least a pass over the sections, so the clock is cheap
      * by comparison: on large instances a few nodes already take long */
     if (c->deadline > 0 && olla_now() > c->deadline) {
         c->timed_out = 1;
-        return -1;
+        return 1;
     }
-    if (c->nodes > c->node_limit || c->work > c->work_limit || c->depth >= c->max_depth)
+    return c->nodes > c->node_limit || c->work > c->work_limit || c->depth >= c->max_depth;
+}
+
+static int dfs_node(sctx *c)
+{
+    if (olla_search_node_stops(c))
         return -1;
     int parts = olla_search_split(c);
     if (parts < 0)

@@ -76,7 +76,9 @@ typedef struct sctx {
 /* Orders keys: k[0], k[1], k[2], then the index. */
 int olla_search_cmp_key(const void *a, const void *b);
 /* Grows the candidate stack to hold need entries; -2 when out of memory. */
+void *olla_search_grow(void *items, size_t *cap, size_t need, size_t item_size);
 int olla_search_cand_reserve(sctx *c, size_t need);
+int olla_search_node_stops(sctx *c);
 /* Raises the height of every buffer still to place live in section j to at
  * least v (on the trail); widens [*lo, *hi) to the sections those buffers
  * span. -1 when out of memory. */
