@@ -7,6 +7,7 @@
  * kind of illegal share. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dag_eval.h"
 #include "model_builder.h"
@@ -291,10 +292,14 @@ typedef struct {
 /* a plan laid out by hand: every tensor its own 64-byte slot, none shared */
 static void own_slots(const olla_graph *g, layout_arrays *a)
 {
-    for (int t = 0; t < g->n_tensors; t++) {
+    int n = g->n_tensors;
+    OLLA_CHECK(n <= (int)(sizeof a->share / sizeof *a->share));
+    if (n > (int)(sizeof a->share / sizeof *a->share))
+        n = (int)(sizeof a->share / sizeof *a->share);
+    memset(a->share, OLLA_BUFFER_OWN, sizeof a->share);
+    for (int t = 0; t < n; t++) {
         a->offset[t] = g->tensors[t].producer >= 0 ? 64 * t : -1;
         a->bytes[t] = g->tensors[t].bytes;
-        a->share[t] = OLLA_BUFFER_OWN;
         a->shares[t] = -1;
     }
 }
