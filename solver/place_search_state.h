@@ -1,7 +1,7 @@
 /* olla-onnx: the state of the exact placement search, shared by its two
  * searches: the section search and the schedule that runs both
- * (place_search.c), and the offset-order search (place_offset_search.c).
- * Private to solver/. */
+ * (place_search.c), and the offset-order search (place_offset_search.c);
+ * the moves both make are in place_search_state.c. Private to solver/. */
 #ifndef OLLA_PLACE_SEARCH_STATE_H
 #define OLLA_PLACE_SEARCH_STATE_H
 
