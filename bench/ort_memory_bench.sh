@@ -17,13 +17,12 @@ set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$here/build}"
 corpus="${OLLA_CORPUS:-$here/../shared/corpus}"
-ort="$here/tests/ort"
-lib="$build/tests/ort/libolla_alloc_counter.so"
+src="$here" bin="$build"
+. "$here/tests/ort/ort_env.sh"
 predict="$build/tests/ort_predict"
 [ -x "$predict" ] && [ -f "$lib" ] || { echo "build ort_predict and the counter first (cmake --build $build)" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-field() { sed -n "s/.*\"$1\":\([0-9-]*\).*/\1/p" <<<"$2"; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print (a == 0 ? "0.000" : "-"); else printf "%+.3f", 100 * (a - b) / b }'; }
 num() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; }
 
@@ -31,17 +30,17 @@ echo "| model | batch | measured (opt disabled) | predicted | predicted vs measu
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 runnable() {
   local model="$1" batch="$2" meas all pred_line order_args=()
-  meas="$(field peak_bytes "$("$ort/measure.sh" --lib "$lib" "$model" --dim "batch=$batch" --runs 1 2>/dev/null)")"
-  all="$(field peak_bytes "$("$ort/measure.sh" --lib "$lib" "$model" --dim "batch=$batch" --runs 1 --opt all 2>/dev/null)")"
+  meas="$(json_int peak_bytes "$("$ort/measure.sh" --lib "$lib" "$model" --dim "batch=$batch" --runs 1 2>/dev/null)")"
+  all="$(json_int peak_bytes "$("$ort/measure.sh" --lib "$lib" "$model" --dim "batch=$batch" --runs 1 --opt all 2>/dev/null)")"
   pred_line="$("$predict" "$model" --dim "batch=$batch")"
-  if [ "$(field subgraph_ops "$pred_line")" = "0" ] &&
+  if [ "$(json_int subgraph_ops "$pred_line")" = "0" ] &&
      node "$ort/exec_order.mjs" "$model" --dim "batch=$batch" >"$work/order" 2>/dev/null; then
     pred_line="$("$predict" "$model" --dim "batch=$batch" --order "$work/order")"
   fi
-  local pred; pred="$(field predicted_peak_bytes "$pred_line")"
+  local pred; pred="$(json_int predicted_peak_bytes "$pred_line")"
   echo "| $(basename "$model" .onnx) | $batch | $(num "$meas") | $(num "$pred") | $(pct "$pred" "$meas")% |" \
-       "$(num "$all") | $(pct "$all" "$pred")% | $(field peak_step "$pred_line") / $(field executed "$pred_line") |" \
-       "$(field subgraph_ops "$pred_line") |"
+       "$(num "$all") | $(pct "$all" "$pred")% | $(json_int peak_step "$pred_line") / $(json_int executed "$pred_line") |" \
+       "$(json_int subgraph_ops "$pred_line") |"
 }
 for m in "$corpus"/infer/*.onnx; do runnable "$m" 1; runnable "$m" 32; done
 for m in "$here"/models/*.onnx; do
@@ -55,8 +54,8 @@ training() {
   local model="$1" label="$2"; shift 2
   local a b
   a="$("$predict" "$model" "$@" 2>&1)"; b="$("$predict" "$model" "$@" --tensors-only 2>&1)"
-  echo "| $label | $(num "$(field predicted_peak_bytes "$a")") | $(num "$(field predicted_peak_bytes "$b")") |" \
-       "$(field peak_step "$b") | $(field executed "$b") |"
+  echo "| $label | $(num "$(json_int predicted_peak_bytes "$a")") | $(num "$(json_int predicted_peak_bytes "$b")") |" \
+       "$(json_int peak_step "$b") | $(json_int executed "$b") |"
 }
 for m in "$corpus"/train/*.onnx; do training "$m" "train/$(basename "$m" .onnx)"; done
 for m in "$corpus"/ort-training/*.onnx; do

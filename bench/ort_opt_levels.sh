@@ -14,11 +14,10 @@ set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$here/build}"
 corpus="${OLLA_CORPUS:-$here/../shared/corpus}"
-ort="$here/tests/ort"
-lib="$build/tests/ort/libolla_alloc_counter.so"
+src="$here" bin="$build"
+. "$here/tests/ort/ort_env.sh"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-field() { sed -n "s/.*\"$1\":\([0-9-]*\).*/\1/p" <<<"$2"; }
 
 echo "| model | level | kernels run | of them file nodes | in the plan's order | ORT allocates: input | written | change |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|"
@@ -53,8 +52,8 @@ print(len(ran), len(seq), len(tails))
 PY
 )
     read -r total known kept <<<"$stats"
-    in_m=$(field peak_bytes "$("$ort/measure.sh" --lib "$lib" "$model" --dim batch=32 --runs 1 --opt "$level" 2>/dev/null)")
-    out_m=$(field peak_bytes "$("$ort/measure.sh" --lib "$lib" "$work/out.onnx" --dim batch=32 --runs 1 --opt "$level" 2>/dev/null)")
+    in_m=$(json_int peak_bytes "$("$ort/measure.sh" --lib "$lib" "$model" --dim batch=32 --runs 1 --opt "$level" 2>/dev/null)")
+    out_m=$(json_int peak_bytes "$("$ort/measure.sh" --lib "$lib" "$work/out.onnx" --dim batch=32 --runs 1 --opt "$level" 2>/dev/null)")
     ch=$(awk -v a="$out_m" -v b="$in_m" 'BEGIN { if (b == 0) print "n/a"; else printf "%+.2f%%", 100 * (a - b) / b }')
     echo "| $name | $level | $total | $known | $kept | $in_m | $out_m | $ch |"
   done

@@ -13,13 +13,12 @@ set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$here/build}"
 corpus="${OLLA_CORPUS:-$here/../shared/corpus}"
-ort="$here/tests/ort"
-lib="$build/tests/ort/libolla_alloc_counter.so"
+src="$here" bin="$build"
+. "$here/tests/ort/ort_env.sh"
 predict="$build/tests/ort_predict"
 [ -x "$predict" ] && [ -f "$lib" ] || { echo "build ort_predict and the counter first (cmake --build $build)" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-field() { sed -n "s/.*\"$1\":\([0-9-]*\).*/\1/p" <<<"$2"; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "0.00"; else printf "%+.2f", 100 * (a - b) / b }'; }
 json() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
@@ -32,10 +31,10 @@ row() {
   dims=$(/usr/bin/python3 "$here/tests/tools/dim_names.py" "$model" batch=$batch)
   # shellcheck disable=SC2086
   "$build/olla-onnx" -q $dims --report "$work/r.json" "$model" "$work/out.onnx" || { echo "| $name | $batch | olla-onnx failed ||||||||"; return; }
-  in_m="$(field peak_bytes "$("$ort/measure.sh" --lib "$lib" "$model" --dim "batch=$batch" --runs 1 2>/dev/null)")"
-  out_m="$(field peak_bytes "$("$ort/measure.sh" --lib "$lib" "$work/out.onnx" --dim "batch=$batch" --runs 1 2>/dev/null)")"
-  in_p="$(field predicted_peak_bytes "$("$predict" "$model" --dim "batch=$batch" 2>/dev/null)")"
-  out_p="$(field predicted_peak_bytes "$("$predict" "$work/out.onnx" --dim "batch=$batch" 2>/dev/null)")"
+  in_m="$(json_int peak_bytes "$("$ort/measure.sh" --lib "$lib" "$model" --dim "batch=$batch" --runs 1 2>/dev/null)")"
+  out_m="$(json_int peak_bytes "$("$ort/measure.sh" --lib "$lib" "$work/out.onnx" --dim "batch=$batch" --runs 1 2>/dev/null)")"
+  in_p="$(json_int predicted_peak_bytes "$("$predict" "$model" --dim "batch=$batch" 2>/dev/null)")"
+  out_p="$(json_int predicted_peak_bytes "$("$predict" "$work/out.onnx" --dim "batch=$batch" 2>/dev/null)")"
   [ -n "$in_m" ] || { echo "| $name | $batch | ORT cannot run it ||||||||"; return; }
   echo "| $name | $batch | $in_m | $out_m | $(pct "$out_m" "$in_m")% | $in_p | $out_p | $(json "$work/r.json" arena_bytes) | $(json "$work/r.json" lower_bound_bytes) |"
 }

@@ -11,9 +11,8 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 CORPUS=${1:-$SRC/../shared/corpus}
 BIN=${2:-}
 if [ -z "$BIN" ]; then
-    cmake -S "$SRC" -B "$SRC/build-bench" -DCMAKE_BUILD_TYPE=Release -DOLLA_BUILD_TESTS=OFF >/dev/null
-    cmake --build "$SRC/build-bench" -j2 >/dev/null
-    BIN=$SRC/build-bench/olla-onnx
+    . "$SRC/bench/release_binary.sh"
+    BIN=$(release_binary "$SRC")
 fi
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT

@@ -11,9 +11,8 @@ OUT=${1:?usage: bench/place_instances.sh OUT_DIR [corpus dir] [binary]}
 CORPUS=${2:-$SRC/../shared/corpus}
 BIN=${3:-}
 if [ -z "$BIN" ]; then
-    cmake -S "$SRC" -B "$SRC/build-bench" -DCMAKE_BUILD_TYPE=Release -DOLLA_BUILD_TESTS=OFF >/dev/null
-    cmake --build "$SRC/build-bench" -j2 >/dev/null
-    BIN=$SRC/build-bench/olla-onnx
+    . "$SRC/bench/release_binary.sh"
+    BIN=$(release_binary "$SRC")
 fi
 mkdir -p "$OUT"
 W=$(mktemp -d)

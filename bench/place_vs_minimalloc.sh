@@ -16,9 +16,8 @@ MM=${2:?usage: bench/place_vs_minimalloc.sh DIR MINIMALLOC [olla-onnx] [runs]}
 BIN=${3:-}
 RUNS=${4:-5}
 if [ -z "$BIN" ]; then
-    cmake -S "$SRC" -B "$SRC/build-bench" -DCMAKE_BUILD_TYPE=Release -DOLLA_BUILD_TESTS=OFF >/dev/null
-    cmake --build "$SRC/build-bench" -j2 >/dev/null
-    BIN=$SRC/build-bench/olla-onnx
+    . "$SRC/bench/release_binary.sh"
+    BIN=$(release_binary "$SRC")
 fi
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT

@@ -16,17 +16,11 @@
 set -u
 src="${OLLA_SOURCE_DIR:?OLLA_SOURCE_DIR must point at the source tree}"
 bin="${OLLA_BINARY_DIR:?OLLA_BINARY_DIR must point at the build tree}"
-ort="$src/tests/ort"
 py=/usr/bin/python3
-lib="$bin/tests/ort/libolla_alloc_counter.so"
+. "$src/tests/ort/ort_env.sh"
 probe="$bin/tests/ort/alloc_counter_probe"
-if ! command -v node >/dev/null || [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
-  echo "skipped: node or tests/ort/node_modules missing (run scripts/setup_ort.sh)"; exit 77
-fi
-if ! "$py" -c 'import onnx' 2>/dev/null; then
-  echo "skipped: $py cannot import onnx"; exit 77
-fi
-if [ ! -f "$lib" ] || [ ! -x "$probe" ]; then
+ort_skip_unless_ready onnx
+if [ ! -x "$probe" ]; then
   echo "skipped: the allocation counter is not built in $bin/tests/ort (it needs Linux and glibc)"; exit 77
 fi
 work="$(mktemp -d)"
@@ -57,8 +51,6 @@ measure() {
   if [ "$rc" -ne "$code" ]; then fail "measure.sh $* exited $rc, expected $code: $mout $merr"; return 1; fi
 }
 
-# field NAME LINE: the integer value of "NAME" in a JSON line.
-field() { sed -nE "s/.*\"$1\":([0-9]+).*/\1/p" <<<"$2"; }
 
 # check_peaks BATCH LINES: every run's peak in [h1 + h2, h1 + h2 + slack) at
 # BATCH; sets nruns to the number of run lines.
@@ -68,7 +60,7 @@ check_peaks() {
   while IFS= read -r line; do
     n=$((n + 1))
     local peak run all
-    peak="$(field peak_bytes "$line")"; run="$(field run "$line")"; all="$(field all_threads_peak_bytes "$line")"
+    peak="$(json_int peak_bytes "$line")"; run="$(json_int run "$line")"; all="$(json_int all_threads_peak_bytes "$line")"
     if [ -z "$peak" ] || [ -z "$all" ] || [ "$run" != "$n" ]; then fail "batch $batch: not a run line: $line"; continue; fi
     # Node's own threads may add to the all-threads figure (more so on a
     # loaded machine), never take from it.
@@ -85,7 +77,7 @@ check_peaks() {
 if measure 0 "$work/matmul_chain.onnx" --dim batch=256 --runs 3; then
   check_peaks 256 "$mout"
   [ "$nruns" = 3 ] || fail "--runs 3 printed $nruns run lines: $mout"
-  start="$(field live_at_start "$(head -n 1 <<<"$mout")")"
+  start="$(json_int live_at_start "$(head -n 1 <<<"$mout")")"
   [ "${start:-0}" -ge "$X_BYTES" ] || fail "live_at_start ${start:-none} is below the input's $X_BYTES bytes"
 fi
 if measure 0 "$work/matmul_chain.onnx" --dim batch=128; then
@@ -96,7 +88,7 @@ measure 0 "$work/matmul_chain.onnx" --runs 1 &&
   { grep -q "dimension 'batch' is not bound by --dim; using 1" <<<"$merr" && ok "unbound dims are 1 and said" ||
     fail "no note on the unbound dim: $merr"; }
 measure 0 "$work/matmul_chain.onnx" --dim batch=256 --runs 1 --opt all &&
-  { [ "$(field peak_bytes "$mout")" -gt 0 ] && ok "--opt all measures" || fail "--opt all: $mout"; }
+  { [ "$(json_int peak_bytes "$mout")" -gt 0 ] && ok "--opt all measures" || fail "--opt all: $mout"; }
 
 # Usage, skip and not-preloaded paths.
 measure 2 "$work/matmul_chain.onnx" --opt fast && ok "--opt fast is refused"

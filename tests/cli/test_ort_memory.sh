@@ -13,26 +13,16 @@
 set -u
 src="${OLLA_SOURCE_DIR:?OLLA_SOURCE_DIR must point at the source tree}"
 bin="${OLLA_BINARY_DIR:?OLLA_BINARY_DIR must point at the build tree}"
-ort="$src/tests/ort"
 py=/usr/bin/python3
-lib="$bin/tests/ort/libolla_alloc_counter.so"
+. "$src/tests/ort/ort_env.sh"
 predict="${OLLA_ORT_PREDICT:-$bin/tests/ort_predict}"
-if ! command -v node >/dev/null || [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
-  echo "skipped: node or tests/ort/node_modules missing (run scripts/setup_ort.sh)"; exit 77
-fi
-if ! "$py" -c 'import onnx' 2>/dev/null; then
-  echo "skipped: $py cannot import onnx"; exit 77
-fi
-if [ ! -f "$lib" ]; then
-  echo "skipped: the allocation counter is not built in $bin/tests/ort (it needs Linux and glibc)"; exit 77
-fi
+ort_skip_unless_ready onnx
 [ -x "$predict" ] || { echo "FAILED: no ort_predict at $predict"; exit 1; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 ok() { echo "ok: $*"; }
-field() { sed -n "s/.*\"$1\":\([0-9-]*\).*/\1/p" <<<"$2"; }
 
 "$py" "$ort/make_memory_models.py" "$work" || { echo "FAILED: make_memory_models.py"; exit 1; }
 
@@ -43,7 +33,7 @@ for model in "$work"/*.onnx; do
   name="$(basename "$model" .onnx)"
   pred_line="$("$predict" "$model" --dim batch=64 --decisions 2>"$work/decisions")" ||
     { fail "$name: ort_predict: $pred_line $(cat "$work/decisions")"; continue; }
-  pred="$(field predicted_peak_bytes "$pred_line")"
+  pred="$(json_int predicted_peak_bytes "$pred_line")"
   while read -r m tensor kind; do
     [ "$m" = "$name" ] || continue
     got="$(awk -v t="$tensor" '$3 == t {print $4}' "$work/decisions")"
@@ -53,7 +43,7 @@ for model in "$work"/*.onnx; do
   for attempt in 1 2; do  # a second process when Node's own allocations fell into the first
     line="$("$ort/measure.sh" --lib "$lib" "$model" --dim batch=64 --runs 1 2>/dev/null)" ||
       { fail "$name: measure.sh failed: $line"; break; }
-    meas="$(field peak_bytes "$line")"
+    meas="$(json_int peak_bytes "$line")"
     within "$pred" "$meas" && break
   done
   [ -n "$meas" ] || continue

@@ -19,15 +19,9 @@ src="${OLLA_SOURCE_DIR:?OLLA_SOURCE_DIR must point at the source tree}"
 OLLA="${OLLA:?OLLA must name the olla-onnx binary}"
 bin="${OLLA_BINARY_DIR:?OLLA_BINARY_DIR must point at the build tree}"
 corpus="${OLLA_CORPUS:-$src/../shared/corpus}"
-ort="$src/tests/ort"
-lib="$bin/tests/ort/libolla_alloc_counter.so"
+. "$src/tests/ort/ort_env.sh"
 predict="${OLLA_ORT_PREDICT:-$bin/tests/ort_predict}"
-if ! command -v node >/dev/null || [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
-  echo "skipped: node or tests/ort/node_modules missing (run scripts/setup_ort.sh)"; exit 77
-fi
-if [ ! -f "$lib" ]; then
-  echo "skipped: the allocation counter is not built in $bin/tests/ort (it needs Linux and glibc)"; exit 77
-fi
+ort_skip_unless_ready
 [ -x "$predict" ] || { echo "FAILED: no ort_predict at $predict"; exit 1; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -35,7 +29,6 @@ failures=0
 judged=0
 never_worse_ok=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
-field() { sed -n "s/.*\"$1\":\([0-9-]*\).*/\1/p" <<<"$2"; }
 
 models="${OLLA_ORT_MEMORY_MODELS:-}"
 if [ -z "$models" ]; then
@@ -56,7 +49,7 @@ never_worse() {
   fi
   line="$("$ort/measure.sh" --lib "$lib" "$out" --dim "batch=$batch" --runs 1 2>/dev/null)" ||
     { fail "$name: measure.sh on the written model: $line"; return; }
-  written="$(field peak_bytes "$line")"
+  written="$(json_int peak_bytes "$line")"
   local slack=$((meas / 1000)); [ "$slack" -lt 8192 ] && slack=8192
   if [ "$written" -le $((meas + slack)) ]; then
     echo "ok: $name: ORT holds $written for the written model, $meas for the input"; never_worse_ok=$((never_worse_ok + 1))
@@ -75,22 +68,22 @@ check() {
     77) echo "skip: $name: $line"; return ;;
     *) fail "$name: measure.sh: $line"; return ;;
   esac
-  meas="$(field peak_bytes "$line")"
+  meas="$(json_int peak_bytes "$line")"
   if node "$ort/exec_order.mjs" "$model" --dim "batch=$batch" >"$work/order" 2>/dev/null; then
     order_args=(--order "$work/order")
   fi
   pred_line="$("$predict" "$model" --dim "batch=$batch" "${order_args[@]}" 2>&1)"
-  if [ "$(field subgraph_ops "$pred_line")" != "0" ] || ! pred="$(field predicted_peak_bytes "$pred_line")" ||
+  if [ "$(json_int subgraph_ops "$pred_line")" != "0" ] || ! pred="$(json_int predicted_peak_bytes "$pred_line")" ||
      [ -z "$pred" ]; then
     pred_line="$("$predict" "$model" --dim "batch=$batch" 2>&1)"   # subgraph nodes in the profile: ORT's rule
-    pred="$(field predicted_peak_bytes "$pred_line")"
+    pred="$(json_int predicted_peak_bytes "$pred_line")"
   fi
   [ -n "$pred" ] || { fail "$name: ort_predict: $pred_line"; return; }
   never_worse "$model" "$batch" "$meas"
   local diff=$((pred - meas)); [ "$diff" -lt 0 ] && diff=$((-diff))
   local per_mille=$(( meas > 0 ? diff * 100000 / meas : (diff > 0 ? 100000 : 0) ))  # in 1/1000 %
   local report="$name: predicted $pred, measured $meas ($((per_mille / 1000)).$(printf %03d $((per_mille % 1000)))%)"
-  if [ "$(field subgraph_ops "$pred_line")" != "0" ]; then
+  if [ "$(json_int subgraph_ops "$pred_line")" != "0" ]; then
     echo "not judged (control flow, subgraphs not modelled): $report"
   elif [ $((diff * 200)) -le "$meas" ]; then
     echo "ok: $report"; judged=$((judged + 1))
