@@ -135,24 +135,15 @@ static int write_line(FILE *f, const olla_batch_stamp *e)
 
 olla_status olla_batch_stamps_save(const olla_batch_stamps *s, olla_error *err)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", s->path);
+    olla_text_file out;
+    olla_status st = olla_text_file_open(&out, s->path, err);
+    if (st != OLLA_OK)
+        return st;
     int ok = 1;
     for (int k = 0; k < s->n && ok; k++)
         if (s->v[k].key)
-            ok = write_line(f, &s->v[k]);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    olla_status st;
-    if (!ok || bad)
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", s->path);
-    else
-        st = olla_write_file_atomic(s->path, buf, len, err);
-    free(buf);
-    return st;
+            ok = write_line(out.f, &s->v[k]);
+    return olla_text_file_write(&out, s->path, !ok, err);
 }
 
 void olla_batch_stamps_free(olla_batch_stamps *s)

@@ -618,20 +618,14 @@ static void run_all(batch *b)
 
 static olla_status write_report(const batch *b, olla_error *err)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", b->report);
+    olla_text_file out;
+    olla_status st = olla_text_file_open(&out, b->report, err);
+    if (st != OLLA_OK)
+        return st;
     for (int k = 0; k < b->n_jobs; k++)
         if (b->jobs[k].json)
-            fprintf(f, "%s\n", b->jobs[k].json);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    olla_status st = bad ? olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", b->report)
-                         : olla_write_file_atomic(b->report, buf, len, err);
-    free(buf);
-    return st;
+            fprintf(out.f, "%s\n", b->jobs[k].json);
+    return olla_text_file_write(&out, b->report, 0, err);
 }
 
 static void print_table(const batch *b, double seconds)

@@ -378,11 +378,10 @@ static void header(const svg_ctx *c, const char *title, int64_t in_peak, int64_t
 
 olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const char *path, olla_error *err)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len); /* written out whole at the end, atomically */
-    if (!f)
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", path);
+    olla_text_file out; /* written out whole at the end, atomically */
+    olla_status st = olla_text_file_open(&out, path, err);
+    if (st != OLLA_OK)
+        return st;
     int64_t in_peak = 0, peak = 0;
     for (int t = 0; t < plan->n_nodes; t++) {
         if (plan->live_input[t] > in_peak)
@@ -391,7 +390,7 @@ olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const 
             peak = plan->live_planned[t];
     }
     svg_ctx c;
-    c.f = f;
+    c.f = out.f;
     c.plan = plan;
     c.n = plan->n_nodes > 0 ? plan->n_nodes : 1;
     c.steps = make_axis(c.n, 1, "");
@@ -401,14 +400,6 @@ olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const 
     header(&c, title, in_peak, peak);
     live_panel(&c, in_peak, peak);
     arena_panel(&c);
-    fprintf(f, "</svg>\n");
-    olla_status st = OLLA_OK;
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad)
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", path);
-    else
-        st = olla_write_file_atomic(path, buf, len, err);
-    free(buf);
-    return st;
+    fprintf(out.f, "</svg>\n");
+    return olla_text_file_write(&out, path, 0, err);
 }

@@ -296,19 +296,12 @@ olla_status olla_place_csv_read_buffer(const char *data, size_t len, const char 
 
 olla_status olla_place_csv_write(const char *path, const olla_place_table *t, olla_error *err)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", path);
-    fprintf(f, "%s,offset\n", t->header ? t->header : "id,lower,upper,size");
+    olla_text_file out;
+    olla_status st = olla_text_file_open(&out, path, err);
+    if (st != OLLA_OK)
+        return st;
+    fprintf(out.f, "%s,offset\n", t->header ? t->header : "id,lower,upper,size");
     for (size_t i = 0; i < t->n; i++)
-        fprintf(f, "%s,%lld\n", t->rows[i], (long long)t->bufs[i].offset);
-    olla_status st;
-    if (ferror(f) | (fclose(f) != 0))
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", path);
-    else
-        st = olla_write_file_atomic(path, buf, len, err);
-    free(buf);
-    return st;
+        fprintf(out.f, "%s,%lld\n", t->rows[i], (long long)t->bufs[i].offset);
+    return olla_text_file_write(&out, path, 0, err);
 }

@@ -184,3 +184,25 @@ int olla_folder_writable(const char *dir, int *why)
     release_signals(&old);
     return fd >= 0;
 }
+
+olla_status olla_text_file_open(olla_text_file *t, const char *path, olla_error *err)
+{
+    t->buf = NULL;
+    t->len = 0;
+    t->f = open_memstream(&t->buf, &t->len);
+    if (!t->f)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", path);
+    return OLLA_OK;
+}
+
+olla_status olla_text_file_write(olla_text_file *t, const char *path, int failed, olla_error *err)
+{
+    failed |= ferror(t->f);
+    failed |= fclose(t->f) != 0;
+    t->f = NULL;
+    olla_status st = failed ? olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", path)
+                            : olla_write_file_atomic(path, t->buf, t->len, err);
+    free(t->buf);
+    t->buf = NULL;
+    return st;
+}

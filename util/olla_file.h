@@ -3,12 +3,27 @@
 #define OLLA_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "olla_error.h"
 
 /* Writes len bytes to path through a temporary file beside it, fsync and a
  * rename: path ends up complete or untouched, never partial. */
 olla_status olla_write_file_atomic(const char *path, const void *data, size_t len, olla_error *err);
+
+/* A text file built in memory and then written whole: olla_text_file_open
+ * starts one (an error when out of memory); print to its stream f; then
+ * olla_text_file_write closes the stream and writes the text to path with
+ * olla_write_file_atomic, or, when failed is set or the stream reports an
+ * error, writes nothing and returns an error. Either way the memory is
+ * released. */
+typedef struct olla_text_file {
+    FILE *f;
+    char *buf;
+    size_t len;
+} olla_text_file;
+olla_status olla_text_file_open(olla_text_file *t, const char *path, olla_error *err);
+olla_status olla_text_file_write(olla_text_file *t, const char *path, int failed, olla_error *err);
 
 /* Renames the finished temporary tmp to path and records path as an
  * output of this run (removed by olla_file_abandon), with SIGINT and SIGTERM

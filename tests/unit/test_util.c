@@ -125,6 +125,40 @@ OLLA_TEST(test_folder_writable)
     remove_all(dir);
 }
 
+/* A text file built in memory is written whole; when the writer reports a
+ * failure, nothing is written (an existing file stays as it was) and the
+ * error names the path; a folder that does not exist is an error too. */
+OLLA_TEST(test_text_file)
+{
+    char dir[] = "/tmp/olla-util-XXXXXX";
+    OLLA_CHECK(mkdtemp(dir) != NULL);
+    char path[64], text[64] = {0};
+    snprintf(path, sizeof path, "%s/a.csv", dir);
+    olla_error err = {0};
+    olla_text_file out;
+    OLLA_CHECK_EQ_I64(olla_text_file_open(&out, path, &err), OLLA_OK);
+    fprintf(out.f, "id,size\n%d,%d\n", 0, 64);
+    OLLA_CHECK_EQ_I64(olla_text_file_write(&out, path, 0, &err), OLLA_OK);
+    FILE *f = fopen(path, "r");
+    OLLA_CHECK(f != NULL);
+    if (f) {
+        OLLA_CHECK_EQ_I64((long long)fread(text, 1, sizeof text - 1, f), 13);
+        fclose(f);
+    }
+    OLLA_CHECK(strcmp(text, "id,size\n0,64\n") == 0);
+    OLLA_CHECK_EQ_I64(olla_text_file_open(&out, path, &err), OLLA_OK);
+    fprintf(out.f, "other\n");
+    OLLA_CHECK(olla_text_file_write(&out, path, 1, &err) != OLLA_OK);
+    OLLA_CHECK_STR_CONTAINS(err.message, path);
+    struct stat sb;
+    OLLA_CHECK(stat(path, &sb) == 0 && sb.st_size == 13);
+    OLLA_CHECK_EQ_I64(count_files(dir), 1);
+    OLLA_CHECK_EQ_I64(olla_text_file_open(&out, "/nonexistent-olla-dir/a.csv", &err), OLLA_OK);
+    fprintf(out.f, "x\n");
+    OLLA_CHECK(olla_text_file_write(&out, "/nonexistent-olla-dir/a.csv", 0, &err) != OLLA_OK);
+    remove_all(dir);
+}
+
 static void on_signal(int sig)
 {
     (void)sig;
@@ -186,4 +220,5 @@ OLLA_TEST(test_signal_at_any_moment_leaves_nothing)
 }
 
 OLLA_TEST_MAIN(OLLA_T(test_strmap_against_a_list), OLLA_T(test_abandon_removes_every_output), OLLA_T(test_folder_writable),
+               OLLA_T(test_text_file),
                OLLA_T(test_signal_at_any_moment_leaves_nothing))
