@@ -788,21 +788,31 @@ static void *run_worker(void *arg)
     return NULL;
 }
 
+/* A run's state for n buffers within capacity, offsets written to off, on
+ * the caller's stack depth, with no fixed buffers, limits or deadline yet;
+ * build() then cuts the instance into sections. */
+static void sctx_init(sctx *c, const olla_pitem *it, size_t n, int64_t capacity, int64_t *off,
+                      atomic_int *stop_pos)
+{
+    memset(c, 0, sizeof *c);
+    c->it = it;
+    c->n = n;
+    c->cap = capacity;
+    c->off = off;
+    c->stop_pos = stop_pos;
+    c->max_depth = OLLA_SEARCH_DEPTH_CALLER;
+}
+
 static int worker_init(worker *w, const olla_pitem *it, size_t n, const olla_pitem *fixed,
                        const int64_t *fixed_off, size_t nfixed, int64_t capacity,
                        double deadline, int64_t *off, schedule *sch, int parity)
 {
     memset(w, 0, sizeof *w);
+    sctx_init(&w->c, it, n, capacity, off, &sch->stop_pos);
     w->c.fixed = fixed;
     w->c.fixed_off = fixed_off;
     w->c.nfixed = nfixed;
-    w->c.it = it;
-    w->c.n = n;
-    w->c.cap = capacity;
     w->c.deadline = deadline;
-    w->c.off = off;
-    w->c.stop_pos = &sch->stop_pos;
-    w->c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
     w->sch = sch;
     w->first = parity * (OLLA_SEARCH_CONFIGS / 2);
     w->last = w->first + OLLA_SEARCH_CONFIGS / 2;
@@ -965,13 +975,7 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
     atomic_int stop_pos;
     atomic_init(&stop_pos, INT32_MAX);
     sctx c;
-    memset(&c, 0, sizeof c);
-    c.it = it;
-    c.n = n;
-    c.cap = capacity;
-    c.off = off;
-    c.stop_pos = &stop_pos;
-    c.max_depth = OLLA_SEARCH_DEPTH_CALLER;
+    sctx_init(&c, it, n, capacity, off, &stop_pos);
     int r = build(&c);
     if (r == 0)
         r = reset(&c, 1, order);
