@@ -26,10 +26,8 @@
 # (skipped) without them.
 set -u
 src="${OLLA_SOURCE_DIR:?OLLA_SOURCE_DIR must point at the source tree}"
-ort="$src/tests/ort"
-if ! command -v node >/dev/null || [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
-  echo "skipped: node or tests/ort/node_modules missing (run scripts/setup_ort.sh)"; exit 77
-fi
+. "$src/tests/ort/ort_env.sh"
+ort_skip_unless_ready
 if [ -n "${OLLA_ORT_CONVERTER:-}" ]; then
   converter="$OLLA_ORT_CONVERTER"
 else

@@ -8,14 +8,9 @@
 # with onnx; exits 77 (skipped) without them.
 set -u
 src="${OLLA_SOURCE_DIR:?OLLA_SOURCE_DIR must point at the source tree}"
-ort="$src/tests/ort"
 py=/usr/bin/python3
-if ! command -v node >/dev/null || [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
-  echo "skipped: node or tests/ort/node_modules missing (run scripts/setup_ort.sh)"; exit 77
-fi
-if ! "$py" -c 'import onnx' 2>/dev/null; then
-  echo "skipped: $py cannot import onnx"; exit 77
-fi
+. "$src/tests/ort/ort_env.sh"
+ort_skip_unless_ready onnx
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 failures=0

@@ -19,7 +19,7 @@ bin="${OLLA_BINARY_DIR:?OLLA_BINARY_DIR must point at the build tree}"
 py=/usr/bin/python3
 . "$src/tests/ort/ort_env.sh"
 probe="$bin/tests/ort/alloc_counter_probe"
-ort_skip_unless_ready onnx
+ort_skip_unless_ready onnx counter
 if [ ! -x "$probe" ]; then
   echo "skipped: the allocation counter is not built in $bin/tests/ort (it needs Linux and glibc)"; exit 77
 fi

@@ -16,7 +16,7 @@ bin="${OLLA_BINARY_DIR:?OLLA_BINARY_DIR must point at the build tree}"
 py=/usr/bin/python3
 . "$src/tests/ort/ort_env.sh"
 predict="${OLLA_ORT_PREDICT:-$bin/tests/ort_predict}"
-ort_skip_unless_ready onnx
+ort_skip_unless_ready onnx counter
 [ -x "$predict" ] || { echo "FAILED: no ort_predict at $predict"; exit 1; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -21,7 +21,7 @@ bin="${OLLA_BINARY_DIR:?OLLA_BINARY_DIR must point at the build tree}"
 corpus="${OLLA_CORPUS:-$src/../shared/corpus}"
 . "$src/tests/ort/ort_env.sh"
 predict="${OLLA_ORT_PREDICT:-$bin/tests/ort_predict}"
-ort_skip_unless_ready
+ort_skip_unless_ready counter
 [ -x "$predict" ] || { echo "FAILED: no ort_predict at $predict"; exit 1; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
