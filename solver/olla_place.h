@@ -40,7 +40,8 @@ typedef struct olla_place_options {
 typedef enum olla_place_stop {
     OLLA_PLACE_STOPPED_NONE,   /* nothing: proven, or every phase finished */
     OLLA_PLACE_STOPPED_BUDGET, /* the work budget (same result on any machine) */
-    OLLA_PLACE_STOPPED_TIME    /* the time limit (the result may depend on the load) */
+    OLLA_PLACE_STOPPED_TIME    /* the time limit cut a phase: the result, even an
+                                * optimal arena's offsets, may depend on the load */
 } olla_place_stop;
 
 typedef enum olla_place_status {

@@ -332,12 +332,18 @@ static olla_place_status final_status(const outcome *o, int fit)
                                                                       : OLLA_PLACE_HEURISTIC;
 }
 
+/* What stopped the placer early. The clock is named whenever it cut a phase
+ * whose result could have changed the outcome, even when the arena is
+ * optimal (its offsets and work then depend on the load); a proven no-fit
+ * and an optimum reached within the work budget are not stopped. */
 static olla_place_stop stop_reason(olla_place_status ps, int stopped)
 {
-    if (ps == OLLA_PLACE_OPTIMAL || ps == OLLA_PLACE_NO_FIT)
+    if (ps == OLLA_PLACE_NO_FIT)
         return OLLA_PLACE_STOPPED_NONE;
     if (stopped & (1 << OLLA_PLACE_STOPPED_TIME))
         return OLLA_PLACE_STOPPED_TIME;
+    if (ps == OLLA_PLACE_OPTIMAL)
+        return OLLA_PLACE_STOPPED_NONE;
     if (stopped & (1 << OLLA_PLACE_STOPPED_BUDGET))
         return OLLA_PLACE_STOPPED_BUDGET;
     return OLLA_PLACE_STOPPED_NONE;

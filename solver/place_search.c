@@ -687,6 +687,7 @@ typedef struct worker {
     schedule *sch;
     int first, last;    /* runs the configurations [first, last) each round */
     int r, pos;         /* outcome of the last run and its place */
+    int cut_pos;        /* the place of the run the clock cut, or INT32_MAX */
     long long units[OLLA_SEARCH_ROUNDS * OLLA_SEARCH_CONFIGS]; /* work of each run */
 } worker;
 
@@ -754,8 +755,10 @@ static int run_round(worker *w, int round, long long share)
             finish_at(c->stop_pos, pos);
             return 1;
         }
-        if (c->timed_out)
+        if (c->timed_out) {
+            w->cut_pos = pos;
             return 1;
+        }
     }
     return 0;
 }
@@ -818,6 +821,7 @@ static int worker_init(worker *w, const olla_pitem *it, size_t n, const olla_pit
     w->last = w->first + OLLA_SEARCH_CONFIGS / 2;
     w->r = -1;
     w->pos = INT32_MAX;
+    w->cut_pos = INT32_MAX;
     return build(&w->c);
 }
 
@@ -911,6 +915,10 @@ static int collect(worker *w, int64_t *off, const int64_t *off2, size_t n, olla_
         pw->stopped |= 1 << (timed ? OLLA_PLACE_STOPPED_TIME : OLLA_PLACE_STOPPED_BUDGET);
         return OLLA_SEARCH_GAVE_UP;
     }
+    /* a run before the answer that the clock cut might have finished first:
+     * the answer then depends on the load */
+    if (w[0].cut_pos < win || w[1].cut_pos < win)
+        pw->stopped |= 1 << OLLA_PLACE_STOPPED_TIME;
     worker *x = w[0].pos == win ? &w[0] : &w[1];
     if (x == &w[1] && x->r == OLLA_SEARCH_FOUND)
         memcpy(off, off2, n * sizeof *off);
