@@ -39,6 +39,23 @@ typedef enum olla_sharing {
     OLLA_SHARING_NONE = 1     /* every node output a buffer of its own (the OLLA paper's) */
 } olla_sharing;
 
+/* --memory-limit: the written model's peak, in the memory model and the
+ * execution order the plan is made for (olla_options.sharing, .runtime),
+ * must be at most the limit; activations are recomputed (their producers
+ * copied into the graph) to get there. Both fields 0: no limit. */
+typedef struct olla_memory_limit {
+    int64_t bytes;   /* > 0: the limit in bytes */
+    double fraction; /* in (0, 1]: this fraction of the peak the plan reaches without a limit */
+} olla_memory_limit;
+
+/* Reads a limit as the command line takes it: bytes ("123456"), with a
+ * K/M/G suffix (powers of 1000) or Ki/Mi/Gi (powers of 1024) after a whole
+ * or decimal number ("1.5Gi"), or a percentage of the no-limit peak ("60%",
+ * above 0 and at most 100). OLLA_ERR_USAGE with a one-line message for
+ * anything else: empty, not a number, 0, negative, over 100%, a size that
+ * overflows 64 bits. */
+olla_status olla_memory_limit_parse(const char *text, olla_memory_limit *out, olla_error *err);
+
 typedef struct olla_options {
     double time_limit;        /* seconds for ordering plus placement; default 30 */
     int64_t alignment;        /* bytes; offsets are multiples, sizes rounded up; default 64 */
@@ -54,6 +71,7 @@ typedef struct olla_options {
     int n_dims;
     const olla_input_shape *input_shapes; /* --input-shape NAME=D1,D2,... */
     int n_input_shapes;
+    olla_memory_limit memory_limit; /* no limit by default; not with keep_order */
     olla_progress_fn progress;    /* may be NULL */
     void *progress_ctx;
 } olla_options;
