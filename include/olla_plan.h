@@ -60,7 +60,8 @@ typedef struct olla_plan {
     int64_t arena_bytes;
     int64_t alignment;
     int sharing;             /* 1: planned under the runtime's buffer sharing rules; 0: every tensor its own buffer */
-    int64_t *live_input;     /* live bytes at each step of the input order */
+    int n_input_steps;       /* steps of the input order (n_nodes unless nodes were added) */
+    int64_t *live_input;     /* live bytes at each step of the input order (n_input_steps) */
     int64_t *live_planned;   /* live bytes at each step of the planned order */
     int64_t lower_bound;     /* -1 when none was computed */
     /* what the plan was made for (olla.plan "dims" and "inputs"); owned */
@@ -68,6 +69,11 @@ typedef struct olla_plan {
     olla_dim_binding *dims;    /* the symbolic dimensions bound (--dim) */
     int n_inputs;
     olla_input_shape *inputs;  /* the concrete shape of every graph input */
+    /* The model the plan is for when it is not the input: the input with
+     * copies of nodes added to recompute tensors (--memory-limit); owned,
+     * NULL when the plan is for the input itself. The indices above are
+     * its nodes'. */
+    struct olla_model *rewritten;
 } olla_plan;
 
 /* Writes the planned tensors as minimalloc CSV: id (the allocation index),

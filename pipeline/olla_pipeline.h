@@ -6,6 +6,8 @@
 #include "olla.h"
 #include "onnx/olla_graph.h"
 #include "passes/analysis/olla_dag.h"
+#include "passes/analysis/olla_graph_dag.h"
+#include "solver/olla_remat.h"
 
 /* What a graph must satisfy before planning: no planned tensor waits on an
  * unbound symbolic dimension, none of unknown size (unless allowed), no size
@@ -58,6 +60,7 @@ typedef struct olla_runtime_input {
     int keep_listing;     /* 1: write the input listing (--keep-order) */
     long search_budget;   /* evaluations for the ort search; <= 0: its default */
     double deadline;      /* a safety net (olla_now()); <= 0: none */
+    int64_t peak_limit;   /* the executed order must peak at most this (a memory limit); < 0: none */
 } olla_runtime_input;
 
 typedef struct olla_runtime_outcome {
@@ -77,5 +80,33 @@ typedef struct olla_runtime_outcome {
  * listing, or the input when that peaks higher. */
 olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *order, olla_runtime_outcome *out,
                                olla_error *err);
+
+/* Recomputation under a memory limit (pipeline/remat_stage.c). */
+typedef struct olla_remat_input {
+    const olla_graph *g;
+    const olla_dag *dag;              /* the graph's DAG under the sharing rules, of what the runtime runs */
+    const olla_graph_dag_map *map;
+    const olla_runtime_view *view;    /* NULL: the file's graph */
+    const int *order;                 /* n_ops: the order the runtime executes (the base of the search) */
+    int64_t limit;
+    long budget;                      /* work units; <= 0: the default */
+    double deadline;                  /* a safety net (olla_now()); <= 0: none */
+    int find_smallest;                /* also search the smallest peak reachable (res.smallest_peak) */
+} olla_remat_input;
+
+typedef struct olla_remat_stage_result {
+    olla_remat_result res;
+    olla_model *model;       /* the model with the copies, in the plan's order (owned; NULL when nothing is
+                                recomputed or nothing fits) */
+    int copies;              /* nodes added */
+    int recomputed_tensors;  /* distinct tensors some reader reads from a copy */
+    double extra_cost;       /* estimated cost of the copies (olla_node_cost) */
+    double total_cost;       /* of every node of the input once */
+    int64_t planned_peak;    /* the plan's peak in the order of its runs */
+} olla_remat_stage_result;
+
+/* Finds the cheapest plan under in->limit that recomputes tensors, and
+ * writes it as a model (out->model) whose listing is the plan's order. */
+olla_status olla_stage_remat(const olla_remat_input *in, olla_remat_stage_result *out, olla_error *err);
 
 #endif

@@ -52,6 +52,7 @@ void olla_plan_free(olla_plan *plan)
     free(plan->entries);
     free(plan->live_input);
     free(plan->live_planned);
+    olla_model_free(plan->rewritten);
     free(plan);
 }
 
@@ -88,6 +89,8 @@ typedef struct run {
     unsigned char *applied;          /* per in-place candidate, under order */
     int64_t *offset;                 /* per DAG tensor */
     olla_plan *plan;
+    int64_t peak_cap;                /* the runtime's order must peak at most this; < 0: no cap */
+    int done;                        /* the plan is complete (made for a rewritten model) */
 } run;
 
 static olla_status oom(run *r)
@@ -290,7 +293,7 @@ static olla_status runtime_stage(run *r)
     if (!executed)
         return oom(r);
     olla_runtime_input in = {r->g, r->have_eg ? &r->eg : NULL, &r->dag, opt->runtime, r->order, opt->keep_order, 0,
-                             opt->time_limit > 0 ? r->t0 + opt->time_limit : 0};
+                             opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, r->peak_cap};
     olla_runtime_outcome out;
     olla_status st = olla_stage_runtime(&in, r->listing, executed, &out, r->err);
     if (st == OLLA_OK) {
@@ -462,6 +465,7 @@ static olla_status make_plan(run *r)
     for (int t = 0; t < g->n_tensors; t++)
         entry_of[t] = -1;
     plan->n_nodes = g->n_ops;
+    plan->n_input_steps = g->n_ops;
     plan->alignment = r->align;
     plan->arena_bytes = r->rep->arena_bytes;
     plan->sharing = r->opt->sharing == OLLA_SHARING_RUNTIME;
@@ -586,8 +590,154 @@ static void run_free(run *r)
     olla_shape_table_free(r->types);
 }
 
-olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan_out, olla_report *rep,
-                          olla_error *err)
+static olla_status plan_model(const olla_model *m, const olla_options *opt, int64_t peak_cap, olla_plan **plan_out,
+                              olla_report *rep, olla_error *err);
+
+/* The report of the rewritten model's plan into the input's: what the
+ * written model needs and how it was found; the input's own figures stay. */
+static void merge_report(olla_report *rep, const olla_report *w)
+{
+    rep->planned_tensors = w->planned_tensors;
+    rep->heuristic_peak_bytes = w->heuristic_peak_bytes;
+    rep->peak_bytes = w->peak_bytes;
+    rep->arena_bytes = w->arena_bytes;
+    rep->lower_bound_bytes = w->lower_bound_bytes;
+    rep->schedule_seconds += w->schedule_seconds;
+    rep->placement_seconds = w->placement_seconds;
+    rep->schedule_status = w->schedule_status;
+    rep->schedule_stopped_by = w->schedule_stopped_by;
+    rep->placement_status = w->placement_status;
+    rep->joint_used = w->joint_used;
+    rep->unconstrained_peak_bytes = w->unconstrained_peak_bytes;
+    rep->executed_peak_bytes = w->executed_peak_bytes;
+    rep->ort_allocated_bytes = w->ort_allocated_bytes;
+    rep->runtime_search = w->runtime_search;
+    memcpy(rep->ort_model_note, w->ort_model_note, sizeof rep->ort_model_note);
+    rep->views = w->views;
+    rep->inplace = w->inplace;
+}
+
+/* Rounds the remaining a plan with recomputation gets to fit the runtime's
+ * order under the limit, each with a tighter target when the runtime's order
+ * of the previous one passed it. */
+#define REMAT_ROUNDS 4
+
+static olla_status limit_error(run *r, int64_t limit, const olla_remat_stage_result *rs)
+{
+    char lim[32], small[32], bound[32];
+    snprintf(lim, sizeof lim, "%lld", (long long)limit);
+    snprintf(small, sizeof small, "%lld", (long long)rs->res.smallest_peak);
+    snprintf(bound, sizeof bound, "%lld", (long long)rs->res.lower_bound);
+    if (rs->res.smallest_peak > 0)
+        return olla_error_set(r->err, OLLA_ERR_INPUT,
+                              "%s: no plan fits under the memory limit of %s bytes: the smallest peak found with "
+                              "recomputation is %s bytes, and no plan can peak below %s bytes; nothing written",
+                              r->m->path, lim, small, bound);
+    return olla_error_set(r->err, OLLA_ERR_INPUT,
+                          "%s: no plan fits under the memory limit of %s bytes: no plan can peak below %s bytes; "
+                          "nothing written",
+                          r->m->path, lim, bound);
+}
+
+/* The plan for the rewritten model, made as any plan is, with the runtime's
+ * order capped at the limit; its plan replaces this run's. */
+static olla_status plan_rewritten(run *r, const olla_remat_stage_result *rs, int64_t limit, int *fits)
+{
+    olla_options o2 = *r->opt;
+    o2.memory_limit.bytes = 0;
+    o2.memory_limit.fraction = 0;
+    if (o2.time_limit > 0) {
+        double left = o2.time_limit - (olla_now() - r->t0);
+        o2.time_limit = left > 0.25 * r->opt->time_limit ? left : 0.25 * r->opt->time_limit;
+    }
+    olla_report w;
+    olla_plan *plan2 = NULL;
+    olla_status st = plan_model(rs->model, &o2, limit, &plan2, &w, r->err);
+    if (st != OLLA_OK)
+        return st;
+    *fits = w.peak_bytes <= limit;
+    if (*fits) {
+        merge_report(r->rep, &w);
+        /* the input order's profile stays the input's */
+        free(plan2->live_input);
+        plan2->live_input = r->plan->live_input;
+        plan2->n_input_steps = r->g->n_ops;
+        r->plan->live_input = NULL;
+        olla_plan_free(r->plan);
+        r->plan = plan2;
+    } else {
+        olla_plan_free(plan2);
+    }
+    olla_report_clear(&w);
+    return OLLA_OK;
+}
+
+/* --memory-limit: the no-limit plan's peak is in r->rep; fit under the limit
+ * by recomputation when it passes it. */
+static olla_status limit_stage(run *r)
+{
+    const olla_options *opt = r->opt;
+    olla_report *rep = r->rep;
+    int64_t p0 = rep->peak_bytes;
+    int64_t limit = opt->memory_limit.bytes > 0 ? opt->memory_limit.bytes
+                                                : (int64_t)(opt->memory_limit.fraction * (double)p0);
+    rep->memory_limit_bytes = limit;
+    rep->no_limit_peak_bytes = p0;
+    rep->recompute_status = "not needed";
+    rep->recompute_method = "none";
+    if (limit >= p0)
+        return OLLA_OK;
+    progress(r, "recomputing", p0, -1);
+    olla_runtime_view view = {r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
+    int64_t target = limit;
+    olla_status st = OLLA_OK;
+    for (int round = 0; st == OLLA_OK && round < REMAT_ROUNDS; round++) {
+        olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &view : NULL, r->order, target, 0,
+                               opt->time_limit > 0 ? r->t0 + opt->time_limit * 2 : 0, 0};
+        olla_remat_stage_result rs;
+        if ((st = olla_stage_remat(&in, &rs, r->err)) != OLLA_OK)
+            return st;
+        rep->recompute_peak_bound = rs.res.lower_bound;
+        if (rs.res.outcome != OLLA_REMAT_FITS || !rs.model) {
+            olla_model_free(rs.model);
+            if (round == 0) { /* name the smallest peak the search reaches */
+                in.find_smallest = 1;
+                in.limit = p0;
+                if ((st = olla_stage_remat(&in, &rs, r->err)) != OLLA_OK)
+                    return st;
+                olla_model_free(rs.model);
+            }
+            return limit_error(r, limit, &rs);
+        }
+        int fits = 0;
+        st = plan_rewritten(r, &rs, limit, &fits);
+        if (st == OLLA_OK && fits) {
+            rep->recomputed_tensors = rs.recomputed_tensors;
+            rep->recomputed_nodes = rs.copies;
+            rep->recompute_extra_flops = (int64_t)rs.extra_cost;
+            rep->recompute_extra_fraction = rs.total_cost > 0 ? rs.extra_cost / rs.total_cost : 0;
+            rep->recompute_flops_bound = (int64_t)rs.res.cost_bound;
+            rep->recompute_status = rs.res.optimal && target == limit ? "optimal" : "feasible";
+            rep->recompute_method = rs.res.method;
+            r->plan->rewritten = rs.model;
+            r->done = 1;
+            return OLLA_OK;
+        }
+        olla_model_free(rs.model);
+        /* the runtime's order passed the limit: aim lower */
+        int64_t over = (r->rep->peak_bytes > limit ? r->rep->peak_bytes - limit : 0) + r->align;
+        target = target - over > rs.res.lower_bound ? target - over : rs.res.lower_bound;
+    }
+    if (st != OLLA_OK)
+        return st;
+    return olla_error_set(r->err, OLLA_ERR_INPUT,
+                          "%s: no plan fits under the memory limit of %lld bytes in the order %s executes: the "
+                          "plans with recomputation found peak above it there; nothing written",
+                          r->m->path, (long long)limit, olla_runtime_name(opt->runtime));
+}
+
+static olla_status plan_model(const olla_model *m, const olla_options *opt, int64_t peak_cap, olla_plan **plan_out,
+                              olla_report *rep, olla_error *err)
 {
     run r;
     memset(&r, 0, sizeof r);
@@ -597,6 +747,7 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     r.err = err;
     r.t0 = olla_now();
     r.align = opt->alignment > 0 ? opt->alignment : 1;
+    r.peak_cap = peak_cap;
     *plan_out = NULL;
     memset(rep, 0, sizeof *rep);
     rep->model = m->path;
@@ -604,24 +755,35 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     rep->sharing = opt->sharing == OLLA_SHARING_RUNTIME ? "runtime" : "none";
     rep->runtime = olla_runtime_name(opt->runtime);
     rep->input_ort_allocated_bytes = rep->ort_allocated_bytes = -1;
-    olla_status st = build_graph(&r);
+    rep->memory_limit_bytes = rep->no_limit_peak_bytes = rep->recompute_flops_bound = -1;
+    rep->recompute_peak_bound = -1;
+    int limited = opt->memory_limit.bytes > 0 || opt->memory_limit.fraction > 0;
+    olla_status st = OLLA_OK;
+    if (limited && opt->keep_order)
+        st = olla_error_set(err, OLLA_ERR_USAGE, "--memory-limit cannot be combined with --keep-order: "
+                                                 "recomputation adds nodes to the order");
+    if (st == OLLA_OK)
+        st = build_graph(&r);
     if (st == OLLA_OK)
         st = build_dag(&r);
     if (st == OLLA_OK)
         st = order_stage(&r);
     if (st == OLLA_OK)
         st = runtime_stage(&r);
+    if (st == OLLA_OK && limited)
+        st = limit_stage(&r);
     double tp = olla_now();
-    if (st == OLLA_OK)
+    if (st == OLLA_OK && !r.done)
         st = place_stage(&r);
-    if (st == OLLA_OK && opt->joint)
+    if (st == OLLA_OK && opt->joint && !r.done)
         st = try_joint(&r);
-    rep->placement_seconds = olla_now() - tp;
-    if (st == OLLA_OK)
+    if (!r.done)
+        rep->placement_seconds = olla_now() - tp;
+    if (st == OLLA_OK && !r.done)
         st = make_plan(&r);
-    if (st == OLLA_OK)
+    if (st == OLLA_OK && !r.done)
         st = check_plan(&r);
-    if (st == OLLA_OK)
+    if (st == OLLA_OK && !r.done)
         st = record_bindings(&r);
     if (st == OLLA_OK) {
         rep->total_seconds = olla_now() - r.t0;
@@ -632,4 +794,10 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     }
     run_free(&r);
     return st;
+}
+
+olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan_out, olla_report *rep,
+                          olla_error *err)
+{
+    return plan_model(m, opt, -1, plan_out, rep, err);
 }

@@ -1,0 +1,45 @@
+/* olla-onnx: the run of a graph under a memory limit that frees tensors
+ * when it must and recomputes them when they are read again (remat_sim.c),
+ * shared by the search (remat.c) and the exact program's decoding. Private
+ * to solver/. */
+#ifndef OLLA_REMAT_SIM_H
+#define OLLA_REMAT_SIM_H
+
+#include "solver/olla_remat.h"
+
+/* What the problem says once, for every run of the simulation. */
+typedef struct remat_ctx {
+    const olla_remat_problem *p;
+    const olla_dag *dag;
+    int n, nt;
+    int *pos;                  /* per node: its step in the base order */
+    int *use_start, *use_pos;  /* per tensor: the steps of its readers, ascending (CSR) */
+    int *last_use;             /* per tensor: its last reader's step, its producer's when unread, n for outputs */
+    int *view_start, *view_list; /* per tensor: the views whose buffer it holds (CSR) */
+    unsigned char *eligible;   /* per tensor: may be freed before its last reader and recomputed */
+    unsigned char *always;     /* per tensor: takes no memory of its own, never freed (0 bytes, no root) */
+    double total_cost;         /* of every node once */
+} remat_ctx;
+
+olla_status remat_ctx_init(remat_ctx *c, const olla_remat_problem *p, olla_error *err);
+void remat_ctx_free(remat_ctx *c);
+
+/* How the simulation picks what to free. */
+enum { REMAT_SCORE_COST = 0, REMAT_SCORE_DISTANCE = 1, REMAT_SCORE_COST_SQUARED = 2 };
+typedef struct remat_policy {
+    int score;                     /* REMAT_SCORE_* */
+    const unsigned char *protect;  /* per tensor, may be NULL: never freed early */
+    const unsigned char *prefer;   /* per tensor, may be NULL: freed first */
+} remat_policy;
+
+/* Runs the base order under limit with the policy. *fits is 1 when no run
+ * had to pass the limit; then plan holds the runs (peak: exact, of the
+ * plan's DAG). *work receives the work done (runs simulated and candidates
+ * scored). */
+olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, int64_t limit, olla_remat_plan *plan,
+                           int *fits, long *work, olla_error *err);
+
+/* The exact peak of a plan (its DAG, runs in order); fills plan->peak. */
+olla_status remat_plan_measure(const olla_remat_problem *p, olla_remat_plan *plan, olla_error *err);
+
+#endif
