@@ -139,6 +139,11 @@ static olla_status make_problem(const olla_remat_input *in, problem_arrays *a, o
     for (int v = 0; v < g->n_ops; v++) {
         const olla_op *o = &g->ops[v];
         a->cost[v] = olla_node_cost(g, v);
+        for (int k = 0; k < o->n_outputs; k++) { /* a view is its input's buffer: no work */
+            int t = g->output_list[o->first_output + k];
+            if (t >= 0 && map->view_of[t] >= 0)
+                a->cost[v] = 0;
+        }
         int ok = (!view || !view->runs || view->runs[v]) && op_recomputable(g, v);
         for (int k = 0; ok && k < o->n_inputs; k++) {
             int t = g->input_list[o->first_input + k];

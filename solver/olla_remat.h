@@ -16,8 +16,8 @@
  * Which tensors may be recomputed: a copy must be a deterministic function
  * of its inputs (copyable), and a tensor is recomputed only where every
  * input its producer needs is still there when the copy runs, or is itself
- * recomputable (olla_remat_problem.keep pins the others). Graph outputs are
- * never recomputed: the original stays live to the end.
+ * recomputable. A node that makes a graph output or a kept tensor
+ * (olla_remat_problem.keep) runs once: the original stays.
  *
  * The search (remat.c): the graph's own order is the base; running it with
  * the limit in force, whenever the next run would pass the limit the tensor
@@ -42,7 +42,7 @@
 typedef struct olla_remat_problem {
     const olla_dag *dag;            /* the memory model: sizes, views (0 bytes, readers read the root), in place */
     const int *order;               /* n_nodes: a topological order of the nodes, the base of the search */
-    const double *cost;             /* per node: the cost of running it once (> 0) */
+    const double *cost;             /* per node: the cost of running it once (>= 0; a view costs 0) */
     const unsigned char *copyable;  /* per node: 1 when a copy gives bit-identical outputs, with no side effect */
     const int *buffer;              /* per DAG tensor: the DAG tensor holding its bytes (itself when it owns a
                                        buffer, a view's root), or -1 (no arena memory) */
@@ -87,6 +87,10 @@ olla_status olla_remat_plan_dag(const olla_remat_problem *p, const olla_remat_pl
  * version of a kept tensor or a graph output. OLLA_ERR_INTERNAL naming the
  * first fault. */
 olla_status olla_remat_plan_check(const olla_remat_problem *p, const olla_remat_plan *plan, olla_error *err);
+
+/* 1 when node v may have copies: it is copyable, and none of its outputs is
+ * a graph output or kept (a copy would write a version nobody may read). */
+int olla_remat_may_copy(const olla_remat_problem *p, int v);
 
 /* The plan that recomputes nothing: the base order as it is. */
 olla_status olla_remat_plan_identity(const olla_remat_problem *p, olla_remat_plan *out, olla_error *err);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "solver/olla_remat.h"
+#include "solver/remat_sim.h"
 
 void olla_remat_plan_free(olla_remat_plan *plan)
 {
@@ -15,6 +16,19 @@ void olla_remat_plan_free(olla_remat_plan *plan)
     free(plan->read_start);
     free(plan->read_run);
     memset(plan, 0, sizeof *plan);
+}
+
+int olla_remat_may_copy(const olla_remat_problem *p, int v)
+{
+    const olla_dag *dag = p->dag;
+    if (!p->copyable[v])
+        return 0;
+    for (int k = dag->out_start[v]; k < dag->out_start[v + 1]; k++) {
+        int e = dag->out_list[k];
+        if (dag->is_output[e] || (p->keep && p->keep[e]))
+            return 0;
+    }
+    return 1;
 }
 
 /* Position of every tensor among its producer's outputs. */
@@ -115,7 +129,7 @@ olla_status olla_remat_plan_check(const olla_remat_problem *p, const olla_remat_
         }
         if (plan->copy[r] == 0)
             originals[v]++;
-        else if (!p->copyable[v])
+        else if (!olla_remat_may_copy(p, v))
             st = fault(err, "copies a node that may not run twice", r, v);
         if (plan->read_start[r + 1] - plan->read_start[r] != dag->in_start[v + 1] - dag->in_start[v])
             st = fault(err, "reads a wrong number of inputs", r, v);
@@ -178,5 +192,147 @@ olla_status olla_remat_plan_identity(const olla_remat_problem *p, olla_remat_pla
     }
     if (st != OLLA_OK)
         olla_remat_plan_free(out);
+    return st;
+}
+
+/* ---- a plan from a sequence of runs ---- */
+
+typedef struct replay {
+    const olla_remat_problem *p;
+    olla_remat_plan *plan;
+    int cap, n_reads, cap_reads;
+    int *cur;      /* per tensor: the run of its latest version, -1 none */
+    int *base;     /* per view tensor: the run of the buffer version its latest version shows */
+    int *copies;   /* per node */
+} replay;
+
+/* The buffer version a view's latest version shows is stale. */
+static int stale(const replay *y, int e)
+{
+    const int *buf = y->p->buffer;
+    return buf[e] >= 0 && buf[e] != e && y->cur[e] >= 0 && y->base[e] != y->cur[buf[e]];
+}
+
+static int emit(replay *y, int v, olla_error *err)
+{
+    const olla_dag *dag = y->p->dag;
+    olla_remat_plan *pl = y->plan;
+    int nin = dag->in_start[v + 1] - dag->in_start[v];
+    if (pl->n_runs + 2 > y->cap || y->n_reads + nin + 1 > y->cap_reads) {
+        int cap = (y->cap + 2) * 2, capr = (y->cap_reads + nin + 1) * 2;
+        int *a = realloc(pl->node, (size_t)cap * sizeof(int));
+        if (a)
+            pl->node = a;
+        int *b = a ? realloc(pl->copy, (size_t)cap * sizeof(int)) : NULL;
+        if (b)
+            pl->copy = b;
+        int *c = b ? realloc(pl->read_start, (size_t)cap * sizeof(int)) : NULL;
+        if (c)
+            pl->read_start = c;
+        int *d = c ? realloc(pl->read_run, (size_t)capr * sizeof(int)) : NULL;
+        if (!d) {
+            olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory decoding a plan with recomputation");
+            return 0;
+        }
+        pl->read_run = d;
+        y->cap = cap;
+        y->cap_reads = capr;
+    }
+    int r = pl->n_runs++;
+    pl->node[r] = v;
+    pl->copy[r] = y->copies[v]++;
+    pl->read_start[r] = y->n_reads;
+    for (int j = dag->in_start[v]; j < dag->in_start[v + 1]; j++) {
+        int e = dag->in_list[j];
+        if (y->cur[e] < 0) {
+            olla_error_set(err, OLLA_ERR_INTERNAL, "internal error: a run of node %d reads a tensor no earlier run "
+                                                   "wrote", v);
+            return 0;
+        }
+        pl->read_run[y->n_reads++] = y->cur[e];
+    }
+    pl->read_start[r + 1] = y->n_reads;
+    for (int k = dag->out_start[v]; k < dag->out_start[v + 1]; k++) {
+        int o = dag->out_list[k], b = y->p->buffer[o];
+        y->cur[o] = r;
+        if (b >= 0 && b != o) { /* the input it views: the buffer itself, or another view of it */
+            y->base[o] = y->cur[b];
+            for (int j = dag->in_start[v]; j < dag->in_start[v + 1]; j++) {
+                int x = dag->in_list[j];
+                if (x != b && y->p->buffer[x] == b)
+                    y->base[o] = y->base[x];
+            }
+        }
+    }
+    return 1;
+}
+
+/* Runs the producers of the stale views v reads (and of the views those
+ * read), deepest first, then v. */
+static int emit_fresh(replay *y, int v, olla_error *err)
+{
+    const olla_dag *dag = y->p->dag;
+    for (int pass = 0; pass < dag->n_nodes + 1; pass++) {
+        int again = -1;
+        for (int j = dag->in_start[v]; j < dag->in_start[v + 1] && again < 0; j++)
+            if (stale(y, dag->in_list[j]))
+                again = dag->in_list[j];
+        if (again < 0)
+            return emit(y, v, err);
+        /* the producer of the stale view, once its own inputs are fresh */
+        int w = dag->producer[again];
+        for (int depth = 0; depth < dag->n_nodes; depth++) {
+            int deeper = -1;
+            for (int j = dag->in_start[w]; j < dag->in_start[w + 1] && deeper < 0; j++)
+                if (stale(y, dag->in_list[j]))
+                    deeper = dag->in_list[j];
+            if (deeper < 0)
+                break;
+            w = dag->producer[deeper];
+        }
+        if (!emit(y, w, err))
+            return 0;
+    }
+    olla_error_set(err, OLLA_ERR_INTERNAL, "internal error: views could not be made fresh for node %d", v);
+    return 0;
+}
+
+olla_status remat_plan_from_runs(const olla_remat_problem *p, const int *nodes, int n, olla_remat_plan *plan,
+                                 olla_error *err)
+{
+    const olla_dag *dag = p->dag;
+    replay y;
+    memset(&y, 0, sizeof y);
+    memset(plan, 0, sizeof *plan);
+    y.p = p;
+    y.plan = plan;
+    y.cur = malloc(((size_t)dag->n_tensors + 1) * sizeof(int));
+    y.base = malloc(((size_t)dag->n_tensors + 1) * sizeof(int));
+    y.copies = calloc((size_t)dag->n_nodes + 1, sizeof(int));
+    olla_status st = OLLA_OK;
+    if (!y.cur || !y.base || !y.copies) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory decoding a plan with recomputation");
+    } else {
+        for (int e = 0; e < dag->n_tensors; e++)
+            y.cur[e] = y.base[e] = -1;
+        for (int i = 0; i < n && st == OLLA_OK; i++)
+            if (!emit_fresh(&y, nodes[i], err))
+                st = err->code ? err->code : OLLA_ERR_INTERNAL;
+        for (int v = 0; v < dag->n_nodes && st == OLLA_OK; v++)
+            if (!y.copies[v])
+                st = olla_error_set(err, OLLA_ERR_INTERNAL, "internal error: the runs never run node %d", v);
+    }
+    if (st == OLLA_OK && !plan->read_start) { /* an empty graph */
+        plan->read_start = calloc(1, sizeof(int));
+        if (!plan->read_start)
+            st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory decoding a plan with recomputation");
+    }
+    if (st == OLLA_OK)
+        st = remat_plan_measure(p, plan, err);
+    free(y.cur);
+    free(y.base);
+    free(y.copies);
+    if (st != OLLA_OK)
+        olla_remat_plan_free(plan);
     return st;
 }

@@ -90,8 +90,7 @@ static void eligibility(remat_ctx *c)
     const olla_dag *dag = c->dag;
     for (int e = 0; e < c->nt; e++) {
         c->always[e] = dag->bytes[e] == 0 && (p->buffer[e] < 0 || p->buffer[e] == e);
-        c->eligible[e] =
-            !c->always[e] && p->copyable[dag->producer[e]] && !dag->is_output[e] && !(p->keep && p->keep[e]);
+        c->eligible[e] = !c->always[e] && olla_remat_may_copy(p, dag->producer[e]);
     }
     for (int e = 0; e < c->nt; e++)
         for (int k = c->view_start[e]; c->eligible[e] && k < c->view_start[e + 1]; k++)
@@ -612,9 +611,12 @@ olla_status remat_plan_measure(const olla_remat_problem *p, olla_remat_plan *pla
         if (!seen)
             return olla_error_set(err, OLLA_ERR_INTERNAL, OOM);
         plan->n_copies = plan->n_recomputed = 0;
+        plan->extra_cost = 0;
         for (int r = 0; r < plan->n_runs; r++) {
             int v = plan->node[r];
             plan->n_copies += plan->copy[r] != 0;
+            if (plan->copy[r])
+                plan->extra_cost += p->cost[v];
             for (int j = dag->in_start[v]; j < dag->in_start[v + 1]; j++) {
                 int from = plan->read_run[plan->read_start[r] + (j - dag->in_start[v])], e = dag->in_list[j];
                 if (plan->copy[from] && !seen[e]) {

@@ -39,6 +39,15 @@ typedef struct remat_policy {
 olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, int64_t limit, olla_remat_plan *plan,
                            int *fits, long *work, olla_error *err);
 
+/* A plan from a sequence of node runs, the first run of each node its
+ * original: each run reads the latest version of each input; a view whose
+ * buffer was written again since the view was made is made again (a copy
+ * of its producer, inserted right before the reader), so that a reader
+ * never reads a view of a dead version. Measured (plan->peak).
+ * OLLA_ERR_INTERNAL when a run reads a tensor no earlier run wrote. */
+olla_status remat_plan_from_runs(const olla_remat_problem *p, const int *nodes, int n, olla_remat_plan *plan,
+                                 olla_error *err);
+
 /* The exact peak of a plan (its DAG, runs in order); fills plan->peak. */
 olla_status remat_plan_measure(const olla_remat_problem *p, olla_remat_plan *plan, olla_error *err);
 

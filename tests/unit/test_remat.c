@@ -1,0 +1,320 @@
+/* olla-onnx tests: recomputation under a memory limit. The operator rules,
+ * the limit parser, and the solver on random small graphs against a brute
+ * force over every plan (Dijkstra over the sets of present tensors and of
+ * nodes run): the plans it finds are plans of the problem and stay under
+ * the limit, never cost less than the optimum, the exact program's proven
+ * plans cost exactly the optimum, an impossible limit is refused, and the
+ * peak bound never passes the smallest peak any plan reaches. */
+#include <float.h>
+#include <math.h>
+
+#include "olla.h"
+#include "olla_test.h"
+#include "passes/runtime/olla_recompute.h"
+#include "solver/olla_remat.h"
+#include "solver/remat_sim.h"
+#include "test_sched_util.h"
+
+OLLA_TEST(recompute_rules)
+{
+    static const struct {
+        const char *domain, *op, *aten;
+        int allowed;
+    } cases[] = {
+        {"", "Conv", NULL, 1},
+        {"ai.onnx", "Relu", NULL, 1},
+        {"", "MatMul", NULL, 1},
+        {"", "LayerNormalization", NULL, 1},
+        {"", "BatchNormalization", NULL, 1},
+        {"", "Softmax", NULL, 1},
+        {"", "Reshape", NULL, 1},
+        {"", "MaxPool", NULL, 1},
+        {"", "AveragePoolGrad", NULL, 1},
+        {"", "MaxPoolGrad", NULL, 1},
+        {"com.microsoft", "ReluGrad", NULL, 1},
+        {"com.microsoft", "Gelu", NULL, 1},
+        {"com.microsoft", "GeluGrad", NULL, 1},
+        {"com.microsoft", "SoftmaxGrad_13", NULL, 1},
+        {"com.microsoft", "ConvGrad", NULL, 1},
+        {"com.microsoft", "FusedMatMul", NULL, 1},
+        {"org.pytorch.aten", "ATen", "baddbmm", 1},
+        {"org.pytorch.aten", "ATen", "fill.Scalar", 1},
+        {"org.pytorch.aten", "ATen", "silu", 1},
+        {"", "Dropout", NULL, 0},
+        {"", "RandomNormal", NULL, 0},
+        {"", "RandomUniformLike", NULL, 0},
+        {"", "Bernoulli", NULL, 0},
+        {"", "Multinomial", NULL, 0},
+        {"", "If", NULL, 0},
+        {"", "Loop", NULL, 0},
+        {"", "Scan", NULL, 0},
+        {"", "Constant", NULL, 0},
+        {"", "SequenceConstruct", NULL, 0},
+        {"", "NoSuchOp", NULL, 0},
+        {"com.microsoft", "BitmaskDropout", NULL, 0},
+        {"com.microsoft", "BiasDropout", NULL, 0},
+        {"com.microsoft", "AdamWOptimizer", NULL, 0},
+        {"com.microsoft", "AdamOptimizer", NULL, 0},
+        {"com.microsoft", "SGDOptimizer", NULL, 0},
+        {"com.microsoft", "InPlaceAccumulatorV2", NULL, 0},
+        {"com.microsoft", "ZeroGradient", NULL, 0},
+        {"com.microsoft", "PassThrough", NULL, 0},
+        {"org.pytorch.aten", "ATen", "bernoulli", 0},
+        {"org.pytorch.aten", "ATen", "native_dropout", 0},
+        {"org.pytorch.aten", "ATen", "empty_like", 0},
+        {"org.pytorch.aten", "ATen", "empty", 0},
+        {"org.pytorch.aten", "ATen", "randn", 0},
+        {"org.pytorch.aten", "ATen", NULL, 0},
+        {"com.example", "Relu", NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int got = olla_op_recomputable(cases[i].domain, cases[i].op, cases[i].aten);
+        if (got != cases[i].allowed)
+            fprintf(stderr, "%s %s %s: %d, want %d\n", cases[i].domain, cases[i].op,
+                    cases[i].aten ? cases[i].aten : "", got, cases[i].allowed);
+        OLLA_CHECK(got == cases[i].allowed);
+    }
+    OLLA_CHECK(olla_op_required_outputs("", "MaxPool", 2) == 1);
+    OLLA_CHECK(olla_op_required_outputs("", "BatchNormalization", 5) == 1);
+    OLLA_CHECK(olla_op_required_outputs("", "Split", 3) == 3);
+    OLLA_CHECK(olla_op_required_outputs("com.microsoft", "BatchNormInternal", 5) == 1);
+}
+
+OLLA_TEST(memory_limit_parse)
+{
+    static const struct {
+        const char *text;
+        int64_t bytes;
+        double fraction;
+    } ok[] = {
+        {"1", 1, 0},       {"123456", 123456, 0}, {"2K", 2000, 0},        {"1.5M", 1500000, 0},
+        {"3G", 3000000000LL, 0}, {"1Ki", 1024, 0}, {"1.5Mi", 1572864, 0}, {"2Gi", 2147483648LL, 0},
+        {"60%", 0, 0.6},  {"100%", 0, 1.0},      {"0.5%", 0, 0.005},     {"12.5%", 0, 0.125},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        olla_memory_limit lim;
+        olla_error err = {0};
+        OLLA_CHECK(olla_memory_limit_parse(ok[i].text, &lim, &err) == OLLA_OK);
+        OLLA_CHECK_EQ_I64(lim.bytes, ok[i].bytes);
+        OLLA_CHECK(fabs(lim.fraction - ok[i].fraction) < 1e-12);
+    }
+    static const char *const bad[] = {"", "abc", "0", "-5", "-5%", "0%", "101%", "100.5%", "1.5", "12KB", "1e3",
+                                      "0x10", " 12", "+12", "12 ", "%", "1..2M", "K", "99999999999G", "1k"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        olla_memory_limit lim;
+        olla_error err = {0};
+        OLLA_CHECK(olla_memory_limit_parse(bad[i], &lim, &err) == OLLA_ERR_USAGE);
+        OLLA_CHECK_STR_CONTAINS(err.message, "--memory-limit");
+    }
+    olla_memory_limit lim;
+    olla_error err = {0};
+    OLLA_CHECK(olla_memory_limit_parse(NULL, &lim, &err) == OLLA_ERR_USAGE);
+}
+
+/* ---- the brute force ---- */
+
+typedef struct problem {
+    olla_dag dag;
+    int order[16];
+    double cost[16];
+    unsigned char copyable[16], keep[32];
+    int buffer[32];
+    olla_remat_problem p;
+} problem;
+
+static int run_once(const problem *pr, int v)
+{
+    const olla_dag *d = &pr->dag;
+    if (!pr->copyable[v])
+        return 1;
+    for (int k = d->out_start[v]; k < d->out_start[v + 1]; k++)
+        if (d->is_output[d->out_list[k]] || pr->keep[d->out_list[k]])
+            return 1;
+    return 0;
+}
+
+/* The least extra cost of a plan under limit (DBL_MAX: none), or with
+ * min_peak the smallest peak of any plan (as a double). States: present
+ * tensors (bits), nodes run (bits). */
+static double brute(const problem *pr, int64_t limit, int min_peak)
+{
+    const olla_dag *d = &pr->dag;
+    int n = d->n_nodes, nt = d->n_tensors;
+    size_t states = (size_t)1 << (nt + n);
+    double *dist = malloc(states * sizeof(double));
+    unsigned char *done = calloc(states, 1);
+    if (!dist || !done)
+        exit(2);
+    for (size_t s = 0; s < states; s++)
+        dist[s] = DBL_MAX;
+    dist[0] = 0;
+    unsigned all_nodes = (1u << n) - 1, outputs = 0;
+    for (int e = 0; e < nt; e++)
+        if (d->is_output[e])
+            outputs |= 1u << e;
+    double base = 0;
+    for (int v = 0; v < n; v++)
+        base += pr->cost[v];
+    for (;;) {
+        size_t best = states;
+        double bd = DBL_MAX;
+        for (size_t s = 0; s < states; s++)
+            if (!done[s] && dist[s] < bd) {
+                bd = dist[s];
+                best = s;
+            }
+        if (best == states)
+            break;
+        done[best] = 1;
+        unsigned present = (unsigned)(best & ((1u << nt) - 1)), ran = (unsigned)(best >> nt);
+        if (ran == all_nodes && (present & outputs) == outputs) {
+            free(dist);
+            free(done);
+            return min_peak ? bd : bd - base;
+        }
+        int64_t held = 0;
+        for (int e = 0; e < nt; e++)
+            if (present >> e & 1)
+                held += d->bytes[e];
+        for (int e = 0; e < nt; e++) /* free one */
+            if ((present >> e & 1) && !d->is_output[e]) {
+                size_t to = (size_t)(present & ~(1u << e)) | ((size_t)ran << nt);
+                if (bd < dist[to])
+                    dist[to] = bd;
+            }
+        for (int v = 0; v < n; v++) { /* run one */
+            if ((ran >> v & 1) && run_once(pr, v))
+                continue;
+            int ok = 1;
+            for (int j = d->in_start[v]; j < d->in_start[v + 1]; j++)
+                ok &= (int)(present >> d->in_list[j] & 1);
+            if (!ok)
+                continue;
+            int64_t mem = held;
+            unsigned made = 0;
+            for (int k = d->out_start[v]; k < d->out_start[v + 1]; k++) {
+                mem += d->bytes[d->out_list[k]];
+                made |= 1u << d->out_list[k];
+            }
+            if (!min_peak && mem > limit)
+                continue;
+            size_t to = (size_t)(present | made) | ((size_t)(ran | 1u << v) << nt);
+            double nd = min_peak ? (bd > (double)mem ? bd : (double)mem) : bd + pr->cost[v];
+            if (nd < dist[to])
+                dist[to] = nd;
+        }
+    }
+    free(dist);
+    free(done);
+    return DBL_MAX;
+}
+
+static int make_problem(problem *pr, uint64_t seed, int n)
+{
+    memset(pr, 0, sizeof *pr);
+    if (!tsu_random_dag(seed, n, 45, &pr->dag))
+        return 0;
+    if (pr->dag.n_tensors > 11) {
+        olla_dag_free(&pr->dag);
+        return 0;
+    }
+    for (int v = 0; v < n; v++) {
+        pr->order[v] = v;
+        pr->cost[v] = 1 + (double)(tsu_rand() % 9);
+        pr->copyable[v] = tsu_rand() % 5 != 0;
+    }
+    for (int e = 0; e < pr->dag.n_tensors; e++) {
+        pr->buffer[e] = pr->dag.bytes[e] > 0 ? e : -1;
+        pr->keep[e] = tsu_rand() % 9 == 0;
+    }
+    pr->p = (olla_remat_problem){&pr->dag, pr->order, pr->cost, pr->copyable, pr->buffer, pr->keep, NULL, 0, 0, 0};
+    return 1;
+}
+
+static void check_plan(const problem *pr, const olla_remat_plan *plan, int64_t limit)
+{
+    olla_error err = {0};
+    OLLA_CHECK(olla_remat_plan_check(&pr->p, plan, &err) == OLLA_OK);
+    if (err.message[0])
+        fprintf(stderr, "%s\n", err.message);
+    OLLA_CHECK(plan->peak <= limit);
+    double copies = 0;
+    for (int r = 0; r < plan->n_runs; r++)
+        if (plan->copy[r])
+            copies += pr->cost[plan->node[r]];
+    OLLA_CHECK(fabs(copies - plan->extra_cost) < 1e-9);
+}
+
+OLLA_TEST(random_graphs_against_brute_force)
+{
+    int cases = 0, proven = 0, refused = 0, with_copies = 0;
+    for (uint64_t seed = 1; seed < 400 && cases < 60; seed++) {
+        problem pr;
+        int n = 4 + (int)(seed % 3);
+        if (!make_problem(&pr, seed, n))
+            continue;
+        olla_remat_plan ident;
+        olla_error err = {0};
+        OLLA_CHECK(olla_remat_plan_identity(&pr.p, &ident, &err) == OLLA_OK);
+        OLLA_CHECK_EQ_I64(ident.peak, peak_of(&pr.dag, pr.order));
+        double least = brute(&pr, 0, 1);
+        int64_t bound = olla_remat_peak_bound(&pr.p);
+        OLLA_CHECK((double)bound <= least);
+        int64_t limits[4] = {(int64_t)least, (int64_t)least + (ident.peak - (int64_t)least) / 2, ident.peak,
+                             (int64_t)least - 1};
+        for (int i = 0; i < 4; i++) {
+            int64_t lim = limits[i];
+            double opt = brute(&pr, lim, 0);
+            pr.p.limit = lim;
+            olla_remat_plan plan;
+            olla_remat_result res;
+            OLLA_CHECK(olla_remat_solve(&pr.p, i == 3, &plan, &res, &err) == OLLA_OK);
+            if (opt == DBL_MAX) {
+                OLLA_CHECK(res.outcome == OLLA_REMAT_NOT_FOUND);
+                refused++;
+                if (i == 3) /* the smallest peak found is a peak some plan reaches */
+                    OLLA_CHECK(res.smallest_peak < 0 || (double)res.smallest_peak >= least);
+            } else if (res.outcome == OLLA_REMAT_FITS) {
+                check_plan(&pr, &plan, lim);
+                OLLA_CHECK(plan.extra_cost >= opt - 1e-9);
+                if (res.optimal) {
+                    OLLA_CHECK(fabs(plan.extra_cost - opt) < 1e-9);
+                    proven++;
+                }
+                OLLA_CHECK(res.cost_bound <= opt + 1e-6);
+                with_copies += plan.n_copies > 0;
+            } else {
+                fprintf(stderr, "seed %llu limit %lld: a plan costing %g exists, none found\n",
+                        (unsigned long long)seed, (long long)lim, opt);
+                OLLA_CHECK(0);
+            }
+            /* the exact program alone */
+            olla_remat_plan exact;
+            int found = 0, optimal = 0;
+            double cb = 0;
+            OLLA_CHECK(olla_remat_ilp(&pr.p, NULL, pr.dag.n_nodes * 2, 20, &exact, &found, &optimal, &cb, &err) ==
+                       OLLA_OK);
+            if (opt == DBL_MAX) {
+                OLLA_CHECK(!found);
+            } else if (found) {
+                check_plan(&pr, &exact, lim);
+                OLLA_CHECK(exact.extra_cost >= opt - 1e-9);
+                if (optimal)
+                    OLLA_CHECK(fabs(exact.extra_cost - opt) < 1e-9);
+            }
+            olla_remat_plan_free(&exact);
+            olla_remat_plan_free(&plan);
+        }
+        olla_remat_plan_free(&ident);
+        olla_dag_free(&pr.dag);
+        cases++;
+    }
+    fprintf(stderr, "remat: %d graphs, %d proven optimal, %d limits refused, %d plans with copies\n", cases, proven,
+            refused, with_copies);
+    OLLA_CHECK(cases >= 40);
+    OLLA_CHECK(proven >= 20);
+    OLLA_CHECK(refused >= 20);
+    OLLA_CHECK(with_copies >= 10);
+}
+
+OLLA_TEST_MAIN(OLLA_T(recompute_rules), OLLA_T(memory_limit_parse), OLLA_T(random_graphs_against_brute_force))
