@@ -113,6 +113,32 @@ static olla_status fault(olla_error *err, const char *what, int run, int node)
                           what, run, node);
 }
 
+/* The run whose version of the buffer the version of view e written by
+ * run `from` shows (through the view it reads, or the buffer itself); -1
+ * when it reads neither. */
+static int view_base(const olla_remat_problem *p, const olla_remat_plan *plan, int from, int e)
+{
+    const olla_dag *dag = p->dag;
+    int root = p->buffer[e];
+    for (int hops = 0; hops < plan->n_runs; hops++) {
+        int w = plan->node[from], next = -1, via = -1;
+        for (int j = dag->in_start[w]; j < dag->in_start[w + 1]; j++) {
+            int x = dag->in_list[j], rr = plan->read_run[plan->read_start[from] + (j - dag->in_start[w])];
+            if (x == root)
+                return rr;
+            if (p->buffer[x] == root && x != e) {
+                next = rr;
+                via = x;
+            }
+        }
+        if (next < 0)
+            return -1;
+        from = next;
+        e = via;
+    }
+    return -1;
+}
+
 olla_status olla_remat_plan_check(const olla_remat_problem *p, const olla_remat_plan *plan, olla_error *err)
 {
     const olla_dag *dag = p->dag;
@@ -139,6 +165,17 @@ olla_status olla_remat_plan_check(const olla_remat_problem *p, const olla_remat_
                 st = fault(err, "reads a version no earlier run of its producer wrote", r, v);
             else if (plan->copy[from] && ((p->keep && p->keep[e]) || dag->is_output[e]))
                 st = fault(err, "reads a recomputed version of a tensor that must stay the original", r, v);
+        }
+        /* a view read with its buffer shows the version of the buffer read */
+        for (int j = dag->in_start[v]; st == OLLA_OK && j < dag->in_start[v + 1]; j++) {
+            int e = dag->in_list[j], root = p->buffer[e];
+            if (root < 0 || root == e)
+                continue;
+            for (int q = dag->in_start[v]; q < dag->in_start[v + 1]; q++)
+                if (dag->in_list[q] == root &&
+                    view_base(p, plan, plan->read_run[plan->read_start[r] + (j - dag->in_start[v])], e) !=
+                        plan->read_run[plan->read_start[r] + (q - dag->in_start[v])])
+                    st = fault(err, "reads a view of another version of its buffer than the one it reads", r, v);
         }
     }
     for (int v = 0; st == OLLA_OK && v < n; v++)

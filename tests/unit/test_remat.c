@@ -317,4 +317,160 @@ OLLA_TEST(random_graphs_against_brute_force)
     OLLA_CHECK(with_copies >= 10);
 }
 
-OLLA_TEST_MAIN(OLLA_T(recompute_rules), OLLA_T(memory_limit_parse), OLLA_T(random_graphs_against_brute_force))
+/* ---- larger graphs with views and in-place writes: the search alone ---- */
+
+typedef struct big {
+    olla_dag dag;
+    int n, *order, *buffer;
+    double *cost;
+    unsigned char *copyable, *keep;
+    olla_remat_problem p;
+} big;
+
+/* n nodes in id order: plain nodes (one or two outputs), views of an
+ * earlier tensor's buffer (0 bytes; their readers read the buffer too), and
+ * nodes that may write their output over an input of the same size. */
+static int make_big(big *g, uint64_t seed, int n)
+{
+    memset(g, 0, sizeof *g);
+    tsu_state = seed * 7919u + 17u;
+    olla_dag_builder *b = olla_dag_builder_new(n, 2 * n);
+    int cap = 2 * n + 2, nt = 0;
+    int *buffer = malloc((size_t)cap * sizeof(int));
+    int64_t *bytes = malloc((size_t)cap * sizeof(int64_t));
+    unsigned char *is_out = calloc((size_t)cap, 1);
+    if (!b || !buffer || !bytes || !is_out)
+        exit(2);
+    for (int v = 0; v < n; v++) {
+        int kind = nt == 0 ? 0 : (int)(tsu_rand() % 6); /* 0-3 plain, 4 view, 5 in place */
+        int reads[3], nr = 0;
+        for (int k = 0; k < 1 + (int)(tsu_rand() % 3) && nt > 0; k++) {
+            /* mostly recent tensors, sometimes an old one (a skip connection) */
+            int span = tsu_rand() % 4 == 0 ? nt : (nt < 4 ? nt : 4);
+            reads[nr++] = nt - 1 - (int)(tsu_rand() % (unsigned)span);
+        }
+        for (int k = 0; k < nr; k++) {
+            olla_dag_builder_use(b, v, reads[k]);
+            if (buffer[reads[k]] >= 0 && buffer[reads[k]] != reads[k])
+                olla_dag_builder_use(b, v, buffer[reads[k]]);
+        }
+        if (kind == 4 && nr > 0 && buffer[reads[0]] >= 0) {
+            int e = olla_dag_builder_tensor(b, v, 0, 0);
+            buffer[e] = buffer[reads[0]];
+            bytes[e] = 0;
+            nt++;
+            continue;
+        }
+        int outs = 1 + (tsu_rand() % 4 == 0);
+        for (int k = 0; k < outs; k++) {
+            int64_t sz = 8 * (1 + (int64_t)(tsu_rand() % 64));
+            int over = kind == 5 && k == 0 && nr > 0 && buffer[reads[0]] == reads[0] && !is_out[reads[0]];
+            if (over)
+                sz = bytes[reads[0]];
+            int out = tsu_rand() % 40 == 0;
+            int e = olla_dag_builder_tensor(b, v, sz, out);
+            is_out[e] = (unsigned char)out;
+            buffer[e] = e;
+            bytes[e] = sz;
+            nt++;
+            if (over)
+                olla_dag_builder_inplace(b, v, reads[0], e);
+        }
+    }
+    olla_error err = {0};
+    if (olla_dag_build(b, n, &g->dag, &err) != OLLA_OK) {
+        fprintf(stderr, "make_big: %s\n", err.message);
+        exit(2);
+    }
+    free(bytes);
+    free(is_out);
+    g->n = n;
+    g->buffer = buffer;
+    g->order = malloc((size_t)n * sizeof(int));
+    g->cost = malloc((size_t)n * sizeof(double));
+    g->copyable = malloc((size_t)n);
+    g->keep = calloc((size_t)g->dag.n_tensors + 1, 1);
+    for (int v = 0; v < n; v++) {
+        g->order[v] = v;
+        g->copyable[v] = tsu_rand() % 8 != 0;
+        int view = g->dag.out_start[v + 1] > g->dag.out_start[v] && g->dag.bytes[g->dag.out_list[g->dag.out_start[v]]] == 0;
+        g->cost[v] = view ? 0 : 1 + (double)(tsu_rand() % 50);
+    }
+    for (int e = 0; e < g->dag.n_tensors; e++)
+        g->keep[e] = tsu_rand() % 50 == 0;
+    g->p = (olla_remat_problem){&g->dag, g->order, g->cost, g->copyable, g->buffer, g->keep, NULL, 0, 2000000L, 0};
+    return 1;
+}
+
+static void big_free(big *g)
+{
+    olla_dag_free(&g->dag);
+    free(g->order);
+    free(g->buffer);
+    free(g->cost);
+    free(g->copyable);
+    free(g->keep);
+}
+
+OLLA_TEST(search_with_views_and_in_place)
+{
+    int plans = 0, copies = 0, inplace = 0, tried = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        big g;
+        make_big(&g, seed, 45 + (int)(seed % 40));
+        inplace += g.dag.n_inplace > 0;
+        olla_remat_plan ident;
+        olla_error err = {0};
+        OLLA_CHECK(olla_remat_plan_identity(&g.p, &ident, &err) == OLLA_OK);
+        OLLA_CHECK(olla_remat_plan_check(&g.p, &ident, &err) == OLLA_OK);
+        int64_t bound = olla_remat_peak_bound(&g.p);
+        OLLA_CHECK(bound <= ident.peak);
+        /* limits from the smallest peak the search reaches up to the base order's */
+        olla_remat_plan none;
+        olla_remat_result first;
+        g.p.limit = ident.peak;
+        OLLA_CHECK(olla_remat_solve(&g.p, 1, &none, &first, &err) == OLLA_OK);
+        OLLA_CHECK(first.outcome == OLLA_REMAT_FITS && none.n_copies == 0);
+        OLLA_CHECK(first.smallest_peak >= bound && first.smallest_peak <= ident.peak);
+        olla_remat_plan_free(&none);
+        for (int i = 0; i < 4; i++) {
+            int64_t lim = first.smallest_peak + (ident.peak - first.smallest_peak) * i / 4;
+            tried++;
+            g.p.limit = lim;
+            olla_remat_plan plan;
+            olla_remat_result res;
+            OLLA_CHECK(olla_remat_solve(&g.p, 0, &plan, &res, &err) == OLLA_OK);
+            if (res.outcome != OLLA_REMAT_FITS)
+                continue;
+            OLLA_CHECK(olla_remat_plan_check(&g.p, &plan, &err) == OLLA_OK);
+            if (err.message[0]) {
+                fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, err.message);
+                err.message[0] = '\0';
+            }
+            OLLA_CHECK(plan.peak <= lim);
+            /* the plan's DAG gives the same peak under the identity order */
+            olla_dag pd;
+            OLLA_CHECK(olla_remat_plan_dag(&g.p, &plan, &pd, NULL, &err) == OLLA_OK);
+            int *ident_order = malloc((size_t)plan.n_runs * sizeof(int));
+            for (int r = 0; r < plan.n_runs; r++)
+                ident_order[r] = r;
+            OLLA_CHECK_EQ_I64(peak_of(&pd, ident_order), plan.peak);
+            OLLA_CHECK(olla_dag_is_topological(&pd, ident_order));
+            free(ident_order);
+            olla_dag_free(&pd);
+            plans++;
+            copies += plan.n_copies > 0;
+            olla_remat_plan_free(&plan);
+        }
+        olla_remat_plan_free(&ident);
+        big_free(&g);
+    }
+    fprintf(stderr, "remat search: %d plans, %d with copies, %d graphs with in-place candidates\n", plans, copies,
+            inplace);
+    OLLA_CHECK(plans >= tried * 9 / 10);
+    OLLA_CHECK(copies >= tried / 2);
+    OLLA_CHECK(inplace >= 20);
+}
+
+OLLA_TEST_MAIN(OLLA_T(recompute_rules), OLLA_T(memory_limit_parse), OLLA_T(random_graphs_against_brute_force),
+               OLLA_T(search_with_views_and_in_place))
