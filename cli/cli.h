@@ -14,6 +14,7 @@ int olla_cmd_check(int argc, char **argv);
 int olla_cmd_shapes(int argc, char **argv);
 int olla_cmd_place(int argc, char **argv);
 int olla_cmd_batch(int argc, char **argv);
+int olla_cmd_tradeoff(int argc, char **argv);
 
 /* Shared helpers (cli/util.c, cli/options.c). */
 int olla_cli_parse_i64(const char *s, long long *out);

@@ -163,6 +163,12 @@ olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_
 olla_status olla_model_check_dim_names(const olla_model *m, const olla_dim_binding *dims, int n_dims,
                                        olla_error *err);
 
+/* The curve of peak memory against extra compute: the plan made without a
+ * limit, the smallest peak recomputation reaches, and n_points plans with
+ * recomputation under limits evenly spaced between the two (at least 2). */
+olla_status olla_tradeoff_curve(const olla_model *m, const olla_options *opt, int n_points, olla_tradeoff *out,
+                                olla_error *err);
+
 /* The report as JSON text (malloc'd; NULL when out of memory). */
 char *olla_report_to_json(const olla_report *r, int pretty);
 /* The --report JSON. */

@@ -84,6 +84,31 @@ olla_status olla_plan_write_lifetimes(const olla_plan *plan, const char *path, o
  * planned order (peak and lower bound marked), and the arena layout. */
 olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const char *path, olla_error *err);
 
+/* ---- the curve of peak memory against extra compute (recomputation) ---- */
+typedef struct olla_tradeoff_point {
+    int64_t limit_bytes;     /* the limit the plan was searched under */
+    int64_t peak_bytes;      /* the peak of the plan found (in the order of its runs) */
+    int64_t extra_flops;     /* estimated cost of its copies */
+    double extra_fraction;   /* of the input's nodes each run once */
+    int copies;              /* nodes added */
+    int recomputed_tensors;
+    int optimal;             /* 1: the extra cost is proven the least under the limit */
+} olla_tradeoff_point;
+
+typedef struct olla_tradeoff {
+    int64_t no_limit_peak_bytes; /* the peak of the plan made without a limit */
+    int64_t smallest_peak_bytes; /* the smallest peak found at any cost */
+    int64_t peak_bound_bytes;    /* no plan, whatever it recomputes, peaks below this */
+    int n_points;
+    olla_tradeoff_point *points; /* from the no-limit peak down to the smallest; owned */
+} olla_tradeoff;
+
+void olla_tradeoff_clear(olla_tradeoff *t);
+/* One row per point: limit_bytes,peak_bytes,extra_flops,extra_fraction,copies,recomputed_tensors,status. */
+olla_status olla_tradeoff_write_csv(const olla_tradeoff *t, const char *path, olla_error *err);
+/* Peak memory (up) against extra compute (across), with the bound. */
+olla_status olla_tradeoff_write_svg(const olla_tradeoff *t, const char *title, const char *path, olla_error *err);
+
 /* ---- the runtime API: a written model's plan ---- */
 typedef struct olla_runtime_plan olla_runtime_plan;
 

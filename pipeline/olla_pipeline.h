@@ -92,6 +92,7 @@ typedef struct olla_remat_input {
     long budget;                      /* work units; <= 0: the default */
     double deadline;                  /* a safety net (olla_now()); <= 0: none */
     int find_smallest;                /* also search the smallest peak reachable (res.smallest_peak) */
+    int plan_only;                    /* 1: find the plan, write no model */
 } olla_remat_input;
 
 typedef struct olla_remat_stage_result {

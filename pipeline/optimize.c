@@ -693,7 +693,7 @@ static olla_status limit_stage(run *r)
     olla_status st = OLLA_OK;
     for (int round = 0; st == OLLA_OK && round < REMAT_ROUNDS; round++) {
         olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &view : NULL, r->order, target, 0,
-                               opt->time_limit > 0 ? r->t0 + opt->time_limit * 2 : 0, 0};
+                               opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, 0, 0};
         olla_remat_stage_result rs;
         if ((st = olla_stage_remat(&in, &rs, r->err)) != OLLA_OK)
             return st;
@@ -792,6 +792,87 @@ static olla_status plan_model(const olla_model *m, const olla_options *opt, int6
     } else {
         olla_report_clear(rep);
     }
+    run_free(&r);
+    return st;
+}
+
+/* The curve: the no-limit plan, then the remat stage under limits between
+ * its peak and the smallest peak found, plans only. */
+static olla_status curve(run *r, int n_points, olla_tradeoff *out)
+{
+    const olla_options *opt = r->opt;
+    olla_runtime_view view = {r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
+    int64_t p0 = r->rep->peak_bytes;
+    olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &view : NULL, r->order, p0, 0,
+                           opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, 1, 1};
+    olla_remat_stage_result rs;
+    olla_status st = olla_stage_remat(&in, &rs, r->err);
+    if (st != OLLA_OK)
+        return st;
+    out->no_limit_peak_bytes = p0;
+    out->smallest_peak_bytes = rs.res.smallest_peak;
+    out->peak_bound_bytes = rs.res.lower_bound;
+    if (!(out->points = calloc((size_t)n_points, sizeof *out->points)))
+        return oom(r);
+    in.find_smallest = 0;
+    for (int k = 0; k < n_points && st == OLLA_OK; k++) {
+        int64_t lim = p0 - (int64_t)((double)(p0 - out->smallest_peak_bytes) * k / (n_points - 1));
+        in.limit = lim;
+        progress(r, "recomputing", lim, out->peak_bound_bytes);
+        if ((st = olla_stage_remat(&in, &rs, r->err)) != OLLA_OK)
+            break;
+        if (rs.res.outcome != OLLA_REMAT_FITS)
+            continue; /* the search is not monotone in the limit: a point may be missing */
+        olla_tradeoff_point *pt = &out->points[out->n_points++];
+        pt->limit_bytes = lim;
+        pt->peak_bytes = rs.planned_peak;
+        pt->extra_flops = (int64_t)rs.extra_cost;
+        pt->extra_fraction = rs.total_cost > 0 ? rs.extra_cost / rs.total_cost : 0;
+        pt->copies = rs.copies;
+        pt->recomputed_tensors = rs.recomputed_tensors;
+        pt->optimal = rs.res.optimal;
+    }
+    return st;
+}
+
+void olla_tradeoff_clear(olla_tradeoff *t)
+{
+    free(t->points);
+    memset(t, 0, sizeof *t);
+}
+
+olla_status olla_tradeoff_curve(const olla_model *m, const olla_options *opt, int n_points, olla_tradeoff *out,
+                                olla_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (n_points < 2)
+        return olla_error_set(err, OLLA_ERR_USAGE, "a curve needs at least 2 points");
+    if (opt->keep_order)
+        return olla_error_set(err, OLLA_ERR_USAGE, "--keep-order fixes the order: recomputation adds nodes to it");
+    olla_report rep;
+    run r;
+    memset(&r, 0, sizeof r);
+    memset(&rep, 0, sizeof rep);
+    r.m = m;
+    r.opt = opt;
+    r.rep = &rep;
+    r.err = err;
+    r.t0 = olla_now();
+    r.align = opt->alignment > 0 ? opt->alignment : 1;
+    r.peak_cap = -1;
+    rep.model = m->path;
+    olla_status st = build_graph(&r);
+    if (st == OLLA_OK)
+        st = build_dag(&r);
+    if (st == OLLA_OK)
+        st = order_stage(&r);
+    if (st == OLLA_OK)
+        st = runtime_stage(&r);
+    if (st == OLLA_OK)
+        st = curve(&r, n_points, out);
+    if (st != OLLA_OK)
+        olla_tradeoff_clear(out);
+    olla_report_clear(&rep);
     run_free(&r);
     return st;
 }

@@ -402,7 +402,7 @@ olla_status olla_stage_remat(const olla_remat_input *in, olla_remat_stage_result
         out->copies = plan.n_copies;
         out->recomputed_tensors = plan.n_recomputed;
         out->planned_peak = plan.peak;
-        if (st == OLLA_OK && plan.n_copies > 0)
+        if (st == OLLA_OK && plan.n_copies > 0 && !in->plan_only)
             st = rewrite_model(in, &p, &plan, &out->model, err);
     }
     olla_remat_plan_free(&plan);
