@@ -106,6 +106,28 @@ typedef struct olla_remat_stage_result {
     int64_t planned_peak;    /* the plan's peak in the order of its runs */
 } olla_remat_stage_result;
 
+/* The problem the stage poses: the arrays behind it and the problem
+ * itself (for benchmarks and tools that run the solver themselves). */
+typedef struct olla_remat_posed {
+    olla_remat_problem problem;
+    double *cost;
+    unsigned char *copyable, *keep, *omittable, *mutated;
+    int *buffer;
+    double total_cost; /* of every node once */
+} olla_remat_posed;
+olla_status olla_remat_pose(const olla_remat_input *in, olla_remat_posed *out, olla_error *err);
+void olla_remat_posed_free(olla_remat_posed *posed);
+
+/* The remat stage of a model as olla_optimize poses it under a limit: the
+ * plan made without one (its graph, DAG and the order the runtime executes
+ * for it), and the problem posed on it (with limit 0: set it). */
+typedef struct olla_remat_setup olla_remat_setup;
+olla_status olla_remat_setup_model(const olla_model *m, const olla_options *opt, olla_remat_setup **out,
+                                   olla_error *err);
+const olla_remat_posed *olla_remat_setup_posed(const olla_remat_setup *s);
+int64_t olla_remat_setup_peak(const olla_remat_setup *s); /* of the plan made without a limit */
+void olla_remat_setup_free(olla_remat_setup *s);
+
 /* Finds the cheapest plan under in->limit that recomputes tensors, and
  * writes it as a model (out->model) whose listing is the plan's order. */
 olla_status olla_stage_remat(const olla_remat_input *in, olla_remat_stage_result *out, olla_error *err);

@@ -841,33 +841,43 @@ void olla_tradeoff_clear(olla_tradeoff *t)
     memset(t, 0, sizeof *t);
 }
 
+/* The plan without a limit up to the order the runtime executes: the
+ * stages the curve and the setup share. r is zeroed first; free it with
+ * run_free and the report with olla_report_clear. */
+static olla_status plan_until_runtime(run *r, olla_report *rep, const olla_model *m, const olla_options *opt,
+                                      olla_error *err)
+{
+    memset(r, 0, sizeof *r);
+    memset(rep, 0, sizeof *rep);
+    r->m = m;
+    r->opt = opt;
+    r->rep = rep;
+    r->err = err;
+    r->t0 = olla_now();
+    r->align = opt->alignment > 0 ? opt->alignment : 1;
+    r->peak_cap = -1;
+    rep->model = m->path;
+    if (opt->keep_order)
+        return olla_error_set(err, OLLA_ERR_USAGE, "--keep-order fixes the order: recomputation adds nodes to it");
+    olla_status st = build_graph(r);
+    if (st == OLLA_OK)
+        st = build_dag(r);
+    if (st == OLLA_OK)
+        st = order_stage(r);
+    if (st == OLLA_OK)
+        st = runtime_stage(r);
+    return st;
+}
+
 olla_status olla_tradeoff_curve(const olla_model *m, const olla_options *opt, int n_points, olla_tradeoff *out,
                                 olla_error *err)
 {
     memset(out, 0, sizeof *out);
     if (n_points < 2)
         return olla_error_set(err, OLLA_ERR_USAGE, "a curve needs at least 2 points");
-    if (opt->keep_order)
-        return olla_error_set(err, OLLA_ERR_USAGE, "--keep-order fixes the order: recomputation adds nodes to it");
     olla_report rep;
     run r;
-    memset(&r, 0, sizeof r);
-    memset(&rep, 0, sizeof rep);
-    r.m = m;
-    r.opt = opt;
-    r.rep = &rep;
-    r.err = err;
-    r.t0 = olla_now();
-    r.align = opt->alignment > 0 ? opt->alignment : 1;
-    r.peak_cap = -1;
-    rep.model = m->path;
-    olla_status st = build_graph(&r);
-    if (st == OLLA_OK)
-        st = build_dag(&r);
-    if (st == OLLA_OK)
-        st = order_stage(&r);
-    if (st == OLLA_OK)
-        st = runtime_stage(&r);
+    olla_status st = plan_until_runtime(&r, &rep, m, opt, err);
     if (st == OLLA_OK)
         st = curve(&r, n_points, out);
     if (st != OLLA_OK)
@@ -875,6 +885,55 @@ olla_status olla_tradeoff_curve(const olla_model *m, const olla_options *opt, in
     olla_report_clear(&rep);
     run_free(&r);
     return st;
+}
+
+struct olla_remat_setup {
+    run r;
+    olla_report rep;
+    olla_runtime_view view;
+    olla_remat_posed posed;
+};
+
+olla_status olla_remat_setup_model(const olla_model *m, const olla_options *opt, olla_remat_setup **out,
+                                   olla_error *err)
+{
+    olla_remat_setup *s = calloc(1, sizeof *s);
+    *out = NULL;
+    if (!s)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory planning %s", m->path);
+    olla_status st = plan_until_runtime(&s->r, &s->rep, m, opt, err);
+    if (st == OLLA_OK) {
+        run *r = &s->r;
+        s->view = (olla_runtime_view){r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
+        olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &s->view : NULL, r->order, 0, 0, 0, 0, 1};
+        st = olla_remat_pose(&in, &s->posed, err);
+    }
+    if (st != OLLA_OK) {
+        olla_remat_setup_free(s);
+        return st;
+    }
+    *out = s;
+    return OLLA_OK;
+}
+
+const olla_remat_posed *olla_remat_setup_posed(const olla_remat_setup *s)
+{
+    return &s->posed;
+}
+
+int64_t olla_remat_setup_peak(const olla_remat_setup *s)
+{
+    return s->rep.peak_bytes;
+}
+
+void olla_remat_setup_free(olla_remat_setup *s)
+{
+    if (!s)
+        return;
+    olla_remat_posed_free(&s->posed);
+    olla_report_clear(&s->rep);
+    run_free(&s->r);
+    free(s);
 }
 
 olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan_out, olla_report *rep,

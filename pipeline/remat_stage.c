@@ -68,13 +68,9 @@ static int op_recomputable(const olla_graph *g, int op)
            !holds_subgraph(node) && o->n_inputs == o->n_explicit_inputs;
 }
 
-typedef struct problem_arrays {
-    double *cost;
-    unsigned char *copyable, *keep, *omittable, *mutated;
-    int *buffer;
-} problem_arrays;
+typedef olla_remat_posed problem_arrays;
 
-static void arrays_free(problem_arrays *a)
+void olla_remat_posed_free(olla_remat_posed *a)
 {
     free(a->cost);
     free(a->copyable);
@@ -82,6 +78,7 @@ static void arrays_free(problem_arrays *a)
     free(a->omittable);
     free(a->mutated);
     free(a->buffer);
+    memset(a, 0, sizeof *a);
 }
 
 static int root_of(const olla_graph_dag_map *map, int t)
@@ -113,7 +110,7 @@ static olla_status mark_mutated(const olla_graph *g, const olla_graph_dag_map *m
     return OLLA_OK;
 }
 
-static olla_status make_problem(const olla_remat_input *in, problem_arrays *a, olla_error *err)
+olla_status olla_remat_pose(const olla_remat_input *in, olla_remat_posed *a, olla_error *err)
 {
     const olla_graph *g = in->g;
     const olla_dag *dag = in->dag;
@@ -160,6 +157,7 @@ static olla_status make_problem(const olla_remat_input *in, problem_arrays *a, o
                 a->omittable[map->dag_tensor[t]] = 1;
         }
         a->copyable[v] = (unsigned char)ok;
+        a->total_cost += a->cost[v];
         /* what a skipped node or a subgraph reads stays the original */
         for (int k = 0; k < o->n_inputs; k++) {
             int t = g->input_list[o->first_input + k];
@@ -174,6 +172,8 @@ static olla_status make_problem(const olla_remat_input *in, problem_arrays *a, o
             }
         }
     }
+    a->problem = (olla_remat_problem){in->dag, in->order, a->cost, a->copyable, a->buffer, a->keep, a->omittable,
+                                      in->limit, in->budget, in->deadline};
     return OLLA_OK;
 }
 
@@ -384,28 +384,26 @@ static olla_status rewrite_model(const olla_remat_input *in, const olla_remat_pr
 olla_status olla_stage_remat(const olla_remat_input *in, olla_remat_stage_result *out, olla_error *err)
 {
     memset(out, 0, sizeof *out);
-    problem_arrays a;
-    olla_status st = make_problem(in, &a, err);
+    olla_remat_posed a;
+    olla_status st = olla_remat_pose(in, &a, err);
     if (st != OLLA_OK) {
-        arrays_free(&a);
+        olla_remat_posed_free(&a);
         return st;
     }
-    olla_remat_problem p = {in->dag, in->order, a.cost, a.copyable, a.buffer, a.keep, a.omittable,
-                            in->limit, in->budget, in->deadline};
-    for (int v = 0; v < in->g->n_ops; v++)
-        out->total_cost += a.cost[v];
+    const olla_remat_problem *p = &a.problem;
+    out->total_cost = a.total_cost;
     olla_remat_plan plan;
-    st = olla_remat_solve(&p, in->find_smallest, &plan, &out->res, err);
+    st = olla_remat_solve(p, in->find_smallest, &plan, &out->res, err);
     if (st == OLLA_OK && out->res.outcome == OLLA_REMAT_FITS) {
-        st = olla_remat_plan_check(&p, &plan, err);
+        st = olla_remat_plan_check(p, &plan, err);
         out->extra_cost = plan.extra_cost;
         out->copies = plan.n_copies;
         out->recomputed_tensors = plan.n_recomputed;
         out->planned_peak = plan.peak;
         if (st == OLLA_OK && plan.n_copies > 0 && !in->plan_only)
-            st = rewrite_model(in, &p, &plan, &out->model, err);
+            st = rewrite_model(in, p, &plan, &out->model, err);
     }
     olla_remat_plan_free(&plan);
-    arrays_free(&a);
+    olla_remat_posed_free(&a);
     return st;
 }

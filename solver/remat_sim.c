@@ -50,6 +50,8 @@ void remat_ctx_free(remat_ctx *c)
     free(c->view_list);
     free(c->eligible);
     free(c->always);
+    free(c->gap_start);
+    free(c->gap_end);
     memset(c, 0, sizeof *c);
 }
 
@@ -113,7 +115,10 @@ olla_status remat_ctx_init(remat_ctx *c, const olla_remat_problem *p, olla_error
     c->last_use = malloc(nt1 * sizeof(int));
     c->eligible = calloc(nt1, 1);
     c->always = calloc(nt1, 1);
-    if (!c->pos || !c->use_start || !c->use_pos || !c->last_use || !c->eligible || !c->always || !views_init(c)) {
+    c->gap_start = malloc(nt1 * sizeof(int));
+    c->gap_end = malloc(nt1 * sizeof(int));
+    if (!c->pos || !c->use_start || !c->use_pos || !c->last_use || !c->eligible || !c->always || !c->gap_start ||
+        !c->gap_end || !views_init(c)) {
         remat_ctx_free(c);
         return olla_error_set(err, OLLA_ERR_INTERNAL, OOM);
     }
@@ -131,6 +136,20 @@ olla_status remat_ctx_init(remat_ctx *c, const olla_remat_problem *p, olla_error
     }
     c->use_start[c->nt] = dag->sink_start[c->nt];
     eligibility(c);
+    /* the widest gap, from the producer's step through the readers' */
+    int min_gap = (int)((double)c->n * REMAT_MIN_GAP);
+    for (int e = 0; e < c->nt; e++) {
+        c->gap_start[e] = c->gap_end[e] = -1;
+        int prev = c->pos[dag->producer[e]], best = min_gap > 1 ? min_gap : 2;
+        for (int k = c->use_start[e]; c->eligible[e] && k < c->use_start[e + 1]; k++) {
+            if (c->use_pos[k] - prev >= best) {
+                best = c->use_pos[k] - prev;
+                c->gap_start[e] = prev;
+                c->gap_end[e] = c->use_pos[k];
+            }
+            prev = c->use_pos[k];
+        }
+    }
     return OLLA_OK;
 }
 
@@ -332,24 +351,66 @@ static void free_tensor(sim *s, int e)
     update_wanted(s, e);
 }
 
-/* Lower is freed first. */
-static double score(const sim *s, int e)
+/* What recomputing e would cost now: its producer and the producers of
+ * the absent tensors its recomputation walks back through (each once). */
+static double recompute_cost(sim *s, int e0)
+{
+    const remat_ctx *c = s->c;
+    const olla_dag *dag = c->dag;
+    s->walk++;
+    int top = 0;
+    s->walk_stack[top++] = e0;
+    s->seen[e0] = s->walk;
+    double cost = 0;
+    while (top > 0) {
+        int e = s->walk_stack[--top], u = dag->producer[e];
+        cost += c->p->cost[u];
+        for (int j = dag->in_start[u]; j < dag->in_start[u + 1]; j++) {
+            int x = dag->in_list[j];
+            if (s->present[x] || c->always[x] || s->seen[x] == s->walk)
+                continue;
+            s->seen[x] = s->walk;
+            s->walk_stack[top++] = x;
+        }
+        s->work++;
+    }
+    return cost;
+}
+
+/* The step at which e is next needed: its next reader, or for a tensor
+ * held only for recomputations, the next reader of the soonest absent
+ * tensor that is recomputed from it; n when none is known. */
+static int next_need(const sim *s, int e)
 {
     const remat_ctx *c = s->c;
     const olla_dag *dag = c->dag;
     int k = reader_after(s, e, s->now - 1);
+    if (k < c->use_start[e + 1])
+        return c->use_pos[k];
+    int soonest = c->n;
+    for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1] && s->need[e] > 0; q++) {
+        int u = dag->sink_list[q];
+        for (int o = dag->out_start[u]; o < dag->out_start[u + 1]; o++) {
+            int x = dag->out_list[o];
+            if (s->present[x] || !s->wanted[x])
+                continue;
+            int kx = reader_after(s, x, s->now - 1);
+            if (kx < c->use_start[x + 1] && c->use_pos[kx] < soonest)
+                soonest = c->use_pos[kx];
+        }
+    }
+    return soonest;
+}
+
+/* Lower is freed first. */
+static double score(sim *s, int e)
+{
+    const remat_ctx *c = s->c;
+    const olla_dag *dag = c->dag;
     if (!needed(s, e))
         return -DBL_MAX; /* nothing needs it: free */
-    /* needed only for a recomputation: as far as the end */
-    double next = k < c->use_start[e + 1] ? (double)c->use_pos[k] : (double)c->n;
-    double dist = next - (double)s->now + 1.0, bytes = (double)dag->bytes[e];
-    int u = dag->producer[e];
-    double again = c->p->cost[u];
-    for (int j = dag->in_start[u]; j < dag->in_start[u + 1]; j++) {
-        int x = dag->in_list[j];
-        if (!s->present[x] && !c->always[x])
-            again += c->p->cost[dag->producer[x]];
-    }
+    double dist = (double)(next_need(s, e) - s->now) + 1.0, bytes = (double)dag->bytes[e];
+    double again = recompute_cost(s, e);
     double v;
     switch (s->pol->score) {
     case REMAT_SCORE_DISTANCE:
@@ -564,6 +625,9 @@ static void end_step(sim *s)
             free_tensor(s, e); /* may touch more: the loop reaches them */
         else if (!s->present[e])
             update_wanted(s, e);
+        else if (s->pol->drop && s->pol->drop[e] && !s->pin[e] && c->gap_start[e] >= 0 &&
+                 c->gap_start[e] <= s->now - 1 && s->now < c->gap_end[e] && may_free(s, e))
+            free_tensor(s, e); /* its gap starts: checkpointing frees it until the gap's end */
     }
     s->now--;
     s->n_touched = 0;

@@ -17,6 +17,9 @@ typedef struct remat_ctx {
     int *last_use;             /* per tensor: its last reader's step, its producer's when unread, n for outputs */
     int *view_start, *view_list; /* per tensor: the views whose buffer it holds (CSR) */
     unsigned char *eligible;   /* per tensor: may be freed before its last reader and recomputed */
+    int *gap_start, *gap_end;  /* per tensor: the widest stretch of steps between its producer and readers
+                                  that reads it (gap_start < step < gap_end); -1 when under REMAT_MIN_GAP of
+                                  the order, or not eligible */
     unsigned char *always;     /* per tensor: takes no memory of its own, never freed (0 bytes, no root) */
     double total_cost;         /* of every node once */
 } remat_ctx;
@@ -30,7 +33,12 @@ typedef struct remat_policy {
     int score;                     /* REMAT_SCORE_* */
     const unsigned char *protect;  /* per tensor, may be NULL: never freed early */
     const unsigned char *prefer;   /* per tensor, may be NULL: freed first */
+    const unsigned char *drop;     /* per tensor, may be NULL: freed as soon as its gap starts (the
+                                      checkpointing of Chen et al.: recomputed after the gap) */
 } remat_policy;
+
+/* A gap shorter than this fraction of the order is not worth a drop. */
+#define REMAT_MIN_GAP 0.0625
 
 /* Runs the base order under limit with the policy. *fits is 1 when no run
  * had to pass the limit; then plan holds the runs (peak: exact, of the
