@@ -89,6 +89,8 @@ typedef struct search {
     int best_score;
     int stopped_by_time;
     int64_t least_peak; /* the least peak of any plan simulated that fit, or INT64_MAX */
+    int64_t target;     /* the peak a plan must meet (the limit; the simulation may run under another) */
+    int64_t best_limit; /* the simulation's limit of the best plan */
 } search;
 
 static int out_of_work(const search *s)
@@ -121,7 +123,7 @@ static olla_status try_policy(search *s, const remat_policy *pol, int64_t limit,
 {
     olla_remat_plan plan;
     long work = 0;
-    olla_status st = remat_simulate(&s->c, pol, limit, &plan, fits, &work, err);
+    olla_status st = remat_simulate(&s->c, pol, limit, s->target, &plan, fits, &work, err);
     s->work += work;
     if (st != OLLA_OK || !*fits)
         return st;
@@ -139,6 +141,7 @@ static olla_status try_policy(search *s, const remat_policy *pol, int64_t limit,
         if (pol->drop != s->drop)
             copy_set(s->drop, pol->drop, nt);
         s->best_score = pol->score;
+        s->best_limit = limit;
         return OLLA_OK;
     }
     olla_remat_plan_free(&plan);
@@ -398,7 +401,7 @@ static int charged_tensors(const search *s, charged *out)
  * first, stop dropping it early and keep it from being freed; take the
  * first change that makes the plan cheaper and still fits, and start over,
  * until a pass gains nothing or the budget ends. */
-static olla_status improve(search *s, int64_t limit, olla_error *err)
+static olla_status improve(search *s, olla_error *err)
 {
     size_t nt = (size_t)s->c.nt;
     charged *list = malloc((nt + 1) * sizeof *list);
@@ -424,7 +427,7 @@ static olla_status improve(search *s, int64_t limit, olla_error *err)
             double before = s->best.extra_cost;
             remat_policy pol = {s->best_score, protect, prefer, drop};
             int fits = 0;
-            st = try_policy(s, &pol, limit, 1, &fits, err);
+            st = try_policy(s, &pol, s->best_limit, 1, &fits, err);
             gained = st == OLLA_OK && s->best.extra_cost < before;
         }
     }
@@ -440,12 +443,15 @@ static olla_status improve(search *s, int64_t limit, olla_error *err)
 static olla_status smallest_peak(search *s, int64_t lo, int64_t hi, int64_t *smallest, olla_error *err)
 {
     long stop = s->work + (long)((double)s->budget * REMAT_SMALLEST_SHARE);
+    long budget = s->budget;
+    s->budget = stop; /* one probe may pass the share; the search after it starts afresh */
     int64_t found = hi;
     olla_status st = OLLA_OK;
     while (st == OLLA_OK && hi - lo > (int64_t)((double)hi * REMAT_BISECT_PRECISION) && hi - lo > 1 &&
            s->work < stop && !out_of_work(s)) {
         int64_t mid = lo + (hi - lo) / 2;
         int fits = 0;
+        s->target = mid;
         st = portfolio(s, mid, 0, &fits, err);
         if (fits)
             hi = found = mid;
@@ -454,6 +460,7 @@ static olla_status smallest_peak(search *s, int64_t lo, int64_t hi, int64_t *sma
     }
     /* the smallest peak is the plans' own, at or under found */
     *smallest = found < s->least_peak ? found : s->least_peak;
+    s->budget = budget;
     return st;
 }
 
@@ -479,6 +486,7 @@ olla_status olla_remat_solve(const olla_remat_problem *p, int find_smallest, oll
     s.p = p;
     s.budget = p->budget > 0 ? p->budget : REMAT_DEFAULT_BUDGET;
     s.least_peak = INT64_MAX;
+    s.target = p->limit;
     olla_status st = remat_ctx_init(&s.c, p, err);
     if (st != OLLA_OK)
         return st;
@@ -499,11 +507,13 @@ olla_status olla_remat_solve(const olla_remat_problem *p, int find_smallest, oll
         search_free(&s);
         return st;
     }
+    res->work = s.work;
+    s.work = 0; /* the search under the limit has a budget of its own */
+    s.target = p->limit;
     if (base.peak <= p->limit) {
         *plan = base;
         res->outcome = OLLA_REMAT_FITS;
         res->optimal = 1;
-        res->work = s.work;
         search_free(&s);
         return OLLA_OK;
     }
@@ -511,6 +521,14 @@ olla_status olla_remat_solve(const olla_remat_problem *p, int find_smallest, oll
     int fits = 0;
     if (p->limit >= res->lower_bound)
         st = portfolio(&s, p->limit, 1, &fits, err);
+    /* the simulation is neither monotone in its limit nor exact (it counts
+     * what it frees under pressure until it frees it): other limits for it,
+     * around the one to meet, may give a plan that meets it */
+    static const double around[] = {-0.005, 0.01, -0.02, 0.03, -0.05, 0.06, -0.1, 0.1, 0.15, 0.25};
+    for (size_t i = 0; st == OLLA_OK && !s.have_best && p->limit >= res->lower_bound &&
+                       i < sizeof around / sizeof around[0] && !out_of_work(&s);
+         i++)
+        st = portfolio(&s, (int64_t)((double)p->limit * (1.0 + around[i])), 1, &fits, err);
     res->method = "greedy";
     if (st == OLLA_OK && p->limit >= res->lower_bound && p->dag->n_nodes <= OLLA_REMAT_ILP_MAX_NODES) {
         olla_remat_plan exact;
@@ -533,11 +551,11 @@ olla_status olla_remat_solve(const olla_remat_problem *p, int find_smallest, oll
         }
     }
     if (st == OLLA_OK && s.have_best && !res->optimal) {
-        st = improve(&s, p->limit, err);
+        st = improve(&s, err);
         if (strcmp(res->method, "greedy") == 0)
             res->method = "search";
     }
-    res->work = s.work;
+    res->work += s.work;
     res->stopped_by_time = p->deadline > 0 && olla_past(p->deadline);
     if (res->smallest_peak >= 0 && s.least_peak < res->smallest_peak)
         res->smallest_peak = s.least_peak;

@@ -155,10 +155,20 @@ olla_status remat_ctx_init(remat_ctx *c, const olla_remat_problem *p, olla_error
 
 /* ---- one simulation ---- */
 
+/* The walks back through absent tensors stop after this many: a longer
+ * recomputation counts as lost (not recoverable; infinitely expensive). */
+#define REMAT_WALK_LIMIT 256
+
 typedef struct frame {
     int tensor; /* to make present */
     int input;  /* inputs of its producer made present and pinned so far */
 } frame;
+
+typedef struct heap_item {
+    double score;
+    int tensor;
+    unsigned stamp;
+} heap_item;
 
 typedef struct sim {
     const remat_ctx *c;
@@ -172,7 +182,15 @@ typedef struct sim {
     int *need;                /* per tensor: needed absent tensors whose producer reads it */
     int *pin;                 /* per tensor: runs under way that read it */
     int64_t mem;              /* bytes of the present tensors */
-    int *cand, *cand_at, n_cand; /* present eligible tensors with bytes: what may be freed early */
+    /* what may be freed early (present eligible tensors with bytes, not
+     * protected) in a min-heap of scores, evaluated lazily: an entry whose
+     * stamp is not its tensor's is stale; a popped score is evaluated again
+     * and pushed back when it has risen past the next one */
+    struct heap_item *heap;
+    long n_heap, cap_heap;
+    unsigned *stamp;
+    unsigned char *in_cand;
+    int *stash, n_stash;
     int *touched, n_touched;  /* tensors to look at when the step ends */
     unsigned char *in_touched;
     unsigned *seen;           /* per tensor: the walk that last visited it */
@@ -256,8 +274,8 @@ static void update_wanted(sim *s, int e0)
             s->need[x] += want ? 1 : -1;
             if (!s->present[x])
                 s->walk_stack[top++] = x; /* its own need changed */
-            else if (!want && s->need[x] == 0)
-                touch(s, x); /* may be free to go at the end of the step */
+            else
+                touch(s, x); /* rescored, or free to go, at the end of the step */
         }
     }
 }
@@ -272,9 +290,9 @@ static int recoverable(sim *s, int e0)
     int top = 0;
     s->walk_stack[top++] = e0;
     s->seen[e0] = s->walk;
-    while (top > 0) {
+    for (int walked = 0; top > 0; walked++) {
         int e = s->walk_stack[--top];
-        if (!c->eligible[e])
+        if (!c->eligible[e] || walked >= REMAT_WALK_LIMIT)
             return 0;
         int u = dag->producer[e];
         for (int j = dag->in_start[u]; j < dag->in_start[u + 1]; j++) {
@@ -322,11 +340,8 @@ static void make_present(sim *s, int e, int run)
     s->present[e] = 1;
     s->version[e] = run;
     s->mem += s->c->dag->bytes[e];
-    if (is_candidate(s, e)) {
-        s->cand_at[e] = s->n_cand;
-        s->cand[s->n_cand++] = e;
-    }
-    touch(s, e);
+    s->in_cand[e] = (unsigned char)is_candidate(s, e);
+    touch(s, e); /* scored when the step ends */
     if (s->wanted[e])
         update_wanted(s, e);
 }
@@ -336,11 +351,8 @@ static void free_tensor(sim *s, int e)
     const remat_ctx *c = s->c;
     s->present[e] = 0;
     s->mem -= c->dag->bytes[e];
-    if (is_candidate(s, e)) {
-        int at = s->cand_at[e], last = s->cand[--s->n_cand];
-        s->cand[at] = last;
-        s->cand_at[last] = at;
-    }
+    s->in_cand[e] = 0;
+    s->stamp[e]++;
     for (int k = c->view_start[e]; k < c->view_start[e + 1]; k++) {
         int w = c->view_list[k];
         if (s->present[w]) { /* a view dies with its buffer */
@@ -362,7 +374,9 @@ static double recompute_cost(sim *s, int e0)
     s->walk_stack[top++] = e0;
     s->seen[e0] = s->walk;
     double cost = 0;
-    while (top > 0) {
+    for (int walked = 0; top > 0; walked++) {
+        if (walked >= REMAT_WALK_LIMIT)
+            return DBL_MAX;
         int e = s->walk_stack[--top], u = dag->producer[e];
         cost += c->p->cost[u];
         for (int j = dag->in_start[u]; j < dag->in_start[u + 1]; j++) {
@@ -427,36 +441,94 @@ static double score(sim *s, int e)
     return v;
 }
 
+static int item_less(const heap_item *a, const heap_item *b)
+{
+    return a->score < b->score || (a->score == b->score && a->tensor < b->tensor);
+}
+
+/* Pushes e with its score now (any older entry of e goes stale). */
+static void heap_push(sim *s, int e)
+{
+    if (!s->in_cand[e])
+        return;
+    if (s->n_heap == s->cap_heap) {
+        long cap = s->cap_heap ? s->cap_heap * 2 : 1024;
+        heap_item *h = realloc(s->heap, (size_t)cap * sizeof *h);
+        if (!h) {
+            s->oom = s->failed = 1;
+            return;
+        }
+        s->heap = h;
+        s->cap_heap = cap;
+    }
+    heap_item it = {score(s, e), e, ++s->stamp[e]};
+    long i = s->n_heap++;
+    while (i > 0 && item_less(&it, &s->heap[(i - 1) / 2])) {
+        s->heap[i] = s->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    s->heap[i] = it;
+    s->work++;
+}
+
+static heap_item heap_pop(sim *s)
+{
+    heap_item top = s->heap[0], last = s->heap[--s->n_heap];
+    long i = 0, n = s->n_heap;
+    for (;;) {
+        long l = 2 * i + 1, r = l + 1, m = i;
+        const heap_item *best = &last;
+        if (l < n && item_less(&s->heap[l], best)) {
+            m = l;
+            best = &s->heap[l];
+        }
+        if (r < n && item_less(&s->heap[r], best))
+            m = r;
+        if (m == i)
+            break;
+        s->heap[i] = s->heap[m];
+        i = m;
+    }
+    if (n > 0)
+        s->heap[i] = last;
+    s->work++;
+    return top;
+}
+
 /* Frees tensors until need more bytes fit; 0 when nothing more can go. */
 static int make_room(sim *s, int64_t need)
 {
-    while (s->mem + need > s->limit) {
-        int best = -1;
-        double best_score = DBL_MAX;
-        unsigned round = ++s->round; /* candidates refused in this round carry this stamp */
-        for (;;) {
-            best = -1;
-            best_score = DBL_MAX;
-            for (int i = 0; i < s->n_cand; i++) {
-                int e = s->cand[i];
-                if (s->pin[e] || s->refused[e] == round)
-                    continue;
-                double v = score(s, e);
-                if (v < best_score || (v == best_score && e < best)) {
-                    best_score = v;
-                    best = e;
-                }
-            }
-            s->work += s->n_cand;
-            if (best < 0)
-                return 0;
-            if (may_free(s, best))
-                break;
-            s->refused[best] = round;
+    int ok = 1;
+    while (s->mem + need > s->limit && !s->failed) {
+        if (s->n_heap == 0) {
+            ok = 0;
+            break;
         }
-        free_tensor(s, best);
+        heap_item it = heap_pop(s);
+        int e = it.tensor;
+        if (it.stamp != s->stamp[e] || !s->in_cand[e])
+            continue; /* stale */
+        if (s->pin[e]) {
+            s->stash[s->n_stash++] = e;
+            s->stamp[e]++;
+            continue;
+        }
+        double now = score(s, e);
+        if (s->n_heap > 0 && now > it.score && item_less(&s->heap[0], &(heap_item){now, e, 0})) {
+            heap_push(s, e);
+            continue;
+        }
+        if (!may_free(s, e)) {
+            s->stash[s->n_stash++] = e;
+            s->stamp[e]++;
+            continue;
+        }
+        free_tensor(s, e);
     }
-    return 1;
+    for (int i = 0; i < s->n_stash; i++) /* pinned or refused this time: back in */
+        heap_push(s, s->stash[i]);
+    s->n_stash = 0;
+    return ok;
 }
 
 /* Appends a run of node u reading the present versions of its inputs. */
@@ -628,6 +700,8 @@ static void end_step(sim *s)
         else if (s->pol->drop && s->pol->drop[e] && !s->pin[e] && c->gap_start[e] >= 0 &&
                  c->gap_start[e] <= s->now - 1 && s->now < c->gap_end[e] && may_free(s, e))
             free_tensor(s, e); /* its gap starts: checkpointing frees it until the gap's end */
+        else if (s->present[e])
+            heap_push(s, e); /* read, made or needed anew: its score moved */
     }
     s->now--;
     s->n_touched = 0;
@@ -641,8 +715,10 @@ static void sim_free(sim *s)
     free(s->next_use);
     free(s->need);
     free(s->pin);
-    free(s->cand);
-    free(s->cand_at);
+    free(s->heap);
+    free(s->stamp);
+    free(s->in_cand);
+    free(s->stash);
     free(s->touched);
     free(s->in_touched);
     free(s->seen);
@@ -694,8 +770,8 @@ olla_status remat_plan_measure(const olla_remat_problem *p, olla_remat_plan *pla
     return st;
 }
 
-olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, int64_t limit, olla_remat_plan *plan,
-                           int *fits, long *work, olla_error *err)
+olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, int64_t limit, int64_t accept,
+                           olla_remat_plan *plan, int *fits, long *work, olla_error *err)
 {
     size_t nt1 = (size_t)c->nt + 1, n1 = (size_t)c->n + 1;
     sim s;
@@ -711,8 +787,9 @@ olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, int64_t 
     s.next_use = malloc(nt1 * sizeof(int));
     s.need = calloc(nt1, sizeof(int));
     s.pin = calloc(nt1, sizeof(int));
-    s.cand = malloc(nt1 * sizeof(int));
-    s.cand_at = malloc(nt1 * sizeof(int));
+    s.stamp = calloc(nt1, sizeof(unsigned));
+    s.in_cand = calloc(nt1, 1);
+    s.stash = malloc(nt1 * sizeof(int));
     s.touched = malloc(nt1 * sizeof(int));
     s.in_touched = calloc(nt1, 1);
     s.seen = calloc(nt1, sizeof(unsigned));
@@ -721,7 +798,7 @@ olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, int64_t 
     s.copies = calloc(n1, sizeof(int));
     s.stack = malloc((nt1 + 1) * sizeof(frame));
     *fits = 0;
-    if (!s.present || !s.wanted || !s.version || !s.next_use || !s.need || !s.pin || !s.cand || !s.cand_at ||
+    if (!s.present || !s.wanted || !s.version || !s.next_use || !s.need || !s.pin || !s.stamp || !s.in_cand || !s.stash ||
         !s.touched || !s.in_touched || !s.seen || !s.refused || !s.walk_stack || !s.copies || !s.stack) {
         sim_free(&s);
         return olla_error_set(err, OLLA_ERR_INTERNAL, OOM);
@@ -763,7 +840,7 @@ olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, int64_t 
         olla_remat_plan_free(plan);
         return st;
     }
-    *fits = plan->peak <= limit;
+    *fits = plan->peak <= accept;
     if (!*fits)
         olla_remat_plan_free(plan);
     return OLLA_OK;

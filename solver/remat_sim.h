@@ -40,12 +40,15 @@ typedef struct remat_policy {
 /* A gap shorter than this fraction of the order is not worth a drop. */
 #define REMAT_MIN_GAP 0.0625
 
-/* Runs the base order under limit with the policy. *fits is 1 when no run
- * had to pass the limit; then plan holds the runs (peak: exact, of the
- * plan's DAG). *work receives the work done (runs simulated and candidates
- * scored). */
-olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, int64_t limit, olla_remat_plan *plan,
-                           int *fits, long *work, olla_error *err);
+/* Runs the base order with the policy, keeping the simulation's bytes
+ * under limit. *fits is 1 when it could, and the plan it made peaks at most
+ * `accept`; then plan holds the runs (peak: exact, of the plan's DAG).
+ * The simulation counts a tensor it frees under pressure until it frees it,
+ * past its last reader, so a plan often peaks below its limit: a limit
+ * above `accept` can give a plan that fits it. *work receives the work
+ * done (runs simulated, scores evaluated, tensors walked). */
+olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, int64_t limit, int64_t accept,
+                           olla_remat_plan *plan, int *fits, long *work, olla_error *err);
 
 /* A plan from a sequence of node runs, the first run of each node its
  * original: each run reads the latest version of each input; a view whose
