@@ -131,7 +131,7 @@ olla_status olla_remat_solve(const olla_remat_problem *p, int find_smallest, oll
  * extra cost. The integer program counts a tensor from the step that makes
  * it to its last reader and lets no in-place write share a buffer: with
  * in-place candidates its plans are valid but not proven (optimal is 0). */
-#define OLLA_REMAT_ILP_MAX_NODES 40
+#define OLLA_REMAT_ILP_MAX_NODES 24
 olla_status olla_remat_ilp(const olla_remat_problem *p, const olla_remat_plan *start, int max_copies,
                            double time_limit, olla_remat_plan *plan, int *found, int *optimal, double *cost_bound,
                            olla_error *err);

@@ -27,7 +27,7 @@
 #define REMAT_BISECT_PRECISION 0.001
 /* Steps of the exact program given to copies, per node, and its time. */
 #define REMAT_ILP_COPIES_PER_NODE 1
-#define REMAT_ILP_SECONDS 20.0
+#define REMAT_ILP_SECONDS 60.0
 
 /* ---- the bound ---- */
 

@@ -36,8 +36,8 @@
 #include "solver/remat_sim.h"
 
 /* Beyond this many columns the program is not attempted. */
-#define REMAT_ILP_MAX_COLS 30000
-#define REMAT_ILP_MAX_NODES_CBC 200000
+#define REMAT_ILP_MAX_COLS 8000
+#define REMAT_ILP_MAX_NODES_CBC 20000
 
 typedef struct prog {
     const olla_remat_problem *p;

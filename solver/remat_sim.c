@@ -335,13 +335,16 @@ static int is_candidate(const sim *s, int e)
     return c->eligible[e] && c->dag->bytes[e] > 0 && !(s->pol->protect && s->pol->protect[e]);
 }
 
+static void heap_push(sim *s, int e);
+
 static void make_present(sim *s, int e, int run)
 {
     s->present[e] = 1;
     s->version[e] = run;
     s->mem += s->c->dag->bytes[e];
     s->in_cand[e] = (unsigned char)is_candidate(s, e);
-    touch(s, e); /* scored when the step ends */
+    touch(s, e);
+    heap_push(s, e); /* scored again when the step ends */
     if (s->wanted[e])
         update_wanted(s, e);
 }
