@@ -74,6 +74,7 @@ typedef struct olla_plan {
      * NULL when the plan is for the input itself. The indices above are
      * its nodes'. */
     struct olla_model *rewritten;
+    int64_t memory_limit;      /* --memory-limit in bytes ("memory_limit" in olla.plan), or -1 */
 } olla_plan;
 
 /* Writes the planned tensors as minimalloc CSV: id (the allocation index),

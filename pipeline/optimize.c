@@ -466,6 +466,7 @@ static olla_status make_plan(run *r)
         entry_of[t] = -1;
     plan->n_nodes = g->n_ops;
     plan->n_input_steps = g->n_ops;
+    plan->memory_limit = r->rep->memory_limit_bytes;
     plan->alignment = r->align;
     plan->arena_bytes = r->rep->arena_bytes;
     plan->sharing = r->opt->sharing == OLLA_SHARING_RUNTIME;
@@ -555,7 +556,7 @@ static olla_status check_plan(run *r)
     olla_runtime_view view = {r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
     olla_plan_layout lay = {plan->order, offset, bytes, share, shares, plan->arena_bytes, plan->alignment,
                             plan->sharing, r->have_eg ? &view : NULL};
-    olla_status st = olla_plan_verify(g, &lay, r->err);
+    olla_status st = olla_plan_verify(g, &lay, NULL, r->err);
     free(offset);
     free(bytes);
     free(share);
@@ -641,7 +642,7 @@ static olla_status limit_error(run *r, int64_t limit, const olla_remat_stage_res
 
 /* The plan for the rewritten model, made as any plan is, with the runtime's
  * order capped at the limit; its plan replaces this run's. */
-static olla_status plan_rewritten(run *r, const olla_remat_stage_result *rs, int64_t limit, int *fits)
+static olla_status plan_rewritten(run *r, const olla_remat_stage_result *rs, int64_t limit, int *fits, int64_t *over)
 {
     olla_options o2 = *r->opt;
     o2.memory_limit.bytes = 0;
@@ -655,7 +656,10 @@ static olla_status plan_rewritten(run *r, const olla_remat_stage_result *rs, int
     olla_status st = plan_model(rs->model, &o2, limit, &plan2, &w, r->err);
     if (st != OLLA_OK)
         return st;
-    *fits = w.peak_bytes <= limit;
+    /* a runtime that follows the plan holds its arena */
+    int64_t held = r->opt->runtime == OLLA_RUNTIME_LISTED && w.arena_bytes > w.peak_bytes ? w.arena_bytes : w.peak_bytes;
+    *fits = held <= limit;
+    *over = held - limit;
     if (*fits) {
         merge_report(r->rep, &w);
         /* the input order's profile stays the input's */
@@ -672,9 +676,9 @@ static olla_status plan_rewritten(run *r, const olla_remat_stage_result *rs, int
     return OLLA_OK;
 }
 
-/* --memory-limit: the no-limit plan's peak is in r->rep; fit under the limit
- * by recomputation when it passes it. */
-static olla_status limit_stage(run *r)
+/* --memory-limit: the limit in bytes, from the no-limit plan's peak in
+ * r->rep; the report's fields for it. */
+static int64_t resolve_limit(run *r)
 {
     const olla_options *opt = r->opt;
     olla_report *rep = r->rep;
@@ -685,11 +689,18 @@ static olla_status limit_stage(run *r)
     rep->no_limit_peak_bytes = p0;
     rep->recompute_status = "not needed";
     rep->recompute_method = "none";
-    if (limit >= p0)
-        return OLLA_OK;
+    return limit;
+}
+
+/* Fits under limit by recomputation, aiming first at target (below the
+ * limit when a plan made without recomputation passed it by its arena). */
+static olla_status recompute_under(run *r, int64_t limit, int64_t target)
+{
+    const olla_options *opt = r->opt;
+    olla_report *rep = r->rep;
+    int64_t p0 = rep->no_limit_peak_bytes;
     progress(r, "recomputing", p0, -1);
     olla_runtime_view view = {r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
-    int64_t target = limit;
     olla_status st = OLLA_OK;
     for (int round = 0; st == OLLA_OK && round < REMAT_ROUNDS; round++) {
         olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &view : NULL, r->order, target, 0,
@@ -710,7 +721,8 @@ static olla_status limit_stage(run *r)
             return limit_error(r, limit, &rs);
         }
         int fits = 0;
-        st = plan_rewritten(r, &rs, limit, &fits);
+        int64_t over = 0;
+        st = plan_rewritten(r, &rs, limit, &fits, &over);
         if (st == OLLA_OK && fits) {
             rep->recomputed_tensors = rs.recomputed_tensors;
             rep->recomputed_nodes = rs.copies;
@@ -720,13 +732,14 @@ static olla_status limit_stage(run *r)
             rep->recompute_status = rs.res.optimal && target == limit ? "optimal" : "feasible";
             rep->recompute_method = rs.res.method;
             r->plan->rewritten = rs.model;
+            r->plan->memory_limit = limit;
             r->done = 1;
             return OLLA_OK;
         }
         olla_model_free(rs.model);
-        /* the runtime's order passed the limit: aim lower */
-        int64_t over = (r->rep->peak_bytes > limit ? r->rep->peak_bytes - limit : 0) + r->align;
-        target = target - over > rs.res.lower_bound ? target - over : rs.res.lower_bound;
+        /* the runtime's order, or the arena, passed the limit: aim lower by as much, and a little more */
+        int64_t step = (over > 0 ? over : 0) + limit / 200 + r->align;
+        target = target - step > rs.res.lower_bound ? target - step : rs.res.lower_bound;
     }
     if (st != OLLA_OK)
         return st;
@@ -770,11 +783,15 @@ static olla_status plan_model(const olla_model *m, const olla_options *opt, int6
         st = order_stage(&r);
     if (st == OLLA_OK)
         st = runtime_stage(&r);
-    if (st == OLLA_OK && limited)
-        st = limit_stage(&r);
+    int64_t limit = limited && st == OLLA_OK ? resolve_limit(&r) : -1;
+    if (st == OLLA_OK && limited && limit < rep->peak_bytes)
+        st = recompute_under(&r, limit, limit);
     double tp = olla_now();
     if (st == OLLA_OK && !r.done)
         st = place_stage(&r);
+    /* a runtime that follows the plan holds its arena: over the limit, recompute */
+    if (st == OLLA_OK && limited && !r.done && opt->runtime == OLLA_RUNTIME_LISTED && rep->arena_bytes > limit)
+        st = recompute_under(&r, limit, limit - (rep->arena_bytes - rep->peak_bytes));
     if (st == OLLA_OK && opt->joint && !r.done)
         st = try_joint(&r);
     if (!r.done)

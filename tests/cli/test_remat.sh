@@ -60,8 +60,17 @@ grep -q "<polyline class=\"curve\"" "$tmp/c.svg" && [ "$(grep -c 'class="point"'
 "$OLLA" --runtime listed --memory-limit 100% --report "$tmp/r100.json" "$tmp/m/unet_infer.onnx" "$tmp/o100.onnx" 2>"$tmp/e"; rc=$?
 [ $rc -eq 0 ] && grep -q "nothing recomputed" "$tmp/e" && [ "$(jnum "$tmp/r100.json" recomputed_nodes)" = 0 ] &&
   [ "$(jnum "$tmp/r100.json" recompute_status)" = "not needed" ] && ok || bad "limit 100%: exit $rc, $(tail -1 "$tmp/e")"
+# the same nodes and offsets as without a limit; the plan records the limit it meets
 "$OLLA" -q --runtime listed --report "$tmp/r0.json" "$tmp/m/unet_infer.onnx" "$tmp/o0.onnx" &&
-  cmp -s "$tmp/o0.onnx" "$tmp/o100.onnx" && [ "$(jnum "$tmp/r0.json" memory_limit_bytes)" = null ] && ok ||
+  [ "$(jnum "$tmp/r0.json" memory_limit_bytes)" = null ] && $PY - "$tmp/o0.onnx" "$tmp/o100.onnx" <<'EOF' && ok ||
+import json, sys, onnx
+a, b = onnx.load(sys.argv[1]), onnx.load(sys.argv[2])
+assert [n.SerializeToString() for n in a.graph.node] == [n.SerializeToString() for n in b.graph.node]
+pa = json.loads({p.key: p.value for p in a.metadata_props}["olla.plan"])
+pb = json.loads({p.key: p.value for p in b.metadata_props}["olla.plan"])
+assert "memory_limit" not in pa and pb.pop("memory_limit") > 0
+assert pa == pb
+EOF
   bad "a limit above the peak changed the written model"
 
 # ---- under limits, in every runtime and sharing mode
@@ -100,6 +109,26 @@ EOF
   done
 done
 [ $copies_seen -ge 8 ] && ok || bad "only $copies_seen plans recomputed anything"
+
+# ---- check reads the limit the plan records and refuses a plan above it
+last=$(ls "$tmp"/unet_infer.listed.runtime.*.onnx 2>/dev/null | head -1)
+if [ -n "$last" ]; then
+  $PY - "$last" "$tmp/tampered.onnx" <<'EOF' && ok || bad "olla.plan records no memory_limit"
+import json, sys, onnx
+m = onnx.load(sys.argv[1])
+for p in m.metadata_props:
+    if p.key == "olla.plan":
+        plan = json.loads(p.value)
+        assert plan["memory_limit"] > 0, plan.get("memory_limit")
+        plan["memory_limit"] = 1000
+        p.value = json.dumps(plan)
+onnx.save(m, sys.argv[2])
+EOF
+  "$OLLA" check "$tmp/tampered.onnx" >"$tmp/c" 2>&1; rc=$?
+  [ $rc -eq 1 ] && grep -q "above its memory limit of 1000 bytes" "$tmp/c" && ok || bad "check of a plan above its limit: exit $rc, $(cat "$tmp/c")"
+else
+  bad "no plan of unet_infer under --runtime listed"
+fi
 
 # ---- the bundled training graphs: an impossible or a possible limit, never a wrong plan
 for m in mlp_train cnn_train; do
