@@ -83,6 +83,7 @@ typedef struct run {
     olla_dag dag; /* under the sharing rules, of what the runtime runs */
     olla_graph_dag_map map;
     int *input_order, *order;        /* n_nodes; order: planned, then the one the runtime executes */
+    int *best_order;                 /* n_nodes: the planned order, kept when the runtime's replaces it */
     int *listing;                    /* n_nodes: the graph.node order to write */
     int *first, *last;               /* per DAG tensor, under order */
     int *holder, *buf_first, *buf_last; /* per DAG tensor: its buffer's owner and that buffer's lifetime */
@@ -296,6 +297,8 @@ static olla_status runtime_stage(run *r)
                              opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, r->peak_cap};
     olla_runtime_outcome out;
     olla_status st = olla_stage_runtime(&in, r->listing, executed, &out, r->err);
+    if (st == OLLA_OK && (r->best_order = malloc(((size_t)n + 1) * sizeof(int))))
+        memcpy(r->best_order, r->order, (size_t)n * sizeof(int));
     if (st == OLLA_OK) {
         memcpy(r->order, executed, (size_t)n * sizeof(int));
         rep->unconstrained_peak_bytes = rep->peak_bytes;
@@ -575,6 +578,7 @@ static void run_free(run *r)
     olla_plan_free(r->plan);
     free(r->input_order);
     free(r->order);
+    free(r->best_order);
     free(r->listing);
     free(r->first);
     free(r->last);
@@ -676,6 +680,14 @@ static olla_status plan_rewritten(run *r, const olla_remat_stage_result *rs, int
     return OLLA_OK;
 }
 
+/* The order recomputation starts from: the best order found, which the
+ * runtime's listing is then chosen to follow (the order the runtime
+ * executes for the plan without a limit may be further from it). */
+static const int *base_order(const run *r)
+{
+    return r->best_order ? r->best_order : r->order;
+}
+
 /* --memory-limit: the limit in bytes, from the no-limit plan's peak in
  * r->rep; the report's fields for it. */
 static int64_t resolve_limit(run *r)
@@ -703,7 +715,7 @@ static olla_status recompute_under(run *r, int64_t limit, int64_t target)
     olla_runtime_view view = {r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
     olla_status st = OLLA_OK;
     for (int round = 0; st == OLLA_OK && round < REMAT_ROUNDS; round++) {
-        olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &view : NULL, r->order, target, 0,
+        olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &view : NULL, base_order(r), target, 0,
                                opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, 0, 0};
         olla_remat_stage_result rs;
         if ((st = olla_stage_remat(&in, &rs, r->err)) != OLLA_OK)
@@ -820,7 +832,7 @@ static olla_status curve(run *r, int n_points, olla_tradeoff *out)
     const olla_options *opt = r->opt;
     olla_runtime_view view = {r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
     int64_t p0 = r->rep->peak_bytes;
-    olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &view : NULL, r->order, p0, 0,
+    olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &view : NULL, base_order(r), p0, 0,
                            opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, 1, 1};
     olla_remat_stage_result rs;
     olla_status st = olla_stage_remat(&in, &rs, r->err);
@@ -922,7 +934,7 @@ olla_status olla_remat_setup_model(const olla_model *m, const olla_options *opt,
     if (st == OLLA_OK) {
         run *r = &s->r;
         s->view = (olla_runtime_view){r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
-        olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &s->view : NULL, r->order, 0, 0, 0, 0, 1};
+        olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &s->view : NULL, base_order(r), 0, 0, 0, 0, 1};
         st = olla_remat_pose(&in, &s->posed, err);
     }
     if (st != OLLA_OK) {
