@@ -657,7 +657,8 @@ static olla_status plan_rewritten(run *r, const olla_remat_stage_result *rs, int
     }
     olla_report w;
     olla_plan *plan2 = NULL;
-    olla_status st = plan_model(rs->model, &o2, limit, &plan2, &w, r->err);
+    /* nothing recomputed: the input, in an order the runtime runs under the limit */
+    olla_status st = plan_model(rs->model ? rs->model : r->m, &o2, limit, &plan2, &w, r->err);
     if (st != OLLA_OK)
         return st;
     /* a runtime that follows the plan holds its arena */
@@ -727,8 +728,7 @@ static olla_status recompute_under(run *r, int64_t limit, int64_t target)
         if ((st = olla_stage_remat(&in, &rs, r->err)) != OLLA_OK)
             return st;
         rep->recompute_peak_bound = rs.res.lower_bound;
-        if (rs.res.outcome != OLLA_REMAT_FITS || !rs.model) {
-            olla_model_free(rs.model);
+        if (rs.res.outcome != OLLA_REMAT_FITS) {
             if (round > 0)
                 break; /* aiming lower found nothing: the runtime's order was the trouble */
             { /* name the smallest peak the search reaches */
@@ -749,7 +749,9 @@ static olla_status recompute_under(run *r, int64_t limit, int64_t target)
             rep->recompute_extra_flops = (int64_t)rs.extra_cost;
             rep->recompute_extra_fraction = rs.total_cost > 0 ? rs.extra_cost / rs.total_cost : 0;
             rep->recompute_flops_bound = (int64_t)rs.res.cost_bound;
-            rep->recompute_status = rs.res.optimal && target == limit ? "optimal" : "feasible";
+            rep->recompute_status = rs.copies == 0                          ? "not needed"
+                                    : rs.res.optimal && target == limit ? "optimal"
+                                                                        : "feasible";
             rep->recompute_method = rs.res.method;
             r->plan->rewritten = rs.model;
             r->plan->memory_limit = limit;
