@@ -40,10 +40,11 @@ against a float target by default, ce with --loss ce); `cnn` is x[b,3,image,
 image] -> depth x (Conv 3x3, BatchNormalization in training mode, Relu, and a
 MaxPool 2x2 after every second block, which doubles the channels) ->
 ReduceMean over the image -> linear -> SoftmaxCrossEntropyLoss; `transformer`
-is x[b,seq,width] -> depth x pre-norm blocks (LayerNormalization, multi-head
+is x[b,seq,width] -> linear -> depth x pre-norm blocks (LayerNormalization, multi-head
 causal attention with Softmax, residual, LayerNormalization, MLP with Gelu,
 residual) -> LayerNormalization -> linear to classes per position ->
-SoftmaxCrossEntropyLoss against labels[b,seq].
+SoftmaxCrossEntropyLoss against labels[b,seq]. `overhead` is no training
+step: y = Neg(x[b,width]), whose run measures the runtime's fixed overhead.
 """
 
 import argparse
@@ -166,6 +167,8 @@ class Step:
 
     # -- gradients
     def add_grad(self, x, g):
+        if x in self.inputs and x not in self.params:
+            return  # data and targets take no gradient
         if x not in self.grads:
             self.grads[x] = g
             return
@@ -238,6 +241,8 @@ def linear(s, x, fan_in, fan_out, name):
                         f"{name}/weight_grad", transA=1)
         (gw,) = s.node("Mul", [gws, c], [(f"{name}.weight_grad", FLOAT, dims(fan_in, fan_out))], f"{name}/weight_grad_scale")
         s.add_grad(w, gw)
+        if x in s.inputs:  # no gradient for the data
+            return
         (wt,) = s.node("Transpose", [ws], [(f"{name}.scaled_weight_t", FLOAT, dims(fan_out, fan_in))],
                        f"{name}/weight_t", perm=[1, 0])
         (gx,) = s.node("MatMul", [gy, wt], [(f"{name}.in_grad", FLOAT, xs)], f"{name}/in_grad")
@@ -544,7 +549,7 @@ def build_transformer(s, a):
     dh = d // heads
     x = s.input("x", FLOAT, [b, Dim(seq), Dim(d)])
     mask = np.triu(np.full((seq, seq), -1e9, np.float32), 1)
-    h = x
+    h = linear(s, x, d, d, "embed")
     for i in range(a.depth):
         p = f"layer{i}"
         n1 = layer_norm(s, h, d, f"{p}.ln1")
@@ -576,7 +581,15 @@ def build_transformer(s, a):
     return cross_entropy(s, logits2, labels2)
 
 
-BUILDERS = {"mlp": build_mlp, "cnn": build_cnn, "transformer": build_transformer}
+def build_overhead(s, a):
+    """Not a training step: y = Neg(x[batch, width]). What a run of it needs
+    beyond its input and output is the runtime's fixed overhead."""
+    x = s.input("x", FLOAT, [Dim(1, True), Dim(a.width)])
+    (y,) = s.node("Neg", [x], [("y", FLOAT, s.shape(x), True)], "neg")
+    return y
+
+
+BUILDERS = {"mlp": build_mlp, "cnn": build_cnn, "transformer": build_transformer, "overhead": build_overhead}
 
 
 def add_update(s, a):
@@ -626,8 +639,9 @@ def make(kind, a):
     s = Step(a.batch, a.symbolic_batch)
     loss = BUILDERS[kind](s, a)
     s.outputs.insert(0, loss)
-    s.backward(loss)
-    add_update(s, a)
+    if kind != "overhead":
+        s.backward(loss)
+        add_update(s, a)
     model = s.model(f"{kind} training step made by scripts/make_training_models.py")
     check(model)
     forward = set()
@@ -649,7 +663,8 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("out_dir")
-    p.add_argument("--kinds", default="mlp,cnn,transformer", help="comma-separated: mlp, cnn, transformer")
+    p.add_argument("--kinds", default="mlp,cnn,transformer",
+                   help="comma-separated: mlp, cnn, transformer; overhead (one Neg, not a training step)")
     p.add_argument("--depth", type=int, default=2, help="hidden layers / conv blocks / transformer blocks")
     p.add_argument("--width", type=int, default=32, help="hidden width / first channels / model width")
     p.add_argument("--batch", type=int, default=4)

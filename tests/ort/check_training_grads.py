@@ -117,7 +117,7 @@ def transformer(v, cfg, running):
     heads = cfg["heads"]
     dh = d // heads
     mask = torch.triu(torch.full((seq, seq), -1e9, dtype=torch.float64), 1)
-    h = x
+    h = linear(v, x, "embed")
     eps = cfg["ln_epsilon"]
     for i in range(cfg["depth"]):
         p = f"layer{i}"

@@ -3,7 +3,7 @@
 // much heap it needed (tests/ort/README.md, "Running training graphs").
 //
 //   node tests/ort/train_run.mjs model.onnx [--dim name=value ...] [--seed N]
-//        [--opt disabled|basic|extended|all] [--arena on|off] [--dump DIR]
+//        [--opt disabled|basic|extended|all] [--arena on|off] [--dump DIR] [--order]
 //
 // Every graph input that is not an initializer is fed (parameters, data,
 // targets, gradient accumulation buffers, lazy_reset_grad...), with values
@@ -29,6 +29,11 @@
 //
 // --dump DIR writes every input and output as a .npy file and DIR/manifest.json
 // ({"inputs":[{"name","file"}...],"outputs":[...]}).
+// --order runs with ONNX Runtime's profiler on and adds "executed": the names
+// of the nodes whose kernels ran, in the order they ran (a node without a name
+// is OpType_index, index counting the non-Constant nodes in listing order).
+// The profiler keeps its events in the heap, so the heap figures of such a
+// run are not those of a plain run (they are reported with "profiled":true).
 // Graph optimizations are off by default (--opt): with them on, ORT fuses and
 // removes nodes (common subexpression elimination merges copies of a node).
 // The CPU memory arena is off by default (--arena on).
@@ -44,7 +49,7 @@ import { loadOrtTraining, readModel, firstLine, HarnessError, ORT_WEB_VERSION } 
 
 const TOOL = 'train_run.mjs';
 const USAGE = 'node tests/ort/train_run.mjs model.onnx [--dim name=value ...] [--seed N] ' +
-  '[--opt disabled|basic|extended|all] [--arena on|off] [--dump DIR]';
+  '[--opt disabled|basic|extended|all] [--arena on|off] [--dump DIR] [--order]';
 const OPT_LEVELS = ['disabled', 'basic', 'extended', 'all'];
 const EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3;
 
@@ -55,7 +60,7 @@ function usage(msg) {
 }
 
 function parseArgs(argv) {
-  const o = { model: null, dims: new Map(), seed: 1, opt: 'disabled', arena: false, dump: null };
+  const o = { model: null, dims: new Map(), seed: 1, opt: 'disabled', arena: false, dump: null, order: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -80,6 +85,8 @@ function parseArgs(argv) {
       o.arena = v === 'on';
     } else if (a === '--dump') {
       o.dump = value();
+    } else if (a === '--order') {
+      o.order = true;
     } else if (a === '-h' || a === '--help') {
       usage();
     } else if (a.startsWith('--')) {
@@ -196,6 +203,47 @@ function missingKernel(message, model) {
     'replace it with ONNX or com.microsoft operators this build has';
 }
 
+// The web build's profiler prints its JSON on stdout (through the console
+// the module bound when it loaded) when the profile ends: capture what is
+// written meanwhile, keep the kernels ("cat":"Node", "..._kernel_time") in
+// the order they ran.
+function executedOrder(session, model) {
+  const chunks = [];
+  const write = process.stdout.write;
+  process.stdout.write = (chunk, ...rest) => {
+    chunks.push(String(chunk));
+    const cb = rest.find((r) => typeof r === 'function');
+    if (cb) cb();
+    return true;
+  };
+  try {
+    session.endProfiling();
+  } finally {
+    process.stdout.write = write;
+  }
+  let events;
+  try {
+    events = JSON.parse(chunks.join(''));
+  } catch (e) {
+    badInput(model, `the profile ONNX Runtime printed is not JSON (${firstLine(e)}); cannot report the order`);
+  }
+  const suffix = '_kernel_time';
+  return events.filter((e) => e.cat === 'Node' && typeof e.name === 'string' && e.name.endsWith(suffix))
+    .map((e) => e.name.slice(0, -suffix.length));
+}
+
+// ORT's error, one line. A C++ exception this build cannot describe reaches
+// JavaScript as a bare number (the exception object's address).
+function ortMessage(e) {
+  const msg = firstLine(e).replace(/^Error: /, '');
+  if (/^\d+$/.test(msg)) {
+    return `a C++ exception without a message (this WebAssembly build drops it; exception object ${msg}): ` +
+      'an operator rejected its inputs, outputs or attributes; check the model with onnx.checker and ' +
+      "the operators' schemas";
+  }
+  return msg;
+}
+
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const bytes = fs.readFileSync(o.model);
@@ -244,9 +292,10 @@ async function main() {
       executionMode: 'sequential',
       freeDimensionOverrides: Object.fromEntries(o.dims),
       logSeverityLevel: 3,
+      enableProfiling: o.order,
     });
   } catch (e) {
-    const msg = firstLine(e).replace(/^Error: /, '');
+    const msg = ortMessage(e);
     const kernel = missingKernel(msg, model);
     badInput(o.model, kernel ? `${kernel} (ONNX Runtime: ${msg})` : `ONNX Runtime cannot load it: ${msg}`);
   }
@@ -268,10 +317,11 @@ async function main() {
   try {
     results = await session.run(feedObj);
   } catch (e) {
-    badInput(o.model, `ONNX Runtime cannot run it: ${firstLine(e).replace(/^Error: /, '')}`);
+    badInput(o.model, `ONNX Runtime cannot run it: ${ortMessage(e)}`);
   }
   const t3 = performance.now();
   const heapAfter = rt.heapBytes();
+  const executed = o.order ? executedOrder(session, o.model) : null;
 
   const outputs = session.outputNames.map((name) => {
     const t = results[name];
@@ -312,6 +362,10 @@ async function main() {
     load_seconds: Number(((t1 - t0) / 1000).toFixed(3)),
     run_seconds: Number(((t3 - t2) / 1000).toFixed(3)),
   };
+  if (executed) {
+    report.profiled = true;
+    report.executed = executed;
+  }
   process.stdout.write(JSON.stringify(report) + '\n');
   await session.release();
   process.exit(0);
