@@ -53,11 +53,19 @@ export async function loadOrtTraining() {
     throw new HarnessError(`onnxruntime-web ${pkg.version} is installed, the harness is made for ${ORT_WEB_VERSION}; ` +
       'run scripts/setup_ort.sh');
   }
-  let text = fs.readFileSync(bundle, 'utf8');
+  // OLLA_ORT_TRAINING_BUNDLE names another copy of the bundle to patch (the
+  // test of the patching itself); the package's own .wasm files are used.
+  const source = process.env.OLLA_ORT_TRAINING_BUNDLE || bundle;
+  let text;
+  try {
+    text = fs.readFileSync(source, 'utf8');
+  } catch (e) {
+    throw new HarnessError(`cannot read the runtime's bundle ${source}: ${firstLine(e)}`);
+  }
   for (const [why, from, to] of PATCHES) {
     const count = text.split(from).length - 1;
     if (count !== 1) {
-      throw new HarnessError(`${bundle}: the text '${from}' (patched because ${why}) occurs ${count} times, ` +
+      throw new HarnessError(`${source}: the text '${from}' (patched because ${why}) occurs ${count} times, ` +
         'expected exactly once; the bundle is not the one the harness knows');
     }
     text = text.replace(from, () => to);

@@ -116,6 +116,13 @@ function hashName(s) {
   return h;
 }
 
+// The 32-bit finalizer of MurmurHash3: nearby seeds give unrelated states.
+function mix32(h) {
+  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
 // mulberry32: a small deterministic generator, so that a seed names the inputs.
 function makeRandom(seed) {
   let s = seed >>> 0;
@@ -139,7 +146,7 @@ function makeData(seed, name, type, shape) {
   const Array_ = ARRAYS[type];
   if (!Array_) return null;
   const n = shape.reduce((p, d) => p * d, 1);
-  const rand = makeRandom((seed ^ hashName(`${name}\u0000${type}`)) >>> 0);
+  const rand = makeRandom(mix32((mix32(seed) ^ hashName(`${name}\u0000${type}`)) >>> 0));
   const data = new Array_(n);
   if (type === 'float32' || type === 'float64') {
     for (let i = 0; i < n; i++) data[i] = rand() * 2 - 1;
