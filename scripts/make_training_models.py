@@ -252,12 +252,15 @@ def linear(s, x, fan_in, fan_out, name):
     return y
 
 
-def unary(s, op, grad_op, x, name, domain=""):
-    """Relu/ReluGrad or Gelu/GeluGrad: the gradient reads dY and X."""
+def unary(s, op, grad_op, x, name, domain="", grad_reads_output=False):
+    """Relu/ReluGrad or Gelu/GeluGrad: the gradient reads dY and X, or Y
+    (ReluGrad: Y > 0 exactly where X > 0; ONNX Runtime's gradient builder
+    feeds it the output, so the input need not be kept)."""
     (y,) = s.node(op, [x], [(f"{name}.out", FLOAT, s.shape(x))], name, domain=domain)
 
     def grad(gs):
-        (gx,) = s.node(grad_op, [gs[0], x], [(f"{name}.in_grad", FLOAT, s.shape(x))], f"{name}_grad", domain=MS)
+        (gx,) = s.node(grad_op, [gs[0], y if grad_reads_output else x], [(f"{name}.in_grad", FLOAT, s.shape(x))],
+                       f"{name}_grad", domain=MS)
         s.add_grad(x, gx)
 
     s.record([y], grad)
@@ -513,7 +516,7 @@ def build_mlp(s, a):
     x = s.input("x", FLOAT, [b, Dim(a.width)])
     h = x
     for i in range(a.depth):
-        h = unary(s, "Relu", "ReluGrad", linear(s, h, a.width, a.width, f"fc{i}"), f"relu{i}")
+        h = unary(s, "Relu", "ReluGrad", linear(s, h, a.width, a.width, f"fc{i}"), f"relu{i}", grad_reads_output=True)
     y = linear(s, h, a.width, a.classes, "head")
     if a.loss == "ce":
         return cross_entropy(s, y, s.input("labels", INT64, [b]))
@@ -527,7 +530,7 @@ def build_cnn(s, a):
     for i in range(a.depth):
         h = conv(s, h, cin, channels, f"conv{i}")
         h = batch_norm(s, h, channels, f"bn{i}")
-        h = unary(s, "Relu", "ReluGrad", h, f"relu{i}")
+        h = unary(s, "Relu", "ReluGrad", h, f"relu{i}", grad_reads_output=True)
         cin = channels
         if i % 2 == 1 and size >= 2:
             h = max_pool(s, h, f"pool{i}")

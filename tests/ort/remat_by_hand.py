@@ -5,7 +5,7 @@ of such a graph (tests/ort/README.md, "Recomputation by hand").
 
     /usr/bin/python3 tests/ort/remat_by_hand.py IN.onnx OUT.onnx
         (--recompute REGEX | --keep REGEX) [--place consumer|backward-start]
-        [--loss NAME]
+        [--loss NAME] [--allow OP ...]
 
 The forward pass is every node the loss (the tensor NAME, default `loss`, as
 scripts/make_training_models.py names it) depends on; the backward pass is
@@ -15,7 +15,9 @@ the forward activations read by a backward node whose names match
 --recompute, or (--keep, checkpointing) all forward activations except those
 matching --keep. Graph inputs, initializers, graph outputs and the outputs of
 nodes that are not pure functions (Dropout, random generators,
-InPlaceAccumulator*, optimizers) are never in R.
+InPlaceAccumulator*, optimizers, and batch normalization, which updates its
+running statistics in its input buffers) are never in R, unless --allow names
+their operator.
 
 For each tensor t of R read by the backward pass, the producer of t is
 copied under fresh names (t becomes `t.recomputed`, the copy's other outputs
@@ -46,10 +48,17 @@ from collections import Counter
 import onnx
 from onnx import helper
 
+# Never copied. Batch normalization in training mode is here although it is
+# deterministic: ONNX Runtime lets BatchNormInternal write its updated running
+# statistics into its running_mean/running_var input buffers when those
+# outputs are not graph outputs (a copy's are not), so a copy that runs before
+# the original makes the original read statistics already updated once
+# (measured: the original's running-statistics outputs then hold the update
+# applied twice; bench/RESULTS.md).
 IMPURE = {"Dropout", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli",
           "Multinomial", "InPlaceAccumulator", "InPlaceAccumulatorV2", "ZeroGradient", "AdamWOptimizer",
           "AdamOptimizer", "SGDOptimizer", "LambOptimizer", "If", "Loop", "Scan", "ATen", "PythonOp",
-          "BitmaskDropout", "BiasDropout"}
+          "BitmaskDropout", "BiasDropout", "BatchNormInternal", "BatchNormalization"}
 # Operators whose outputs after the first may be left unnamed in a copy
 # (BatchNormInternal may not: ONNX Runtime 1.18 fails to load it then).
 OPTIONAL_EXTRA_OUTPUTS = {"LayerNormalization", "MaxPool", "SoftmaxCrossEntropyLoss"}
@@ -86,6 +95,8 @@ def main(argv):
     g.add_argument("--keep", help="regex: forward activations to keep; all others are recomputed")
     p.add_argument("--place", choices=["consumer", "backward-start", "original"], default="consumer")
     p.add_argument("--loss", default="loss", help="the loss tensor (default: loss)")
+    p.add_argument("--allow", action="append", default=[], metavar="OP",
+                   help="copy OP although it is not a pure function (to show what goes wrong)")
     a = p.parse_args(argv)
 
     model = onnx.load(a.input)
@@ -109,7 +120,7 @@ def main(argv):
     def candidate(t):
         i = producer.get(t)
         return (i is not None and i not in backward and t not in protected
-                and graph.node[i].op_type not in IMPURE)
+                and (graph.node[i].op_type not in IMPURE or graph.node[i].op_type in a.allow))
 
     forward_tensors = {t for t in producer if candidate(t)}
     if a.recompute:
