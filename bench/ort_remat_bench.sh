@@ -107,6 +107,10 @@ table() {
   jq -r '.executed[]' "$work/last.json" >"$work/order.txt"
   echo "When the copies run (consumer listing, measured order): $("$py" "$ort/copy_lateness.py" "$model" \
     "$dir/remat_consumer.onnx" "$work/order.txt" | jq -c '{copies, gap_median, gap_p90, gap_max, late_fraction}')"
+  measure "$dir/remat_backward-start.onnx" --order || return
+  jq -r '.executed[]' "$work/last.json" >"$work/order.txt"
+  echo "When the copies run (backward-start listing, measured order): $("$py" "$ort/copy_lateness.py" "$model" \
+    "$dir/remat_backward-start.onnx" "$work/order.txt" | jq -c '{copies, gap_median, gap_p90, gap_max, late_fraction}')"
   local copies_all
   measure "$dir/remat_consumer.onnx" --order --opt all || return
   copies_all="$(jq '[.executed[] | select(test("recomputed"))] | length' "$work/last.json")"

@@ -11,9 +11,9 @@ or olla-exec-order's prediction). For each copy read by some node, the gap is
 the number of nodes executed after the copy and before its first reader (0:
 right before it). Prints one line of JSON:
   {"copies":N, "gap_median":M, "gap_p90":P, "gap_max":X, "late_fraction":F,
-   "latest_gaps":[[gap, name, op]...]}
-late_fraction is the fraction of copies with a gap of at most 8 nodes; the
-five largest gaps are listed. Exit 1 when a node of OUT.onnx that runs is
+   "latest_gaps":[[gap, name, op]...], "gaps":[[gap, name, op]...]}
+late_fraction is the fraction of copies with a gap of at most 8 nodes;
+latest_gaps are the five largest, gaps all of them, smallest first. Exit 1 when a node of OUT.onnx that runs is
 missing from ORDER or OUT.onnx adds no node, 2 on usage errors.
 """
 import json
@@ -60,7 +60,7 @@ def main(argv):
         "copies": len(gaps), "gap_median": values[len(values) // 2],
         "gap_p90": values[min(len(values) - 1, (len(values) * 9) // 10)], "gap_max": values[-1],
         "late_fraction": round(sum(1 for g in values if g <= LATE_GAP) / len(values), 4),
-        "latest_gaps": [list(g) for g in gaps[-5:]]}))
+        "latest_gaps": [list(g) for g in gaps[-5:]], "gaps": [list(g) for g in gaps]}))
     return 0
 
 
