@@ -70,7 +70,8 @@ table() {
   "$py" "$here/bench/reverse_updates.py" "$model" "$dir/input_rev.onnx" >/dev/null
   "$py" "$here/bench/reverse_updates.py" "$dir/remat_consumer.onnx" "$dir/remat_rev.onnx" >/dev/null
   if [ -n "$allow" ]; then
-    "$py" "$ort/remat_by_hand.py" "$model" "$dir/remat_allow.onnx" --keep "$keep" --allow "$allow" >"$work/remat_allow.txt"
+    "$py" "$ort/remat_by_hand.py" "$model" "$dir/remat_allow.onnx" --keep "$keep" --allow "$allow" --place consumer \
+      >"$work/remat_allow.txt"
     "$py" "$here/bench/reverse_updates.py" "$dir/remat_allow.onnx" "$dir/remat_allow_rev.onnx" >/dev/null
   fi
   echo "| variant | outputs | heap bytes | vs input | ORT planner's prediction | run time vs input |"
