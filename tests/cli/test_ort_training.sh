@@ -18,6 +18,9 @@
 #   runs the copies late, just before their readers, when they are listed
 #   before the backward pass, and earlier when listed just before their
 #   readers; a changed model is reported as different, naming the outputs;
+# - olla-onnx --memory-limit (80% and 60%) on the same steps: outputs
+#   bit-identical, heap lower wherever the plan lowers ONNX Runtime's
+#   allocation by more than the fixed overhead;
 # - bad input: missing file, not a model, an operator without a kernel (named),
 #   an unbound symbolic dimension, a sequence input, bad options, a bundle the
 #   harness does not know.
@@ -170,6 +173,35 @@ if run order "$work/t_small.onnx" --order; then
 else
   fail "train_run.mjs --order: $(cat "$work/order.err")"
 fi
+
+# olla-onnx's own rewrite (--memory-limit): bit-identical outputs; a lower heap
+# wherever the plan lowers what ONNX Runtime allocates (its report's
+# prediction) by more than the runtime's fixed overhead.
+# limit NAME MODEL LIMIT
+limit() {
+  local name="$1" model="$2" lim="$3" out rc predicted saved
+  if ! "$OLLA" -q --memory-limit "$lim" --report "$work/$name.report.json" "$model" "$work/$name.onnx" \
+       >"$work/$name.olla" 2>&1; then
+    fail "$name: olla-onnx --memory-limit $lim: $(cat "$work/$name.olla")"; return
+  fi
+  out="$(node "$ort/train_compare.mjs" "$model" "$work/$name.onnx" 2>&1)"; rc=$?
+  if [ "$rc" -ne 0 ] || [ "$(jq -r .identical <<<"$out")" != true ]; then
+    fail "$name: the written model's outputs differ (exit $rc): $out"; return
+  fi
+  predicted=$(jq '.input_ort_allocated_bytes - .ort_allocated_bytes' "$work/$name.report.json")
+  saved="$(jq .heap_saved_bytes <<<"$out")"
+  ok "$name: $(jq .recomputed_nodes "$work/$name.report.json") nodes recomputed, $(jq .outputs <<<"$out") outputs bit-identical"
+  if [ "$predicted" -gt "$overhead" ]; then
+    [ "$saved" -gt 0 ] && ok "$name: heap lower by $saved bytes (predicted $predicted > the fixed overhead $overhead)" ||
+      fail "$name: the plan lowers ORT's allocation by $predicted bytes, the heap by $saved"
+  else
+    ok "$name: predicted saving $predicted is within the fixed overhead $overhead; heap change $saved not judged"
+  fi
+}
+OLLA="${OLLA:?OLLA must name the olla-onnx binary}"
+limit transformer_80 "$work/mid/transformer.onnx" 80%
+limit transformer_60 "$work/mid/transformer.onnx" 60%
+limit cnn_60 "$work/mid/cnn.onnx" 60%
 
 # Where the copies are listed matters: listed after the producer of their
 # reader's gradient input (--place consumer) they run before that gradient's
