@@ -4,7 +4,9 @@
 #   bash scripts/setup.sh           to build and run the tool (compiler, CMake,
 #                                   protobuf-c, CBC, json-c, ONNX's schema)
 #   bash scripts/setup.sh --test    also what the test suite needs: Python's
-#                                   onnx and numpy (to make test models),
+#                                   onnx and numpy (to make test models) and
+#                                   torch (the reference the gradients of the
+#                                   generated training steps are checked on),
 #                                   valgrind, clang (fuzzing), Chromium (the
 #                                   SVG is checked in a browser), Node.js and
 #                                   npm (ONNX Runtime, scripts/setup_ort.sh)
@@ -14,7 +16,7 @@
 set -euo pipefail
 run_pkgs=(cmake gcc make pkg-config protobuf-c-compiler libprotobuf-c-dev coinor-libcbc-dev libonnx-dev
           libjson-c-dev)
-test_pkgs=(python3-onnx python3-numpy valgrind clang libclang-rt-14-dev chromium)
+test_pkgs=(python3-onnx python3-numpy python3-torch jq valgrind clang libclang-rt-14-dev chromium)
 want_test=0; list=0
 for a in "$@"; do
   case "$a" in

@@ -12,6 +12,10 @@
 #                            onnxruntime-node are there (with onnx, and
 #                            /usr/bin/python3 can import onnx; with counter,
 #                            and the counter is built)
+#   ort_training_skip_unless_ready
+#                            exits 77 with a "skipped:" line unless node and
+#                            onnxruntime-web's training build are there
+#                            (train_run.mjs, train_compare.mjs)
 ort="$src/tests/ort"
 lib="${bin:-}/tests/ort/libolla_alloc_counter.so"
 
@@ -35,4 +39,14 @@ ort_skip_unless_ready() {
         *) echo "ort_skip_unless_ready: unknown requirement '$need'" >&2; exit 2 ;;
         esac
     done
+}
+
+ort_training_skip_unless_ready() {
+    if ! command -v node >/dev/null; then
+        echo "skipped: node not found (install Node.js and npm, then run scripts/setup_ort.sh)"; exit 77
+    fi
+    local dist="$ort/node_modules/onnxruntime-web/dist"
+    if [ ! -f "$dist/cjs/ort.training.wasm.min.js" ] || [ ! -f "$dist/ort-training-wasm-simd.wasm" ]; then
+        echo "skipped: onnxruntime-web's training build is not in tests/ort/node_modules (run scripts/setup_ort.sh)"; exit 77
+    fi
 }
