@@ -83,7 +83,7 @@ typedef struct olla_report {
     int nodes;
     int tensors;
     int planned_tensors;
-    int64_t constant_bytes;         /* graph inputs and initializers */
+    int64_t constant_bytes;         /* graph inputs, initializers and Constant outputs */
     int64_t input_order_peak_bytes;        /* every tensor its own buffer */
     int64_t input_order_shared_peak_bytes; /* under the sharing rules of opt->sharing (what the runtime itself
                                               needs in the input order) */
@@ -108,6 +108,13 @@ typedef struct olla_report {
                                           CPU planner, passes/runtime/olla_ort_memory.h); -1 unless ort */
     int64_t ort_allocated_bytes;
     const char *runtime_search;     /* how the listing was chosen ("plan runs", "input kept", ...) */
+    /* The saving as the runtime sees it: what it holds for the input and for the written model.
+     * saving_basis "ort_allocated": ONNX Runtime's planner (input_ort_allocated_bytes,
+     * ort_allocated_bytes); "executed_peak": the peaks of the orders the runtime executes, where
+     * that planner is not modelled; "arena" (runtime listed): the input order's peak under the
+     * sharing rules against the plan's arena. */
+    const char *saving_basis;
+    int64_t saving_input_bytes, saving_planned_bytes;
     char ort_model_note[1024];      /* why ONNX Runtime's allocation is not modelled, or "" */
     int views, inplace;             /* planned tensors that view another's buffer, or are written in place */
     int n_unknown;                  /* tensors left out of the plan: size unknown */

@@ -78,4 +78,7 @@ typedef struct olla_runtime_outcome {
 olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *order, olla_runtime_outcome *out,
                                olla_error *err);
 
+/* The report's saving_* fields from its figures (pipeline/report.c). */
+void olla_report_set_saving(olla_report *r);
+
 #endif

@@ -117,7 +117,7 @@ static olla_status report_graph(run *r)
     rep->tensors = g->n_tensors;
     for (int t = 0; t < g->n_tensors; t++) {
         const olla_tensor *ten = &g->tensors[t];
-        if (ten->producer < 0) {
+        if (olla_tensor_is_held(g, t)) { /* graph inputs, initializers and Constants */
             if (ten->bytes > 0) /* saturating: inputs may declare anything */
                 rep->constant_bytes =
                     ten->bytes > INT64_MAX - rep->constant_bytes ? INT64_MAX : rep->constant_bytes + ten->bytes;
@@ -135,7 +135,7 @@ static olla_status report_graph(run *r)
         return oom(r);
     int k = 0;
     for (int t = 0; t < g->n_tensors; t++)
-        if (g->tensors[t].producer >= 0 && g->tensors[t].bytes < 0) {
+        if (!olla_tensor_is_held(g, t) && g->tensors[t].bytes < 0) {
             rep->unknown_names[k] = g->tensors[t].name;
             /* the reason lives in the shape table, freed before the report */
             const char *why = g->tensors[t].unknown_reason;
@@ -177,7 +177,7 @@ static olla_status simulate_online(run *r, const olla_dag *dag, const olla_graph
     size_t n = 0;
     for (int e = 0; e < dag->n_tensors; e++) {
         int64_t bytes = r->g->tensors[map->graph_tensor[e]].bytes;
-        if (bytes > 0)
+        if (bytes > 0 && dag->bytes[e] > 0) /* a buffer of its own (none: a Constant, a view of one) */
             bufs[n++] = (olla_buffer){r->first[e], (int64_t)r->last[e] + 1, bytes, 0};
     }
     int64_t reserved = 0, in_use = 0;
@@ -190,13 +190,35 @@ static olla_status simulate_online(run *r, const olla_dag *dag, const olla_graph
     return OLLA_OK;
 }
 
+/* The shares of a memory model: under the sharing rules every one the
+ * rules declare; without them only the views of tensors held outside the
+ * plan (graph inputs, initializers, Constants), which are never copies.
+ * *shares is malloc'd. */
+static olla_status model_shares(run *r, int runtime_sharing, olla_op_share **shares, int *n_shares)
+{
+    olla_status st = olla_graph_shares(r->g, shares, n_shares, r->err);
+    if (st == OLLA_OK && !runtime_sharing)
+        *n_shares = olla_graph_shares_held_views(r->g, *shares, *n_shares);
+    return st;
+}
+
 /* The input order's figures without sharing: its peak and what an online
- * allocator reserves for it. The DAG without shares has the same nodes. */
+ * allocator reserves for it, every tensor a buffer of its own but for what
+ * is held outside the plan (Constants, and the views of graph inputs,
+ * initializers and Constants, which are never copies). The DAG without
+ * shares has the same nodes. */
 static olla_status input_order_unshared(run *r)
 {
     olla_dag plain = {0};
     olla_graph_dag_map pmap;
-    olla_status st = olla_graph_dag(r->g, r->align, NULL, 0, NULL, &plain, &pmap, r->err);
+    olla_op_share *shares = NULL;
+    int n_shares = 0;
+    olla_status st = model_shares(r, 0, &shares, &n_shares);
+    if (st == OLLA_OK)
+        st = olla_graph_dag(r->g, r->align, shares, n_shares, NULL, &plain, &pmap, r->err);
+    free(shares);
+    if (st != OLLA_OK)
+        return st;
     if (st != OLLA_OK)
         return st;
     st = olla_dag_peak(&plain, r->input_order, &r->rep->input_order_peak_bytes, NULL, NULL, r->err);
@@ -243,8 +265,8 @@ static olla_status build_dag(run *r)
         r->have_eg = st == OLLA_OK;
         view = (olla_runtime_view){r->eg.runs, r->eg.reads_as};
     }
-    if (st == OLLA_OK && r->opt->sharing == OLLA_SHARING_RUNTIME)
-        st = olla_graph_shares(r->g, &shares, &n_shares, r->err);
+    if (st == OLLA_OK)
+        st = model_shares(r, r->opt->sharing == OLLA_SHARING_RUNTIME, &shares, &n_shares);
     if (st == OLLA_OK)
         st = olla_graph_dag(r->g, r->align, shares, n_shares, r->have_eg ? &view : NULL, &r->dag, &r->map, r->err);
     free(shares);
@@ -624,6 +646,7 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     if (st == OLLA_OK)
         st = record_bindings(&r);
     if (st == OLLA_OK) {
+        olla_report_set_saving(rep);
         rep->total_seconds = olla_now() - r.t0;
         *plan_out = r.plan;
         r.plan = NULL;
