@@ -9,8 +9,12 @@
 
 /* What a graph must satisfy before planning: no planned tensor waits on an
  * unbound symbolic dimension, none of unknown size (unless allowed), no size
- * overflowing 64 bits, all of them together below 2^61 bytes. */
-olla_status olla_pipeline_check_graph(const olla_graph *g, int allow_unknown_sizes, int64_t align, olla_error *err);
+ * overflowing 64 bits, all of them together below 2^61 bytes. A size that
+ * waits on graph inputs is an error naming them and the flags that give
+ * their shapes (olla_shape_size_advice over types, the graph's own). */
+struct olla_shape_table;
+olla_status olla_pipeline_check_graph(const olla_graph *g, const struct olla_shape_table *types,
+                                      int allow_unknown_sizes, int64_t align, olla_error *err);
 
 typedef struct olla_order_result {
     int64_t peak_bytes;

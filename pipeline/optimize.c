@@ -158,7 +158,7 @@ static olla_status build_graph(run *r)
     olla_type_source src = olla_shape_type_source(r->types);
     if ((st = olla_graph_build(r->m, &src, &r->g, r->err)) != OLLA_OK)
         return st;
-    if ((st = olla_pipeline_check_graph(r->g, r->opt->allow_unknown_sizes, r->align, r->err)) != OLLA_OK)
+    if ((st = olla_pipeline_check_graph(r->g, r->types, r->opt->allow_unknown_sizes, r->align, r->err)) != OLLA_OK)
         return st;
     return report_graph(r);
 }

@@ -154,9 +154,12 @@ static olla_status add_warning(olla_shape_table *t, const char *msg)
 
 /* ---- reasons ---- */
 
+/* A dimension parameter's names are what lies between + - * ( ) and
+ * spaces, as olla_dim_param_eval reads them: "/" belongs to a name
+ * ("/decoder/Unsqueeze_output_0_dim_0"), never splits it. */
 static int is_ident_char(char ch)
 {
-    return ch && !strchr("*+-/() ", ch);
+    return ch && !strchr("*+-() ", ch);
 }
 
 /* Appends the symbolic names used by t's dims to buf (deduplicated). */
@@ -199,6 +202,16 @@ static void symbol_names(const olla_value_type *t, char *names, size_t size, cha
     }
 }
 
+/* 1 when reason is the one of a graph input of the main graph with open
+ * dimensions (input_reasons), which the sizes it leaves open carry on. */
+static int is_input_reason(const olla_shape_table *t, const char *reason)
+{
+    for (size_t k = 0; k < t->n_input_reasons; k++)
+        if (t->input_reasons[k] == reason)
+            return 1;
+    return 0;
+}
+
 static const char *unknown_reason(olla_shape_table *t, olla_shape_ctx *c, int i, int has_rule,
                                   const olla_value_type *ty)
 {
@@ -209,6 +222,12 @@ static const char *unknown_reason(olla_shape_table *t, olla_shape_ctx *c, int i,
         snprintf(buf, sizeof buf, "'%s' is not a tensor (a sequence, map, optional or sparse value)", name);
         return olla_arena_strdup(&t->arena, buf);
     }
+    /* a size that waits on a graph input with open dimensions: that input's
+     * advice (a declaration's own symbolic names would not size it) */
+    for (int k = 0; k < c->n_in; k++)
+        if (c->in[k] && c->in[k]->reason && olla_value_bytes(&c->in[k]->type) < 0 &&
+            is_input_reason(t, c->in[k]->reason))
+            return c->in[k]->reason;
     int any_unknown = ty->rank < 0 || ty->elem_type == 0;
     for (int d = 0; d < ty->rank; d++)
         if (ty->dims[d].value < 0 && !ty->dims[d].param)
@@ -584,6 +603,13 @@ typedef void (*name_fn)(const char *name, void *ud);
 
 /* Calls fn for every input of node and, recursively, of its subgraphs
  * (outer-scope references). */
+static void for_each_dep(const Onnx__NodeProto *node, name_fn fn, void *ud, int depth);
+
+void olla_shape__for_each_dep(const Onnx__NodeProto *node, void (*fn)(const char *name, void *ud), void *ud)
+{
+    for_each_dep(node, fn, ud, 0);
+}
+
 static void for_each_dep(const Onnx__NodeProto *node, name_fn fn, void *ud, int depth)
 {
     for (size_t k = 0; k < node->n_input; k++)
@@ -945,12 +971,13 @@ static olla_status input_reasons(olla_shape_table *t)
         olla_shape_entry *e = &t->main.entries[k];
         if (olla_value_bytes(&e->type) >= 0 || e->reason)
             continue;
-        char buf[2048], names[512] = "", flags[512] = "", declared[256];
+        char buf[2048], declared[256];
+        int advice = 0;
         olla_shape__format(&e->type, declared, sizeof declared);
         if (e->type.kind != OLLA_VALUE_TENSOR)
             snprintf(buf, sizeof buf, "'%s' is not a tensor (a sequence, map, optional or sparse value)", e->name);
-        else if (e->type.rank >= 0 && (symbol_names(&e->type, names, sizeof names, flags, sizeof flags), names[0]))
-            snprintf(buf, sizeof buf, "'%s' has symbolic dims %s; pass%s", e->name, names, flags);
+        else if (e->type.source == OLLA_SRC_INPUT && olla_shape__input_advice(t, e, buf, sizeof buf) > 0)
+            advice = 1; /* the advice the main command gives for it */
         else if (!e->type.elem_type)
             snprintf(buf, sizeof buf, "'%s': graph input with no element type; declare it in the model", e->name);
         else
@@ -958,6 +985,14 @@ static olla_status input_reasons(olla_shape_table *t)
                      e->name, declared, e->name);
         if (!(e->reason = olla_arena_strdup(&t->arena, buf)))
             return OLLA_ERR_INTERNAL;
+        if (advice) {
+            const char **grown = olla_arena_alloc(&t->arena, (t->n_input_reasons + 1) * sizeof *grown);
+            if (!grown)
+                return OLLA_ERR_INTERNAL;
+            memcpy(grown, t->input_reasons, t->n_input_reasons * sizeof *grown);
+            grown[t->n_input_reasons++] = e->reason;
+            t->input_reasons = grown;
+        }
     }
     return OLLA_OK;
 }
