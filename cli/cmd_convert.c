@@ -133,10 +133,12 @@ static int parse_args(convert_args *a, int argc, char **argv)
 
 static void print_warnings(const olla_report *rep, int verbosity)
 {
-    for (int i = 0; i < rep->n_warnings && (i < 5 || verbosity > 1); i++)
+    /* the ones the bindings cause come first and are all shown */
+    for (int i = 0; i < rep->n_warnings && (i < 5 || i < rep->n_binding_warnings || verbosity > 1); i++)
         fprintf(stderr, "olla-onnx: warning: %s\n", rep->warnings[i]);
-    if (rep->n_warnings > 5 && verbosity < 2)
-        fprintf(stderr, "olla-onnx: warning: %d more shape warnings (see -v)\n", rep->n_warnings - 5);
+    int shown = rep->n_binding_warnings > 5 ? rep->n_binding_warnings : 5;
+    if (rep->n_warnings > shown && verbosity < 2)
+        fprintf(stderr, "olla-onnx: warning: %d more shape warnings (see -v)\n", rep->n_warnings - shown);
     for (int i = 0; i < rep->n_unknown && i < 5; i++)
         fprintf(stderr, "olla-onnx: warning: size of '%s' unknown (%s); left out of the plan\n", rep->unknown_names[i],
                 rep->unknown_reasons[i]);
@@ -179,6 +181,9 @@ static void print_summary(const char *in, const olla_report *rep)
             olla_cli_plural(rep->nodes, "node", "nodes"), rep->tensors,
             olla_cli_plural(rep->tensors, "tensor", "tensors"), rep->planned_tensors, rep->sharing, rep->views,
             olla_cli_plural(rep->views, "view", "views"), rep->inplace, rep->runtime);
+    if (rep->n_binding_warnings > 0)
+        fprintf(stderr, "  the bindings given cause %d warning%s (above): the plan holds the sizes they give\n",
+                rep->n_binding_warnings, rep->n_binding_warnings == 1 ? "" : "s");
     fprintf(stderr, "  input order with an online best-fit allocator: %s (%.1f%% fragmentation)\n", online,
             100.0 * rep->input_order_fragmentation);
     char as_run[96] = "";

@@ -120,8 +120,12 @@ typedef struct olla_report {
     int n_unknown;                  /* tensors left out of the plan: size unknown */
     const char **unknown_names;
     char **unknown_reasons;         /* owned */
-    int n_warnings;                 /* shape inference disagreeing with value_info */
+    int n_warnings;                 /* shape inference disagreeing with value_info; the first
+                                       n_binding_warnings are caused by the bindings (--dim,
+                                       --input-shape): a declared size they make differ from the
+                                       inferred one, a dimension the model fixes changed */
     char **warnings;
+    int n_binding_warnings;
 } olla_report;
 
 /* Plans a model. On success *plan and *report are filled; free with
@@ -155,6 +159,15 @@ olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_
  * cheap, meant to run right after loading, before any planning. */
 olla_status olla_model_check_dim_names(const olla_model *m, const olla_dim_binding *dims, int n_dims,
                                        olla_error *err);
+
+/* Which bindings a model can take, for a batch over models that name their
+ * dimensions and inputs differently: dim_used[i] = 1 when a symbolic
+ * dimension of m uses the name dims[i].name (as olla_model_check_dim_names
+ * reads names), shape_used[j] = 1 when m has a graph input fed at run time
+ * (not an initializer) named shapes[j].name whose declared rank (if any) is
+ * shapes[j].rank, 2 when it has that input with another rank, else 0. */
+void olla_model_bindings_used(const olla_model *m, const olla_dim_binding *dims, int n_dims, unsigned char *dim_used,
+                              const olla_input_shape *shapes, int n_shapes, unsigned char *shape_used);
 
 /* The report as JSON text (malloc'd; NULL when out of memory). */
 char *olla_report_to_json(const olla_report *r, int pretty);

@@ -106,6 +106,7 @@ static olla_status report_graph(run *r)
 {
     olla_report *rep = r->rep;
     const olla_graph *g = r->g;
+    rep->n_binding_warnings = (int)olla_shape_binding_warning_count(r->types);
     if ((rep->n_warnings = (int)olla_shape_warning_count(r->types)) > 0) {
         if (!(rep->warnings = calloc((size_t)rep->n_warnings, sizeof(char *))))
             return oom(r);
@@ -150,7 +151,8 @@ static olla_status build_graph(run *r)
 {
     progress(r, "shapes", -1, -1);
     olla_shape_options so = {.dims = r->opt->dims, .n_dims = r->opt->n_dims, .strict = r->opt->strict_shapes,
-                             .input_shapes = r->opt->input_shapes, .n_input_shapes = r->opt->n_input_shapes};
+                             .input_shapes = r->opt->input_shapes, .n_input_shapes = r->opt->n_input_shapes,
+                             .alignment = r->align};
     olla_status st = olla_infer_shapes(r->m->proto, &so, &r->types, r->err);
     if (st != OLLA_OK)
         return st;

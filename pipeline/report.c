@@ -73,6 +73,10 @@ char *olla_report_to_json(const olla_report *r, int pretty)
         json_object_object_add(o, "ort_model_note", json_object_new_string(r->ort_model_note));
     json_object_object_add(o, "views", json_object_new_int(r->views));
     json_object_object_add(o, "inplace", json_object_new_int(r->inplace));
+    json_object *warnings = json_object_new_array();
+    for (int i = 0; warnings && i < r->n_warnings; i++)
+        json_object_array_add(warnings, json_object_new_string(r->warnings[i]));
+    json_object_object_add(o, "warnings", warnings);
     json_object *unknown = json_object_new_array();
     for (int i = 0; i < r->n_unknown; i++) {
         json_object *u = json_object_new_object();

@@ -226,7 +226,8 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
         goto done;
     }
     olla_shape_options so = {.dims = co.dims, .n_dims = co.n_dims, .strict = co.strict_shapes,
-                             .input_shapes = co.input_shapes, .n_input_shapes = co.n_input_shapes};
+                             .input_shapes = co.input_shapes, .n_input_shapes = co.n_input_shapes,
+                             .alignment = sp.alignment};
     if ((st = olla_infer_shapes(m->proto, &so, &types, err)) != OLLA_OK)
         goto done;
     olla_type_source src = olla_shape_type_source(types);

@@ -34,6 +34,9 @@ typedef struct olla_shape_options {
     int n_input_shapes;                   /* a name that is no graph input, a rank that
                                              differs from the declared one or a dim
                                              below -1 is an OLLA_ERR_USAGE */
+    int64_t alignment;     /* the plan's: a declared size that the bindings (dims,
+                              input_shapes) make differ from the inferred one by more
+                              than this is a binding warning; 0 or 1: any difference */
 } olla_shape_options;
 
 /* Infers the type of every value of model (opt may be NULL). Errors only for
@@ -77,9 +80,15 @@ int olla_shape_size_advice(const olla_shape_table *t, const char *const *names, 
 size_t olla_shape_count(const olla_shape_table *t);
 const char *olla_shape_name_at(const olla_shape_table *t, size_t i);
 const olla_value_type *olla_shape_at(const olla_shape_table *t, size_t i);
-/* Disagreements with value_info, one line each. */
+/* Disagreements with value_info, one line each; the ones the bindings
+ * cause come first: a declared size that a binding (--dim, --input-shape)
+ * makes differ from the inferred one by more than the alignment (naming
+ * both sizes and the binding), and an --input-shape that changes a
+ * dimension the model fixes. */
 size_t olla_shape_warning_count(const olla_shape_table *t);
 const char *olla_shape_warning_at(const olla_shape_table *t, size_t i);
+/* How many of the first warnings the bindings cause. */
+size_t olla_shape_binding_warning_count(const olla_shape_table *t);
 void olla_shape_table_free(olla_shape_table *t);
 
 /* The table as the graph builder's type source (borrows t). */
