@@ -300,7 +300,8 @@ static int types_conflict(const olla_value_type *a, const olla_value_type *b)
 /* " under --dim A=640" when a --dim binding gave a dimension of the
  * declaration (proto, a dim_param there) the value that differs from the
  * inferred one; else " under --input-shape ..." when input shapes were
- * overridden; else "". Returns 1 when the bindings are the likely cause. */
+ * overridden and a dimension differs; else "". Returns 1 when the bindings
+ * are the likely cause. */
 static int binding_cause(const olla_shape_table *t, const Onnx__TypeProto *proto, const olla_value_type *inf,
                          const olla_value_type *decl, char *buf, size_t size)
 {
@@ -332,7 +333,10 @@ static int binding_cause(const olla_shape_table *t, const Onnx__TypeProto *proto
     }
     if (at)
         return 1;
-    if (t->overrides) {
+    int dims_differ = 0;
+    for (int d = 0; decl->rank == inf->rank && d < decl->rank; d++)
+        dims_differ |= decl->dims[d].value >= 0 && inf->dims[d].value >= 0 && decl->dims[d].value != inf->dims[d].value;
+    if (t->overrides && dims_differ) { /* a binding changes sizes, never element types */
         snprintf(buf, size, "%s", t->overrides);
         return 1;
     }
@@ -1096,9 +1100,14 @@ static olla_status apply_input_shape(olla_shape_table *t, const Onnx__GraphProto
     }
     char declared[256];
     olla_shape__format(&e->type, declared, sizeof declared);
+    int changes = e->type.rank != s->rank;
+    for (int d = 0; !changes && d < s->rank; d++)
+        changes = e->type.dims[d].value != dims[d].value;
     e->type.rank = s->rank;
     e->type.dims = dims;
     e->reason = NULL; /* a negative declared dimension no longer matters */
+    if (!changes) /* the declared shape itself: no override */
+        return OLLA_OK;
     /* named, whole, in the messages of the failures the override may cause */
     char text[512], piece[1024], note[400];
     override_text(s, text, sizeof text);
