@@ -62,6 +62,8 @@ typedef struct olla_runtime_input {
     int keep_listing;     /* 1: write the input listing (--keep-order) */
     long search_budget;   /* evaluations for the ort search; <= 0: its default */
     double deadline;      /* a safety net (olla_now()); <= 0: none */
+    int *input_executed;  /* n_ops, or NULL: receives the order the runtime executes for the input
+                             listing (the ops it does not run placed where needed); not for listed */
 } olla_runtime_input;
 
 typedef struct olla_runtime_outcome {

@@ -52,6 +52,7 @@ void olla_plan_free(olla_plan *plan)
     free(plan->entries);
     free(plan->live_input);
     free(plan->live_planned);
+    free(plan->step_index);
     free(plan);
 }
 
@@ -82,6 +83,7 @@ typedef struct run {
     olla_dag dag; /* under the sharing rules, of what the runtime runs */
     olla_graph_dag_map map;
     int *input_order, *order;        /* n_nodes; order: planned, then the one the runtime executes */
+    int *input_executed;             /* n_nodes: the order the runtime executes for the input */
     int *listing;                    /* n_nodes: the graph.node order to write */
     int *first, *last;               /* per DAG tensor, under order */
     int *holder, *buf_first, *buf_last; /* per DAG tensor: its buffer's owner and that buffer's lifetime */
@@ -236,6 +238,7 @@ static olla_status alloc_arrays(run *r)
     size_t n = (size_t)r->g->n_ops + 1, nt = (size_t)r->g->n_tensors + 1;
     r->input_order = malloc(n * sizeof(int));
     r->order = malloc(n * sizeof(int));
+    r->input_executed = malloc(n * sizeof(int));
     r->listing = malloc(n * sizeof(int));
     r->first = malloc(nt * sizeof(int));
     r->last = malloc(nt * sizeof(int));
@@ -248,9 +251,11 @@ static olla_status alloc_arrays(run *r)
     if (r->plan) {
         r->plan->live_input = malloc(n * sizeof(int64_t));
         r->plan->live_planned = malloc(n * sizeof(int64_t));
+        r->plan->step_index = malloc(n * sizeof(int));
     }
-    if (!r->input_order || !r->order || !r->listing || !r->first || !r->last || !r->holder || !r->buf_first || !r->buf_last ||
-        !r->offset || !r->applied || !r->plan || !r->plan->live_input || !r->plan->live_planned)
+    if (!r->input_order || !r->order || !r->input_executed || !r->listing || !r->first || !r->last || !r->holder || !r->buf_first || !r->buf_last ||
+        !r->offset || !r->applied || !r->plan || !r->plan->live_input || !r->plan->live_planned ||
+        !r->plan->step_index)
         return oom(r);
     return OLLA_OK;
 }
@@ -314,7 +319,8 @@ static olla_status runtime_stage(run *r)
     if (!executed)
         return oom(r);
     olla_runtime_input in = {r->g, r->have_eg ? &r->eg : NULL, &r->dag, opt->runtime, r->order, opt->keep_order, 0,
-                             opt->time_limit > 0 ? r->t0 + opt->time_limit : 0};
+                             opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, r->input_executed};
+    memcpy(r->input_executed, r->input_order, (size_t)n * sizeof(int)); /* listed: the input's order */
     olla_runtime_outcome out;
     olla_status st = olla_stage_runtime(&in, r->listing, executed, &out, r->err);
     if (st == OLLA_OK) {
@@ -441,6 +447,48 @@ static olla_status try_joint(run *r)
     }
     free(jorder);
     free(joff);
+    return st;
+}
+
+/* 1 when the runtime runs op: not a Constant, nor an op it drops (eg) */
+static int op_runs(const run *r, int op)
+{
+    return r->have_eg ? r->eg.runs[op] : !olla_op_is_constant(r->g, op);
+}
+
+/* Live bytes at the steps of order at which an op runs, into live (the
+ * steps counted in *n_steps); step_index (optional, per position) the step
+ * of each position. */
+static olla_status running_profile(run *r, const int *order, int64_t *live, int *n_steps, int *step_index)
+{
+    int n = r->g->n_ops, k = 0;
+    int64_t peak = 0;
+    olla_status st = olla_dag_peak(&r->dag, order, &peak, live, NULL, r->err);
+    for (int s = 0; st == OLLA_OK && s < n; s++) {
+        if (step_index)
+            step_index[s] = k > 0 && !op_runs(r, order[s]) ? k - 1 : k;
+        if (op_runs(r, order[s]))
+            live[k++] = live[s];
+    }
+    *n_steps = k;
+    return st;
+}
+
+/* The picture's curves and figures: the orders the runtime executes for
+ * the input and for the plan, over the steps at which an op runs, and the
+ * summary's peaks. */
+static olla_status draw_profile(run *r)
+{
+    olla_plan *plan = r->plan;
+    int n_input = 0;
+    olla_status st = running_profile(r, r->input_executed, plan->live_input, &n_input, NULL);
+    if (st == OLLA_OK)
+        st = running_profile(r, r->order, plan->live_planned, &plan->n_steps, plan->step_index);
+    plan->input_peak_bytes = r->rep->input_executed_peak_bytes;
+    plan->peak_bytes = r->rep->peak_bytes;
+    if (st == OLLA_OK && n_input != plan->n_steps)
+        st = olla_error_set(r->err, OLLA_ERR_INTERNAL, "internal error: the input runs %d steps, the plan %d",
+                            n_input, plan->n_steps);
     return st;
 }
 
@@ -593,6 +641,7 @@ static void run_free(run *r)
 {
     olla_plan_free(r->plan);
     free(r->input_order);
+    free(r->input_executed);
     free(r->order);
     free(r->listing);
     free(r->first);
@@ -641,6 +690,8 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     if (st == OLLA_OK && opt->joint)
         st = try_joint(&r);
     rep->placement_seconds = olla_now() - tp;
+    if (st == OLLA_OK)
+        st = draw_profile(&r);
     if (st == OLLA_OK)
         st = make_plan(&r);
     if (st == OLLA_OK)

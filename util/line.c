@@ -29,3 +29,15 @@ int olla_line_add(olla_line *l, size_t reserve, const char *fmt, ...)
     l->len += (size_t)n;
     return 1;
 }
+
+void olla_human_bytes(int64_t b, char *buf, size_t n)
+{
+    if (b >= 10LL * 1024 * 1024 * 1024)
+        snprintf(buf, n, "%.1f GiB", (double)b / (1024.0 * 1024.0 * 1024.0));
+    else if (b >= 10LL * 1024 * 1024)
+        snprintf(buf, n, "%.1f MiB", (double)b / (1024.0 * 1024.0));
+    else if (b >= 10LL * 1024)
+        snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
+    else
+        snprintf(buf, n, "%lld B", (long long)b);
+}

@@ -12,6 +12,7 @@
 #define OLLA_LINE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct olla_line {
     char *buf;
@@ -24,5 +25,10 @@ void olla_line_init(olla_line *l, char *buf, size_t size);
  * `reserve` bytes free after it: returns 1. Otherwise returns 0 and the
  * line is unchanged. */
 int olla_line_add(olla_line *l, size_t reserve, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* A byte count as the summary, batch's table and the picture's title write
+ * it: "9830 B", "12.5 KiB", "37.5 MiB", "12.0 GiB" (one decimal from ten of
+ * a unit on). */
+void olla_human_bytes(int64_t bytes, char *buf, size_t size);
 
 #endif
