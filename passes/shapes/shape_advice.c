@@ -100,7 +100,8 @@ static void dim_text(const olla_dim *dim, int d, char *buf, size_t size)
 }
 
 /* The value graph input `name` declares for dimension d when it declares
- * a negative one (which reads as unknown), else 0. */
+ * one below -1 (which reads as unknown; -1 is the usual way to say so),
+ * else 0. */
 static int64_t declared_negative(const olla_shape_table *t, const char *name, int d)
 {
     const Onnx__GraphProto *g = t->model->graph;
@@ -111,7 +112,7 @@ static int64_t declared_negative(const olla_shape_table *t, const char *name, in
             !vi->type->tensor_type->shape || (size_t)d >= vi->type->tensor_type->shape->n_dim)
             continue;
         const Onnx__TensorShapeProto__Dimension *dim = vi->type->tensor_type->shape->dim[d];
-        if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value < 0)
+        if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value < -1)
             return dim->dim_value;
     }
     return 0;
@@ -130,7 +131,7 @@ static int add_open_dims(olla_line *l, const olla_shape_table *t, const olla_sha
         const char *sep = k == 0 ? "" : k == n_open - 1 ? " and " : ", ";
         int64_t neg = ty->dims[d].param ? 0 : declared_negative(t, e->name, d);
         if (ty->dims[d].param ? !olla_line_add(l, reserve, "%s%s", sep, ty->dims[d].param)
-            : neg ? !olla_line_add(l, reserve, "%sD%d (declared %lld)", sep, d + 1, (long long)neg)
+            : neg ? !olla_line_add(l, reserve, "%sD%d [declared %lld]", sep, d + 1, (long long)neg)
                   : !olla_line_add(l, reserve, "%sD%d", sep, d + 1))
             return 0;
         k++;
@@ -365,15 +366,11 @@ int olla_shape_size_advice(const olla_shape_table *t, const char *const *names, 
         for (size_t k = 0; k < n; k++)
             if (has_symbolic(t, names[k]))
                 sym[n_sym++] = names[k];
-        char flags[1024];
-        olla_line fl;
-        olla_line_init(&fl, flags, size < sizeof flags ? size : sizeof flags);
-        symbolic_flags(t, sym, n_sym, &fl);
-        if (n_sym > 0 && fl.len > 0) {
-            size_t reserve = fl.len + 64;
-            olla_line_add(&l, reserve, "%zu tensor%s", n_sym, n_sym == 1 ? "" : "s");
-            add_names(&l, sym, n_sym, reserve);
-            olla_line_add(&l, 0, " %s symbolic dimensions with no value; pass%s", n_sym == 1 ? "has" : "have", flags);
+        /* the count, the names as room allows (leaving room for the first flags), then the flags */
+        if (n_sym > 0 && olla_line_add(&l, 0, "%zu tensor%s", n_sym, n_sym == 1 ? "" : "s")) {
+            add_names(&l, sym, n_sym, size / 2);
+            olla_line_add(&l, 0, " %s symbolic dimensions with no value; pass", n_sym == 1 ? "has" : "have");
+            symbolic_flags(t, sym, n_sym, &l);
         }
     }
     free(behind);

@@ -64,7 +64,7 @@ err=$("$OLLA" "$U" "$tmp/o.onnx" 2>&1); rc=$?
 [ $rc -eq 1 ] && [[ "$err" == *"unshaped.onnx: 2 tensors ('a', 'b') have no size: they depend on graph input 'q', whose shape is not declared; pass --input-shape q=D1,D2,... with its sizes" ]] \
   && ok || bad "unshaped input without the flag: exit $rc: $err"
 err=$("$OLLA" "$N" "$tmp/o.onnx" 2>&1); rc=$?
-[ $rc -eq 1 ] && [[ "$err" == *"minus1.onnx: 1 tensor ('a') has no size: it depends on graph input 'q', whose dimension D1 (declared -1) has no value; pass --input-shape q=D1,4 with a size in place of each name" ]] \
+[ $rc -eq 1 ] && [[ "$err" == *"minus1.onnx: 1 tensor ('a') has no size: it depends on graph input 'q', whose dimension D1 has no value; pass --input-shape q=D1,4 with a size in place of each name" ]] \
   && ok || bad "-1 input without the flag: exit $rc: $err"
 for m in unshaped minus1; do
   "$OLLA" -q --align 1 --input-shape q=2,4 "$tmp/$m.onnx" "$tmp/$m.planned.onnx" 2>"$tmp/err" && ok || bad "$m: --input-shape q=2,4: $(cat "$tmp/err")"
