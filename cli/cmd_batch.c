@@ -209,7 +209,8 @@ static int cmp_text(const void *x, const void *y)
  * ($OLLA_TIME_LIMIT included). 0 when out of memory. */
 static int describe_options(batch *b)
 {
-    qsort(b->plan_args, (size_t)b->n_plan_args, sizeof *b->plan_args, cmp_text);
+    if (b->n_plan_args > 1)
+        qsort(b->plan_args, (size_t)b->n_plan_args, sizeof *b->plan_args, cmp_text);
     size_t len = 128;
     for (int k = 0; k < b->n_plan_args; k++)
         len += strlen(b->plan_args[k]) + 3;

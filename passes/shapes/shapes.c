@@ -1165,7 +1165,8 @@ static olla_status input_reasons(olla_shape_table *t)
             const char **grown = olla_arena_alloc(&t->arena, (t->n_input_reasons + 1) * sizeof *grown);
             if (!grown)
                 return OLLA_ERR_INTERNAL;
-            memcpy(grown, t->input_reasons, t->n_input_reasons * sizeof *grown);
+            if (t->n_input_reasons > 0)
+                memcpy(grown, t->input_reasons, t->n_input_reasons * sizeof *grown);
             grown[t->n_input_reasons++] = e->reason;
             t->input_reasons = grown;
         }
