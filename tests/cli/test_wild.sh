@@ -252,8 +252,20 @@ steps=$(grep -o '[0-9]* steps, [0-9]* tensors' "$tmp/d.svg" | cut -d' ' -f1)
 consts=$($PY -c 'import onnx,sys; m=onnx.load(sys.argv[1]); print(sum(n.op_type == "Constant" for n in m.graph.node), len(m.graph.node))' "$W/ocr_det.onnx")
 [ "$steps" = "$(( ${consts#* } - ${consts% *} ))" ] && ok || bad "ocr_det SVG: $steps steps for nodes/Constants $consts"
 
-# ---- ONNX Runtime runs the written models and computes what the inputs compute
+# ---- ONNX Runtime runs the written models and computes what the inputs compute; the rule for
+# constants is what it does: with optimizations off it runs the ConstantOfShape of a Constant (planned),
+# never a Constant, and allocates nothing for a Constant's weight during a run
 if command -v node >/dev/null && [ -d "$SRC/tests/ort/node_modules/onnxruntime-node" ]; then
+  node "$SRC/tests/ort/exec_order.mjs" "$W/constant_weights.onnx" >"$tmp/ran" 2>&1 &&
+    grep -qx fill "$tmp/ran" && ! grep -qE '^(w1|w2|bias_shape)$' "$tmp/ran" && ok ||
+    bad "ONNX Runtime's order of constant_weights: $(tr '\n' ' ' <"$tmp/ran")"
+  counter=${OLLA_BINARY_DIR:-}/tests/ort/libolla_alloc_counter.so
+  if [ -f "$counter" ]; then
+    run=$(bash "$SRC/tests/ort/measure.sh" --lib "$counter" "$W/constant_weights.onnx" --runs 1 2>&1)
+    peak=$(sed -n 's/.*"peak_bytes":\([0-9]*\).*/\1/p' <<<"$run")
+    [ -n "$peak" ] && [ "$peak" -lt "$(fact constant_weights.smallest_weight)" ] && ok ||
+      bad "ONNX Runtime holds a Constant's weight in a run: $run"
+  fi
   for pair in "$W/nested_if.onnx $tmp/if.onnx --dim $(fact nested_if.dim)=2" "$W/ocr_det.onnx $tmp/d.onnx --dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=32 --dim p2o.DynamicDimension.2=32" \
               "$W/constant_weights.onnx $tmp/cw.listed.none.onnx"; do
     # shellcheck disable=SC2086
