@@ -316,11 +316,13 @@ static int binding_cause(const olla_shape_table *t, const Onnx__TypeProto *proto
             decl->dims[d].value < 0 || inf->dims[d].value < 0 || decl->dims[d].value == inf->dims[d].value)
             continue;
         for (int k = 0; k < t->n_bind; k++) {
-            const char *hit = strstr(dim->dim_param, t->bind[k].name);
             size_t len = strlen(t->bind[k].name);
+            const char *hit = len ? strstr(dim->dim_param, t->bind[k].name) : NULL;
             /* a whole name of the parameter, as olla_dim_param_eval reads it */
-            if (!hit || (hit > dim->dim_param && !strchr("+-*() ", hit[-1])) ||
-                (hit[len] && !strchr("+-*() ", hit[len])))
+            while (hit && ((hit > dim->dim_param && !strchr("+-*() ", hit[-1])) ||
+                           (hit[len] && !strchr("+-*() ", hit[len]))))
+                hit = strstr(hit + 1, t->bind[k].name);
+            if (!hit)
                 continue;
             char piece[600];
             int n = snprintf(piece, sizeof piece, "%s--dim %s=%lld", at ? " " : " under ", t->bind[k].name,
