@@ -23,7 +23,7 @@ accepted() {
 
 $PY "$T" source "$SRC/cli" >"$tmp/source.flags"
 : >"$tmp/all_help"
-for sub in convert check shapes place batch; do
+for sub in convert check shapes place batch tradeoff; do
   s=$sub; [ $sub = convert ] && s=""
   for h in --help -h; do
     # shellcheck disable=SC2086
