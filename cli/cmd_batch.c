@@ -43,8 +43,10 @@ typedef struct {
     char *json;      /* the --report line */
     char *error;     /* why it failed */
     char key[17];    /* of its input and the options */
-    int64_t input_peak, arena;
+    int64_t held_input, held_planned; /* what the runtime holds (report saving_input_bytes, ..._planned_...) */
     int nodes;
+    int n_warnings;  /* report "warnings": the first ones are shown as it happens */
+    char *warning[3];
 } job;
 
 typedef struct {
@@ -52,7 +54,9 @@ typedef struct {
     long long workers;
     int force, verbosity, tty;
     olla_options opt;
-    char options_text[1024]; /* every option that changes the plan */
+    char **plan_args;        /* the planning options as given, each with its value: "--dim a=1" */
+    int n_plan_args;
+    char *options_text;      /* every option that changes the written file (malloc'd) */
     job *jobs;
     int n_jobs, cap;
     dev_t out_dev;
@@ -92,10 +96,19 @@ static void help(void)
           "  --report FILE.jsonl  one JSON line per model: its report and status\n"
           "  --force              convert every model, also those unchanged since their\n"
           "                       output was written with the same options\n"
-          "  -q, -v               no progress, failures or table; a line per model\n"
+          "  -q, --quiet          no progress, failures, warnings or table\n"
+          "  -v, --verbose        a line per model instead of the progress line\n"
           "  -h, --help\n"
-          "and the planning options of olla-onnx --help: --dim, --time-limit, --align,\n"
-          "--keep-order, --joint, --allow-unknown-sizes.\n"
+          "and the planning options, as olla-onnx --help describes them:\n"
+          "  --dim NAME=VALUE, --input-shape NAME=D1,D2,...\n"
+          "                       applied to each model that has the name; a model\n"
+          "                       without it is planned as if it were not given (the\n"
+          "                       report's bindings_not_applied lists it)\n"
+          "  --strict-shapes, --time-limit SECONDS, --align BYTES, --keep-order,\n"
+          "  --runtime NAME, --sharing MODE, --memory-limit SIZE, --joint,\n"
+          "  --allow-unknown-sizes\n"
+          "A model is skipped as unchanged when neither it nor any of these options\n"
+          "changed since its output was written.\n"
           "\n"
           "exit codes: 0 all converted or unchanged, 1 some model failed, 2 usage,\n"
           "3 internal error, 130 interrupted\n",
@@ -104,6 +117,36 @@ static void help(void)
 
 /* ---- arguments ---- */
 
+/* Options of olla-onnx that change what is shown, never the written file. */
+static int output_neutral(const char *flag)
+{
+    return strcmp(flag, "-q") == 0 || strcmp(flag, "--quiet") == 0 || strcmp(flag, "-v") == 0 ||
+           strcmp(flag, "--verbose") == 0;
+}
+
+/* Keeps argv[from..to] (a planning option and its value) for the key. */
+static int keep_plan_arg(batch *b, char **argv, int from, int to)
+{
+    if (output_neutral(argv[from]))
+        return 1;
+    size_t len = 1;
+    for (int k = from; k <= to; k++)
+        len += strlen(argv[k]) + 1;
+    char **grown = realloc(b->plan_args, ((size_t)b->n_plan_args + 1) * sizeof *grown);
+    char *text = malloc(len);
+    if (!grown || !text) {
+        free(text);
+        b->plan_args = grown ? grown : b->plan_args;
+        return 0;
+    }
+    b->plan_args = grown;
+    text[0] = '\0';
+    for (int k = from; k <= to; k++)
+        strcat(strcat(text, k > from ? " " : ""), argv[k]);
+    b->plan_args[b->n_plan_args++] = text;
+    return 1;
+}
+
 /* -1: go on; else the exit code. */
 static int parse_args(batch *b, olla_cli_plan_opts *po, int argc, char **argv)
 {
@@ -111,9 +154,14 @@ static int parse_args(batch *b, olla_cli_plan_opts *po, int argc, char **argv)
     b->workers = ncpu / 2 > 1 ? ncpu / 2 : 1; /* each solve may use two CPUs */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int from = i;
         int r = olla_cli_plan_option(po, argc, argv, &i);
         if (r < 0)
             return 2;
+        if (r > 0 && !keep_plan_arg(b, argv, from, i)) {
+            fprintf(stderr, "olla-onnx batch: out of memory\n");
+            return 3;
+        }
         if (r > 0)
             continue;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -150,26 +198,29 @@ static int parse_args(batch *b, olla_cli_plan_opts *po, int argc, char **argv)
     return olla_cli_plan_opts_env(po, "olla-onnx batch") ? -1 : 2;
 }
 
-/* The options that change a plan, as text: part of every model's key. */
-static void describe_options(batch *b)
+static int cmp_text(const void *x, const void *y)
 {
-    const olla_options *o = &b->opt;
-    int k = snprintf(b->options_text, sizeof b->options_text,
-                     "olla-onnx %s; time-limit %.6g; align %lld; keep-order %d; joint %d; allow-unknown %d; dims",
-                     OLLA_VERSION_STRING, o->time_limit, (long long)o->alignment, o->keep_order, o->joint,
-                     o->allow_unknown_sizes);
-    /* in name order, so that the order they were given in does not matter */
-    unsigned char used[o->n_dims > 0 ? o->n_dims : 1];
-    memset(used, 0, sizeof used);
-    for (int n = 0; n < o->n_dims && k < (int)sizeof b->options_text; n++) {
-        int best = -1;
-        for (int d = 0; d < o->n_dims; d++)
-            if (!used[d] && (best < 0 || strcmp(o->dims[d].name, o->dims[best].name) < 0))
-                best = d;
-        used[best] = 1;
-        k += snprintf(b->options_text + k, sizeof b->options_text - (size_t)k, " %s=%lld", o->dims[best].name,
-                      (long long)o->dims[best].value);
-    }
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* What changes the written file, as text: part of every model's key. It is
+ * derived from the planning options as given (olla_cli_plan_option decides
+ * which those are, so an option added there is covered), in any order, but
+ * for the ones that only change what is shown; and the time limit in force
+ * ($OLLA_TIME_LIMIT included). 0 when out of memory. */
+static int describe_options(batch *b)
+{
+    if (b->n_plan_args > 1)
+        qsort(b->plan_args, (size_t)b->n_plan_args, sizeof *b->plan_args, cmp_text);
+    size_t len = 128;
+    for (int k = 0; k < b->n_plan_args; k++)
+        len += strlen(b->plan_args[k]) + 3;
+    if (!(b->options_text = malloc(len)))
+        return 0;
+    int at = snprintf(b->options_text, len, "olla-onnx %s; time-limit %.6g", OLLA_VERSION_STRING, b->opt.time_limit);
+    for (int k = 0; k < b->n_plan_args; k++)
+        at += snprintf(b->options_text + at, len - (size_t)at, "; %s", b->plan_args[k]);
+    return 1;
 }
 
 /* ---- the models ---- */
@@ -318,15 +369,24 @@ static char *status_line(json_object *o, const char *status)
     return s;
 }
 
+/* The figures of the table, and the warnings, from a report. */
 static void read_numbers(job *j, json_object *o)
 {
     json_object *v;
-    if (json_object_object_get_ex(o, "input_order_peak_bytes", &v))
-        j->input_peak = json_object_get_int64(v);
-    if (json_object_object_get_ex(o, "arena_bytes", &v))
-        j->arena = json_object_get_int64(v);
+    /* what the runtime holds; a report of an older version: the input-order peak and the arena */
+    if (json_object_object_get_ex(o, "saving_input_bytes", &v) ||
+        json_object_object_get_ex(o, "input_order_peak_bytes", &v))
+        j->held_input = json_object_get_int64(v);
+    if (json_object_object_get_ex(o, "saving_planned_bytes", &v) || json_object_object_get_ex(o, "arena_bytes", &v))
+        j->held_planned = json_object_get_int64(v);
     if (json_object_object_get_ex(o, "nodes", &v))
         j->nodes = json_object_get_int(v);
+    if (json_object_object_get_ex(o, "warnings", &v) && json_object_is_type(v, json_type_array))
+        j->n_warnings = (int)json_object_array_length(v);
+    for (int k = 0; k < j->n_warnings && k < 3; k++) {
+        free(j->warning[k]);
+        j->warning[k] = strdup(json_object_get_string(json_object_array_get_idx(v, k)));
+    }
 }
 
 /* 1 when the model's output is up to date: same key, output as written. */
@@ -360,6 +420,61 @@ static void fail_job(job *j, const char *in, const char *msg, int code)
     j->json = status_line(o, "failed");
 }
 
+/* "--input-shape x=1,3,-1" as given */
+static void shape_text(const olla_input_shape *s, char *buf, size_t size)
+{
+    int k = snprintf(buf, size, "--input-shape %s=", s->name);
+    for (int d = 0; d < s->rank && k > 0 && (size_t)k < size; d++)
+        k += snprintf(buf + k, size - (size_t)k, "%s%lld", d ? "," : "", (long long)s->dims[d]);
+}
+
+/* The bindings of the batch that model m takes: a --dim whose name none of
+ * its dimensions uses, an --input-shape that names none of its graph
+ * inputs (or one of another rank), is left out (planned as if not given)
+ * and listed in not_applied with the reason.
+ * *mine owns the arrays it points to (free them). 0 when out of memory. */
+static int model_bindings(const olla_model *m, const olla_options *opt, olla_options *mine, json_object *not_applied)
+{
+    int nd = opt->n_dims, ns = opt->n_input_shapes;
+    unsigned char *du = calloc((size_t)nd + 1, 1), *su = calloc((size_t)ns + 1, 1);
+    olla_dim_binding *dims = calloc((size_t)nd + 1, sizeof *dims);
+    olla_input_shape *shapes = calloc((size_t)ns + 1, sizeof *shapes);
+    *mine = *opt;
+    mine->dims = dims;
+    mine->input_shapes = shapes;
+    mine->n_dims = mine->n_input_shapes = 0;
+    if (!du || !su || !dims || !shapes) {
+        free(du);
+        free(su);
+        return 0;
+    }
+    olla_model_bindings_used(m, opt->dims, nd, du, opt->input_shapes, ns, su);
+    char text[1024];
+    for (int i = 0; i < nd; i++) {
+        if (du[i]) {
+            dims[mine->n_dims++] = opt->dims[i];
+            continue;
+        }
+        snprintf(text, sizeof text, "--dim %s=%lld: no dimension of the model has this name", opt->dims[i].name,
+                 (long long)opt->dims[i].value);
+        json_object_array_add(not_applied, json_object_new_string(text));
+    }
+    for (int j = 0; j < ns; j++) {
+        if (su[j] == 1) {
+            shapes[mine->n_input_shapes++] = opt->input_shapes[j];
+            continue;
+        }
+        shape_text(&opt->input_shapes[j], text, sizeof text);
+        size_t at = strlen(text);
+        snprintf(text + at, sizeof text - at, ": %s", su[j] == 2 ? "the model's graph input of this name has another rank"
+                                                                : "no graph input of the model has this name");
+        json_object_array_add(not_applied, json_object_new_string(text));
+    }
+    free(du);
+    free(su);
+    return 1;
+}
+
 /* The child: convert one model and leave one JSON line in result_path. */
 static int run_one(const char *in, const char *out, const olla_options *opt, const char *result_path)
 {
@@ -369,17 +484,40 @@ static int run_one(const char *in, const char *out, const olla_options *opt, con
     olla_report rep;
     memset(&rep, 0, sizeof rep);
     char *line = NULL;
+    olla_options mine = *opt;
+    mine.dims = NULL;
+    mine.input_shapes = NULL;
+    json_object *not_applied = json_object_new_array();
     if (!make_parents(out))
         olla_error_set(&err, OLLA_ERR_INTERNAL, "cannot create the folder for %s: %s", out, strerror(errno));
-    else if (olla_model_load(in, &m, &err) == OLLA_OK && olla_optimize(m, opt, &plan, &rep, &err) == OLLA_OK &&
-             olla_write_model(m, plan, out, &err) == OLLA_OK)
-        line = olla_report_to_json(&rep, 0);
+    else if (olla_model_load(in, &m, &err) == OLLA_OK) {
+        if (!not_applied || !model_bindings(m, opt, &mine, not_applied))
+            olla_error_set(&err, OLLA_ERR_INTERNAL, "out of memory converting %s", in);
+        else if (olla_optimize(m, &mine, &plan, &rep, &err) == OLLA_OK &&
+                 olla_write_model(m, plan, out, &err) == OLLA_OK)
+            line = olla_report_to_json(&rep, 0);
+    }
+    free((olla_dim_binding *)mine.dims);
+    free((olla_input_shape *)mine.input_shapes);
     if (err.code != OLLA_OK) {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "error", json_object_new_string(err.message));
         json_object_object_add(o, "exit_code", json_object_new_int((int)err.code));
         line = status_line(o, "failed");
     }
+    /* which of the batch's bindings this model was planned without */
+    json_object *o = line ? json_tokener_parse(line) : NULL;
+    if (o && json_object_is_type(o, json_type_object)) {
+        json_object_object_add(o, "bindings_not_applied", not_applied ? json_object_get(not_applied) : NULL);
+        const char *t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        char *with = t ? strdup(t) : NULL;
+        if (with) {
+            free(line);
+            line = with;
+        }
+    }
+    json_object_put(o);
+    json_object_put(not_applied);
     FILE *f = fopen(result_path, "w");
     if (f) {
         fputs(line ? line : "{}", f);
@@ -477,6 +615,13 @@ static void job_done(batch *b, job *j, const char *out)
         b->ok++;
         if (stat(out, &so) == 0)
             olla_batch_stamps_set(&b->stamps, j->rel, j->key, (long long)so.st_size, mtime_ns(&so), j->json);
+        if (j->n_warnings > 0 && b->verbosity > 0) /* the first ones: the bindings' come first */
+            clear_line(b);
+        for (int k = 0; k < j->n_warnings && k < 3 && b->verbosity > 0; k++)
+            fprintf(stderr, "olla-onnx batch: %s: warning: %s\n", j->rel, j->warning[k] ? j->warning[k] : "");
+        if (j->n_warnings > 3 && b->verbosity > 0)
+            fprintf(stderr, "olla-onnx batch: %s: %d more warnings (the report lists them)\n", j->rel,
+                    j->n_warnings - 3);
     } else if (strcmp(j->status, "unchanged") == 0) {
         b->unchanged++;
     } else {
@@ -628,26 +773,32 @@ static olla_status write_report(const batch *b, olla_error *err)
     return olla_text_file_write(&out, b->report, 0, err);
 }
 
+/* What the runtime holds for each model, input and written (the report's
+ * saving_input_bytes and saving_planned_bytes), and the total saving over
+ * the models that have both. */
 static void print_table(const batch *b, double seconds)
 {
-    fprintf(stderr, "\n%-48s %7s %12s %12s %8s %8s  %s\n", "model", "nodes", "input peak", "arena", "saving",
+    fprintf(stderr, "\n%-48s %7s %12s %12s %8s %8s  %s\n", "model", "nodes", "input", "planned", "saving",
             "seconds", "status");
-    int64_t sum_in = 0, sum_arena = 0;
+    int64_t sum_in = 0, sum_planned = 0;
     for (int k = 0; k < b->n_jobs; k++) {
         const job *j = &b->jobs[k];
-        char a[32] = "-", c[32] = "-", s[16] = "-";
-        if (j->arena > 0) {
-            olla_cli_human_bytes(j->input_peak, a, sizeof a);
-            olla_cli_human_bytes(j->arena, c, sizeof c);
-            snprintf(s, sizeof s, "%.1f%%", olla_cli_pct(j->input_peak - j->arena, j->input_peak));
-            sum_in += j->input_peak;
-            sum_arena += j->arena;
+        char a[32] = "-", c[32] = "-", s[16] = "-", st[40];
+        if (j->held_input > 0 && strcmp(j->status, "failed") != 0) {
+            olla_cli_human_bytes(j->held_input, a, sizeof a);
+            olla_cli_human_bytes(j->held_planned, c, sizeof c);
+            snprintf(s, sizeof s, "%.1f%%", olla_cli_pct(j->held_input - j->held_planned, j->held_input));
+            sum_in += j->held_input;
+            sum_planned += j->held_planned;
         }
-        fprintf(stderr, "%-48s %7d %12s %12s %8s %8.2f  %s\n", j->rel, j->nodes, a, c, s, j->seconds, j->status);
+        snprintf(st, sizeof st, "%s%s", j->status, j->n_warnings > 0 && strcmp(j->status, "failed") != 0
+                                                        ? j->n_warnings == 1 ? ", 1 warning" : ", warnings" : "");
+        fprintf(stderr, "%-48s %7d %12s %12s %8s %8.2f  %s\n", j->rel, j->nodes, a, c, s, j->seconds, st);
     }
-    fprintf(stderr, "%d %s: %d converted, %d unchanged, %d failed; total saving %.1f%%; %.1f s\n", b->n_jobs,
+    fprintf(stderr, "%d %s: %d converted, %d unchanged, %d failed; total saving %.1f%% of what the runtimes hold; "
+                    "%.1f s\n", b->n_jobs,
             olla_cli_plural(b->n_jobs, "model", "models"), b->ok, b->unchanged, b->failed,
-            olla_cli_pct(sum_in - sum_arena, sum_in), seconds);
+            olla_cli_pct(sum_in - sum_planned, sum_in), seconds);
 }
 
 /* ---- the command ---- */
@@ -735,8 +886,7 @@ int olla_cmd_batch(int argc, char **argv)
         b.verbosity = b.opt.verbosity;
         b.opt.verbosity = 0;
         b.tty = isatty(2);
-        describe_options(&b);
-        rc = prepare(&b);
+        rc = describe_options(&b) ? prepare(&b) : (fprintf(stderr, "olla-onnx batch: out of memory\n"), 3);
     }
     if (rc < 0)
         rc = convert_all(&b);
@@ -744,8 +894,14 @@ int olla_cmd_batch(int argc, char **argv)
         free(b.jobs[k].rel);
         free(b.jobs[k].json);
         free(b.jobs[k].error);
+        for (int w = 0; w < 3; w++)
+            free(b.jobs[k].warning[w]);
     }
     free(b.jobs);
+    for (int k = 0; k < b.n_plan_args; k++)
+        free(b.plan_args[k]);
+    free(b.plan_args);
+    free(b.options_text);
     olla_batch_stamps_free(&b.stamps);
     olla_cli_plan_opts_free(&po);
     return rc;

@@ -22,8 +22,17 @@ static const char *plan_text(const olla_model *m)
     return NULL;
 }
 
-/* --dim on the command line replaces the plan's recorded bindings: say so
- * for every value that differs. */
+/* "x=1,3,-1" */
+static void shape_text(const char *name, const int64_t *dims, int rank, char *buf, size_t size)
+{
+    int k = snprintf(buf, size, "%s=", name);
+    for (int d = 0; d < rank && k > 0 && (size_t)k < size; d++)
+        k += snprintf(buf + k, size - (size_t)k, "%s%lld", d ? "," : "", (long long)dims[d]);
+}
+
+/* A --dim or --input-shape on the command line replaces the plan's recorded
+ * binding of its name and keeps the others: say so for every value that
+ * differs. */
 static void note_overrides(const olla_model *m, const olla_cli_plan_opts *po)
 {
     olla_runtime_plan *p = NULL;
@@ -42,8 +51,24 @@ static void note_overrides(const olla_model *m, const olla_cli_plan_opts *po)
             fprintf(stderr, "olla-onnx check: --dim %s=%lld binds a dimension the plan records no value for\n",
                     po->dims[i].name, (long long)po->dims[i].value);
     }
-    if (po->n_shapes)
-        fprintf(stderr, "olla-onnx check: --input-shape replaces the input shapes the plan records\n");
+    for (int i = 0; i < po->n_shapes; i++) {
+        const olla_input_shape *s = &po->shapes[i];
+        char given[512], recorded[512] = "";
+        shape_text(s->name, s->dims, s->rank, given, sizeof given);
+        for (size_t k = 0; k < olla_runtime_plan_input_count(p); k++) {
+            int rank = 0;
+            const int64_t *dims = NULL;
+            const char *name = olla_runtime_plan_input_at(p, k, &rank, &dims);
+            if (name && strcmp(name, s->name) == 0)
+                shape_text(name, dims, rank, recorded, sizeof recorded);
+        }
+        if (strcmp(given, recorded) == 0)
+            continue;
+        if (recorded[0])
+            fprintf(stderr, "olla-onnx check: --input-shape %s replaces the plan's %s\n", given, recorded);
+        else
+            fprintf(stderr, "olla-onnx check: --input-shape %s binds an input the plan records no shape for\n", given);
+    }
     olla_runtime_plan_free(p);
 }
 
@@ -60,8 +85,9 @@ static void help(void)
           "one the sharing rules allow, no two buffers live at the same step overlap,\n"
           "and the arena holds every tensor. Prints 'plan ok' or the first problem.\n"
           "\n"
-          "It binds the dimensions and input shapes the plan records; --dim and\n"
-          "--input-shape replace them (and say so).\n"
+          "It binds the dimensions and input shapes the plan records; a --dim or an\n"
+          "--input-shape replaces the recorded binding of its name (and says so), the\n"
+          "others stay.\n"
           "\n"
           "  --dim NAME=VALUE     bind a symbolic dimension (repeatable, each name once)\n"
           "  --input-shape NAME=D1,D2,...  set a graph input's shape (repeatable)\n"

@@ -138,16 +138,37 @@ static int parse_args(convert_args *a, int argc, char **argv)
 
 static void print_warnings(const olla_report *rep, int verbosity)
 {
-    for (int i = 0; i < rep->n_warnings && (i < 5 || verbosity > 1); i++)
+    /* the ones the bindings cause come first and are all shown */
+    for (int i = 0; i < rep->n_warnings && (i < 5 || i < rep->n_binding_warnings || verbosity > 1); i++)
         fprintf(stderr, "olla-onnx: warning: %s\n", rep->warnings[i]);
-    if (rep->n_warnings > 5 && verbosity < 2)
-        fprintf(stderr, "olla-onnx: warning: %d more shape warnings (see -v)\n", rep->n_warnings - 5);
+    int shown = rep->n_binding_warnings > 5 ? rep->n_binding_warnings : 5;
+    if (rep->n_warnings > shown && verbosity < 2)
+        fprintf(stderr, "olla-onnx: warning: %d more shape warnings (see -v)\n", rep->n_warnings - shown);
     for (int i = 0; i < rep->n_unknown && i < 5; i++)
         fprintf(stderr, "olla-onnx: warning: size of '%s' unknown (%s); left out of the plan\n", rep->unknown_names[i],
                 rep->unknown_reasons[i]);
     if (rep->n_unknown > 5)
         fprintf(stderr, "olla-onnx: warning: %d more tensors of unknown size left out of the plan\n",
                 rep->n_unknown - 5);
+}
+
+/* The headline: the saving in what the runtime holds (report saving_*). */
+static void print_saving(const olla_report *rep)
+{
+    char from[32], to[32];
+    olla_cli_human_bytes(rep->saving_input_bytes, from, sizeof from);
+    olla_cli_human_bytes(rep->saving_planned_bytes, to, sizeof to);
+    const char *basis = rep->saving_basis ? rep->saving_basis : "";
+    double pct = olla_cli_pct(rep->saving_input_bytes - rep->saving_planned_bytes, rep->saving_input_bytes);
+    if (strcmp(basis, "ort_allocated") == 0)
+        fprintf(stderr, "  saving: %.1f%% of what ONNX Runtime allocates (%s for the input, %s for the written "
+                        "model)\n", pct, from, to);
+    else if (strcmp(basis, "executed_peak") == 0)
+        fprintf(stderr, "  saving: %.1f%% of the live bytes at the peak of what %s runs (%s for the input, %s for "
+                        "the written model)\n", pct, rep->runtime, from, to);
+    else
+        fprintf(stderr, "  saving: %.1f%% of what the runtime holds (%s at the input order's peak with sharing, %s "
+                        "in the plan's arena)\n", pct, from, to);
 }
 
 /* The memory limit: what it cost, or that it cost nothing. */
@@ -189,6 +210,9 @@ static void print_summary(const char *in, const olla_report *rep)
             olla_cli_plural(rep->nodes, "node", "nodes"), rep->tensors,
             olla_cli_plural(rep->tensors, "tensor", "tensors"), rep->planned_tensors, rep->sharing, rep->views,
             olla_cli_plural(rep->views, "view", "views"), rep->inplace, rep->runtime);
+    if (rep->n_binding_warnings > 0)
+        fprintf(stderr, "  the bindings given cause %d warning%s (above): the plan holds the sizes they give\n",
+                rep->n_binding_warnings, rep->n_binding_warnings == 1 ? "" : "s");
     fprintf(stderr, "  input order with an online best-fit allocator: %s (%.1f%% fragmentation)\n", online,
             100.0 * rep->input_order_fragmentation);
     char as_run[96] = "";
@@ -208,8 +232,9 @@ static void print_summary(const char *in, const olla_report *rep)
                         "runtime that follows the plan: %s\n",
                 ort_in, ort_out, arena);
     }
+    print_saving(rep);
     fprintf(stderr,
-            "  saving: %.1f%% against the online allocator, %.1f%% against the input-order peak%s, %.1f%% "
+            "  also %.1f%% against the online allocator, %.1f%% against the input-order peak%s, %.1f%% "
             "without sharing; %.2f s (order: %s, placement: %s)\n",
             olla_cli_pct(rep->input_order_online_arena_bytes - rep->arena_bytes, rep->input_order_online_arena_bytes),
             olla_cli_pct(rep->input_executed_peak_bytes - rep->peak_bytes, rep->input_executed_peak_bytes),

@@ -57,8 +57,27 @@ static const char *kind_name(olla_value_kind k)
     }
 }
 
+/* What to pass so that the node outputs of unknown size get one: the advice
+ * the main command gives (olla_shape_size_advice), "" when none applies. */
+static void size_advice(const olla_shape_table *t, char *buf, size_t size)
+{
+    size_t n = 0, count = olla_shape_count(t);
+    const char **names = malloc((count + 1) * sizeof *names);
+    buf[0] = '\0';
+    if (!names)
+        return;
+    for (size_t i = 0; i < count; i++) {
+        const olla_value_type *ty = olla_shape_at(t, i);
+        if (ty->source != OLLA_SRC_INPUT && ty->source != OLLA_SRC_INITIALIZER && ty->kind == OLLA_VALUE_TENSOR &&
+            ty->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__STRING && olla_value_bytes(ty) < 0)
+            names[n++] = olla_shape_name_at(t, i);
+    }
+    olla_shape_size_advice(t, names, n, buf, size);
+    free(names);
+}
+
 /* Builds the JSON document; NULL on OOM. */
-static json_object *to_json(const olla_shape_table *t)
+static json_object *to_json(const olla_shape_table *t, const char *advice)
 {
     json_object *root = json_object_new_object(), *tensors = json_object_new_array(),
                 *unknown = json_object_new_array(), *reasons = json_object_new_object(),
@@ -106,6 +125,7 @@ static json_object *to_json(const olla_shape_table *t)
     }
     for (size_t i = 0; i < olla_shape_warning_count(t); i++)
         json_object_array_add(warnings, json_object_new_string(olla_shape_warning_at(t, i)));
+    json_object_object_add(root, "advice", advice && advice[0] ? json_object_new_string(advice) : NULL);
     return root;
 oom:
     json_object_put(root);
@@ -178,7 +198,11 @@ int olla_cmd_shapes(int argc, char **argv)
         rc = err.code ? (int)err.code : 3;
         goto out;
     }
-    json_object *doc = to_json(t);
+    char advice[1024];
+    advice[0] = '\0';
+    if (strlen(in) + 2 + 256 <= sizeof advice) /* the room the main command's message leaves it */
+        size_advice(t, advice, sizeof advice - strlen(in) - 2);
+    json_object *doc = to_json(t, advice);
     if (!doc) {
         fprintf(stderr, "olla-onnx shapes: out of memory writing JSON\n");
         rc = 3;
@@ -190,6 +214,8 @@ int olla_cmd_shapes(int argc, char **argv)
         rc = 3;
     }
     json_object_put(doc);
+    if (advice[0])
+        fprintf(stderr, "olla-onnx shapes: %s: %s\n", in, advice);
 out:
     olla_shape_table_free(t);
     olla_model_free(m);

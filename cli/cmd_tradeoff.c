@@ -39,8 +39,9 @@ static void help(void)
           "  --points N           limits to try, from 2 to 101 (default 11)\n"
           "  --dim NAME=VALUE, --input-shape NAME=D1,D2,..., --runtime NAME,\n"
           "  --sharing MODE, --align BYTES, --time-limit SECONDS, --strict-shapes,\n"
-          "  --allow-unknown-sizes, -q, -v\n"
-          "                       as for planning (olla-onnx --help)\n"
+          "  --allow-unknown-sizes, --joint, -q, --quiet, -v, --verbose\n"
+          "                       as for planning (olla-onnx --help); --keep-order is\n"
+          "                       refused (recomputation adds nodes to the order)\n"
           "  -h, --help\n",
           stdout);
 }

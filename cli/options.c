@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "passes/runtime/olla_exec_order.h"
+#include "util/olla_line.h"
 
 int olla_cli_parse_dim(const char *arg, olla_dim_binding *out)
 {
@@ -260,12 +261,5 @@ double olla_cli_pct(int64_t part, int64_t whole)
 
 void olla_cli_human_bytes(int64_t b, char *buf, size_t n)
 {
-    if (b >= 10LL * 1024 * 1024 * 1024)
-        snprintf(buf, n, "%.1f GiB", (double)b / (1024.0 * 1024.0 * 1024.0));
-    else if (b >= 10LL * 1024 * 1024)
-        snprintf(buf, n, "%.1f MiB", (double)b / (1024.0 * 1024.0));
-    else if (b >= 10LL * 1024)
-        snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
-    else
-        snprintf(buf, n, "%lld B", (long long)b);
+    olla_human_bytes(b, buf, n);
 }

@@ -83,7 +83,7 @@ typedef struct olla_report {
     int nodes;
     int tensors;
     int planned_tensors;
-    int64_t constant_bytes;         /* graph inputs and initializers */
+    int64_t constant_bytes;         /* graph inputs, initializers and Constant outputs */
     int64_t input_order_peak_bytes;        /* every tensor its own buffer */
     int64_t input_order_shared_peak_bytes; /* under the sharing rules of opt->sharing (what the runtime itself
                                               needs in the input order) */
@@ -108,6 +108,13 @@ typedef struct olla_report {
                                           CPU planner, passes/runtime/olla_ort_memory.h); -1 unless ort */
     int64_t ort_allocated_bytes;
     const char *runtime_search;     /* how the listing was chosen ("plan runs", "input kept", ...) */
+    /* The saving as the runtime sees it: what it holds for the input and for the written model.
+     * saving_basis "ort_allocated": ONNX Runtime's planner (input_ort_allocated_bytes,
+     * ort_allocated_bytes); "executed_peak": the peaks of the orders the runtime executes, where
+     * that planner is not modelled; "arena" (runtime listed): the input order's peak under the
+     * sharing rules against the plan's arena. */
+    const char *saving_basis;
+    int64_t saving_input_bytes, saving_planned_bytes;
     char ort_model_note[1024];      /* why ONNX Runtime's allocation is not modelled, or "" */
     int views, inplace;             /* planned tensors that view another's buffer, or are written in place */
     int n_unknown;                  /* tensors left out of the plan: size unknown */
@@ -127,8 +134,12 @@ typedef struct olla_report {
                                        how far it may be) */
     const char *recompute_method;   /* "none", "greedy", "search", "ilp" */
     int64_t recompute_peak_bound;   /* no plan, whatever it recomputes, peaks below this */
-    int n_warnings;                 /* shape inference disagreeing with value_info */
+    int n_warnings;                 /* shape inference disagreeing with value_info; the first
+                                       n_binding_warnings are caused by the bindings (--dim,
+                                       --input-shape): a declared size they make differ from the
+                                       inferred one, a dimension the model fixes changed */
     char **warnings;
+    int n_binding_warnings;
 } olla_report;
 
 /* Plans a model. On success *plan and *report are filled; free with
@@ -162,6 +173,15 @@ olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_
  * cheap, meant to run right after loading, before any planning. */
 olla_status olla_model_check_dim_names(const olla_model *m, const olla_dim_binding *dims, int n_dims,
                                        olla_error *err);
+
+/* Which bindings a model can take, for a batch over models that name their
+ * dimensions and inputs differently: dim_used[i] = 1 when a symbolic
+ * dimension of m uses the name dims[i].name (as olla_model_check_dim_names
+ * reads names), shape_used[j] = 1 when m has a graph input fed at run time
+ * (not an initializer) named shapes[j].name whose declared rank (if any) is
+ * shapes[j].rank, 2 when it has that input with another rank, else 0. */
+void olla_model_bindings_used(const olla_model *m, const olla_dim_binding *dims, int n_dims, unsigned char *dim_used,
+                              const olla_input_shape *shapes, int n_shapes, unsigned char *shape_used);
 
 /* The curve of peak memory against extra compute: the plan made without a
  * limit, the smallest peak recomputation reaches, and n_points plans with

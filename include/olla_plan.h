@@ -60,9 +60,15 @@ typedef struct olla_plan {
     int64_t arena_bytes;
     int64_t alignment;
     int sharing;             /* 1: planned under the runtime's buffer sharing rules; 0: every tensor its own buffer */
-    int n_input_steps;       /* steps of the input order (n_nodes unless nodes were added) */
-    int64_t *live_input;     /* live bytes at each step of the input order (n_input_steps) */
-    int64_t *live_planned;   /* live bytes at each step of the planned order */
+    /* The picture (olla_plan_write_svg): its steps are the ones at which an op runs (not a
+     * Constant, nor an op the runtime drops), in the order the runtime executes. */
+    int n_steps;             /* of the plan's order */
+    int *step_index;         /* per position of order: its step, or for an op that does not run the
+                                step before it (0 at the start) */
+    int n_input_steps;       /* of the input's order (other than n_steps when nodes were added) */
+    int64_t *live_input;     /* n_input_steps: live bytes at each step, the input as the runtime executes it */
+    int64_t *live_planned;   /* n_steps: ... the written model as the runtime executes it */
+    int64_t input_peak_bytes, peak_bytes; /* the report's input_executed_peak_bytes and peak_bytes */
     int64_t lower_bound;     /* -1 when none was computed */
     /* what the plan was made for (olla.plan "dims" and "inputs"); owned */
     int n_dims;

@@ -377,6 +377,7 @@ olla_status olla_graph_build(const olla_model *model, const olla_type_source *ty
                 if ((ti = add_tensor(&b, name)) < 0)
                     goto oom;
                 b.t[ti].producer = i;
+                b.t[ti].is_constant = (unsigned char)(strcmp(op->op_type, "Constant") == 0);
             }
             if (!vec_push(&outputs, ti))
                 goto oom;

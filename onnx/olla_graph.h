@@ -6,6 +6,7 @@
 #define OLLA_GRAPH_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "olla_error.h"
 #include "onnx/olla_model.h"
@@ -20,6 +21,7 @@ typedef struct olla_tensor {
     int producer;              /* operator index, -1 for graph inputs and initializers */
     int first_consumer, n_consumers; /* into olla_graph.consumer_list */
     unsigned char is_input, is_initializer, is_output;
+    unsigned char is_constant; /* the output of a Constant node (olla_op_is_constant) */
 } olla_tensor;
 
 typedef struct olla_op {
@@ -57,6 +59,22 @@ typedef struct olla_type_source {
 olla_status olla_graph_build(const olla_model *model, const olla_type_source *types, olla_graph **out,
                              olla_error *err);
 void olla_graph_free(olla_graph *g);
+
+/* 1 when op is a Constant node (of any domain). Its output is a constant:
+ * a runtime holds it with the initializers (ONNX Runtime turns every
+ * Constant into one when it loads the model, measured), so it is never an
+ * intermediate to plan, in any runtime mode, and counts as constant bytes. */
+static inline int olla_op_is_constant(const olla_graph *g, int op)
+{
+    return op >= 0 && strcmp(g->ops[op].op_type, "Constant") == 0;
+}
+
+/* 1 when tensor t is held outside the plan by whoever runs the model: a
+ * graph input, an initializer, or a Constant's output. */
+static inline int olla_tensor_is_held(const olla_graph *g, int t)
+{
+    return g->tensors[t].producer < 0 || g->tensors[t].is_constant;
+}
 
 /* "name (OpType)" or "#index (OpType)" for messages. */
 const char *olla_op_label(const olla_graph *g, int op, char *buf, int buflen);

@@ -96,6 +96,34 @@ static void walk_graph(dim_walk *w, const Onnx__GraphProto *g, int depth)
     }
 }
 
+void olla_model_bindings_used(const olla_model *m, const olla_dim_binding *dims, int n_dims, unsigned char *dim_used,
+                              const olla_input_shape *shapes, int n_shapes, unsigned char *shape_used)
+{
+    const Onnx__GraphProto *g = m->proto ? m->proto->graph : NULL;
+    if (n_dims > 0) {
+        memset(dim_used, 0, (size_t)n_dims);
+        dim_walk w = {dims, n_dims, dim_used, ""};
+        walk_graph(&w, g, 0);
+    }
+    for (int j = 0; j < n_shapes; j++) {
+        shape_used[j] = 0;
+        for (size_t k = 0; g && k < g->n_input && !shape_used[j]; k++) {
+            const Onnx__ValueInfoProto *vi = g->input[k];
+            if (!vi || !vi->name || !shapes[j].name || strcmp(vi->name, shapes[j].name) != 0)
+                continue;
+            const Onnx__TypeProto *tp = vi->type;
+            int declared = tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type &&
+                                   tp->tensor_type->shape
+                               ? (int)tp->tensor_type->shape->n_dim
+                               : -1;
+            shape_used[j] = declared < 0 || declared == shapes[j].rank ? 1 : 2;
+        }
+        for (size_t k = 0; g && shape_used[j] && k < g->n_initializer; k++)
+            if (g->initializer[k] && g->initializer[k]->name && strcmp(g->initializer[k]->name, shapes[j].name) == 0)
+                shape_used[j] = 0; /* a weight with a default value: not fed at run time */
+    }
+}
+
 olla_status olla_model_check_dim_names(const olla_model *m, const olla_dim_binding *dims, int n_dims,
                                        olla_error *err)
 {

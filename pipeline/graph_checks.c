@@ -6,44 +6,52 @@
 #include <string.h>
 
 #include "passes/analysis/olla_graph_dag.h"
+#include "passes/shapes/olla_shapes.h"
 #include "pipeline/olla_pipeline.h"
+#include "util/olla_line.h"
 
-/* Lists tensors whose size waits on an unbound symbolic dimension. */
-static olla_status check_symbolic(const olla_graph *g, olla_error *err)
+/* The produced tensors of unknown size that planning needs: tensors (not
+ * sequences, maps, optionals), not strings, not held outside the plan. */
+static int needs_size(const olla_graph *g, int t)
 {
-    char names[600] = "", dims[300] = "";
-    int count = 0;
-    for (int t = 0; t < g->n_tensors; t++) {
-        const olla_tensor *ten = &g->tensors[t];
-        if (ten->producer < 0 || ten->bytes >= 0 || ten->type.rank < 0)
-            continue;
-        const char *sym = NULL;
-        for (int d = 0; d < ten->type.rank && !sym; d++)
-            if (ten->type.dims[d].value < 0 && ten->type.dims[d].param)
-                sym = ten->type.dims[d].param;
-        if (!sym)
-            continue;
-        if (count < 3) {
-            size_t n = strlen(names);
-            snprintf(names + n, sizeof names - n, "%s'%s'", count ? ", " : "", ten->name);
+    const olla_tensor *ten = &g->tensors[t];
+    return !olla_tensor_is_held(g, t) && ten->bytes < 0 && ten->type.kind == OLLA_VALUE_TENSOR &&
+           ten->type.elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__STRING;
+}
+
+static int has_symbolic_dim(const olla_tensor *ten)
+{
+    for (int d = 0; d < ten->type.rank; d++)
+        if (ten->type.dims[d].value < 0 && ten->type.dims[d].param)
+            return 1;
+    return 0;
+}
+
+/* Sizes that wait on graph inputs with open dimensions, or on symbolic
+ * dimensions with no value: one error with the flags that give them
+ * (olla_shape_size_advice, the advice `olla-onnx shapes` gives too). A size
+ * that waits on a symbolic dimension is always an error; other unknown
+ * sizes only when they may not be left out. */
+static olla_status check_open_sizes(const olla_graph *g, const olla_shape_table *types, int allow_unknown_sizes,
+                                    olla_error *err)
+{
+    int n = 0, symbolic = 0;
+    const char **names = malloc(((size_t)g->n_tensors + 1) * sizeof *names);
+    if (!names)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory checking the sizes of %s", g->model->path);
+    for (int t = 0; t < g->n_tensors; t++)
+        if (needs_size(g, t)) {
+            names[n++] = g->tensors[t].name;
+            symbolic |= has_symbolic_dim(&g->tensors[t]);
         }
-        count++;
-        for (int d = 0; d < ten->type.rank; d++) {
-            const char *p = ten->type.dims[d].param;
-            if (ten->type.dims[d].value >= 0 || !p)
-                continue;
-            char key[128];
-            snprintf(key, sizeof key, " --dim %s=N", p);
-            if (!strstr(dims, key) && strlen(dims) + strlen(key) + 1 < sizeof dims)
-                strcat(dims, key);
-        }
-    }
-    if (!count)
-        return OLLA_OK;
-    return olla_error_set(err, OLLA_ERR_INPUT,
-                          "%s: %d tensor%s (%s%s) %s symbolic dimensions with no value; pass%s",
-                          g->model->path, count, count == 1 ? "" : "s", names, count > 3 ? ", ..." : "",
-                          count == 1 ? "has" : "have", dims);
+    olla_status st = OLLA_OK;
+    char advice[sizeof err->message];
+    size_t room = sizeof advice - strlen(g->model->path) - 2;
+    if (n > 0 && (symbolic || !allow_unknown_sizes) && room >= 256 &&
+        olla_shape_size_advice(types, names, (size_t)n, advice, room))
+        st = olla_error_set(err, OLLA_ERR_INPUT, "%s: %s", g->model->path, advice);
+    free(names);
+    return st;
 }
 
 /* A tensor of unknown size cannot be planned; unless the user accepts leaving
@@ -51,28 +59,33 @@ static olla_status check_symbolic(const olla_graph *g, olla_error *err)
  * planned and are not errors. */
 static olla_status check_unknown(const olla_graph *g, olla_error *err)
 {
+    static const char tail[] = ", or pass --allow-unknown-sizes to leave it out of the plan";
     for (int t = 0; t < g->n_tensors; t++) {
         const olla_tensor *ten = &g->tensors[t];
-        if (ten->producer < 0 || ten->bytes >= 0 || ten->type.kind != OLLA_VALUE_TENSOR)
+        if (!needs_size(g, t))
             continue;
-        if (ten->type.elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__STRING)
-            continue; /* strings have no fixed size: never planned, listed in the report */
-        char l[300];
-        if (ten->unknown_reason) {
-            /* the reason may open with the tensor's own name: said once */
-            const char *why = ten->unknown_reason;
-            size_t len = strlen(ten->name);
-            if (why[0] == '\'' && strncmp(why + 1, ten->name, len) == 0 && strncmp(why + 1 + len, "': ", 3) == 0)
-                why += len + 4;
-            return olla_error_set(err, OLLA_ERR_INPUT,
-                                  "%s: cannot plan '%s' (output of node %s): %s, or pass --allow-unknown-sizes to "
-                                  "leave it out of the plan",
-                                  g->model->path, ten->name, olla_op_label(g, ten->producer, l, sizeof l), why);
-        }
-        return olla_error_set(err, OLLA_ERR_INPUT,
-                              "%s: cannot plan '%s' (output of node %s): its size is unknown; declare its shape in value_info, or pass "
-                              "--allow-unknown-sizes to leave it out of the plan",
-                              g->model->path, ten->name, olla_op_label(g, ten->producer, l, sizeof l));
+        /* the reason may open with the tensor's own name: said once */
+        const char *why = ten->unknown_reason;
+        size_t len = strlen(ten->name);
+        if (why && why[0] == '\'' && strncmp(why + 1, ten->name, len) == 0 && strncmp(why + 1 + len, "': ", 3) == 0)
+            why += len + 4;
+        /* whole pieces only: a name or reason too long to fit is left to olla-onnx shapes, never cut */
+        char msg[sizeof err->message], label[sizeof err->message];
+        olla_line l;
+        olla_line_init(&l, msg, sizeof msg);
+        olla_op_label(g, ten->producer, label, sizeof label);
+        size_t reserve = sizeof tail + 80;
+        if (!olla_line_add(&l, reserve, "%s: cannot plan '%s' (output of node %s): ", g->model->path, ten->name,
+                           label) &&
+            !olla_line_add(&l, reserve, "%s: cannot plan a tensor of unknown size (olla-onnx shapes names it): ",
+                           g->model->path))
+            olla_line_add(&l, reserve, "cannot plan a tensor of unknown size (olla-onnx shapes names it): ");
+        if (!why)
+            olla_line_add(&l, reserve, "its size is unknown; declare its shape in value_info");
+        else if (!olla_line_add(&l, reserve, "%s", why))
+            olla_line_add(&l, reserve, "its size is unknown (olla-onnx shapes gives the reason)");
+        olla_line_add(&l, 0, "%s", tail);
+        return olla_error_set(err, OLLA_ERR_INPUT, "%s", msg);
     }
     return OLLA_OK;
 }
@@ -123,9 +136,10 @@ static olla_status check_total(const olla_graph *g, int64_t align, olla_error *e
     return OLLA_OK;
 }
 
-olla_status olla_pipeline_check_graph(const olla_graph *g, int allow_unknown_sizes, int64_t align, olla_error *err)
+olla_status olla_pipeline_check_graph(const olla_graph *g, const olla_shape_table *types, int allow_unknown_sizes,
+                                      int64_t align, olla_error *err)
 {
-    olla_status st = check_symbolic(g, err);
+    olla_status st = check_open_sizes(g, types, allow_unknown_sizes, err);
     if (st == OLLA_OK)
         st = check_overflow(g, err);
     if (st == OLLA_OK && !allow_unknown_sizes)

@@ -11,8 +11,12 @@
 
 /* What a graph must satisfy before planning: no planned tensor waits on an
  * unbound symbolic dimension, none of unknown size (unless allowed), no size
- * overflowing 64 bits, all of them together below 2^61 bytes. */
-olla_status olla_pipeline_check_graph(const olla_graph *g, int allow_unknown_sizes, int64_t align, olla_error *err);
+ * overflowing 64 bits, all of them together below 2^61 bytes. A size that
+ * waits on graph inputs is an error naming them and the flags that give
+ * their shapes (olla_shape_size_advice over types, the graph's own). */
+struct olla_shape_table;
+olla_status olla_pipeline_check_graph(const olla_graph *g, const struct olla_shape_table *types,
+                                      int allow_unknown_sizes, int64_t align, olla_error *err);
 
 typedef struct olla_order_result {
     int64_t peak_bytes;
@@ -61,6 +65,8 @@ typedef struct olla_runtime_input {
     long search_budget;   /* evaluations for the ort search; <= 0: its default */
     double deadline;      /* a safety net (olla_now()); <= 0: none */
     int64_t peak_limit;   /* the executed order must peak at most this (a memory limit); < 0: none */
+    int *input_executed;  /* n_ops, or NULL: receives the order the runtime executes for the input
+                             listing (the ops it does not run placed where needed); not for listed */
 } olla_runtime_input;
 
 typedef struct olla_runtime_outcome {
@@ -80,6 +86,9 @@ typedef struct olla_runtime_outcome {
  * listing, or the input when that peaks higher. */
 olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *order, olla_runtime_outcome *out,
                                olla_error *err);
+
+/* The report's saving_* fields from its figures (pipeline/report.c). */
+void olla_report_set_saving(olla_report *r);
 
 /* Recomputation under a memory limit (pipeline/remat_stage.c). */
 typedef struct olla_remat_input {

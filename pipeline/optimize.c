@@ -52,6 +52,7 @@ void olla_plan_free(olla_plan *plan)
     free(plan->entries);
     free(plan->live_input);
     free(plan->live_planned);
+    free(plan->step_index);
     olla_model_free(plan->rewritten);
     free(plan);
 }
@@ -83,6 +84,7 @@ typedef struct run {
     olla_dag dag; /* under the sharing rules, of what the runtime runs */
     olla_graph_dag_map map;
     int *input_order, *order;        /* n_nodes; order: planned, then the one the runtime executes */
+    int *input_executed;             /* n_nodes: the order the runtime executes for the input */
     int *best_order;                 /* n_nodes: the planned order, kept when the runtime's replaces it */
     int *listing;                    /* n_nodes: the graph.node order to write */
     int *first, *last;               /* per DAG tensor, under order */
@@ -110,6 +112,7 @@ static olla_status report_graph(run *r)
 {
     olla_report *rep = r->rep;
     const olla_graph *g = r->g;
+    rep->n_binding_warnings = (int)olla_shape_binding_warning_count(r->types);
     if ((rep->n_warnings = (int)olla_shape_warning_count(r->types)) > 0) {
         if (!(rep->warnings = calloc((size_t)rep->n_warnings, sizeof(char *))))
             return oom(r);
@@ -121,7 +124,7 @@ static olla_status report_graph(run *r)
     rep->tensors = g->n_tensors;
     for (int t = 0; t < g->n_tensors; t++) {
         const olla_tensor *ten = &g->tensors[t];
-        if (ten->producer < 0) {
+        if (olla_tensor_is_held(g, t)) { /* graph inputs, initializers and Constants */
             if (ten->bytes > 0) /* saturating: inputs may declare anything */
                 rep->constant_bytes =
                     ten->bytes > INT64_MAX - rep->constant_bytes ? INT64_MAX : rep->constant_bytes + ten->bytes;
@@ -139,7 +142,7 @@ static olla_status report_graph(run *r)
         return oom(r);
     int k = 0;
     for (int t = 0; t < g->n_tensors; t++)
-        if (g->tensors[t].producer >= 0 && g->tensors[t].bytes < 0) {
+        if (!olla_tensor_is_held(g, t) && g->tensors[t].bytes < 0) {
             rep->unknown_names[k] = g->tensors[t].name;
             /* the reason lives in the shape table, freed before the report */
             const char *why = g->tensors[t].unknown_reason;
@@ -154,7 +157,8 @@ static olla_status build_graph(run *r)
 {
     progress(r, "shapes", -1, -1);
     olla_shape_options so = {.dims = r->opt->dims, .n_dims = r->opt->n_dims, .strict = r->opt->strict_shapes,
-                             .input_shapes = r->opt->input_shapes, .n_input_shapes = r->opt->n_input_shapes};
+                             .input_shapes = r->opt->input_shapes, .n_input_shapes = r->opt->n_input_shapes,
+                             .alignment = r->align};
     olla_status st = olla_infer_shapes(r->m->proto, &so, &r->types, r->err);
     if (st != OLLA_OK)
         return st;
@@ -162,7 +166,7 @@ static olla_status build_graph(run *r)
     olla_type_source src = olla_shape_type_source(r->types);
     if ((st = olla_graph_build(r->m, &src, &r->g, r->err)) != OLLA_OK)
         return st;
-    if ((st = olla_pipeline_check_graph(r->g, r->opt->allow_unknown_sizes, r->align, r->err)) != OLLA_OK)
+    if ((st = olla_pipeline_check_graph(r->g, r->types, r->opt->allow_unknown_sizes, r->align, r->err)) != OLLA_OK)
         return st;
     return report_graph(r);
 }
@@ -181,7 +185,7 @@ static olla_status simulate_online(run *r, const olla_dag *dag, const olla_graph
     size_t n = 0;
     for (int e = 0; e < dag->n_tensors; e++) {
         int64_t bytes = r->g->tensors[map->graph_tensor[e]].bytes;
-        if (bytes > 0)
+        if (bytes > 0 && dag->bytes[e] > 0) /* a buffer of its own (none: a Constant, a view of one) */
             bufs[n++] = (olla_buffer){r->first[e], (int64_t)r->last[e] + 1, bytes, 0};
     }
     int64_t reserved = 0, in_use = 0;
@@ -194,13 +198,35 @@ static olla_status simulate_online(run *r, const olla_dag *dag, const olla_graph
     return OLLA_OK;
 }
 
+/* The shares of a memory model: under the sharing rules every one the
+ * rules declare; without them only the views of tensors held outside the
+ * plan (graph inputs, initializers, Constants), which are never copies.
+ * *shares is malloc'd. */
+static olla_status model_shares(run *r, int runtime_sharing, olla_op_share **shares, int *n_shares)
+{
+    olla_status st = olla_graph_shares(r->g, shares, n_shares, r->err);
+    if (st == OLLA_OK && !runtime_sharing)
+        *n_shares = olla_graph_shares_held_views(r->g, *shares, *n_shares);
+    return st;
+}
+
 /* The input order's figures without sharing: its peak and what an online
- * allocator reserves for it. The DAG without shares has the same nodes. */
+ * allocator reserves for it, every tensor a buffer of its own but for what
+ * is held outside the plan (Constants, and the views of graph inputs,
+ * initializers and Constants, which are never copies). The DAG without
+ * shares has the same nodes. */
 static olla_status input_order_unshared(run *r)
 {
     olla_dag plain = {0};
     olla_graph_dag_map pmap;
-    olla_status st = olla_graph_dag(r->g, r->align, NULL, 0, NULL, &plain, &pmap, r->err);
+    olla_op_share *shares = NULL;
+    int n_shares = 0;
+    olla_status st = model_shares(r, 0, &shares, &n_shares);
+    if (st == OLLA_OK)
+        st = olla_graph_dag(r->g, r->align, shares, n_shares, NULL, &plain, &pmap, r->err);
+    free(shares);
+    if (st != OLLA_OK)
+        return st;
     if (st != OLLA_OK)
         return st;
     st = olla_dag_peak(&plain, r->input_order, &r->rep->input_order_peak_bytes, NULL, NULL, r->err);
@@ -216,6 +242,7 @@ static olla_status alloc_arrays(run *r)
     size_t n = (size_t)r->g->n_ops + 1, nt = (size_t)r->g->n_tensors + 1;
     r->input_order = malloc(n * sizeof(int));
     r->order = malloc(n * sizeof(int));
+    r->input_executed = malloc(n * sizeof(int));
     r->listing = malloc(n * sizeof(int));
     r->first = malloc(nt * sizeof(int));
     r->last = malloc(nt * sizeof(int));
@@ -228,9 +255,11 @@ static olla_status alloc_arrays(run *r)
     if (r->plan) {
         r->plan->live_input = malloc(n * sizeof(int64_t));
         r->plan->live_planned = malloc(n * sizeof(int64_t));
+        r->plan->step_index = malloc(n * sizeof(int));
     }
-    if (!r->input_order || !r->order || !r->listing || !r->first || !r->last || !r->holder || !r->buf_first || !r->buf_last ||
-        !r->offset || !r->applied || !r->plan || !r->plan->live_input || !r->plan->live_planned)
+    if (!r->input_order || !r->order || !r->input_executed || !r->listing || !r->first || !r->last || !r->holder || !r->buf_first || !r->buf_last ||
+        !r->offset || !r->applied || !r->plan || !r->plan->live_input || !r->plan->live_planned ||
+        !r->plan->step_index)
         return oom(r);
     return OLLA_OK;
 }
@@ -247,8 +276,8 @@ static olla_status build_dag(run *r)
         r->have_eg = st == OLLA_OK;
         view = (olla_runtime_view){r->eg.runs, r->eg.reads_as};
     }
-    if (st == OLLA_OK && r->opt->sharing == OLLA_SHARING_RUNTIME)
-        st = olla_graph_shares(r->g, &shares, &n_shares, r->err);
+    if (st == OLLA_OK)
+        st = model_shares(r, r->opt->sharing == OLLA_SHARING_RUNTIME, &shares, &n_shares);
     if (st == OLLA_OK)
         st = olla_graph_dag(r->g, r->align, shares, n_shares, r->have_eg ? &view : NULL, &r->dag, &r->map, r->err);
     free(shares);
@@ -294,7 +323,8 @@ static olla_status runtime_stage(run *r)
     if (!executed)
         return oom(r);
     olla_runtime_input in = {r->g, r->have_eg ? &r->eg : NULL, &r->dag, opt->runtime, r->order, opt->keep_order, 0,
-                             opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, r->peak_cap};
+                             opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, r->peak_cap, r->input_executed};
+    memcpy(r->input_executed, r->input_order, (size_t)n * sizeof(int)); /* listed: the input's order */
     olla_runtime_outcome out;
     olla_status st = olla_stage_runtime(&in, r->listing, executed, &out, r->err);
     if (st == OLLA_OK && (r->best_order = malloc(((size_t)n + 1) * sizeof(int))))
@@ -426,6 +456,47 @@ static olla_status try_joint(run *r)
     return st;
 }
 
+/* 1 when the runtime runs op: not a Constant, nor an op it drops (eg) */
+static int op_runs(const run *r, int op)
+{
+    return r->have_eg ? r->eg.runs[op] : !olla_op_is_constant(r->g, op);
+}
+
+/* Live bytes at the steps of order at which an op runs, into live (the
+ * steps counted in *n_steps); step_index (optional, per position) the step
+ * of each position. */
+static olla_status running_profile(run *r, const int *order, int64_t *live, int *n_steps, int *step_index)
+{
+    int n = r->g->n_ops, k = 0;
+    int64_t peak = 0;
+    olla_status st = olla_dag_peak(&r->dag, order, &peak, live, NULL, r->err);
+    for (int s = 0; st == OLLA_OK && s < n; s++) {
+        if (step_index)
+            step_index[s] = k > 0 && !op_runs(r, order[s]) ? k - 1 : k;
+        if (op_runs(r, order[s]))
+            live[k++] = live[s];
+    }
+    *n_steps = k;
+    return st;
+}
+
+/* The picture's input curve and figure: the order the runtime executes for
+ * the input, over the steps at which an op runs (before any recomputation:
+ * a plan for a rewritten model keeps them). */
+static olla_status input_profile(run *r)
+{
+    r->plan->input_peak_bytes = r->rep->input_executed_peak_bytes;
+    return running_profile(r, r->input_executed, r->plan->live_input, &r->plan->n_input_steps, NULL);
+}
+
+/* ... and the plan's: the order the runtime executes for it, where each of
+ * its positions falls among the steps, and the summary's planned peak. */
+static olla_status planned_profile(run *r)
+{
+    r->plan->peak_bytes = r->rep->peak_bytes;
+    return running_profile(r, r->order, r->plan->live_planned, &r->plan->n_steps, r->plan->step_index);
+}
+
 /* The entry of a planned tensor: offset of its buffer, and the share it
  * makes (a view of its input, or written over the input it takes). */
 static void fill_entry(run *r, olla_plan_entry *pe, int t, const int *entry_of)
@@ -468,7 +539,6 @@ static olla_status make_plan(run *r)
     for (int t = 0; t < g->n_tensors; t++)
         entry_of[t] = -1;
     plan->n_nodes = g->n_ops;
-    plan->n_input_steps = g->n_ops;
     plan->memory_limit = r->rep->memory_limit_bytes;
     plan->alignment = r->align;
     plan->arena_bytes = r->rep->arena_bytes;
@@ -577,6 +647,7 @@ static void run_free(run *r)
 {
     olla_plan_free(r->plan);
     free(r->input_order);
+    free(r->input_executed);
     free(r->order);
     free(r->best_order);
     free(r->listing);
@@ -670,7 +741,8 @@ static olla_status plan_rewritten(run *r, const olla_remat_stage_result *rs, int
         /* the input order's profile stays the input's */
         free(plan2->live_input);
         plan2->live_input = r->plan->live_input;
-        plan2->n_input_steps = r->g->n_ops;
+        plan2->n_input_steps = r->plan->n_input_steps;
+        plan2->input_peak_bytes = r->plan->input_peak_bytes;
         r->plan->live_input = NULL;
         olla_plan_free(r->plan);
         r->plan = plan2;
@@ -810,6 +882,8 @@ static olla_status plan_model(const olla_model *m, const olla_options *opt, int6
         st = order_stage(&r);
     if (st == OLLA_OK)
         st = runtime_stage(&r);
+    if (st == OLLA_OK)
+        st = input_profile(&r);
     int64_t limit = limited && st == OLLA_OK ? resolve_limit(&r) : -1;
     if (st == OLLA_OK && limited && limit < rep->peak_bytes)
         st = recompute_under(&r, limit, limit);
@@ -824,12 +898,15 @@ static olla_status plan_model(const olla_model *m, const olla_options *opt, int6
     if (!r.done)
         rep->placement_seconds = olla_now() - tp;
     if (st == OLLA_OK && !r.done)
+        st = planned_profile(&r);
+    if (st == OLLA_OK && !r.done)
         st = make_plan(&r);
     if (st == OLLA_OK && !r.done)
         st = check_plan(&r);
     if (st == OLLA_OK && !r.done)
         st = record_bindings(&r);
     if (st == OLLA_OK) {
+        olla_report_set_saving(rep);
         rep->total_seconds = olla_now() - r.t0;
         *plan_out = r.plan;
         r.plan = NULL;

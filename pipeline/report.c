@@ -5,11 +5,29 @@
 #include <string.h>
 
 #include "olla.h"
+#include "pipeline/olla_pipeline.h"
 #include "util/olla_file.h"
 
 static json_object *opt_i64(int64_t v)
 {
     return v < 0 ? NULL : json_object_new_int64(v);
+}
+
+void olla_report_set_saving(olla_report *r)
+{
+    if (r->runtime && strcmp(r->runtime, "listed") == 0) {
+        r->saving_basis = "arena";
+        r->saving_input_bytes = r->input_executed_peak_bytes;
+        r->saving_planned_bytes = r->arena_bytes;
+    } else if (r->input_ort_allocated_bytes >= 0 && r->ort_allocated_bytes >= 0) {
+        r->saving_basis = "ort_allocated";
+        r->saving_input_bytes = r->input_ort_allocated_bytes;
+        r->saving_planned_bytes = r->ort_allocated_bytes;
+    } else {
+        r->saving_basis = "executed_peak";
+        r->saving_input_bytes = r->input_executed_peak_bytes;
+        r->saving_planned_bytes = r->executed_peak_bytes;
+    }
 }
 
 char *olla_report_to_json(const olla_report *r, int pretty)
@@ -48,6 +66,9 @@ char *olla_report_to_json(const olla_report *r, int pretty)
     json_object_object_add(o, "input_ort_allocated_bytes", opt_i64(r->input_ort_allocated_bytes));
     json_object_object_add(o, "ort_allocated_bytes", opt_i64(r->ort_allocated_bytes));
     json_object_object_add(o, "runtime_search", json_object_new_string(r->runtime_search ? r->runtime_search : ""));
+    json_object_object_add(o, "saving_basis", json_object_new_string(r->saving_basis ? r->saving_basis : ""));
+    json_object_object_add(o, "saving_input_bytes", json_object_new_int64(r->saving_input_bytes));
+    json_object_object_add(o, "saving_planned_bytes", json_object_new_int64(r->saving_planned_bytes));
     if (r->ort_model_note[0])
         json_object_object_add(o, "ort_model_note", json_object_new_string(r->ort_model_note));
     json_object_object_add(o, "views", json_object_new_int(r->views));
@@ -66,6 +87,10 @@ char *olla_report_to_json(const olla_report *r, int pretty)
                                json_object_new_string(r->recompute_method ? r->recompute_method : ""));
         json_object_object_add(o, "recompute_peak_bound", opt_i64(r->recompute_peak_bound));
     }
+    json_object *warnings = json_object_new_array();
+    for (int i = 0; warnings && i < r->n_warnings; i++)
+        json_object_array_add(warnings, json_object_new_string(r->warnings[i]));
+    json_object_object_add(o, "warnings", warnings);
     json_object *unknown = json_object_new_array();
     for (int i = 0; i < r->n_unknown; i++) {
         json_object *u = json_object_new_object();

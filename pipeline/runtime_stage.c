@@ -197,6 +197,8 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
     if (st == OLLA_OK)
         st = figures(&c, in->runtime, input_listing, executed, &n_exec, &out->input_executed_peak_bytes,
                      &out->input_ort_allocated_bytes, err);
+    if (st == OLLA_OK && in->input_executed)
+        st = olla_exec_complete_order(eg, executed, in->input_executed, err);
     if (st == OLLA_OK)
         st = in->runtime == OLLA_RUNTIME_ORT ? steer_ort(in, &c, input_listing, listing, executed, out, err)
                                              : steer_priority(in, &c, input_listing, listing, executed, out, err);

@@ -90,18 +90,72 @@ olla_status olla_plan_check_declared(const Onnx__GraphProto *g, const olla_store
 
 /* ---- the bindings a check uses ---- */
 
-/* The command line's bindings when it gives any (--dim or --input-shape),
- * else the ones the plan records. */
-static olla_check_options effective_options(const olla_check_options *opt, const olla_stored_plan *sp)
+/* 1 when graph input `name` of g declares a dimension whose parameter uses
+ * one of the names dims bind (as olla_dim_param_eval reads names). */
+static int input_uses_dims(const Onnx__GraphProto *g, const char *name, const olla_dim_binding *dims, int n_dims)
 {
-    olla_check_options co = *opt;
-    if (opt->n_dims == 0 && opt->n_input_shapes == 0) {
-        co.dims = sp->dims;
-        co.n_dims = sp->n_dims;
-        co.input_shapes = sp->inputs;
-        co.n_input_shapes = sp->n_inputs;
+    for (size_t k = 0; k < g->n_input; k++) {
+        const Onnx__ValueInfoProto *vi = g->input[k];
+        if (!vi || !vi->name || strcmp(vi->name, name) != 0 || !vi->type ||
+            vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type ||
+            !vi->type->tensor_type->shape)
+            continue;
+        const Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
+        for (size_t d = 0; d < sh->n_dim; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
+            if (!dim || dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM || !dim->dim_param)
+                continue;
+            for (const char *p = dim->dim_param; *p;) {
+                size_t len = strcspn(p, "+-*() ");
+                for (int i = 0; len && i < n_dims; i++)
+                    if (strlen(dims[i].name) == len && strncmp(dims[i].name, p, len) == 0)
+                        return 1;
+                p += len ? len : 1;
+            }
+        }
     }
-    return co;
+    return 0;
+}
+
+/* The bindings a check uses: the ones the plan records, merged with the
+ * command line's. A --dim replaces the recorded binding of its name (or is
+ * added), the others stay; an --input-shape replaces the recorded shape of
+ * its input (or is added); a recorded input shape that depends on a
+ * dimension the command line binds is left to that binding. The arrays are
+ * malloc'd into *dims and *shapes (names borrowed). */
+static olla_status merged_options(const olla_check_options *opt, const olla_stored_plan *sp, const Onnx__GraphProto *g,
+                                  olla_check_options *co, olla_dim_binding **dims, olla_input_shape **shapes,
+                                  const char *file, olla_error *err)
+{
+    *co = *opt;
+    *dims = calloc((size_t)(sp->n_dims + opt->n_dims) + 1, sizeof **dims);
+    *shapes = calloc((size_t)(sp->n_inputs + opt->n_input_shapes) + 1, sizeof **shapes);
+    if (!*dims || !*shapes)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory checking %s", file);
+    int nd = 0, ns = 0;
+    for (int i = 0; i < sp->n_dims; i++) {
+        int given = 0;
+        for (int j = 0; j < opt->n_dims && !given; j++)
+            given = strcmp(opt->dims[j].name, sp->dims[i].name) == 0;
+        if (!given)
+            (*dims)[nd++] = sp->dims[i];
+    }
+    for (int j = 0; j < opt->n_dims; j++)
+        (*dims)[nd++] = opt->dims[j];
+    for (int i = 0; i < sp->n_inputs; i++) {
+        int given = input_uses_dims(g, sp->inputs[i].name, opt->dims, opt->n_dims);
+        for (int j = 0; j < opt->n_input_shapes && !given; j++)
+            given = strcmp(opt->input_shapes[j].name, sp->inputs[i].name) == 0;
+        if (!given)
+            (*shapes)[ns++] = sp->inputs[i];
+    }
+    for (int j = 0; j < opt->n_input_shapes; j++)
+        (*shapes)[ns++] = opt->input_shapes[j];
+    co->dims = *dims;
+    co->n_dims = nd;
+    co->input_shapes = *shapes;
+    co->n_input_shapes = ns;
+    return OLLA_OK;
 }
 
 /* Appends "name=v" (or "name unbound" when v < 0) to a list in buf. */
@@ -212,7 +266,9 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
         olla_error_clear(err);
         return olla_error_set(err, st, "%s: %s", file, msg);
     }
-    olla_check_options co = effective_options(opt, &sp);
+    olla_check_options co;
+    olla_dim_binding *merged_dims = NULL;
+    olla_input_shape *merged_shapes = NULL;
     olla_shape_table *types = NULL;
     olla_graph *g = NULL;
     int64_t *offset = NULL, *bytes = NULL;
@@ -220,13 +276,16 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
     unsigned char *share = NULL;
     char expect[32];
     snprintf(expect, sizeof expect, "%lld", (long long)sp.arena_bytes);
+    if ((st = merged_options(opt, &sp, m->proto->graph, &co, &merged_dims, &merged_shapes, file, err)) != OLLA_OK)
+        goto done;
     if (!arena_text || strcmp(arena_text, expect) != 0) {
         st = olla_error_set(err, OLLA_ERR_INPUT, "%s: olla.arena_bytes (%s) differs from the plan's arena_bytes (%s)",
                             file, arena_text ? arena_text : "missing", expect);
         goto done;
     }
     olla_shape_options so = {.dims = co.dims, .n_dims = co.n_dims, .strict = co.strict_shapes,
-                             .input_shapes = co.input_shapes, .n_input_shapes = co.n_input_shapes};
+                             .input_shapes = co.input_shapes, .n_input_shapes = co.n_input_shapes,
+                             .alignment = sp.alignment};
     if ((st = olla_infer_shapes(m->proto, &so, &types, err)) != OLLA_OK)
         goto done;
     olla_type_source src = olla_shape_type_source(types);
@@ -295,6 +354,8 @@ done:
     free(share);
     olla_graph_free(g);
     olla_shape_table_free(types);
+    free(merged_dims);
+    free(merged_shapes);
     olla_stored_plan_free(&sp);
     return st;
 }

@@ -17,8 +17,9 @@ typedef struct olla_plan_layout {
     const unsigned char *share;  /* olla_buffer_share; NULL: no tensor shares */
     const int *shares;           /* the tensor whose buffer it takes, or -1; NULL with share */
     int64_t arena_bytes, alignment;
-    int sharing;                 /* 1: made under the sharing rules (a view of a graph input or
-                                    initializer then takes no arena memory and is not listed) */
+    int sharing;                 /* 1: made under the sharing rules; 0: every tensor its own buffer
+                                    (either way a view of a graph input, an initializer or a
+                                    Constant takes no arena memory and is not listed) */
     const olla_runtime_view *view; /* the graph as the plan's runtime runs it (ops it does not run
                                     make nothing planned); NULL: the file's */
 } olla_plan_layout;

@@ -20,6 +20,7 @@
 
 #include "olla_plan.h"
 #include "util/olla_file.h"
+#include "util/olla_line.h"
 
 #define SVG_W 1200
 #define MARGIN_L 100
@@ -236,7 +237,7 @@ static void live_panel(const svg_ctx *c, int64_t in_peak, int64_t peak)
     y_ticks(c, &c->live, LIVE_TOP, LIVE_H, "y-ticks live-y-ticks");
     y_title(c, LIVE_TOP, LIVE_H, "live bytes");
     curve(c, c->plan->live_input, c->plan->n_input_steps, "#999999", "input order");
-    curve(c, c->plan->live_planned, c->plan->n_nodes, "#1f5fbf", "planned order");
+    curve(c, c->plan->live_planned, c->plan->n_steps, "#1f5fbf", "planned order");
     level lv[3] = {{"input-peak", "#777777", "input-order peak", in_peak, 0, 0},
                    {"planned-peak", "#1f5fbf", "planned peak", peak, 0, 0},
                    {"lower-bound", "#2a8a2a", "lower bound", c->plan->lower_bound, 0, 0}};
@@ -260,8 +261,9 @@ static int cmp_bytes_desc(const void *a, const void *b)
 /* A box's rectangle: x, y (top), width, height. */
 static void box_of(const svg_ctx *c, const olla_plan_entry *e, double r[4])
 {
-    r[0] = MARGIN_L + along(&c->steps, e->first_step, PLOT_W);
-    r[2] = along(&c->steps, e->last_step + 1 - e->first_step, PLOT_W);
+    int first = c->plan->step_index[e->first_step], last = c->plan->step_index[e->last_step];
+    r[0] = MARGIN_L + along(&c->steps, first, PLOT_W);
+    r[2] = along(&c->steps, last + 1 - first, PLOT_W);
     r[3] = along(&c->arena, (double)e->bytes, ARENA_H);
     r[1] = ARENA_TOP + ARENA_H - along(&c->arena, (double)(e->offset + e->bytes), ARENA_H);
 }
@@ -280,8 +282,8 @@ static void boxes(const svg_ctx *c)
         fprintf(c->f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"hsl(%u,55%%,62%%)\"><title>",
                 r[0], r[1], r[2] < 0.5 ? 0.5 : r[2], r[3] < 0.5 ? 0.5 : r[3], (unsigned)(i * 137u) % 360u);
         xml_text(c->f, e->name);
-        fprintf(c->f, " (%s at offset %lld, steps %d-%d)</title></rect>\n", a, (long long)e->offset, e->first_step,
-                e->last_step);
+        fprintf(c->f, " (%s at offset %lld, steps %d-%d)</title></rect>\n", a, (long long)e->offset,
+                c->plan->step_index[e->first_step], c->plan->step_index[e->last_step]);
     }
     fprintf(c->f, "</g>\n");
 }
@@ -350,12 +352,15 @@ static void arena_panel(const svg_ctx *c)
 
 /* ---- the document ---- */
 
+/* The title's figures are the summary's, written as it writes them. */
 static void header(const svg_ctx *c, const char *title, int64_t in_peak, int64_t peak)
 {
-    char a[32], b[32], d[32];
-    human(in_peak, a, sizeof a);
-    human(peak, b, sizeof b);
-    human(c->plan->arena_bytes, d, sizeof d);
+    char a[32], b[32], d[32], ran[64] = " with sharing";
+    olla_human_bytes(in_peak, a, sizeof a);
+    olla_human_bytes(peak, b, sizeof b);
+    olla_human_bytes(c->plan->arena_bytes, d, sizeof d);
+    if (c->plan->runtime != OLLA_RUNTIME_LISTED)
+        snprintf(ran, sizeof ran, " as %s runs it", c->plan->runtime == OLLA_RUNTIME_ORT ? "ort" : "ort-priority");
     fprintf(c->f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -364,9 +369,9 @@ static void header(const svg_ctx *c, const char *title, int64_t in_peak, int64_t
             SVG_W, SVG_H, SVG_W, SVG_H, MARGIN_L);
     xml_text(c->f, title ? title : "olla-onnx plan");
     fprintf(c->f,
-            "</text>\n<text x=\"%d\" y=\"44\" font-size=\"12\">input-order peak %s, planned peak %s, arena %s, "
-            "%d steps, %d tensors</text>\n",
-            MARGIN_L, a, b, d, c->plan->n_nodes, c->plan->n_entries);
+            "</text>\n<text class=\"figures\" x=\"%d\" y=\"44\" font-size=\"12\">input-order peak %s%s, planned "
+            "peak %s, arena %s, %d steps, %d tensors</text>\n",
+            MARGIN_L, a, ran, b, d, c->plan->n_steps, c->plan->n_entries);
     fprintf(c->f,
             "<g font-size=\"11\"><line x1=\"%d\" x2=\"%d\" y1=\"62\" y2=\"62\" stroke=\"#999\" stroke-width=\"2\"/>"
             "<text x=\"%d\" y=\"66\" fill=\"#666\">input order</text>"
@@ -381,17 +386,11 @@ olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const 
     olla_status st = olla_text_file_open(&out, path, err);
     if (st != OLLA_OK)
         return st;
-    int64_t in_peak = 0, peak = 0;
-    for (int t = 0; t < plan->n_input_steps; t++)
-        if (plan->live_input[t] > in_peak)
-            in_peak = plan->live_input[t];
-    for (int t = 0; t < plan->n_nodes; t++)
-        if (plan->live_planned[t] > peak)
-            peak = plan->live_planned[t];
+    int64_t in_peak = plan->input_peak_bytes, peak = plan->peak_bytes;
     svg_ctx c;
     c.f = out.f;
     c.plan = plan;
-    c.n = plan->n_nodes > plan->n_input_steps ? plan->n_nodes : plan->n_input_steps;
+    c.n = plan->n_steps > plan->n_input_steps ? plan->n_steps : plan->n_input_steps;
     c.n = c.n > 0 ? c.n : 1;
     c.steps = make_axis(c.n, 1, "");
     c.steps.max = c.n; /* the steps fill the width; ticks up to the last whole step */

@@ -40,9 +40,10 @@ static const char *label(const checker *c, int op, char *buf, int n)
     return olla_op_label(c->g, op, buf, n);
 }
 
+/* never a Constant: its output is held with the initializers */
 static int op_runs(const checker *c, int op)
 {
-    return !c->p->view || !c->p->view->runs || c->p->view->runs[op];
+    return !olla_op_is_constant(c->g, op) && (!c->p->view || !c->p->view->runs || c->p->view->runs[op]);
 }
 
 /* what a reader of t reads when the plan's runtime runs the graph */
@@ -52,15 +53,16 @@ static int read_as(const checker *c, int t)
 }
 
 /* 1 when tensor t takes no arena memory: made by an op the runtime does not
- * run (it is an initializer then), or under the sharing rules a view (a
- * rule's alias) of a graph input, an initializer, or such a view. */
+ * run (it is an initializer then), or a view (a rule's alias) of a graph
+ * input, an initializer, or such a tensor: never a copy, with or without
+ * the sharing rules. */
 static int caller_view(const checker *c, int t, const unsigned char *free_view)
 {
     const olla_graph *g = c->g;
     int v = g->tensors[t].producer;
     if (v >= 0 && !op_runs(c, v))
         return 1;
-    if (v < 0 || !c->p->sharing || g->tensors[t].bytes < 0)
+    if (v < 0 || g->tensors[t].bytes < 0)
         return 0;
     const olla_op *op = &g->ops[v];
     for (int o = 0; o < op->n_outputs; o++) {

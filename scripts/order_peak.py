@@ -15,6 +15,13 @@ outputs, each rounded up to a multiple of --align (default 1: raw bytes; the
 converter's plans use 64); a tensor without a known size counts 0 bytes.
 Unbound symbolic dimensions are an error.
 
+What a runtime holds outside the plan counts 0 bytes, as in the README
+("What is planned"): a Constant node's output (a constant, held with the
+initializers), and a view of a graph input, an initializer, a Constant or
+such a view, which is never a copy: the output of Flatten, Identity,
+Reshape, Squeeze or Unsqueeze (default domain, input 0 to output 0; the
+views of ONNX Runtime's CPU kernels) whose size equals its input's.
+
 With --plan-shares (a model planned by olla-onnx), the buffer sharing its
 olla.plan declares is applied: a tensor that is a view of another or written
 in place over it joins that tensor's buffer, a buffer counts once, live from
@@ -41,6 +48,10 @@ ELEM_BYTES = {
     TensorProto.FLOAT16: 2, TensorProto.DOUBLE: 8, TensorProto.UINT32: 4, TensorProto.UINT64: 8,
     TensorProto.BFLOAT16: 2,
 }
+
+
+# Operators whose output 0 is a view of input 0 (ONNX Runtime's CPU kernels).
+HELD_VIEW_OPS = {"Flatten", "Identity", "Reshape", "Squeeze", "Unsqueeze"}
 
 
 def subgraphs(node):
@@ -108,14 +119,32 @@ class Problem:
         self.n = len(nodes)
         sizes = {v.name: -(-tensor_bytes(v, dims) // align) * align
                  for v in list(graph.value_info) + list(graph.output)}
+        for v in graph.input:  # a view's input may be a graph input, an initializer or a Constant
+            sizes.setdefault(v.name, -(-tensor_bytes(v, dims) // align) * align)
+        consts = list(graph.initializer) + [a.t for n in nodes if n.op_type == "Constant"
+                                            for a in n.attribute if a.name == "value"]
+        for t, name in zip(consts, [t.name for t in graph.initializer] +
+                           [n.output[0] for n in nodes if n.op_type == "Constant" and
+                            any(a.name == "value" for a in n.attribute)]):
+            count = 1
+            for d in t.dims:
+                count *= d
+            sizes.setdefault(name, -(-(count * ELEM_BYTES.get(t.data_type, 0)) // align) * align)
         outputs = {o.name for o in graph.output}
+        held = {i.name for i in graph.input} | {t.name for t in graph.initializer}
         self.tensors = []  # (producer, consumers, bytes, is_output)
         index = {}
         for i, node in enumerate(nodes):
-            for o in node.output:
+            view = (node.domain in ("", "ai.onnx") and node.op_type in HELD_VIEW_OPS and node.input and
+                    node.input[0] in held and node.output and
+                    sizes.get(node.input[0], -1) == sizes.get(node.output[0], -2))
+            for k, o in enumerate(node.output):
                 if o and o not in index:
                     index[o] = len(self.tensors)
-                    self.tensors.append([i, set(), sizes.get(o, 0), o in outputs])
+                    free = node.op_type == "Constant" or (view and k == 0)
+                    if free:
+                        held.add(o)
+                    self.tensors.append([i, set(), 0 if free else sizes.get(o, 0), o in outputs])
         if plan is not None:
             self.apply_plan(plan, index)
         self.preds = [set() for _ in nodes]

@@ -27,10 +27,11 @@ static int op_output(const olla_graph *g, int op, int k)
     return k >= 0 && k < o->n_outputs ? g->output_list[o->first_output + k] : -1;
 }
 
-/* 1 when the runtime runs op, and the tensor a reader of t reads */
-static int runs(const olla_runtime_view *view, int op)
+/* 1 when the runtime runs op (never a Constant: its output is held with
+ * the initializers), and the tensor a reader of t reads */
+static int runs(const olla_graph *g, const olla_runtime_view *view, int op)
 {
-    return !view || !view->runs || view->runs[op];
+    return !olla_op_is_constant(g, op) && (!view || !view->runs || view->runs[op]);
 }
 
 static int read_as(const olla_runtime_view *view, int t)
@@ -51,7 +52,7 @@ static void resolve_views(const olla_graph *g, const olla_op_share *shares, int 
         map->buffer[t] = g->tensors[t].bytes >= 0 ? map->dag_tensor[t] : -1;
     }
     for (int i = 0; i < n_shares; i++) {
-        if (shares[i].inplace || !runs(view, shares[i].op))
+        if (shares[i].inplace || !runs(g, view, shares[i].op))
             continue;
         int in = op_input(g, shares[i].op, shares[i].input), out = op_output(g, shares[i].op, shares[i].output);
         in = in >= 0 ? read_as(view, in) : in;
@@ -79,7 +80,7 @@ static void add_inplace(const olla_graph *g, const olla_op_share *shares, int n_
     for (int t = 0; t < g->n_tensors; t++)
         map->inplace_from[t] = -1;
     for (int i = 0; i < n_shares; i++) {
-        if (!shares[i].inplace || !runs(view, shares[i].op))
+        if (!shares[i].inplace || !runs(g, view, shares[i].op))
             continue;
         int in = op_input(g, shares[i].op, shares[i].input), out = op_output(g, shares[i].op, shares[i].output);
         in = in >= 0 ? read_as(view, in) : in;
@@ -117,10 +118,10 @@ olla_status olla_graph_dag(const olla_graph *g, int64_t alignment, const olla_op
         map->dag_tensor[t] = g->tensors[t].producer >= 0 ? n++ : -1;
     resolve_views(g, shares, n_shares, view, map);
     /* what an op the runtime does not run makes is no intermediate, nor any view of it */
-    for (int t = 0; view && t < nt; t++)
-        if (g->tensors[t].producer >= 0 && !runs(view, g->tensors[t].producer))
+    for (int t = 0; t < nt; t++)
+        if (g->tensors[t].producer >= 0 && !runs(g, view, g->tensors[t].producer))
             map->buffer[t] = -1;
-    for (int t = 0; view && t < nt; t++) {
+    for (int t = 0; t < nt; t++) {
         int root = t;
         while (map->view_of[root] >= 0)
             root = map->view_of[root];
@@ -146,7 +147,7 @@ olla_status olla_graph_dag(const olla_graph *g, int64_t alignment, const olla_op
         int buf = map->view_of[src] >= 0 ? map->buffer[src] : -1;
         for (int c = 0; map->dag_tensor[src] >= 0 && c < ten->n_consumers; c++) {
             int reader = g->consumer_list[ten->first_consumer + c];
-            if (!runs(view, reader))
+            if (!runs(g, view, reader))
                 continue; /* an op that does not run reads nothing */
             olla_dag_builder_use(b, reader, map->dag_tensor[src]);
             if (buf >= 0) /* a reader of a view keeps its buffer alive */

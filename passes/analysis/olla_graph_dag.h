@@ -12,6 +12,8 @@
  * DAG when the output is not a view, the input's buffer is planned, is no
  * graph output, and has exactly the output's size.
  *
+ * No runtime runs a Constant: its output is a constant held with the
+ * initializers (olla_op_is_constant), never planned, in every memory model.
  * A runtime may also run a graph other than the file's (olla_runtime_view):
  * ops it does not run (ONNX Runtime turns Constants into initializers and
  * drops some Casts) then read nothing and make nothing planned (their

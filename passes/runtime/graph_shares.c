@@ -2,6 +2,7 @@
 #include "passes/runtime/olla_graph_shares.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "passes/runtime/olla_sharing.h"
 
@@ -57,4 +58,49 @@ const olla_share_rule *olla_graph_share_rule(const olla_graph *g, int op, int in
         if ((r[i]->kind == OLLA_SHARE_INPLACE) == (inplace != 0) && olla_share_rule_input(r[i], output) == input)
             return r[i];
     return NULL;
+}
+
+/* The tensor in input slot k of op, or -1. */
+static int share_input(const olla_graph *g, const olla_op_share *s)
+{
+    const olla_op *o = &g->ops[s->op];
+    return s->input < o->n_explicit_inputs ? g->input_list[o->first_input + s->input] : -1;
+}
+
+static int share_output(const olla_graph *g, const olla_op_share *s)
+{
+    const olla_op *o = &g->ops[s->op];
+    return s->output < o->n_outputs ? g->output_list[o->first_output + s->output] : -1;
+}
+
+int olla_graph_shares_held_views(const olla_graph *g, olla_op_share *shares, int n_shares)
+{
+    unsigned char *held = calloc((size_t)g->n_tensors + 1, 1), *keep = calloc((size_t)n_shares + 1, 1);
+    int n = 0;
+    if (!held || !keep) { /* keeping none only makes views copies: never below the truth */
+        free(held);
+        free(keep);
+        return 0;
+    }
+    for (int t = 0; t < g->n_tensors; t++)
+        held[t] = (unsigned char)olla_tensor_is_held(g, t);
+    /* chains of views: until nothing changes (each pass follows one more link) */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < n_shares; i++) {
+            int in = share_input(g, &shares[i]), out = share_output(g, &shares[i]);
+            if (keep[i] || shares[i].inplace || in < 0 || out < 0 || !held[in] || g->tensors[in].bytes < 0 ||
+                g->tensors[in].bytes != g->tensors[out].bytes)
+                continue; /* the DAG takes a view only between equal known sizes */
+            keep[i] = 1;
+            changed |= !held[out];
+            held[out] = 1;
+        }
+    }
+    for (int i = 0; i < n_shares; i++)
+        if (keep[i])
+            shares[n++] = shares[i];
+    free(held);
+    free(keep);
+    return n;
 }

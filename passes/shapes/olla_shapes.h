@@ -34,6 +34,9 @@ typedef struct olla_shape_options {
     int n_input_shapes;                   /* a name that is no graph input, a rank that
                                              differs from the declared one or a dim
                                              below -1 is an OLLA_ERR_USAGE */
+    int64_t alignment;     /* the plan's: a declared size that the bindings (dims,
+                              input_shapes) make differ from the inferred one by more
+                              than this is a binding warning; 0 or 1: any difference */
 } olla_shape_options;
 
 /* Infers the type of every value of model (opt may be NULL). Errors only for
@@ -55,14 +58,37 @@ const olla_value_type *olla_shape_lookup(const olla_shape_table *t, const char *
 /* Why a value has no size (symbolic dims and the --dim to pass, a
  * data-dependent output, an unsupported operator...); NULL when sized. */
 const char *olla_shape_unknown_reason(const olla_shape_table *t, const char *name);
+/* What to pass so that values of unknown size (names[0..n), main-graph
+ * values, e.g. every unknown node output) get one, as one line into buf:
+ *   "4 tensors ('c1', 'r1', 'c2', ...) have no size: they depend on graph
+ *    input 'x', whose dimensions N, H and W have no value; pass
+ *    --input-shape x=N,3,H,W with a size in place of each name, or --dim N=N
+ *    --dim H=N --dim W=N"
+ * naming every graph input with open dimensions that the sizes depend on
+ * (through values of unknown size), its open dimensions, the one flag that
+ * gives its shape, written from the declared one (an unnamed dimension
+ * reads D<position>), and the --dim names when every open dimension has a
+ * name. When none depends on such an input but some have symbolic
+ * dimensions (named only by a declaration), those and the --dim names that
+ * bind them. Never cuts or splits a name: what does not fit is counted.
+ * Returns 1 when it wrote advice, 0 when neither applies (the sizes are
+ * unknown for other reasons, olla_shape_unknown_reason). The main command
+ * and `olla-onnx shapes` give this same text. */
+int olla_shape_size_advice(const olla_shape_table *t, const char *const *names, size_t n, char *buf, size_t size);
 /* All main-graph values in a stable order: inputs, initializers, then node
  * outputs in node order. */
 size_t olla_shape_count(const olla_shape_table *t);
 const char *olla_shape_name_at(const olla_shape_table *t, size_t i);
 const olla_value_type *olla_shape_at(const olla_shape_table *t, size_t i);
-/* Disagreements with value_info, one line each. */
+/* Disagreements with value_info, one line each; the ones the bindings
+ * cause come first: a declared size that a binding (--dim, --input-shape)
+ * makes differ from the inferred one by more than the alignment (naming
+ * both sizes and the binding), and an --input-shape that changes a
+ * dimension the model fixes. */
 size_t olla_shape_warning_count(const olla_shape_table *t);
 const char *olla_shape_warning_at(const olla_shape_table *t, size_t i);
+/* How many of the first warnings the bindings cause. */
+size_t olla_shape_binding_warning_count(const olla_shape_table *t);
 void olla_shape_table_free(olla_shape_table *t);
 
 /* The table as the graph builder's type source (borrows t). */

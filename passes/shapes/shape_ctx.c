@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "passes/shapes/shape_engine.h"
+#include "util/olla_line.h"
 
 /* ---- node ---- */
 
@@ -320,8 +321,20 @@ olla_status olla_shape_fail(olla_shape_ctx *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    return olla_error_set(c->err, OLLA_ERR_INPUT, "node '%s' (%s): %s; fix the model", olla_shape_node_name(c),
-                          olla_shape_op(c), buf);
+    /* under --input-shape the override may be the cause: named, whole, before the advice */
+    const char *note = olla_shape__override_note(c->t);
+    static const char fix[] = "; fix the model", check[] = ": check the override, or fix the model";
+    char msg[sizeof c->err->message];
+    olla_line l;
+    olla_line_init(&l, msg, sizeof msg);
+    size_t reserve = sizeof check + strlen(note) + 16;
+    if (!olla_line_add(&l, reserve, "node '%s' (%s): %s", olla_shape_node_name(c), olla_shape_op(c), buf))
+        olla_line_add(&l, reserve, "a node (%s): %s", olla_shape_op(c), buf);
+    if (note[0] && olla_line_add(&l, sizeof check, "; this is%s", note))
+        olla_line_add(&l, 0, "%s", check);
+    else
+        olla_line_add(&l, 0, "%s", fix);
+    return olla_error_set(c->err, OLLA_ERR_INPUT, "%s", msg);
 }
 
 void *olla_shape_scratch(olla_shape_ctx *c, size_t bytes)

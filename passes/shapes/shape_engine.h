@@ -57,6 +57,11 @@ struct olla_shape_table {
     int depth;
     olla_arena spare; /* a reset scratch arena for the next node */
     size_t visits, max_visits; /* node inferences done / allowed (subgraphs re-inferred) */
+    const char **input_reasons; /* the advice of each graph input with open dimensions (table arena) */
+    size_t n_input_reasons;
+    unsigned char *warning_binding; /* per warning: 1 when the bindings cause it */
+    int64_t align;                  /* olla_shape_options.alignment, at least 1 */
+    const char *overrides;          /* "--input-shape x=1,3,640,640 ..." applied, or NULL (table arena) */
 };
 
 struct olla_shape_ctx {
@@ -90,6 +95,17 @@ void olla_shape__format(const olla_value_type *t, char *buf, size_t size);
 /* Infers nodes of a graph into scope (already holding inputs/initializers). */
 olla_status olla_shape__run_graph(olla_shape_table *t, olla_shape_scope *scope, const Onnx__GraphProto *g,
                                   olla_error *err);
+/* Calls fn for every name node reads: its inputs and, at any depth, what
+ * its subgraphs read (outer-scope names, and the subgraphs' own). */
+void olla_shape__for_each_dep(const Onnx__NodeProto *node, void (*fn)(const char *name, void *ud), void *ud);
+/* Into buf, the advice for graph input e of the main graph when it has
+ * open dimensions (olla_shape_size_advice's text for one input: "graph
+ * input 'x', whose dimensions ... have no value; pass --input-shape ...").
+ * Returns its length, 0 when e is no such input or the text does not fit. */
+size_t olla_shape__input_advice(const olla_shape_table *t, const olla_shape_entry *e, char *buf, size_t size);
+/* " under --input-shape x=1,3,640,640 (...)" when input shapes override
+ * the declared ones, for the messages of failures they may cause; "". */
+const char *olla_shape__override_note(const olla_shape_table *t);
 /* Finds a name in scope and its parents. */
 olla_shape_entry *olla_shape__find(olla_shape_scope *s, const char *name);
 void olla_shape__scope_free(olla_shape_scope *s);

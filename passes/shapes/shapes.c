@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "passes/shapes/shape_engine.h"
+#include "util/olla_line.h"
 
 #define MAX_DEPTH 64
 
@@ -132,7 +133,8 @@ static olla_status copy_type(olla_shape_table *t, olla_value_type *dst, const ol
     return OLLA_OK;
 }
 
-static olla_status add_warning(olla_shape_table *t, const char *msg)
+/* binding: 1 when the bindings given cause it (listed first) */
+static olla_status add_warning(olla_shape_table *t, const char *msg, int binding)
 {
     if (t->n_warnings == t->cap_warnings) {
         size_t cap = t->cap_warnings ? t->cap_warnings * 2 : 16;
@@ -140,8 +142,13 @@ static olla_status add_warning(olla_shape_table *t, const char *msg)
         if (!w)
             return OLLA_ERR_INTERNAL;
         t->warnings = w;
+        unsigned char *f = realloc(t->warning_binding, cap);
+        if (!f)
+            return OLLA_ERR_INTERNAL;
+        t->warning_binding = f;
         t->cap_warnings = cap;
     }
+    t->warning_binding[t->n_warnings] = (unsigned char)(binding != 0);
     char *copy = olla_arena_strdup(&t->arena, msg);
     if (!copy)
         return OLLA_ERR_INTERNAL;
@@ -154,9 +161,12 @@ static olla_status add_warning(olla_shape_table *t, const char *msg)
 
 /* ---- reasons ---- */
 
+/* A dimension parameter's names are what lies between + - * ( ) and
+ * spaces, as olla_dim_param_eval reads them: "/" belongs to a name
+ * ("/decoder/Unsqueeze_output_0_dim_0"), never splits it. */
 static int is_ident_char(char ch)
 {
-    return ch && !strchr("*+-/() ", ch);
+    return ch && !strchr("*+-() ", ch);
 }
 
 /* Appends the symbolic names used by t's dims to buf (deduplicated). */
@@ -199,6 +209,16 @@ static void symbol_names(const olla_value_type *t, char *names, size_t size, cha
     }
 }
 
+/* 1 when reason is the one of a graph input of the main graph with open
+ * dimensions (input_reasons), which the sizes it leaves open carry on. */
+static int is_input_reason(const olla_shape_table *t, const char *reason)
+{
+    for (size_t k = 0; k < t->n_input_reasons; k++)
+        if (t->input_reasons[k] == reason)
+            return 1;
+    return 0;
+}
+
 static const char *unknown_reason(olla_shape_table *t, olla_shape_ctx *c, int i, int has_rule,
                                   const olla_value_type *ty)
 {
@@ -209,6 +229,12 @@ static const char *unknown_reason(olla_shape_table *t, olla_shape_ctx *c, int i,
         snprintf(buf, sizeof buf, "'%s' is not a tensor (a sequence, map, optional or sparse value)", name);
         return olla_arena_strdup(&t->arena, buf);
     }
+    /* a size that waits on a graph input with open dimensions: that input's
+     * advice (a declaration's own symbolic names would not size it) */
+    for (int k = 0; k < c->n_in; k++)
+        if (c->in[k] && c->in[k]->reason && olla_value_bytes(&c->in[k]->type) < 0 &&
+            is_input_reason(t, c->in[k]->reason))
+            return c->in[k]->reason;
     int any_unknown = ty->rank < 0 || ty->elem_type == 0;
     for (int d = 0; d < ty->rank; d++)
         if (ty->dims[d].value < 0 && !ty->dims[d].param)
@@ -271,21 +297,70 @@ static int types_conflict(const olla_value_type *a, const olla_value_type *b)
     return 0;
 }
 
+/* " under --dim A=640" when a --dim binding gave a dimension of the
+ * declaration (proto, a dim_param there) the value that differs from the
+ * inferred one; else " under --input-shape ..." when input shapes were
+ * overridden and a dimension differs; else "". Returns 1 when the bindings
+ * are the likely cause. */
+static int binding_cause(const olla_shape_table *t, const Onnx__TypeProto *proto, const olla_value_type *inf,
+                         const olla_value_type *decl, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    const Onnx__TensorShapeProto *sh =
+        proto && proto->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && proto->tensor_type
+            ? proto->tensor_type->shape : NULL;
+    size_t at = 0;
+    for (int d = 0; sh && d < decl->rank && d < inf->rank && (size_t)d < sh->n_dim; d++) {
+        const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
+        if (!dim || dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM || !dim->dim_param ||
+            decl->dims[d].value < 0 || inf->dims[d].value < 0 || decl->dims[d].value == inf->dims[d].value)
+            continue;
+        for (int k = 0; k < t->n_bind; k++) {
+            size_t len = strlen(t->bind[k].name);
+            const char *hit = len ? strstr(dim->dim_param, t->bind[k].name) : NULL;
+            /* a whole name of the parameter, as olla_dim_param_eval reads it */
+            while (hit && ((hit > dim->dim_param && !strchr("+-*() ", hit[-1])) ||
+                           (hit[len] && !strchr("+-*() ", hit[len]))))
+                hit = strstr(hit + 1, t->bind[k].name);
+            if (!hit)
+                continue;
+            char piece[600];
+            int n = snprintf(piece, sizeof piece, "%s--dim %s=%lld", at ? " " : " under ", t->bind[k].name,
+                             (long long)t->bind[k].value);
+            if (n > 0 && (size_t)n < sizeof piece && at + (size_t)n < size && !strstr(buf, piece + 1)) {
+                memcpy(buf + at, piece, (size_t)n + 1);
+                at += (size_t)n;
+            }
+        }
+    }
+    if (at)
+        return 1;
+    int dims_differ = 0;
+    for (int d = 0; decl->rank == inf->rank && d < decl->rank; d++)
+        dims_differ |= decl->dims[d].value >= 0 && inf->dims[d].value >= 0 && decl->dims[d].value != inf->dims[d].value;
+    if (t->overrides && dims_differ) { /* a binding changes sizes, never element types */
+        snprintf(buf, size, "%s", t->overrides);
+        return 1;
+    }
+    return 0;
+}
+
 /* A disagreement between the inferred type of output i and its declaration.
  * The declaration wins: its element type and its known dimensions are kept,
  * its unknown parts are filled from the inference. When the declaration has
  * no complete size and its rank contradicts the inference there is nothing
  * to trust: an input error. With strict set, every disagreement is one. */
 static olla_status merge_conflict(olla_shape_table *t, olla_shape_ctx *c, int i, const olla_value_type *inf,
-                                  const olla_value_type *decl, olla_value_type *out)
+                                  const olla_value_type *decl, const Onnx__TypeProto *decl_proto, olla_value_type *out)
 {
-    char a[256], b[256];
+    char a[256], b[256], under[640];
     const char *name = c->node->output[i];
     olla_shape__format(inf, a, sizeof a);
     olla_shape__format(decl, b, sizeof b);
     int64_t inf_bytes = olla_value_bytes(inf), decl_bytes = olla_value_bytes(decl);
     int rank_clash = inf->rank >= 0 && decl->rank >= 0 && inf->rank != decl->rank;
-    if (t->strict || (rank_clash && decl_bytes < 0))
+    int bound = binding_cause(t, decl_proto, inf, decl, under, sizeof under);
+    if ((t->strict && (!bound || rank_clash)) || (rank_clash && decl_bytes < 0))
         return olla_error_set(c->err, OLLA_ERR_INPUT,
                               "'%s' (node '%s', %s): inferred %s but the model declares %s%s; fix the declaration "
                               "(value_info or graph output)%s",
@@ -305,15 +380,37 @@ static olla_status merge_conflict(olla_shape_table *t, olla_shape_ctx *c, int i,
             if (out->dims[d].value < 0 && inf->dims[d].value >= 0)
                 out->dims[d] = inf->dims[d];
     out->source = OLLA_SRC_VALUE_INFO;
-    char used[256], sizes[128] = "", msg[1400];
+    char used[256], sizes[128] = "", msg[2048];
     olla_shape__format(out, used, sizeof used);
     int64_t out_bytes = olla_value_bytes(out);
+    int64_t gap = out_bytes > inf_bytes ? out_bytes - inf_bytes : inf_bytes - out_bytes;
+    if (t->strict && (inf_bytes < 0 || out_bytes < 0))
+        return olla_error_set(c->err, OLLA_ERR_INPUT,
+                              "'%s' (node '%s', %s):%s inferred %s but the model declares %s; check the binding, fix "
+                              "the declaration (value_info or graph output), or drop --strict-shapes",
+                              name, olla_shape_node_name(c), olla_shape_op(c), under, a, b);
+    if (t->strict) /* under the bindings: named, with both sizes */
+        return olla_error_set(c->err, OLLA_ERR_INPUT,
+                              "'%s' (node '%s', %s):%s the model declares %s, %lld bytes, where the inferred %s has "
+                              "%lld; check the binding, fix the declaration (value_info or graph output), or drop "
+                              "--strict-shapes",
+                              name, olla_shape_node_name(c), olla_shape_op(c), under, used, (long long)out_bytes, a,
+                              (long long)inf_bytes);
+    if (bound && inf_bytes >= 0 && out_bytes >= 0 && gap > t->align) {
+        /* the bindings make the declaration disagree: the plan holds the declared size */
+        snprintf(msg, sizeof msg,
+                 "'%s' (node '%s', %s):%s the model declares %s, %lld bytes, where the inferred %s has %lld; the "
+                 "declared size is planned: check the binding",
+                 name, olla_shape_node_name(c), olla_shape_op(c), under, used, (long long)out_bytes, a,
+                 (long long)inf_bytes);
+        return st == OLLA_OK && add_warning(t, msg, 1) != OLLA_OK ? OLLA_ERR_INTERNAL : st;
+    }
     if (inf_bytes >= 0 && out_bytes >= 0 && inf_bytes != out_bytes)
         snprintf(sizes, sizeof sizes, " (%lld byte%s where the inferred type has %lld)", (long long)out_bytes,
                  out_bytes == 1 ? "" : "s", (long long)inf_bytes);
     snprintf(msg, sizeof msg, "'%s' (node '%s', %s): inferred %s but the model declares %s; using %s as declared%s",
              name, olla_shape_node_name(c), olla_shape_op(c), a, b, used, sizes);
-    if (st == OLLA_OK && add_warning(t, msg) != OLLA_OK)
+    if (st == OLLA_OK && add_warning(t, msg, 0) != OLLA_OK)
         return OLLA_ERR_INTERNAL;
     return st;
 }
@@ -322,7 +419,8 @@ static olla_status merge_conflict(olla_shape_table *t, olla_shape_ctx *c, int i,
  * in the table arena). Sets *keep_value when the inferred value stays
  * valid. */
 static olla_status merge_types(olla_shape_table *t, olla_shape_ctx *c, int i, const olla_value_type *inf,
-                               const olla_value_type *decl, olla_value_type *out, int *keep_value)
+                               const olla_value_type *decl, const Onnx__TypeProto *decl_proto, olla_value_type *out,
+                               int *keep_value)
 {
     *keep_value = 0;
     if (!inf && !decl) {
@@ -342,7 +440,7 @@ static olla_status merge_types(olla_shape_table *t, olla_shape_ctx *c, int i, co
         return st;
     }
     if (types_conflict(inf, decl))
-        return merge_conflict(t, c, i, inf, decl, out);
+        return merge_conflict(t, c, i, inf, decl, decl_proto, out);
     /* compatible: take the most precise of each */
     const olla_value_type *base = inf->rank >= 0 ? inf : decl;
     olla_status st = copy_type(t, out, base);
@@ -450,7 +548,8 @@ static olla_status store_output(olla_shape_table *t, olla_shape_scope *scope, ol
     const olla_value_type *inf = c->out_set[i] ? &c->out[i] : NULL;
     olla_value_type merged;
     int keep_value;
-    olla_status mst = merge_types(t, c, i, inf, declp, &merged, &keep_value);
+    olla_status mst =
+        merge_types(t, c, i, inf, declp, declp ? scope->decls[di]->type : NULL, &merged, &keep_value);
     if (mst != OLLA_OK)
         return mst;
     olla_shape_entry *e = scope_put(t, scope, name, NULL);
@@ -584,6 +683,13 @@ typedef void (*name_fn)(const char *name, void *ud);
 
 /* Calls fn for every input of node and, recursively, of its subgraphs
  * (outer-scope references). */
+static void for_each_dep(const Onnx__NodeProto *node, name_fn fn, void *ud, int depth);
+
+void olla_shape__for_each_dep(const Onnx__NodeProto *node, void (*fn)(const char *name, void *ud), void *ud)
+{
+    for_each_dep(node, fn, ud, 0);
+}
+
 static void for_each_dep(const Onnx__NodeProto *node, name_fn fn, void *ud, int depth)
 {
     for (size_t k = 0; k < node->n_input; k++)
@@ -852,6 +958,7 @@ void olla_shape_table_free(olla_shape_table *t)
     free(t->rule_fns);
     free(t->order);
     free(t->warnings);
+    free(t->warning_binding);
     free(t->bind);
     olla_arena_free(&t->spare);
     olla_arena_free(&t->arena);
@@ -876,6 +983,29 @@ static olla_status add_listed(olla_shape_table *t, unsigned char **listed, size_
     return OLLA_OK;
 }
 
+/* The warnings the bindings cause first, each group in the order found. */
+static void order_warnings(olla_shape_table *t)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < t->n_warnings; i++) {
+        if (!t->warning_binding[i])
+            continue;
+        char *w = t->warnings[i];
+        memmove(t->warnings + k + 1, t->warnings + k, (i - k) * sizeof *t->warnings);
+        memmove(t->warning_binding + k + 1, t->warning_binding + k, i - k);
+        t->warnings[k] = w;
+        t->warning_binding[k++] = 1;
+    }
+}
+
+size_t olla_shape_binding_warning_count(const olla_shape_table *t)
+{
+    size_t k = 0;
+    while (t && k < t->n_warnings && t->warning_binding[k])
+        k++;
+    return k;
+}
+
 /* ---- graph inputs ---- */
 
 static int is_graph_input(const Onnx__GraphProto *g, const char *name)
@@ -884,6 +1014,60 @@ static int is_graph_input(const Onnx__GraphProto *g, const char *name)
         if (g->input[k] && g->input[k]->name && strcmp(g->input[k]->name, name) == 0)
             return 1;
     return 0;
+}
+
+/* "x=1,3,640,640" (a dimension -1 stays -1). */
+static void override_text(const olla_input_shape *s, char *buf, size_t size)
+{
+    olla_line l;
+    olla_line_init(&l, buf, size);
+    if (!olla_line_add(&l, 0, "%s=", s->name))
+        return;
+    for (int d = 0; d < s->rank; d++)
+        if (!olla_line_add(&l, 0, "%s%lld", d ? "," : "", (long long)s->dims[d]))
+            return;
+}
+
+/* The declared dimension d of graph input `name` when the model fixes it
+ * (a dim_value >= 0), else -1. */
+static int64_t fixed_dim(const Onnx__GraphProto *g, const char *name, int d)
+{
+    for (size_t k = 0; k < g->n_input; k++) {
+        const Onnx__ValueInfoProto *vi = g->input[k];
+        if (!vi || !vi->name || strcmp(vi->name, name) != 0 || !vi->type ||
+            vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type ||
+            !vi->type->tensor_type->shape || (size_t)d >= vi->type->tensor_type->shape->n_dim)
+            continue;
+        const Onnx__TensorShapeProto__Dimension *dim = vi->type->tensor_type->shape->dim[d];
+        if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value >= 0)
+            return dim->dim_value;
+    }
+    return -1;
+}
+
+/* An --input-shape that changes a dimension the model fixes: a binding
+ * warning naming it. */
+static olla_status warn_fixed_dims(olla_shape_table *t, const Onnx__GraphProto *g, const olla_input_shape *s)
+{
+    char text[512], msg[1024];
+    override_text(s, text, sizeof text);
+    for (int d = 0; d < s->rank; d++) {
+        int64_t fixed = fixed_dim(g, s->name, d);
+        if (fixed < 0 || s->dims[d] < 0 || s->dims[d] == fixed)
+            continue;
+        snprintf(msg, sizeof msg,
+                 "--input-shape %s changes dimension %d of graph input '%s' from %lld, which the model fixes, to "
+                 "%lld; the plan is made for %lld",
+                 text, d, s->name, (long long)fixed, (long long)s->dims[d], (long long)s->dims[d]);
+        if (add_warning(t, msg, 1) != OLLA_OK)
+            return OLLA_ERR_INTERNAL;
+    }
+    return OLLA_OK;
+}
+
+const char *olla_shape__override_note(const olla_shape_table *t)
+{
+    return t && t->overrides ? t->overrides : "";
 }
 
 /* --input-shape: the given shape replaces graph input s->name's declared one. */
@@ -916,9 +1100,29 @@ static olla_status apply_input_shape(olla_shape_table *t, const Onnx__GraphProto
                                   d, (long long)s->dims[d]);
         dims[d] = s->dims[d] >= 0 ? olla_dim_known(s->dims[d]) : olla_dim_unknown();
     }
+    char declared[256];
+    olla_shape__format(&e->type, declared, sizeof declared);
+    int changes = e->type.rank != s->rank;
+    for (int d = 0; !changes && d < s->rank; d++)
+        changes = e->type.dims[d].value != dims[d].value;
     e->type.rank = s->rank;
     e->type.dims = dims;
     e->reason = NULL; /* a negative declared dimension no longer matters */
+    if (!changes) /* the declared shape itself: no override */
+        return OLLA_OK;
+    /* named, whole, in the messages of the failures the override may cause */
+    char text[512], piece[1024], note[400];
+    override_text(s, text, sizeof text);
+    snprintf(piece, sizeof piece, "--input-shape %s (declared %s)", text, declared);
+    olla_line l;
+    olla_line_init(&l, note, sizeof note);
+    if (!olla_line_add(&l, 0, "%s", t->overrides ? t->overrides : " under") ||
+        !olla_line_add(&l, 24, "%s%s", t->overrides ? ", " : " ", piece))
+        olla_line_add(&l, 0, "%s", t->overrides ? "" : " under --input-shape");
+    if (!(t->overrides = olla_arena_strdup(&t->arena, note)))
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
+    if (warn_fixed_dims(t, g, s) != OLLA_OK)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
     return OLLA_OK;
 }
 
@@ -945,12 +1149,13 @@ static olla_status input_reasons(olla_shape_table *t)
         olla_shape_entry *e = &t->main.entries[k];
         if (olla_value_bytes(&e->type) >= 0 || e->reason)
             continue;
-        char buf[2048], names[512] = "", flags[512] = "", declared[256];
+        char buf[2048], declared[256];
+        int advice = 0;
         olla_shape__format(&e->type, declared, sizeof declared);
         if (e->type.kind != OLLA_VALUE_TENSOR)
             snprintf(buf, sizeof buf, "'%s' is not a tensor (a sequence, map, optional or sparse value)", e->name);
-        else if (e->type.rank >= 0 && (symbol_names(&e->type, names, sizeof names, flags, sizeof flags), names[0]))
-            snprintf(buf, sizeof buf, "'%s' has symbolic dims %s; pass%s", e->name, names, flags);
+        else if (e->type.source == OLLA_SRC_INPUT && olla_shape__input_advice(t, e, buf, sizeof buf) > 0)
+            advice = 1; /* the advice the main command gives for it */
         else if (!e->type.elem_type)
             snprintf(buf, sizeof buf, "'%s': graph input with no element type; declare it in the model", e->name);
         else
@@ -958,6 +1163,15 @@ static olla_status input_reasons(olla_shape_table *t)
                      e->name, declared, e->name);
         if (!(e->reason = olla_arena_strdup(&t->arena, buf)))
             return OLLA_ERR_INTERNAL;
+        if (advice) {
+            const char **grown = olla_arena_alloc(&t->arena, (t->n_input_reasons + 1) * sizeof *grown);
+            if (!grown)
+                return OLLA_ERR_INTERNAL;
+            if (t->n_input_reasons > 0)
+                memcpy(grown, t->input_reasons, t->n_input_reasons * sizeof *grown);
+            grown[t->n_input_reasons++] = e->reason;
+            t->input_reasons = grown;
+        }
     }
     return OLLA_OK;
 }
@@ -977,6 +1191,7 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
      * nesting): bound the total work */
     t->max_visits = 200000 + 16 * (size_t)g->n_node;
     olla_status st = OLLA_OK;
+    t->align = opt && opt->alignment > 1 ? opt->alignment : 1;
     if (opt) {
         t->ignore_vi = opt->ignore_value_info;
         t->strict = opt->strict;
@@ -1084,6 +1299,7 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
         }
     }
     free(listed);
+    order_warnings(t);
     /* names from the model may hold newlines or terminal escapes; every
      * reason stays one plain line */
     for (size_t i = 0; i < t->main.n; i++) {

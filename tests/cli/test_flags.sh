@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Flags and documentation agree. Every sub-command prints its help with
-# --help and -h and exits 0; every flag its help names is accepted by it;
-# and the flags of all the help texts, the flag literals of cli/*.c, the
+# --help and -h and exits 0; every flag its help names is accepted by it,
+# and every flag it accepts (of all the flag literals of cli/*.c) its help
+# names; and the flags of all the help texts, the flag literals of cli/*.c, the
 # README's Usage section and the man page are one and the same set.
 set -u
 OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
@@ -20,6 +21,7 @@ accepted() {
   return 0
 }
 
+$PY "$T" source "$SRC/cli" >"$tmp/source.flags"
 : >"$tmp/all_help"
 for sub in convert check shapes place batch tradeoff; do
   s=$sub; [ $sub = convert ] && s=""
@@ -37,11 +39,18 @@ for sub in convert check shapes place batch tradeoff; do
   done
   # the check above has teeth: an unknown flag is called so
   accepted "$s" --frobnicate && bad "olla-onnx $s accepts --frobnicate" || ok
+  # the other way: every flag the sub-command's parser accepts, its help names
+  $PY "$T" help "$tmp/$sub.help" >"$tmp/$sub.named"
+  for f in $(cat "$tmp/source.flags"); do
+    case "$f" in --help|-h|--version) continue ;; esac
+    if accepted "$s" "$f"; then
+      grep -qx -- "$f" "$tmp/$sub.named" && ok || bad "olla-onnx $s accepts $f, which its --help does not name"
+    fi
+  done
 done
 [ "$("$OLLA" --version)" != "" ] && ok || bad "--version prints nothing"
 
 $PY "$T" help "$tmp/all_help" >"$tmp/help.flags"
-$PY "$T" source "$SRC/cli" >"$tmp/source.flags"
 $PY "$T" readme "$SRC/README.md" >"$tmp/readme.flags"
 $PY "$T" man "$SRC/docs/olla-onnx.1" >"$tmp/man.flags"
 [ "$(wc -l <"$tmp/help.flags")" -ge 15 ] && ok || bad "only $(wc -l <"$tmp/help.flags") flags found in the help texts"

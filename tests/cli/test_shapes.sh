@@ -28,7 +28,10 @@ if [ -n "${OLLA_CORPUS:-}" ] && [ -f "$node" ]; then
     if [ -f "$model" ]; then
         "$OLLA" shapes --no-value-info "$model" >"$tmp/sym"; check "resnet18: exit 0" $?
         grep -q '"shape":\["batch",' "$tmp/sym"; check "resnet18: symbolic batch kept" $?
-        grep -q 'pass --dim batch=N' "$tmp/sym"; check "resnet18: reason names the --dim" $?
+        grep -q "pass --input-shape x=batch,3,224,224 with a size in place of each name, or --dim batch=N" "$tmp/sym"
+        check "resnet18: reason names the --input-shape and the --dim" $?
+        grep -q '"advice":"[0-9]* tensors (.*) have no size: they depend on graph input .x., whose dimension batch has no value; pass --input-shape x=batch,3,224,224 with a size in place of each name, or --dim batch=N"' "$tmp/sym"
+        check "resnet18: the advice" $?
         "$OLLA" shapes --no-value-info --dim batch=2 "$model" >"$tmp/bound"; check "resnet18 bound: exit 0" $?
         grep -q '"unknown":\[\]' "$tmp/bound"; check "resnet18 bound: every tensor sized" $?
         grep -q '"bytes":null' "$tmp/bound"; check "resnet18 bound: no null bytes" $([ $? = 1 ]; echo $?)

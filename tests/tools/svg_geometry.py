@@ -8,8 +8,9 @@
   svg_geometry.py check DOM.html REPORT.json
       reads that JSON from Chromium's --dump-dom output and checks that
       the ticks of each axis lie on one straight line (value -> pixel), that
-      the input-order peak, planned peak, lower bound and arena lines sit
-      where the axis puts the report's numbers (within 1 px), and that no two
+      the input-order peak (as the runtime runs it), planned peak, lower
+      bound and arena lines sit where the axis puts the report's numbers
+      (within 1 px), and that no two
       texts overlap. Prints one line per failure; exits 1 on any.
 """
 import html
@@ -80,7 +81,7 @@ def check(dom_path, report_path):
     rep = json.load(open(report_path))
     failures = []
     expected = {
-        "live": {"input-peak": rep["input_order_peak_bytes"], "planned-peak": rep["peak_bytes"]},
+        "live": {"input-peak": rep["input_executed_peak_bytes"], "planned-peak": rep["peak_bytes"]},
         "arena": {"arena-end": rep["arena_bytes"]},
     }
     if rep.get("lower_bound_bytes") is not None:

@@ -135,6 +135,9 @@ static inline void mb_initializer(mb_model *mb, const char *name, long long n)
     mb_push(mb, &mb->graph.n_initializer, (void ***)&mb->graph.initializer, t);
 }
 
+/* A Constant node whose value is a float32 vector of n zeros. */
+static inline Onnx__NodeProto *mb_constant(mb_model *mb, const char *name, long long n);
+
 /* mb_node(mb, graph, "Add", "name", "in1,in2", "out1,out2"); "" entries allowed via ",," */
 static inline Onnx__NodeProto *mb_node_in(mb_model *mb, Onnx__GraphProto *g, const char *op, const char *name,
                                    const char *ins, const char *outs)
@@ -170,6 +173,28 @@ static inline Onnx__NodeProto *mb_node_in(mb_model *mb, Onnx__GraphProto *g, con
 static inline Onnx__NodeProto *mb_node(mb_model *mb, const char *op, const char *name, const char *ins, const char *outs)
 {
     return mb_node_in(mb, &mb->graph, op, name, ins, outs);
+}
+
+static inline Onnx__NodeProto *mb_constant(mb_model *mb, const char *name, long long n)
+{
+    Onnx__NodeProto *node = mb_node(mb, "Constant", name, "", name);
+    Onnx__AttributeProto *a = mb_alloc(mb, sizeof *a);
+    Onnx__TensorProto *t = mb_alloc(mb, sizeof *t);
+    onnx__attribute_proto__init(a);
+    onnx__tensor_proto__init(t);
+    t->has_data_type = 1;
+    t->data_type = 1;
+    t->n_dims = 1;
+    t->dims = mb_alloc(mb, sizeof(int64_t));
+    t->dims[0] = n;
+    t->n_float_data = (size_t)n;
+    t->float_data = mb_alloc(mb, (size_t)n * sizeof(float));
+    a->name = mb_str(mb, "value");
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    a->t = t;
+    mb_push(mb, &node->n_attribute, (void ***)&node->attribute, a);
+    return node;
 }
 
 /* Attaches a subgraph attribute to a node and returns the new graph. */

@@ -276,7 +276,9 @@ OLLA_TEST(test_symbolic_dims_need_binding)
     olla_plan *plan = NULL;
     olla_report rep;
     OLLA_CHECK(olla_optimize(m, &opt, &plan, &rep, &err) == OLLA_ERR_INPUT);
-    OLLA_CHECK_STR_CONTAINS(err.message, "1 tensor ('y') has symbolic dimensions with no value; pass --dim N=N");
+    OLLA_CHECK_STR_CONTAINS(err.message, "1 tensor ('y') has no size: it depends on graph input 'x', whose dimension N "
+                                         "has no value; pass --input-shape x=N with a size in place of each name, or "
+                                         "--dim N=N");
     olla_dim_binding bind = {"N", 10};
     opt.dims = &bind;
     opt.n_dims = 1;

@@ -98,8 +98,8 @@ static void check_model(const char *path, int *n_models, long *n_checked)
         const char *name = decl[k]->name;
         const olla_value_type *ty = olla_shape_lookup(t, name);
         const char *why = olla_shape_unknown_reason(t, name);
-        if (why && strstr(why, "symbolic dims") && strstr(why, "--dim"))
-            continue; /* needs a --dim: checked with bindings below */
+        if (why && strstr(why, "--dim"))
+            continue; /* needs a --dim (or --input-shape): checked with bindings below */
         (*n_checked)++;
         if (ty && !why && !same_as_declared(ty, dt) && reported(full, name)) {
             /* a declaration that contradicts the operator's schema (ORT's

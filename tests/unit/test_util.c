@@ -14,6 +14,7 @@
 
 #include "olla_test.h"
 #include "util/olla_file.h"
+#include "util/olla_line.h"
 #include "util/olla_strmap.h"
 
 /* A zeroed map is empty and grows on demand; every key keeps its value
@@ -219,6 +220,39 @@ OLLA_TEST(test_signal_at_any_moment_leaves_nothing)
     remove_all(dir);
 }
 
+/* A line takes whole pieces only: for every buffer size and reserve, the
+ * line is exactly the pieces that fit, in order up to the first that does
+ * not, and never holds a part of one. */
+OLLA_TEST(test_line_takes_whole_pieces)
+{
+    static const char *const pieces[] = {"olla-onnx: ", "'/encoder/layers.0/Reshape_output_0'", ", ", "x",
+                                         " --dim p2o.DynamicDimension.2=N", ""};
+    for (size_t size = 1; size < 96; size++)
+        for (size_t reserve = 0; reserve < 24; reserve += 7) {
+            char buf[96], want[256] = "";
+            olla_line l;
+            olla_line_init(&l, buf, size);
+            int stopped = 0;
+            for (size_t k = 0; k < sizeof pieces / sizeof *pieces; k++) {
+                int fits = strlen(want) + strlen(pieces[k]) + 1 + reserve <= size;
+                int added = olla_line_add(&l, reserve, "%s", pieces[k]);
+                OLLA_CHECK(added == (fits && size > 1 && strlen(want) < size - 1));
+                if (added && !stopped)
+                    strcat(want, pieces[k]);
+                stopped |= !added;
+                if (stopped)
+                    break;
+            }
+            OLLA_CHECK(strcmp(buf, want) == 0);
+            OLLA_CHECK_EQ_I64((long long)l.len, (long long)strlen(buf));
+        }
+    char b[32];
+    olla_human_bytes(9830, b, sizeof b);
+    OLLA_CHECK(strcmp(b, "9830 B") == 0);
+    olla_human_bytes(39300000, b, sizeof b);
+    OLLA_CHECK(strcmp(b, "37.5 MiB") == 0);
+}
+
 OLLA_TEST_MAIN(OLLA_T(test_strmap_against_a_list), OLLA_T(test_abandon_removes_every_output), OLLA_T(test_folder_writable),
-               OLLA_T(test_text_file),
-               OLLA_T(test_signal_at_any_moment_leaves_nothing))
+               OLLA_T(test_text_file), OLLA_T(test_signal_at_any_moment_leaves_nothing),
+               OLLA_T(test_line_takes_whole_pieces))

@@ -1,0 +1,43 @@
+/* olla-onnx: lines built from whole pieces (util/olla_line.h). */
+#include "util/olla_line.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void olla_line_init(olla_line *l, char *buf, size_t size)
+{
+    l->buf = buf;
+    l->size = size;
+    l->len = 0;
+    if (size > 0)
+        buf[0] = '\0';
+}
+
+int olla_line_add(olla_line *l, size_t reserve, const char *fmt, ...)
+{
+    if (l->size == 0 || l->len >= l->size - 1)
+        return 0;
+    size_t room = l->size - l->len;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(l->buf + l->len, room, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n + 1 + reserve > room) {
+        l->buf[l->len] = '\0';
+        return 0;
+    }
+    l->len += (size_t)n;
+    return 1;
+}
+
+void olla_human_bytes(int64_t b, char *buf, size_t n)
+{
+    if (b >= 10LL * 1024 * 1024 * 1024)
+        snprintf(buf, n, "%.1f GiB", (double)b / (1024.0 * 1024.0 * 1024.0));
+    else if (b >= 10LL * 1024 * 1024)
+        snprintf(buf, n, "%.1f MiB", (double)b / (1024.0 * 1024.0));
+    else if (b >= 10LL * 1024)
+        snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
+    else
+        snprintf(buf, n, "%lld B", (long long)b);
+}
