@@ -168,6 +168,48 @@ int olla_ort_memory_buffer_of(const olla_ort_memory *m, int t);
  * node reads it or a tensor sharing it) or t owns no freeable buffer. */
 int olla_ort_memory_release_step(const olla_ort_memory *m, int t);
 
+/* ------------------------------------------------------------ sessions
+ *
+ * What a session holds over several runs under ORT's memory settings
+ * (ort_session.c). onnxruntime-node's defaults are the CPU memory arena on
+ * and the memory pattern on; it can turn either off (enableCpuMemArena,
+ * enableMemPattern) but has no setting for the arena's extend strategy.
+ * - Arena off: every tensor and scratch block is a malloc of its size, freed
+ *   when released (the figure olla_ort_memory_eval gives for the first run).
+ * - Arena on: ORT's BFC arena (ort_bfc.h) serves tensors and kernel scratch;
+ *   the process holds its regions, which it never gives back, plus the
+ *   regions' tables; the run's bookkeeping is malloc'd as before.
+ * - Memory pattern: the first run traces the tensors it allocates (not graph
+ *   outputs, not strings; sizes rounded up to 64 bytes) and packs them as
+ *   ORT's MemPatternPlanner does (best fit over the gaps of the blocks live
+ *   at each allocation); from the second run on, one block of the pattern's
+ *   size holds them all, taken when the run starts and given back at its
+ *   end, while graph outputs and kernel scratch are still allocated one by
+ *   one. The pattern's table stays with the session.
+ * The caller's copies of a run's outputs (copy_outputs) live until the next
+ * run has ended (a caller that keeps a run's result until the next one
+ * replaces it; tests/ort/measure.mjs measured exactly that). */
+typedef struct olla_ort_settings {
+    int arena;       /* 1: the CPU memory arena on (ORT's default) */
+    int extend_same; /* with the arena: 1 kSameAsRequested, 0 kNextPowerOfTwo (the default) */
+    int mem_pattern; /* 1: the memory pattern on (ORT's default) */
+    int runs;        /* runs of one session, >= 1 */
+} olla_ort_settings;
+
+typedef struct olla_ort_session_result {
+    int64_t first_run_bytes; /* the peak of the counted bytes during the first run */
+    int64_t peak_bytes;      /* the peak over all the runs, counting what earlier runs left held */
+    int64_t arena_bytes;     /* the arena's regions at the end (0 without the arena) */
+    int arena_regions;
+    int64_t pattern_bytes;   /* the memory pattern's block (0 when none is used) */
+} olla_ort_session_result;
+
+/* Evaluates the order (as olla_ort_memory_eval) and replays the runs of a
+ * session under settings s. Errors as olla_ort_memory_eval, and out of
+ * memory (OLLA_ERR_INTERNAL). */
+olla_status olla_ort_memory_session(olla_ort_memory *m, const int *executed, int n_executed,
+                                    const olla_ort_settings *s, olla_ort_session_result *result, olla_error *err);
+
 /* One-shot: new, eval, free with olla_ort_memory_measured(). */
 olla_status olla_ort_allocated_bytes(const olla_graph *sized, const olla_graph *declared, const int *executed,
                                      int n_executed, int64_t *peak, olla_error *err);

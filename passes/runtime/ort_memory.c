@@ -13,6 +13,7 @@
  * what is freed after it, and keeps the peak. Both passes are linear in
  * nodes and edges and allocate nothing. */
 #include "passes/runtime/olla_ort_memory.h"
+#include "passes/runtime/ort_memory_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,39 +24,9 @@
 #include "passes/runtime/ort_scratch.h"
 #include "util/olla_strmap.h"
 
-/* Bytes per entry of ORT's per-run bookkeeping (measured, olla_ort_memory.h). */
-enum {
-    FRAME_BYTES_PER_VALUE = 24,  /* ExecutionFrame's OrtValue per value */
-    TRACE_BYTES_PER_ALLOC = 40,  /* MemPatternPlanner's record per traced allocation */
-    PATTERN_SLOT_BYTES = 24,     /* the memory pattern's hash slot (value index, block) */
-    VALUE_SET_SLOT_BYTES = 16    /* the hash over the frame's values at the start of a run */
-};
 /* The vectors one Run call keeps per feed and per fetch: names (twice),
  * OrtValues, and a 40-byte record. */
 static const int64_t RUN_LIST_ENTRY_BYTES[] = {32, 32, 24, 40};
-
-enum { OP_PLAIN = 0, OP_CONSTANT, OP_CAST, OP_SUBGRAPH };
-
-struct olla_ort_memory {
-    const olla_graph *g; /* sized */
-    olla_ort_memory_options opt;
-    int n_classes;
-    int *shape_class;           /* per tensor: class of (element size, declared shape), -1 matches none */
-    unsigned char *freelist_ok; /* per tensor: may take a freed buffer (class known, rank > 0) */
-    unsigned char *is_tensor;   /* per tensor: a tensor value (not a sequence, map or optional) */
-    unsigned char *op_kind;     /* per op: OP_* */
-    int *alias_in, *inplace_in; /* per g->output_list entry: the explicit input slot it may share, or -1 */
-    int64_t *scratch;           /* per op: counted kernel scratch */
-    int pattern_on;             /* ORT traces the first run for a memory pattern */
-    int64_t start_book;         /* counted feed and fetch lists */
-    /* work arrays of one evaluation */
-    int *pos;                   /* per op: position in the order, -1 when not run */
-    int *value;                 /* per tensor: the value ORT sees (-1 unresolved) */
-    int *use, *readers, *buffer, *last_read, *free_next; /* per tensor */
-    unsigned char *kind;        /* per tensor: olla_ort_buffer_kind */
-    int *free_top;              /* per class: most recently freed buffer, -1 */
-    int64_t *release_at;        /* per position: counted bytes freed after that node */
-};
 
 /* ------------------------------------------------------------ helpers */
 
@@ -65,7 +36,7 @@ static int64_t counted(const olla_ort_memory *m, int64_t bytes)
 }
 
 /* Bytes of an absl flat hash table reserved for n entries of slot bytes. */
-static int64_t flat_hash_bytes(int64_t n, int64_t slot)
+int64_t olla_ort_flat_hash_bytes(int64_t n, int64_t slot)
 {
     if (n <= 0)
         return 0;
@@ -176,6 +147,7 @@ static olla_status describe_ops(olla_ort_memory *m, olla_error *err)
                          : dflt && strcmp(o->op_type, "Cast") == 0     ? OP_CAST
                                                                        : OP_PLAIN;
         m->scratch[op] = olla_ort_kernel_scratch(g, op, m->opt.min_block_bytes);
+        m->scratch_all[op] = olla_ort_kernel_scratch(g, op, 0);
     }
     int n_slots = 0;
     for (int op = 0; op < g->n_ops; op++)
@@ -198,7 +170,7 @@ static olla_status describe_ops(olla_ort_memory *m, olla_error *err)
     return OLLA_OK;
 }
 
-static int64_t run_lists_bytes(const olla_ort_memory *m, int64_t entries)
+int64_t olla_ort_run_lists_bytes(const olla_ort_memory *m, int64_t entries)
 {
     int64_t b = 0;
     for (size_t i = 0; i < sizeof RUN_LIST_ENTRY_BYTES / sizeof RUN_LIST_ENTRY_BYTES[0]; i++)
@@ -221,7 +193,7 @@ static void describe_run(olla_ort_memory *m, const olla_graph *declared)
             m->pattern_on = 0;
     }
     m->start_book = m->opt.count_bookkeeping
-                        ? run_lists_bytes(m, feeds) + run_lists_bytes(m, declared->n_graph_outputs)
+                        ? olla_ort_run_lists_bytes(m, feeds) + olla_ort_run_lists_bytes(m, declared->n_graph_outputs)
                         : 0;
 }
 
@@ -249,6 +221,7 @@ void olla_ort_memory_free(olla_ort_memory *m)
     free(m->alias_in);
     free(m->inplace_in);
     free(m->scratch);
+    free(m->scratch_all);
     free(m->pos);
     free(m->value);
     free(m->use);
@@ -275,6 +248,7 @@ static int allocate_arrays(olla_ort_memory *m)
     m->alias_in = malloc(ns * sizeof(int));
     m->inplace_in = malloc(ns * sizeof(int));
     m->scratch = malloc(no * sizeof(int64_t));
+    m->scratch_all = malloc(no * sizeof(int64_t));
     m->pos = malloc(no * sizeof(int));
     m->value = malloc(nt * sizeof(int));
     m->use = malloc(nt * sizeof(int));
@@ -285,7 +259,7 @@ static int allocate_arrays(olla_ort_memory *m)
     m->kind = malloc(nt);
     m->release_at = malloc((no + 1) * sizeof(int64_t));
     return m->shape_class && m->freelist_ok && m->is_tensor && m->op_kind && m->alias_in && m->inplace_in &&
-           m->scratch && m->pos && m->value && m->use && m->readers && m->buffer && m->last_read && m->free_next &&
+           m->scratch && m->scratch_all && m->pos && m->value && m->use && m->readers && m->buffer && m->last_read && m->free_next &&
            m->kind && m->release_at;
 }
 
@@ -369,7 +343,7 @@ static int resolve(olla_ort_memory *m, int t, olla_error *err)
     return -1;
 }
 
-static int is_preexisting(const olla_ort_memory *m, int v)
+int olla_ort_is_preexisting(const olla_ort_memory *m, int v)
 {
     int p = m->g->tensors[v].producer;
     return p < 0 || m->pos[p] < 0 || m->op_kind[p] == OP_CONSTANT;
@@ -579,7 +553,7 @@ static olla_status run_node(const olla_ort_memory *m, run_state *s, int op, int 
 
 /* Values in ORT's frame: graph inputs, the initializers and Constants some
  * executed node reads or the graph outputs, and the outputs of executed ops. */
-static int64_t frame_values(const olla_ort_memory *m)
+int64_t olla_ort_frame_values(const olla_ort_memory *m)
 {
     const olla_graph *g = m->g;
     int64_t n = 0;
@@ -604,7 +578,7 @@ static void output_bytes(const olla_ort_memory *m, int64_t *copied, int64_t *all
         int t = g->graph_outputs[i];
         int64_t b = counted(m, g->tensors[t].bytes);
         *all += b;
-        if (!g->tensors[t].is_input && is_preexisting(m, t))
+        if (!g->tensors[t].is_input && olla_ort_is_preexisting(m, t))
             *copied += b;
     }
 }
@@ -613,12 +587,12 @@ static void output_bytes(const olla_ort_memory *m, int64_t *copied, int64_t *all
  * start-up hash, the copied initializer outputs. */
 static void run_start(const olla_ort_memory *m, run_state *s, int64_t copied_outputs)
 {
-    int64_t values = frame_values(m);
+    int64_t values = olla_ort_frame_values(m);
     s->tensors = copied_outputs;
     s->book = 0;
     if (m->opt.count_bookkeeping) {
         s->book = m->start_book + counted(m, FRAME_BYTES_PER_VALUE * values);
-        candidate(s, -1, s->tensors, 0, s->book + counted(m, flat_hash_bytes(values, VALUE_SET_SLOT_BYTES)));
+        candidate(s, -1, s->tensors, 0, s->book + counted(m, olla_ort_flat_hash_bytes(values, VALUE_SET_SLOT_BYTES)));
     }
     candidate(s, -1, s->tensors, 0, s->book);
 }
@@ -629,7 +603,7 @@ static void run_start(const olla_ort_memory *m, run_state *s, int64_t copied_out
 static void run_end(const olla_ort_memory *m, run_state *s, int n, int64_t all_outputs)
 {
     int64_t pattern = m->pattern_on && m->opt.count_bookkeeping
-                          ? counted(m, flat_hash_bytes(s->traced, PATTERN_SLOT_BYTES))
+                          ? counted(m, olla_ort_flat_hash_bytes(s->traced, PATTERN_SLOT_BYTES))
                           : 0;
     candidate(s, n, s->tensors, 0, s->book + pattern);
     int64_t outputs = 0;

@@ -4,9 +4,13 @@
 //
 // The configuration (tests/ort/README.md, "Measuring what ONNX Runtime
 // allocates"): CPU execution provider, sequential execution, graph
-// optimizations off unless --opt says otherwise, CPU memory arena off, memory
-// pattern on, symbolic dimensions bound with freeDimensionOverrides from
-// --dim, one intra-op thread unless --threads says otherwise.
+// optimizations off unless --opt says otherwise, CPU memory arena off unless
+// --arena on, memory pattern on unless --pattern off, symbolic dimensions
+// bound with freeDimensionOverrides from --dim, one intra-op thread unless
+// --threads says otherwise. onnxruntime-node's own defaults are arena on and
+// memory pattern on (--arena on --pattern on); it has no setting for the
+// arena's extend strategy, so the arena grows as ORT's default
+// (kNextPowerOfTwo) does.
 import fs from 'node:fs';
 import ort from 'onnxruntime-node';
 
@@ -26,7 +30,7 @@ export function parseArgs(tool, usageLine, argv, extra = {}) {
     console.error(`usage: ${usageLine}`);
     process.exit(EXIT_USAGE);
   };
-  const options = { model: null, dims: new Map(), opt: 'disabled', threads: 1, seed: 1 };
+  const options = { model: null, dims: new Map(), opt: 'disabled', threads: 1, seed: 1, arena: false, pattern: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -41,6 +45,10 @@ export function parseArgs(tool, usageLine, argv, extra = {}) {
     } else if (a === '--opt') {
       options.opt = value();
       if (!OPT_LEVELS.includes(options.opt)) usage(`--opt takes one of ${OPT_LEVELS.join(', ')}, got '${options.opt}'`);
+    } else if (a === '--arena' || a === '--pattern') {
+      const v = value();
+      if (v !== 'on' && v !== 'off') usage(`${a} takes on or off, got '${v}'`);
+      options[a.slice(2)] = v === 'on';
     } else if (a === '--threads' || a === '--seed') {
       const v = value();
       if (!/^\d+$/.test(v) || (a === '--threads' && Number(v) < 1)) usage(`${a} takes a positive integer, got '${v}'`);
@@ -68,8 +76,8 @@ export function sessionOptions(options, more = {}) {
     executionProviders: ['cpu'],
     executionMode: 'sequential',
     graphOptimizationLevel: options.opt,
-    enableCpuMemArena: false,
-    enableMemPattern: true,
+    enableCpuMemArena: options.arena,
+    enableMemPattern: options.pattern,
     intraOpNumThreads: options.threads,
     interOpNumThreads: 1,
     freeDimensionOverrides: Object.fromEntries(options.dims),
