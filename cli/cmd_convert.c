@@ -145,9 +145,62 @@ static void print_warnings(const olla_report *rep, int verbosity)
                 rep->n_unknown - 5);
 }
 
+/* A saving shows under a setting when the written model holds at least
+ * this much less than the input, on the first run and over three runs. */
+#define ORT_SAVING_SHOWS 0.01
+
+static const char *const ORT_SETTING_NAMES[OLLA_ORT_N_SETTINGS] = {
+    [OLLA_ORT_ARENA_OFF] = "arena off, memory pattern on",
+    [OLLA_ORT_ARENA_OFF_NO_PATTERN] = "arena off, memory pattern off",
+    [OLLA_ORT_DEFAULTS] = "ORT's defaults (arena on, memory pattern on)",
+    [OLLA_ORT_ARENA_NO_PATTERN] = "arena on, memory pattern off",
+};
+
+static int ort_saving_shows(const olla_ort_setting_figures *f)
+{
+    return f->first_run_bytes >= 0 && f->steady_bytes >= 0 &&
+           f->first_run_bytes <= (1.0 - ORT_SAVING_SHOWS) * (double)f->input_first_run_bytes &&
+           f->steady_bytes <= (1.0 - ORT_SAVING_SHOWS) * (double)f->input_steady_bytes;
+}
+
+/* What ONNX Runtime for Node holds under each of its memory settings, and
+ * the settings under which the written model's saving shows. */
+static void print_ort(const olla_report *rep, const char *plan_arena)
+{
+    if (rep->ort_allocated_bytes < 0) {
+        fprintf(stderr, "  ONNX Runtime: not modelled (%s); a runtime that follows the plan: %s\n",
+                rep->ort_model_note[0] ? rep->ort_model_note : "unknown reason", plan_arena);
+        return;
+    }
+    fprintf(stderr, "  ONNX Runtime for Node holds (CPU, graph optimizations off; input -> written; first run, then "
+                    "the most over three runs):\n");
+    char shows[256] = "";
+    for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) {
+        const olla_ort_setting_figures *f = &rep->ort_settings[k];
+        char a[32], b[32], c[32], d[32];
+        olla_cli_human_bytes(f->input_first_run_bytes, a, sizeof a);
+        olla_cli_human_bytes(f->first_run_bytes, b, sizeof b);
+        olla_cli_human_bytes(f->input_steady_bytes, c, sizeof c);
+        olla_cli_human_bytes(f->steady_bytes, d, sizeof d);
+        fprintf(stderr, "    %s: %s -> %s (%.1f%% less); %s -> %s (%.1f%% less)\n", ORT_SETTING_NAMES[k], a, b,
+                olla_cli_pct(f->input_first_run_bytes - f->first_run_bytes, f->input_first_run_bytes), c, d,
+                olla_cli_pct(f->input_steady_bytes - f->steady_bytes, f->input_steady_bytes));
+        if (ort_saving_shows(f)) {
+            size_t len = strlen(shows);
+            snprintf(shows + len, sizeof shows - len, "%s%s", len ? "; " : "", ORT_SETTING_NAMES[k]);
+        }
+    }
+    if (shows[0])
+        fprintf(stderr, "  the written model's saving shows in ONNX Runtime with: %s (enableCpuMemArena, "
+                        "enableMemPattern); a runtime that follows the plan: %s\n", shows, plan_arena);
+    else
+        fprintf(stderr, "  the written model saves nothing in ONNX Runtime under any of these settings; a runtime "
+                        "that follows the plan: %s\n", plan_arena);
+}
+
 static void print_summary(const char *in, const olla_report *rep)
 {
-    char plain[32], shared[32], online[32], planned[32], arena[32], ran[32], best[32], ort_in[32], ort_out[32];
+    char plain[32], shared[32], online[32], planned[32], arena[32], ran[32], best[32];
     int listed = strcmp(rep->runtime, "listed") == 0;
     olla_cli_human_bytes(rep->input_order_peak_bytes, plain, sizeof plain);
     olla_cli_human_bytes(rep->input_order_shared_peak_bytes, shared, sizeof shared);
@@ -172,13 +225,8 @@ static void print_summary(const char *in, const olla_report *rep)
                         "listing: %s)\n",
                 rep->runtime, best, olla_cli_pct(rep->peak_bytes - rep->unconstrained_peak_bytes, rep->peak_bytes),
                 rep->runtime_search);
-    if (!listed && rep->input_ort_allocated_bytes >= 0 && rep->ort_allocated_bytes >= 0) {
-        olla_cli_human_bytes(rep->input_ort_allocated_bytes, ort_in, sizeof ort_in);
-        olla_cli_human_bytes(rep->ort_allocated_bytes, ort_out, sizeof ort_out);
-        fprintf(stderr, "  ONNX Runtime allocates %s for the input and %s for the written model (its planner); a "
-                        "runtime that follows the plan: %s\n",
-                ort_in, ort_out, arena);
-    }
+    if (!listed)
+        print_ort(rep, arena);
     fprintf(stderr,
             "  saving: %.1f%% against the online allocator, %.1f%% against the input-order peak%s, %.1f%% "
             "without sharing; %.2f s (order: %s, placement: %s)\n",

@@ -65,6 +65,7 @@ typedef struct olla_runtime_outcome {
     int64_t executed_peak_bytes;       /* ... for the written listing */
     int64_t input_ort_allocated_bytes; /* ORT's planner for those two orders; -1 when not modelled */
     int64_t ort_allocated_bytes;
+    olla_ort_setting_figures settings[OLLA_ORT_N_SETTINGS]; /* ORT under each memory setting (olla.h) */
     const char *search;                /* how the listing was chosen */
     char ort_model_note[1024];         /* why ORT's planner could not be modelled, or "" */
 } olla_runtime_outcome;

@@ -300,6 +300,11 @@ static olla_status runtime_stage(run *r)
             opt->runtime == OLLA_RUNTIME_LISTED ? rep->input_order_shared_peak_bytes : out.input_executed_peak_bytes;
         rep->input_ort_allocated_bytes = out.input_ort_allocated_bytes;
         rep->ort_allocated_bytes = out.ort_allocated_bytes;
+        memcpy(rep->ort_settings, out.settings, sizeof rep->ort_settings);
+        rep->input_ort_default_allocated_bytes = out.settings[OLLA_ORT_DEFAULTS].input_first_run_bytes;
+        rep->ort_default_allocated_bytes = out.settings[OLLA_ORT_DEFAULTS].first_run_bytes;
+        rep->input_ort_default_steady_bytes = out.settings[OLLA_ORT_DEFAULTS].input_steady_bytes;
+        rep->ort_default_steady_bytes = out.settings[OLLA_ORT_DEFAULTS].steady_bytes;
         rep->runtime_search = out.search;
         snprintf(rep->ort_model_note, sizeof rep->ort_model_note, "%s", out.ort_model_note);
         st = olla_dag_peak(&r->dag, r->order, &rep->peak_bytes, r->plan->live_planned, NULL, r->err);
@@ -604,6 +609,11 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     rep->sharing = opt->sharing == OLLA_SHARING_RUNTIME ? "runtime" : "none";
     rep->runtime = olla_runtime_name(opt->runtime);
     rep->input_ort_allocated_bytes = rep->ort_allocated_bytes = -1;
+    rep->input_ort_default_allocated_bytes = rep->ort_default_allocated_bytes = -1;
+    rep->input_ort_default_steady_bytes = rep->ort_default_steady_bytes = -1;
+    for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++)
+        rep->ort_settings[k] = (olla_ort_setting_figures){k >= OLLA_ORT_DEFAULTS, k == OLLA_ORT_ARENA_OFF || k == OLLA_ORT_DEFAULTS,
+                                                          -1, -1, -1, -1};
     olla_status st = build_graph(&r);
     if (st == OLLA_OK)
         st = build_dag(&r);

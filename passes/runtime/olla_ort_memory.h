@@ -186,9 +186,9 @@ int olla_ort_memory_release_step(const olla_ort_memory *m, int t);
  *   size holds them all, taken when the run starts and given back at its
  *   end, while graph outputs and kernel scratch are still allocated one by
  *   one. The pattern's table stays with the session.
- * The caller's copies of a run's outputs (copy_outputs) live until the next
- * run has ended (a caller that keeps a run's result until the next one
- * replaces it; tests/ort/measure.mjs measured exactly that). */
+ * The caller's copies of a run's outputs (copy_outputs) are gone before the
+ * next run starts (a caller that drops each result; tests/ort/measure.mjs
+ * collects garbage between runs). */
 typedef struct olla_ort_settings {
     int arena;       /* 1: the CPU memory arena on (ORT's default) */
     int extend_same; /* with the arena: 1 kSameAsRequested, 0 kNextPowerOfTwo (the default) */

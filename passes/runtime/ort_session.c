@@ -40,7 +40,6 @@ typedef struct session {
     int64_t live;           /* counted bytes held */
     int64_t peak, run_peak;
     int64_t kept;           /* the memory pattern's table, held from the first run's end on */
-    int64_t last_copies;    /* the caller's copies of the last run's outputs, live through the next run */
 } session;
 
 static int64_t counted(const olla_ort_memory *m, int64_t bytes)
@@ -247,12 +246,9 @@ static void run_end(session *x, run_ctx *rc, heap_ref *block)
             heap_release(x, &x->ref[t]);
     for (int i = 0; i < g->n_graph_outputs; i++)
         copies += m->opt.copy_outputs ? counted(m, g->tensors[g->graph_outputs[i]].bytes) : 0;
-    x->live += copies;
-    seen(x, x->live);
+    seen(x, x->live + copies);
     for (int i = 0; i < g->n_graph_outputs; i++)
         heap_release(x, &x->ref[g->graph_outputs[i]]);
-    x->live -= x->last_copies;
-    x->last_copies = copies;
 }
 
 static int run_once(session *x, const int *executed, int n, int r)

@@ -14,7 +14,10 @@
  * The window is opened and closed by the program under test with allocations
  * of two sizes that nothing else uses (the marks are not counted):
  *   ALLOC_COUNTER_MARK_START = 1000003 bytes: opens a window;
- *   ALLOC_COUNTER_MARK_STOP  = 1000033 bytes: closes it and writes the result.
+ *   ALLOC_COUNTER_MARK_STOP  = 1000033 bytes: closes it and writes the result;
+ *   ALLOC_COUNTER_MARK_CHECKPOINT = 1000013 bytes: notes the caller's peak so
+ *               far in the open window (checkpoint_peak_bytes of the result,
+ *               0 without a checkpoint; the last one counts).
  * (Both odd primes; in JavaScript `new ArrayBuffer(1000003)` makes one such
  * allocation.) A window belongs to the thread that opens it, its caller.
  * Within a window the counter tracks
@@ -59,6 +62,7 @@
 #define ALLOC_COUNTER_TRACK_MIN 4096u
 #define ALLOC_COUNTER_MARK_START 1000003u
 #define ALLOC_COUNTER_MARK_STOP 1000033u
+#define ALLOC_COUNTER_MARK_CHECKPOINT 1000013u
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -171,6 +175,7 @@ typedef struct counter_state {
     window_sum own;     /* ... by the thread that opened it */
     size_t live_peak;
     size_t live_at_start;
+    size_t checkpoint_peak; /* own.peak at the last checkpoint of the window */
     int table_failed; /* a block could not be entered: the figures are low */
 } counter_state;
 
@@ -318,6 +323,15 @@ static void open_window(void)
     state.caller = pthread_self();
     state.any = state.own = (window_sum){0, 0, 0};
     state.live_at_start = state.live_peak = state.live;
+    state.checkpoint_peak = 0;
+    pthread_mutex_unlock(&table_lock);
+}
+
+static void checkpoint(void)
+{
+    pthread_mutex_lock(&table_lock);
+    if (state.window)
+        state.checkpoint_peak = state.own.peak;
     pthread_mutex_unlock(&table_lock);
 }
 
@@ -358,6 +372,8 @@ static void write_result(const counter_state *s, size_t live_at_stop)
     put_number(line, &len, s->own.blocks);
     put_text(line, &len, ",\"all_threads_blocks\":");
     put_number(line, &len, s->any.blocks);
+    put_text(line, &len, ",\"checkpoint_peak_bytes\":");
+    put_number(line, &len, s->checkpoint_peak);
     if (s->table_failed)
         put_text(line, &len, ",\"error\":\"the block table could not grow (mmap failed)\"");
     put_text(line, &len, "}\n");
@@ -391,6 +407,8 @@ static void *after_alloc(void *p, size_t size)
         open_window();
     else if (size == ALLOC_COUNTER_MARK_STOP)
         close_window();
+    else if (size == ALLOC_COUNTER_MARK_CHECKPOINT)
+        checkpoint();
     else if (size >= ALLOC_COUNTER_TRACK_MIN)
         track_block(p, size);
     return p;

@@ -2,7 +2,7 @@
 //
 //   tests/ort/measure.sh [--lib PATH] model.onnx [--dim name=value ...] [--runs N]
 //        [--opt disabled|basic|extended|all] [--threads N] [--seed N]
-//        [--arena on|off] [--pattern on|off] [--window run|all]
+//        [--arena on|off] [--pattern on|off] [--window run|all] [--settings all]
 //   (or: LD_PRELOAD=build/tests/ort/libolla_alloc_counter.so node tests/ort/measure.mjs ...)
 //
 // Needs the allocation counter (alloc_counter.c) preloaded. Loads the model in
@@ -31,11 +31,17 @@ import { parseArgs, makeFeeds, openSession, firstLine, EXIT_USAGE, EXIT_SKIP } f
 const TOOL = 'measure.mjs';
 const MARK_START_BYTES = 1000003; // ALLOC_COUNTER_MARK_START in alloc_counter.c
 const MARK_STOP_BYTES = 1000033; // ALLOC_COUNTER_MARK_STOP
+const MARK_CHECKPOINT_BYTES = 1000013; // ALLOC_COUNTER_MARK_CHECKPOINT
 
 const options = parseArgs(TOOL,
   'tests/ort/measure.sh [--lib PATH] model.onnx [--dim name=value ...] [--runs N] [--opt LEVEL] [--threads N] ' +
-  '[--seed N] [--arena on|off] [--pattern on|off] [--window run|all]',
+  '[--seed N] [--arena on|off] [--pattern on|off] [--window run|all] [--settings all]',
   process.argv.slice(2), {
+    '--settings': (v, o) => {
+      if (v !== 'all') return `--settings takes all, got '${v}'`;
+      o.settings = v;
+      return null;
+    },
     '--window': (v, o) => {
       if (v !== 'run' && v !== 'all') return `--window takes run or all, got '${v}'`;
       o.window = v;
@@ -103,14 +109,6 @@ async function warmUp() {
 }
 await warmUp();
 
-const session = await openSession(options);
-const { feeds, error } = makeFeeds(session, options, TOOL);
-if (error) {
-  console.log(`SKIP ${options.model}: ${error}`);
-  process.exit(EXIT_SKIP);
-}
-
-const spanAll = options.window === 'all';
 function report(label) {
   const w = readWindow();
   if (!w) {
@@ -124,35 +122,69 @@ function report(label) {
   return {
     peak_bytes: w.caller_peak_bytes, live_at_start: w.live_at_start,
     all_threads_peak_bytes: w.all_threads_peak_bytes, peak_above_start: w.peak_live - w.live_at_start,
-    blocks: w.caller_blocks,
+    blocks: w.caller_blocks, checkpoint_peak_bytes: w.checkpoint_peak_bytes,
   };
 }
 
-if (spanAll) mark(MARK_START_BYTES);
-for (let run = 1; run <= runs; run++) {
-  let outputs;
-  if (!spanAll) mark(MARK_START_BYTES);
-  try {
-    outputs = await session.run(feeds);
-  } catch (e) {
-    mark(MARK_STOP_BYTES);
-    console.log(`SKIP ${options.model}: ONNX Runtime cannot run it: ${firstLine(e)}`);
+// One session measured: `runs` runs, each in its window, or all in one
+// (spanAll). Returns the lines to print.
+async function measureSession(sessionOptions, runs, spanAll) {
+  const session = await openSession(options, sessionOptions);
+  const { feeds, error } = makeFeeds(session, options, TOOL);
+  if (error) {
+    console.log(`SKIP ${options.model}: ${error}`);
     process.exit(EXIT_SKIP);
   }
-  outputs = null;
-  if (spanAll) {
-    // A collection between runs (measure.sh starts node with --expose-gc),
-    // so that V8's timing does not decide the figure: what is left are the
-    // JavaScript copies of the last run's outputs, which live through the
-    // next run (measured: exactly one set, whatever the number of runs).
-    if (globalThis.gc) globalThis.gc();
-    continue;
+  const lines = [];
+  if (spanAll) mark(MARK_START_BYTES);
+  for (let run = 1; run <= runs; run++) {
+    let outputs;
+    if (!spanAll) mark(MARK_START_BYTES);
+    try {
+      outputs = await session.run(feeds);
+    } catch (e) {
+      mark(MARK_STOP_BYTES);
+      console.log(`SKIP ${options.model}: ONNX Runtime cannot run it: ${firstLine(e)}`);
+      process.exit(EXIT_SKIP);
+    }
+    outputs = null;
+    if (spanAll && run === 1) mark(MARK_CHECKPOINT_BYTES);
+    if (spanAll) {
+      // A collection between runs (measure.sh starts node with --expose-gc),
+      // so that V8's timing does not decide the figure: the JavaScript copies
+      // of a run's outputs are gone before the next run. One collection is
+      // not enough (V8 frees array buffers after a turn of the event loop:
+      // with one, a set of copies sometimes lived on); two with a turn
+      // between gave the same figures every time.
+      if (globalThis.gc) {
+        globalThis.gc();
+        await new Promise((resolve) => setImmediate(resolve));
+        globalThis.gc();
+      }
+      continue;
+    }
+    mark(MARK_STOP_BYTES);
+    lines.push({ run, ...report(`run ${run}`) });
   }
-  mark(MARK_STOP_BYTES);
-  console.log(JSON.stringify({ run, ...report(`run ${run}`) }));
+  if (spanAll) {
+    mark(MARK_STOP_BYTES);
+    const w = report(`runs 1-${runs}`);
+    lines.push({ runs, ...w, first_run_peak_bytes: w.checkpoint_peak_bytes });
+  }
+  await session.release();
+  return lines;
 }
-if (spanAll) {
-  mark(MARK_STOP_BYTES);
-  console.log(JSON.stringify({ runs, ...report(`runs 1-${runs}`) }));
+
+if (options.settings === 'all') {
+  // Every choice of onnxruntime-node's two memory settings, each in fresh
+  // sessions: the first run, then the most held over three runs.
+  for (const arena of [false, true]) {
+    for (const pattern of [true, false]) {
+      const more = { enableCpuMemArena: arena, enableMemPattern: pattern };
+      const [steady] = await measureSession(more, 3, true);
+      console.log(JSON.stringify({ arena, pattern, first_run_bytes: steady.first_run_peak_bytes, steady_bytes: steady.peak_bytes }));
+    }
+  }
+} else {
+  for (const line of await measureSession({}, runs, options.window === 'all')) console.log(JSON.stringify(line));
 }
-await session.release();
