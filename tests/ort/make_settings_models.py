@@ -12,7 +12,7 @@ Writes into OUT_DIR:
   chain: 20,480 floats per row at the peak; run the chain first and the peak
   is 16,384 (the written model's saving, 20%). At batch 32 the tensors are
   0.5-1 MiB, so the arena grows by several regions.
-- bookkeeping.onnx: 150 inputs x_i[batch,4096] float, each y_i = Neg(x_i) a
+- bookkeeping.onnx: 150 inputs x_i[1,4096] float, each y_i = Neg(x_i) a
   graph output: 150 feeds and fetches, 300 values in the frame; the run's
   bookkeeping is several percent of what ORT holds.
 - nested_if.onnx: If nodes nested three levels deep (each branch of the
@@ -57,8 +57,8 @@ def steer():
 
 def bookkeeping(n=150):
     nodes = [helper.make_node("Neg", [f"x{i}"], [f"y{i}"], name=f"neg{i}") for i in range(n)]
-    ins = [helper.make_tensor_value_info(f"x{i}", F, ["batch", 4096]) for i in range(n)]
-    outs = [helper.make_tensor_value_info(f"y{i}", F, ["batch", 4096]) for i in range(n)]
+    ins = [helper.make_tensor_value_info(f"x{i}", F, [1, 4096]) for i in range(n)]
+    outs = [helper.make_tensor_value_info(f"y{i}", F, [1, 4096]) for i in range(n)]
     return helper.make_model(helper.make_graph(nodes, "bookkeeping", ins, outs), opset_imports=opset())
 
 
