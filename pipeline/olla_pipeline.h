@@ -51,6 +51,8 @@ olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *h
 struct olla_exec_graph;
 typedef struct olla_runtime_input {
     const olla_graph *g;
+    const struct olla_shape_table *types; /* the types g was built from, subgraphs included (If, Loop
+                                             and Scan are modelled for ORT with them); NULL: not modelled */
     const struct olla_exec_graph *eg; /* the graph as the runtime runs it; NULL for listed */
     const olla_dag *dag;  /* the graph's DAG under the sharing rules: our peak */
     int runtime;          /* olla_runtime (passes/runtime/olla_exec_order.h) */

@@ -289,8 +289,8 @@ static olla_status runtime_stage(run *r)
     int *executed = malloc(((size_t)n + 1) * sizeof(int));
     if (!executed)
         return oom(r);
-    olla_runtime_input in = {r->g, r->have_eg ? &r->eg : NULL, &r->dag, opt->runtime, r->order, opt->keep_order, 0,
-                             opt->time_limit > 0 ? r->t0 + opt->time_limit : 0};
+    olla_runtime_input in = {r->g, r->types, r->have_eg ? &r->eg : NULL, &r->dag, opt->runtime, r->order,
+                             opt->keep_order, 0, opt->time_limit > 0 ? r->t0 + opt->time_limit : 0};
     olla_runtime_outcome out;
     olla_status st = olla_stage_runtime(&in, r->listing, executed, &out, r->err);
     if (st == OLLA_OK) {

@@ -29,6 +29,7 @@ typedef struct {
     const olla_exec_graph *eg;
     const olla_dag *dag;
     olla_ort_memory *ort;             /* NULL: our peak alone */
+    olla_shape_table *declared_types; /* the types ORT plans on (ort's subgraphs need them) */
     int64_t peak_cap;                 /* < 0: none */
     int *full, *step, *first, *last;  /* scratch */
     int64_t *delta, *live;
@@ -90,27 +91,31 @@ static void cost_free(exec_cost *c)
     free(c->delta);
     free(c->live);
     olla_ort_memory_free(c->ort);
+    olla_shape_table_free(c->declared_types);
 }
 
 /* The model of ORT's planner needs the static shapes ORT plans on: the
  * file's, with symbolic dims kept as names. Fails (and the search then
  * judges orders by our peak alone) where the model cannot size a value.
  * It counts what the process of onnxruntime-node holds: blocks of 4 KiB and
- * more, the run's bookkeeping, the binding's copies of the outputs. */
-static olla_status ort_memory_for(const olla_graph *g, olla_ort_memory **out, olla_error *err)
+ * more, the run's bookkeeping, the binding's copies of the outputs; with the
+ * types of both (sized, those g was built from), the subgraphs of If, Loop
+ * and Scan too. The declared types stay in c for the subgraphs' models. */
+static olla_status ort_memory_for(exec_cost *c, const olla_graph *g, const olla_shape_table *sized_types,
+                                  olla_error *err)
 {
     olla_shape_options so = {0};
-    olla_shape_table *types = NULL;
     olla_graph *declared = NULL;
     olla_ort_memory_options mo = olla_ort_memory_measured();
-    olla_status st = olla_infer_shapes(g->model->proto, &so, &types, err);
-    olla_type_source src = olla_shape_type_source(types);
+    olla_status st = olla_infer_shapes(g->model->proto, &so, &c->declared_types, err);
+    olla_type_source src = olla_shape_type_source(c->declared_types);
     if (st == OLLA_OK)
         st = olla_graph_build(g->model, &src, &declared, err);
+    mo.sized_types = sized_types;
+    mo.declared_types = sized_types ? c->declared_types : NULL;
     if (st == OLLA_OK)
-        st = olla_ort_memory_new(g, declared, &mo, out, err);
+        st = olla_ort_memory_new(g, declared, &mo, &c->ort, err);
     olla_graph_free(declared);
-    olla_shape_table_free(types);
     return st;
 }
 
@@ -163,12 +168,10 @@ static olla_status figures(exec_cost *c, olla_runtime rt, const int *listing, in
     olla_error oerr = {0};
     if (c->ort && olla_ort_memory_eval(c->ort, executed, *n_executed, &res, &oerr) != OLLA_OK) {
         note(out, oerr.message);
-    } else if (c->ort && res.n_subgraph_ops > 0) {
-        char why[256];
-        snprintf(why, sizeof why,
-                 "%d If/Loop/Scan node%s run subgraphs with memory of their own, which the model of ONNX Runtime's "
-                 "planner does not count",
-                 res.n_subgraph_ops, res.n_subgraph_ops == 1 ? "" : "s");
+    } else if (c->ort && res.n_subgraph_ops > 0 && !res.subgraphs_counted) {
+        char why[sizeof out->ort_model_note];
+        snprintf(why, sizeof why, "the model of ONNX Runtime's planner cannot count a subgraph: %s",
+                 olla_ort_memory_note(c->ort));
         note(out, why);
     }
     if (c->ort && !out->ort_model_note[0])
@@ -240,7 +243,7 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
     for (int i = 0; st == OLLA_OK && i < n; i++)
         input_listing[i] = i;
     olla_error oerr = {0};
-    if (st == OLLA_OK && ort_memory_for(g, &c.ort, &oerr) != OLLA_OK)
+    if (st == OLLA_OK && ort_memory_for(&c, g, in->types, &oerr) != OLLA_OK)
         note(out, oerr.message);
     if (st == OLLA_OK)
         st = figures(&c, in->runtime, input_listing, executed, &n_exec, &out->input_executed_peak_bytes,

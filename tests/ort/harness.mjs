@@ -24,13 +24,17 @@ export function firstLine(e) {
 
 // Parses argv against a usage line; `extra` maps an option such as '--runs'
 // to a function (value, options) => void that stores it or returns an error.
-export function parseArgs(tool, usageLine, argv, extra = {}) {
+// With many, several models may be given (options.models; options.model is
+// the first).
+export function parseArgs(tool, usageLine, argv, extra = {}, many = false) {
   const usage = (msg) => {
     if (msg) console.error(`${tool}: ${msg}`);
     console.error(`usage: ${usageLine}`);
     process.exit(EXIT_USAGE);
   };
-  const options = { model: null, dims: new Map(), opt: 'disabled', threads: 1, seed: 1, arena: false, pattern: true };
+  const options = {
+    model: null, models: [], dims: new Map(), opt: 'disabled', threads: 1, seed: 1, arena: false, pattern: true,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -60,14 +64,17 @@ export function parseArgs(tool, usageLine, argv, extra = {}) {
       usage();
     } else if (a.startsWith('--')) {
       usage(`unknown option '${a}'`);
-    } else if (options.model === null) {
-      options.model = a;
+    } else if (options.model === null || many) {
+      options.models.push(a);
+      options.model = options.models[0];
     } else {
       usage(`give one model, got '${options.model}' and '${a}'`);
     }
   }
   if (options.model === null) usage('give the path of an .onnx model');
-  if (!fs.existsSync(options.model)) usage(`cannot open '${options.model}': no such file; give the path of an .onnx model`);
+  for (const m of options.models) {
+    if (!fs.existsSync(m)) usage(`cannot open '${m}': no such file; give the path of an .onnx model`);
+  }
   return options;
 }
 
@@ -106,6 +113,21 @@ function floatToHalfBits(v) {
   return sign | (exp << 10) | ((x & 0x7fffff) >>> 13);
 }
 
+// The first FILL_BLOCK elements of an input are drawn one by one; the rest
+// repeat them (copyWithin doubles the filled part), so that the weights of a
+// large model given as inputs take milliseconds, not seconds. What ONNX
+// Runtime allocates does not depend on the values (only control flow reads
+// them: conditions and trip counts, which are small inputs drawn whole).
+const FILL_BLOCK = 1 << 16;
+
+function fill(array, draw) {
+  const n = array.length;
+  const head = Math.min(n, FILL_BLOCK);
+  for (let i = 0; i < head; i++) array[i] = draw();
+  for (let done = head; done < n; done *= 2) array.copyWithin(done, 0, Math.min(done, n - done));
+  return array;
+}
+
 // Floats uniform in [-1, 1); integers 0 or 1 (valid as indices, counts and
 // axes); bools random. null for an element type it cannot make.
 function makeTensor(type, shape, rand) {
@@ -113,26 +135,29 @@ function makeTensor(type, shape, rand) {
   const bit = () => (rand() < 0.5 ? 0 : 1);
   const uni = () => rand() * 2 - 1;
   const make = {
-    float32: () => Float32Array.from({ length: n }, uni),
-    float64: () => Float64Array.from({ length: n }, uni),
-    float16: () => Uint16Array.from({ length: n }, () => floatToHalfBits(uni())),
-    int64: () => BigInt64Array.from({ length: n }, () => BigInt(bit())),
-    uint64: () => BigUint64Array.from({ length: n }, () => BigInt(bit())),
-    int32: () => Int32Array.from({ length: n }, bit),
-    uint32: () => Uint32Array.from({ length: n }, bit),
-    int16: () => Int16Array.from({ length: n }, bit),
-    uint16: () => Uint16Array.from({ length: n }, bit),
-    int8: () => Int8Array.from({ length: n }, bit),
-    uint8: () => Uint8Array.from({ length: n }, bit),
-    bool: () => Uint8Array.from({ length: n }, bit),
+    float32: () => fill(new Float32Array(n), uni),
+    float64: () => fill(new Float64Array(n), uni),
+    float16: () => fill(new Uint16Array(n), () => floatToHalfBits(uni())),
+    int64: () => fill(new BigInt64Array(n), () => BigInt(bit())),
+    uint64: () => fill(new BigUint64Array(n), () => BigInt(bit())),
+    int32: () => fill(new Int32Array(n), bit),
+    uint32: () => fill(new Uint32Array(n), bit),
+    int16: () => fill(new Int16Array(n), bit),
+    uint16: () => fill(new Uint16Array(n), bit),
+    int8: () => fill(new Int8Array(n), bit),
+    uint8: () => fill(new Uint8Array(n), bit),
+    bool: () => fill(new Uint8Array(n), bit),
   }[type];
   return make ? new ort.Tensor(type, make(), shape) : null;
 }
 
 // Inputs for every graph input of the session (weights given as inputs
 // included). Symbolic dims take the --dim value, else 1 (noted on stderr).
-// Returns { feeds } or { error } naming the input that cannot be made.
-export function makeFeeds(session, options, tool) {
+// Returns { feeds } or { error } naming the input that cannot be made. With
+// a cache (a Map), an input of the same name, type and shape as one made
+// before is that tensor again: sessions of one model, or of a model and its
+// rewritten copy, run on the same inputs without making them twice.
+export function makeFeeds(session, options, tool, cache = null) {
   const rand = makeRandom(options.seed);
   const feeds = {};
   const defaulted = new Set();
@@ -144,19 +169,21 @@ export function makeFeeds(session, options, tool) {
       defaulted.add(typeof d === 'string' && d !== '' ? d : '?');
       return 1;
     });
-    const t = makeTensor(m.type, shape, rand);
+    const key = `${m.name}\u0000${m.type}\u0000${shape.join(',')}`;
+    const t = (cache && cache.get(key)) || makeTensor(m.type, shape, rand);
     if (!t) return { error: `input '${m.name}' has element type ${m.type}, which ${tool} cannot generate` };
+    if (cache) cache.set(key, t);
     feeds[m.name] = t;
   }
   for (const d of defaulted) console.error(`${tool}: note: dimension '${d}' is not bound by --dim; using 1`);
   return { feeds };
 }
 
-export async function openSession(options, more = {}) {
+export async function openSession(options, more = {}, model = options.model) {
   try {
-    return await ort.InferenceSession.create(options.model, sessionOptions(options, more));
+    return await ort.InferenceSession.create(model, sessionOptions(options, more));
   } catch (e) {
-    console.log(`SKIP ${options.model}: ONNX Runtime cannot load it: ${firstLine(e)}`);
+    console.log(`SKIP ${model}: ONNX Runtime cannot load it: ${firstLine(e)}`);
     process.exit(EXIT_SKIP);
   }
 }

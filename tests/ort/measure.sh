@@ -18,4 +18,4 @@ if [ ! -f "$lib" ]; then
   exit 2
 fi
 lib="$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")"
-LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" exec node --expose-gc "$here/measure.mjs" "$@"
+LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" exec node --expose-gc --no-sparkplug "$here/measure.mjs" "$@"

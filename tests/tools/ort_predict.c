@@ -18,6 +18,9 @@
  * those settings (olla_ort_memory_session; arena off, pattern on, 1 run
  * unless given) and add "first_run_bytes", "session_peak_bytes" (over the
  * runs), "arena_bytes", "arena_regions" and "pattern_bytes".
+ * The subgraphs of If, Loop and Scan are modelled (olla_ort_memory.h); the
+ * line says whether their memory is counted ("subgraphs_counted") and why
+ * not ("note", "" when counted or none).
  * Prints one JSON line; with --decisions, one line per planned tensor to
  * stderr (position, op, tensor, kind, bytes, the tensor whose buffer it uses,
  * and for a buffer of its own the position after which it is freed, -1 never). Exit 0, 1 on a model or
@@ -159,6 +162,20 @@ static void print_decisions(const tool *t, const olla_ort_memory *m)
     }
 }
 
+static void print_json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
 static void tool_free(tool *t)
 {
     olla_graph_free(t->sized);
@@ -221,7 +238,10 @@ int main(int argc, char **argv)
     olla_ort_memory *m = NULL;
     olla_ort_memory_result r;
     olla_ort_memory_options opt = tensors_only ? olla_ort_memory_tensors_only() : olla_ort_memory_measured();
-    if (!build(&t, path, dims, n_dims, &err))
+    int built = build(&t, path, dims, n_dims, &err);
+    opt.sized_types = t.sized_types;
+    opt.declared_types = t.declared_types;
+    if (!built)
         rc = fail(path, &err);
     else if (order_file ? !read_order(&t, order_file) : !default_order(&t))
         rc = 1;
@@ -238,6 +258,8 @@ int main(int argc, char **argv)
                "\"bookkeeping_bytes\":%lld,\"buffers\":%d,\"executed\":%d,\"subgraph_ops\":%d",
                (long long)r.peak_bytes, r.peak_step, (long long)r.tensor_bytes, (long long)r.scratch_bytes,
                (long long)r.bookkeeping_bytes, r.n_buffers, t.n_order, r.n_subgraph_ops);
+        printf(",\"subgraphs_counted\":%d,\"note\":", r.subgraphs_counted);
+        print_json_string(olla_ort_memory_note(m));
         if (session)
             printf(",\"first_run_bytes\":%lld,\"session_peak_bytes\":%lld,\"arena_bytes\":%lld,\"arena_regions\":%d,"
                    "\"pattern_bytes\":%lld",
