@@ -156,9 +156,12 @@ static const char *const ORT_SETTING_NAMES[OLLA_ORT_N_SETTINGS] = {
     [OLLA_ORT_ARENA_NO_PATTERN] = "arena on, memory pattern off",
 };
 
+/* At least ORT_SAVING_SHOWS less on the first run and over three runs (a
+ * model ORT holds nothing for saves nothing). */
 static int ort_saving_shows(const olla_ort_setting_figures *f)
 {
-    return f->first_run_bytes >= 0 && f->steady_bytes >= 0 &&
+    return f->first_run_bytes >= 0 && f->steady_bytes >= 0 && f->input_first_run_bytes > 0 &&
+           f->input_steady_bytes > 0 &&
            f->first_run_bytes <= (1.0 - ORT_SAVING_SHOWS) * (double)f->input_first_run_bytes &&
            f->steady_bytes <= (1.0 - ORT_SAVING_SHOWS) * (double)f->input_steady_bytes;
 }

@@ -119,6 +119,7 @@ function floatToHalfBits(v) {
 // Runtime allocates does not depend on the values (only control flow reads
 // them: conditions and trip counts, which are small inputs drawn whole).
 const FILL_BLOCK = 1 << 16;
+const notedDims = new Set(); // dims noted as unbound, once per process
 
 function fill(array, draw) {
   const n = array.length;
@@ -175,8 +176,20 @@ export function makeFeeds(session, options, tool, cache = null) {
     if (cache) cache.set(key, t);
     feeds[m.name] = t;
   }
-  for (const d of defaulted) console.error(`${tool}: note: dimension '${d}' is not bound by --dim; using 1`);
+  for (const d of defaulted) {
+    if (!notedDims.has(d)) console.error(`${tool}: note: dimension '${d}' is not bound by --dim; using 1`);
+    notedDims.add(d);
+  }
   return { feeds };
+}
+
+// { session } or { error }: why ONNX Runtime cannot load the model.
+export async function tryOpenSession(options, more = {}, model = options.model) {
+  try {
+    return { session: await ort.InferenceSession.create(model, sessionOptions(options, more)) };
+  } catch (e) {
+    return { error: `ONNX Runtime cannot load it: ${firstLine(e)}` };
+  }
 }
 
 export async function openSession(options, more = {}, model = options.model) {
