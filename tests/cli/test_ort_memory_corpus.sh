@@ -10,12 +10,12 @@
 # choice of ORT's two memory settings (tests/ort/measure.sh --settings all:
 # one process per batch for all models, the first run and the most held over
 # three runs); a written model that lists the input's nodes in the input's
-# order (only metadata differs) runs as the input does and is measured once. tests/tools/ort_settings_check.py then checks every report:
+# order (only metadata differs) runs as the input does and is measured once.
+# tests/tools/ort_settings_check.py then checks every report:
 # input_ort_allocated_bytes and ort_allocated_bytes within 0.5% of the first
-# run, every setting's figures within 2% (three runs: plus one set of output
-# copies), every saving the summary names shown by the process, the written
-# model never held more than the input, and a report without figures saying
-# why. The project's If, Loop and Scan models must be counted, the Loop with
+# run, every setting's figures within 2%, every saving the summary names
+# shown by the process, the written model never held more than the input,
+# and a report without figures saying why. The project's If, Loop and Scan models must be counted, the Loop with
 # a run-time trip count must say so. On the bookkeeping model, the tensors
 # alone (ort_predict --tensors-only) must miss by more than 0.5%.
 # A model olla-onnx refuses, or ONNX Runtime cannot run, is skipped with its

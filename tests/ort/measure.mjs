@@ -183,6 +183,10 @@ async function measureSession(model, sessionOptions, runs, spanAll) {
       await session.release();
       return { skip: `ONNX Runtime cannot run it: ${firstLine(e)}` };
     }
+    // The run's results are dropped (dispose lets go of each output's
+    // buffer): without it V8 kept one run's copies alive into the next run
+    // now and then, whatever the collections.
+    for (const t of Object.values(outputs)) if (typeof t.dispose === 'function') t.dispose();
     outputs = null;
     if (spanAll && run === 1) mark(MARK_CHECKPOINT_BYTES);
     if (spanAll) {
