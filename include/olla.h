@@ -78,6 +78,29 @@ typedef struct olla_options {
 
 void olla_options_init(olla_options *opt);
 
+/* What ONNX Runtime for Node holds for the input and the written model under
+ * one choice of its two memory settings (a model of its allocation planner,
+ * CPU memory arena and memory pattern: passes/runtime/olla_ort_memory.h), with
+ * graph optimizations off, sequential, one thread. Bytes are -1 when not
+ * modelled. */
+typedef struct olla_ort_setting_figures {
+    int arena;                      /* enableCpuMemArena (default true) */
+    int mem_pattern;                /* enableMemPattern (default true) */
+    int64_t input_first_run_bytes;  /* the peak during the first run of a session */
+    int64_t first_run_bytes;
+    int64_t input_steady_bytes;     /* the peak over the first three runs of a session */
+    int64_t steady_bytes;
+} olla_ort_setting_figures;
+
+/* The settings in olla_report.ort_settings, in this order. */
+enum {
+    OLLA_ORT_ARENA_OFF = 0,         /* arena off, memory pattern on: input_ort_allocated_bytes */
+    OLLA_ORT_ARENA_OFF_NO_PATTERN,  /* arena off, memory pattern off */
+    OLLA_ORT_DEFAULTS,              /* arena on, memory pattern on: ORT's defaults */
+    OLLA_ORT_ARENA_NO_PATTERN,      /* arena on, memory pattern off */
+    OLLA_ORT_N_SETTINGS
+};
+
 typedef struct olla_report {
     const char *model;
     int nodes;
@@ -107,6 +130,11 @@ typedef struct olla_report {
     int64_t input_ort_allocated_bytes; /* what ONNX Runtime allocates for those two orders (a model of its
                                           CPU planner, passes/runtime/olla_ort_memory.h); -1 unless ort */
     int64_t ort_allocated_bytes;
+    /* ORT's default memory settings (arena and memory pattern on): the first
+     * run and the peak over three runs; -1 unless ort */
+    int64_t input_ort_default_allocated_bytes, ort_default_allocated_bytes;
+    int64_t input_ort_default_steady_bytes, ort_default_steady_bytes;
+    olla_ort_setting_figures ort_settings[OLLA_ORT_N_SETTINGS]; /* every setting (OLLA_ORT_*) */
     const char *runtime_search;     /* how the listing was chosen ("plan runs", "input kept", ...) */
     /* The saving as the runtime sees it: what it holds for the input and for the written model.
      * saving_basis "ort_allocated": ONNX Runtime's planner (input_ort_allocated_bytes,

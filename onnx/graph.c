@@ -68,6 +68,7 @@ typedef struct {
     int n, cap;
     olla_error *err;
     int oom;
+    int outer_ok; /* a subgraph built on its own: names from enclosing graphs become outer tensors */
 } builder;
 
 static int add_tensor(builder *b, const char *name)
@@ -93,6 +94,24 @@ static int add_tensor(builder *b, const char *name)
         return -1;
     }
     return b->n++;
+}
+
+/* The tensor a name read in the graph refers to; in a subgraph built on its
+ * own, a name no value of the graph defines is a value of an enclosing graph.
+ * -1 when unknown (or out of memory: b->oom). */
+static int read_tensor(builder *b, const char *name)
+{
+    int ti = olla_strmap_get(&b->g->by_name, name);
+    if (ti >= 0 || !b->outer_ok)
+        return ti;
+    if ((ti = add_tensor(b, name)) >= 0)
+        b->t[ti].is_input = b->t[ti].is_outer = 1;
+    return ti;
+}
+
+const Onnx__NodeProto *olla_graph_node_proto(const olla_graph *g, int op)
+{
+    return g->proto->node[g->ops[op].proto_index];
 }
 
 /* Names a subgraph reads from enclosing scopes, at any depth, into `free_names`
@@ -137,11 +156,11 @@ static int use_name(const char *name, const scope *sc, int_vec *free_idx, const 
 {
     if (!name || !name[0] || scope_has(sc, name))
         return 1;
-    int idx = olla_strmap_get(outer, name);
+    int idx = b->outer_ok ? read_tensor(b, name) : olla_strmap_get(outer, name);
     if (idx < 0) {
-        olla_error_set(b->err, OLLA_ERR_INPUT,
-                       "%s: subgraph node %s reads '%s', which nothing in scope produces",
-                       b->g->model->path, where, name);
+        if (!b->oom)
+            olla_error_set(b->err, OLLA_ERR_INPUT, "%s: subgraph node %s reads '%s', which nothing in scope produces",
+                           b->g->model->path, where, name);
         return 0;
     }
     if (!vec_push(free_idx, idx)) {
@@ -285,11 +304,10 @@ static int find_cycle(const olla_graph *g, int *on_cycle)
     return 1;
 }
 
-olla_status olla_graph_build(const olla_model *model, const olla_type_source *types, olla_graph **out,
-                             olla_error *err)
+static olla_status build(const olla_model *model, const Onnx__GraphProto *gp, int outer_ok,
+                         const olla_type_source *types, olla_graph **out, olla_error *err)
 {
     *out = NULL;
-    const Onnx__GraphProto *gp = model->proto->graph;
     const char *file = model->path;
     olla_graph *g = calloc(1, sizeof *g);
     builder b = {0};
@@ -297,8 +315,10 @@ olla_status olla_graph_build(const olla_model *model, const olla_type_source *ty
     if (!g)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the graph of %s", file);
     g->model = model;
+    g->proto = gp;
     b.g = g;
     b.err = err;
+    b.outer_ok = outer_ok;
     if (!olla_strmap_init(&g->by_name, gp->n_node * 2 + gp->n_input + gp->n_initializer + 8)) {
         b.oom = 1;
         goto fail;
@@ -392,7 +412,9 @@ olla_status olla_graph_build(const olla_model *model, const olla_type_source *ty
             const char *name = node->input[k];
             int ti = -1;
             if (name && name[0]) {
-                ti = olla_strmap_get(&g->by_name, name);
+                ti = read_tensor(&b, name);
+                if (ti < 0 && b.oom)
+                    goto oom;
                 if (ti < 0) {
                     char l[300];
                     olla_error_set(err, OLLA_ERR_INPUT,
@@ -406,8 +428,11 @@ olla_status olla_graph_build(const olla_model *model, const olla_type_source *ty
         }
         op->n_explicit_inputs = (int)node->n_input;
         freev.n = 0;
-        if (!collect_attr_graphs(node, &freev, &g->by_name, &b))
+        if (!collect_attr_graphs(node, &freev, &g->by_name, &b)) {
+            if (b.oom)
+                goto oom;
             goto fail;
+        }
         for (int k = 0; k < freev.n; k++) {
             int dup = 0;
             for (int j = op->first_input; j < inputs.n && !dup; j++)
@@ -419,7 +444,9 @@ olla_status olla_graph_build(const olla_model *model, const olla_type_source *ty
     }
     for (size_t i = 0; i < gp->n_output; i++) {
         const char *name = gp->output[i]->name;
-        int ti = name ? olla_strmap_get(&g->by_name, name) : -1;
+        int ti = name ? read_tensor(&b, name) : -1;
+        if (ti < 0 && b.oom)
+            goto oom;
         if (ti < 0) {
             olla_error_set(err, OLLA_ERR_INPUT, "%s: graph output '%s' is not produced by any node, input or initializer",
                            file, name ? name : "");
@@ -493,4 +520,16 @@ fail:
     free(freev.v);
     olla_graph_free(g);
     return err->code ? err->code : OLLA_ERR_INTERNAL;
+}
+
+olla_status olla_graph_build(const olla_model *model, const olla_type_source *types, olla_graph **out,
+                             olla_error *err)
+{
+    return build(model, model->proto->graph, 0, types, out, err);
+}
+
+olla_status olla_graph_build_subgraph(const olla_model *model, const Onnx__GraphProto *sg, const olla_type_source *types,
+                                      olla_graph **out, olla_error *err)
+{
+    return build(model, sg, 1, types, out, err);
 }

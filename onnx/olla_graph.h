@@ -22,6 +22,7 @@ typedef struct olla_tensor {
     int first_consumer, n_consumers; /* into olla_graph.consumer_list */
     unsigned char is_input, is_initializer, is_output;
     unsigned char is_constant; /* the output of a Constant node (olla_op_is_constant) */
+    unsigned char is_outer;    /* a subgraph's graph only: a value of an enclosing graph it reads (is_input set) */
 } olla_tensor;
 
 typedef struct olla_op {
@@ -36,6 +37,7 @@ typedef struct olla_op {
 
 typedef struct olla_graph {
     const olla_model *model;
+    const Onnx__GraphProto *proto; /* the graph it was built from: the model's, or one of its subgraphs */
     olla_op *ops;
     int n_ops;
     olla_tensor *tensors;
@@ -58,7 +60,17 @@ typedef struct olla_type_source {
  * that nothing produces, a graph output nothing produces, a cycle. */
 olla_status olla_graph_build(const olla_model *model, const olla_type_source *types, olla_graph **out,
                              olla_error *err);
+/* Builds the graph of a subgraph of model (the body of a Loop or Scan, a
+ * branch of an If, at any depth) on its own: the values it reads from the
+ * graphs around it become tensors with is_input and is_outer set (in no
+ * graph input list), and a node's proto is sg->node[proto_index]. Types come
+ * from types (the values of sg and of the graphs around it). Errors as
+ * olla_graph_build. */
+olla_status olla_graph_build_subgraph(const olla_model *model, const Onnx__GraphProto *sg, const olla_type_source *types,
+                                      olla_graph **out, olla_error *err);
 void olla_graph_free(olla_graph *g);
+/* The proto of op (g->proto->node[ops[op].proto_index]). */
+const Onnx__NodeProto *olla_graph_node_proto(const olla_graph *g, int op);
 
 /* 1 when op is a Constant node (of any domain). Its output is a constant:
  * a runtime holds it with the initializers (ONNX Runtime turns every

@@ -57,6 +57,8 @@ olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *h
 struct olla_exec_graph;
 typedef struct olla_runtime_input {
     const olla_graph *g;
+    const struct olla_shape_table *types; /* the types g was built from, subgraphs included (If, Loop
+                                             and Scan are modelled for ORT with them); NULL: not modelled */
     const struct olla_exec_graph *eg; /* the graph as the runtime runs it; NULL for listed */
     const olla_dag *dag;  /* the graph's DAG under the sharing rules: our peak */
     int runtime;          /* olla_runtime (passes/runtime/olla_exec_order.h) */
@@ -74,6 +76,7 @@ typedef struct olla_runtime_outcome {
     int64_t executed_peak_bytes;       /* ... for the written listing */
     int64_t input_ort_allocated_bytes; /* ORT's planner for those two orders; -1 when not modelled */
     int64_t ort_allocated_bytes;
+    olla_ort_setting_figures settings[OLLA_ORT_N_SETTINGS]; /* ORT under each memory setting (olla.h) */
     const char *search;                /* how the listing was chosen */
     char ort_model_note[1024];         /* why ORT's planner could not be modelled, or "" */
 } olla_runtime_outcome;

@@ -322,8 +322,9 @@ static olla_status runtime_stage(run *r)
     int *executed = malloc(((size_t)n + 1) * sizeof(int));
     if (!executed)
         return oom(r);
-    olla_runtime_input in = {r->g, r->have_eg ? &r->eg : NULL, &r->dag, opt->runtime, r->order, opt->keep_order, 0,
-                             opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, r->peak_cap, r->input_executed};
+    olla_runtime_input in = {r->g, r->types, r->have_eg ? &r->eg : NULL, &r->dag, opt->runtime, r->order,
+                             opt->keep_order, 0, opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, r->peak_cap,
+                             r->input_executed};
     memcpy(r->input_executed, r->input_order, (size_t)n * sizeof(int)); /* listed: the input's order */
     olla_runtime_outcome out;
     olla_status st = olla_stage_runtime(&in, r->listing, executed, &out, r->err);
@@ -336,6 +337,11 @@ static olla_status runtime_stage(run *r)
             opt->runtime == OLLA_RUNTIME_LISTED ? rep->input_order_shared_peak_bytes : out.input_executed_peak_bytes;
         rep->input_ort_allocated_bytes = out.input_ort_allocated_bytes;
         rep->ort_allocated_bytes = out.ort_allocated_bytes;
+        memcpy(rep->ort_settings, out.settings, sizeof rep->ort_settings);
+        rep->input_ort_default_allocated_bytes = out.settings[OLLA_ORT_DEFAULTS].input_first_run_bytes;
+        rep->ort_default_allocated_bytes = out.settings[OLLA_ORT_DEFAULTS].first_run_bytes;
+        rep->input_ort_default_steady_bytes = out.settings[OLLA_ORT_DEFAULTS].input_steady_bytes;
+        rep->ort_default_steady_bytes = out.settings[OLLA_ORT_DEFAULTS].steady_bytes;
         rep->runtime_search = out.search;
         snprintf(rep->ort_model_note, sizeof rep->ort_model_note, "%s", out.ort_model_note);
         st = olla_dag_peak(&r->dag, r->order, &rep->peak_bytes, r->plan->live_planned, NULL, r->err);
@@ -867,6 +873,11 @@ static olla_status plan_model(const olla_model *m, const olla_options *opt, int6
     rep->sharing = opt->sharing == OLLA_SHARING_RUNTIME ? "runtime" : "none";
     rep->runtime = olla_runtime_name(opt->runtime);
     rep->input_ort_allocated_bytes = rep->ort_allocated_bytes = -1;
+    rep->input_ort_default_allocated_bytes = rep->ort_default_allocated_bytes = -1;
+    rep->input_ort_default_steady_bytes = rep->ort_default_steady_bytes = -1;
+    for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++)
+        rep->ort_settings[k] = (olla_ort_setting_figures){k >= OLLA_ORT_DEFAULTS, k == OLLA_ORT_ARENA_OFF || k == OLLA_ORT_DEFAULTS,
+                                                          -1, -1, -1, -1};
     rep->memory_limit_bytes = rep->no_limit_peak_bytes = rep->recompute_flops_bound = -1;
     rep->recompute_peak_bound = -1;
     int limited = opt->memory_limit.bytes > 0 || opt->memory_limit.fraction > 0;

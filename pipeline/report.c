@@ -65,6 +65,23 @@ char *olla_report_to_json(const olla_report *r, int pretty)
     json_object_object_add(o, "executed_peak_bytes", json_object_new_int64(r->executed_peak_bytes));
     json_object_object_add(o, "input_ort_allocated_bytes", opt_i64(r->input_ort_allocated_bytes));
     json_object_object_add(o, "ort_allocated_bytes", opt_i64(r->ort_allocated_bytes));
+    json_object_object_add(o, "input_ort_default_allocated_bytes", opt_i64(r->input_ort_default_allocated_bytes));
+    json_object_object_add(o, "ort_default_allocated_bytes", opt_i64(r->ort_default_allocated_bytes));
+    json_object_object_add(o, "input_ort_default_steady_bytes", opt_i64(r->input_ort_default_steady_bytes));
+    json_object_object_add(o, "ort_default_steady_bytes", opt_i64(r->ort_default_steady_bytes));
+    json_object *settings = json_object_new_array();
+    for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) {
+        const olla_ort_setting_figures *f = &r->ort_settings[k];
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "enableCpuMemArena", json_object_new_boolean(f->arena));
+        json_object_object_add(e, "enableMemPattern", json_object_new_boolean(f->mem_pattern));
+        json_object_object_add(e, "input_first_run_bytes", opt_i64(f->input_first_run_bytes));
+        json_object_object_add(e, "first_run_bytes", opt_i64(f->first_run_bytes));
+        json_object_object_add(e, "input_steady_bytes", opt_i64(f->input_steady_bytes));
+        json_object_object_add(e, "steady_bytes", opt_i64(f->steady_bytes));
+        json_object_array_add(settings, e);
+    }
+    json_object_object_add(o, "ort_settings", settings);
     json_object_object_add(o, "runtime_search", json_object_new_string(r->runtime_search ? r->runtime_search : ""));
     json_object_object_add(o, "saving_basis", json_object_new_string(r->saving_basis ? r->saving_basis : ""));
     json_object_object_add(o, "saving_input_bytes", json_object_new_int64(r->saving_input_bytes));

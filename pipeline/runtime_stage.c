@@ -29,6 +29,7 @@ typedef struct {
     const olla_exec_graph *eg;
     const olla_dag *dag;
     olla_ort_memory *ort;             /* NULL: our peak alone */
+    olla_shape_table *declared_types; /* the types ORT plans on (ort's subgraphs need them) */
     int64_t peak_cap;                 /* < 0: none */
     int *full, *step, *first, *last;  /* scratch */
     int64_t *delta, *live;
@@ -90,31 +91,72 @@ static void cost_free(exec_cost *c)
     free(c->delta);
     free(c->live);
     olla_ort_memory_free(c->ort);
+    olla_shape_table_free(c->declared_types);
 }
 
 /* The model of ORT's planner needs the static shapes ORT plans on: the
  * file's, with symbolic dims kept as names. Fails (and the search then
- * judges orders by our peak alone) where the model cannot size a value. */
-static olla_status ort_memory_for(const olla_graph *g, olla_ort_memory **out, olla_error *err)
+ * judges orders by our peak alone) where the model cannot size a value.
+ * It counts what the process of onnxruntime-node holds: blocks of 4 KiB and
+ * more, the run's bookkeeping, the binding's copies of the outputs; with the
+ * types of both (sized, those g was built from), the subgraphs of If, Loop
+ * and Scan too. The declared types stay in c for the subgraphs' models. */
+static olla_status ort_memory_for(exec_cost *c, const olla_graph *g, const olla_shape_table *sized_types,
+                                  olla_error *err)
 {
     olla_shape_options so = {0};
-    olla_shape_table *types = NULL;
     olla_graph *declared = NULL;
-    olla_ort_memory_options mo = olla_ort_memory_tensors_only();
-    olla_status st = olla_infer_shapes(g->model->proto, &so, &types, err);
-    olla_type_source src = olla_shape_type_source(types);
+    olla_ort_memory_options mo = olla_ort_memory_measured();
+    olla_status st = olla_infer_shapes(g->model->proto, &so, &c->declared_types, err);
+    olla_type_source src = olla_shape_type_source(c->declared_types);
     if (st == OLLA_OK)
         st = olla_graph_build(g->model, &src, &declared, err);
+    mo.sized_types = sized_types;
+    mo.declared_types = sized_types ? c->declared_types : NULL;
     if (st == OLLA_OK)
-        st = olla_ort_memory_new(g, declared, &mo, out, err);
+        st = olla_ort_memory_new(g, declared, &mo, &c->ort, err);
     olla_graph_free(declared);
-    olla_shape_table_free(types);
     return st;
 }
 
-/* The runtime's order of a listing, with our peak and ORT's figure. */
+/* ORT's memory settings as olla.h numbers them. */
+static const olla_ort_settings SETTINGS[OLLA_ORT_N_SETTINGS] = {
+    [OLLA_ORT_ARENA_OFF] = {0, 0, 1, 3},
+    [OLLA_ORT_ARENA_OFF_NO_PATTERN] = {0, 0, 0, 3},
+    [OLLA_ORT_DEFAULTS] = {1, 0, 1, 3},
+    [OLLA_ORT_ARENA_NO_PATTERN] = {1, 0, 0, 3},
+};
+
+/* Why ORT's figures are not given: the first reason found is kept. */
+static void note(olla_runtime_outcome *out, const char *why)
+{
+    if (!out->ort_model_note[0])
+        snprintf(out->ort_model_note, sizeof out->ort_model_note, "%s", why);
+}
+
+/* ORT's figures for one executed order under every memory setting; side 0
+ * the input, 1 the written model. */
+static void setting_figures(exec_cost *c, const int *executed, int n, int side, olla_runtime_outcome *out)
+{
+    for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) {
+        olla_ort_setting_figures *f = &out->settings[k];
+        f->arena = SETTINGS[k].arena;
+        f->mem_pattern = SETTINGS[k].mem_pattern;
+        olla_ort_session_result sr;
+        olla_error err = {0};
+        int ok = c->ort && !out->ort_model_note[0] &&
+                 olla_ort_memory_session(c->ort, executed, n, &SETTINGS[k], &sr, &err) == OLLA_OK;
+        if (c->ort && !ok && err.message[0])
+            note(out, err.message);
+        *(side ? &f->first_run_bytes : &f->input_first_run_bytes) = ok ? sr.first_run_bytes : -1;
+        *(side ? &f->steady_bytes : &f->input_steady_bytes) = ok ? sr.peak_bytes : -1;
+    }
+}
+
+/* The runtime's order of a listing, with our peak and ORT's figure (side 0
+ * the input, 1 the written model: ORT's figures under every setting). */
 static olla_status figures(exec_cost *c, olla_runtime rt, const int *listing, int *executed, int *n_executed,
-                           int64_t *peak, int64_t *ort_bytes, olla_error *err)
+                           int64_t *peak, int64_t *ort_bytes, int side, olla_runtime_outcome *out, olla_error *err)
 {
     olla_status st = olla_exec_order_of(c->eg, rt, listing, executed, n_executed, err);
     if (st != OLLA_OK)
@@ -124,8 +166,17 @@ static olla_status figures(exec_cost *c, olla_runtime rt, const int *listing, in
     *ort_bytes = -1;
     olla_ort_memory_result res;
     olla_error oerr = {0};
-    if (c->ort && olla_ort_memory_eval(c->ort, executed, *n_executed, &res, &oerr) == OLLA_OK)
+    if (c->ort && olla_ort_memory_eval(c->ort, executed, *n_executed, &res, &oerr) != OLLA_OK) {
+        note(out, oerr.message);
+    } else if (c->ort && res.n_subgraph_ops > 0 && !res.subgraphs_counted) {
+        char why[sizeof out->ort_model_note];
+        snprintf(why, sizeof why, "the model of ONNX Runtime's planner cannot count a subgraph: %s",
+                 olla_ort_memory_note(c->ort));
+        note(out, why);
+    }
+    if (c->ort && !out->ort_model_note[0])
         *ort_bytes = res.peak_bytes;
+    setting_figures(c, executed, *n_executed, side, out);
     return OLLA_OK;
 }
 
@@ -177,6 +228,8 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
     int n = g->n_ops, n_exec = 0;
     memset(out, 0, sizeof *out);
     out->input_ort_allocated_bytes = out->ort_allocated_bytes = -1;
+    for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++)
+        out->settings[k] = (olla_ort_setting_figures){SETTINGS[k].arena, SETTINGS[k].mem_pattern, -1, -1, -1, -1};
     out->search = "none";
     if (in->runtime == OLLA_RUNTIME_LISTED) {
         memcpy(listing, in->target, (size_t)n * sizeof(int));
@@ -192,11 +245,11 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
     for (int i = 0; st == OLLA_OK && i < n; i++)
         input_listing[i] = i;
     olla_error oerr = {0};
-    if (st == OLLA_OK && ort_memory_for(g, &c.ort, &oerr) != OLLA_OK)
-        snprintf(out->ort_model_note, sizeof out->ort_model_note, "%s", oerr.message);
+    if (st == OLLA_OK && ort_memory_for(&c, g, in->types, &oerr) != OLLA_OK)
+        note(out, oerr.message);
     if (st == OLLA_OK)
         st = figures(&c, in->runtime, input_listing, executed, &n_exec, &out->input_executed_peak_bytes,
-                     &out->input_ort_allocated_bytes, err);
+                     &out->input_ort_allocated_bytes, 0, out, err);
     if (st == OLLA_OK && in->input_executed)
         st = olla_exec_complete_order(eg, executed, in->input_executed, err);
     if (st == OLLA_OK)
@@ -204,7 +257,12 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
                                              : steer_priority(in, &c, input_listing, listing, executed, out, err);
     if (st == OLLA_OK)
         st = figures(&c, in->runtime, listing, executed, &n_exec, &out->executed_peak_bytes,
-                     &out->ort_allocated_bytes, err);
+                     &out->ort_allocated_bytes, 1, out, err);
+    if (out->ort_model_note[0]) /* a reason found late voids both sides */
+        out->input_ort_allocated_bytes = out->ort_allocated_bytes = -1;
+    for (int k = 0; out->ort_model_note[0] && k < OLLA_ORT_N_SETTINGS; k++)
+        out->settings[k].input_first_run_bytes = out->settings[k].first_run_bytes =
+            out->settings[k].input_steady_bytes = out->settings[k].steady_bytes = -1;
     if (st == OLLA_OK)
         st = olla_exec_complete_order(eg, executed, order, err);
     cost_free(&c);

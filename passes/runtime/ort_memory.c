@@ -13,6 +13,7 @@
  * what is freed after it, and keeps the peak. Both passes are linear in
  * nodes and edges and allocate nothing. */
 #include "passes/runtime/olla_ort_memory.h"
+#include "passes/runtime/ort_memory_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,39 +24,9 @@
 #include "passes/runtime/ort_scratch.h"
 #include "util/olla_strmap.h"
 
-/* Bytes per entry of ORT's per-run bookkeeping (measured, olla_ort_memory.h). */
-enum {
-    FRAME_BYTES_PER_VALUE = 24,  /* ExecutionFrame's OrtValue per value */
-    TRACE_BYTES_PER_ALLOC = 40,  /* MemPatternPlanner's record per traced allocation */
-    PATTERN_SLOT_BYTES = 24,     /* the memory pattern's hash slot (value index, block) */
-    VALUE_SET_SLOT_BYTES = 16    /* the hash over the frame's values at the start of a run */
-};
 /* The vectors one Run call keeps per feed and per fetch: names (twice),
  * OrtValues, and a 40-byte record. */
 static const int64_t RUN_LIST_ENTRY_BYTES[] = {32, 32, 24, 40};
-
-enum { OP_PLAIN = 0, OP_CONSTANT, OP_CAST, OP_SUBGRAPH };
-
-struct olla_ort_memory {
-    const olla_graph *g; /* sized */
-    olla_ort_memory_options opt;
-    int n_classes;
-    int *shape_class;           /* per tensor: class of (element size, declared shape), -1 matches none */
-    unsigned char *freelist_ok; /* per tensor: may take a freed buffer (class known, rank > 0) */
-    unsigned char *is_tensor;   /* per tensor: a tensor value (not a sequence, map or optional) */
-    unsigned char *op_kind;     /* per op: OP_* */
-    int *alias_in, *inplace_in; /* per g->output_list entry: the explicit input slot it may share, or -1 */
-    int64_t *scratch;           /* per op: counted kernel scratch */
-    int pattern_on;             /* ORT traces the first run for a memory pattern */
-    int64_t start_book;         /* counted feed and fetch lists */
-    /* work arrays of one evaluation */
-    int *pos;                   /* per op: position in the order, -1 when not run */
-    int *value;                 /* per tensor: the value ORT sees (-1 unresolved) */
-    int *use, *readers, *buffer, *last_read, *free_next; /* per tensor */
-    unsigned char *kind;        /* per tensor: olla_ort_buffer_kind */
-    int *free_top;              /* per class: most recently freed buffer, -1 */
-    int64_t *release_at;        /* per position: counted bytes freed after that node */
-};
 
 /* ------------------------------------------------------------ helpers */
 
@@ -65,7 +36,7 @@ static int64_t counted(const olla_ort_memory *m, int64_t bytes)
 }
 
 /* Bytes of an absl flat hash table reserved for n entries of slot bytes. */
-static int64_t flat_hash_bytes(int64_t n, int64_t slot)
+int64_t olla_ort_flat_hash_bytes(int64_t n, int64_t slot)
 {
     if (n <= 0)
         return 0;
@@ -87,12 +58,12 @@ static int graph_tensor_in(const olla_graph *g, int op, int k)
 
 olla_ort_memory_options olla_ort_memory_measured(void)
 {
-    return (olla_ort_memory_options){4096, 1, 1};
+    return (olla_ort_memory_options){4096, 1, 1, NULL, NULL};
 }
 
 olla_ort_memory_options olla_ort_memory_tensors_only(void)
 {
-    return (olla_ort_memory_options){0, 0, 0};
+    return (olla_ort_memory_options){0, 0, 0, NULL, NULL};
 }
 
 /* ------------------------------------------------------------ context */
@@ -152,7 +123,7 @@ static olla_status number_classes(olla_ort_memory *m, const olla_graph *declared
 
 static int has_subgraph(const olla_graph *g, int op)
 {
-    const Onnx__NodeProto *n = g->model->proto->graph->node[g->ops[op].proto_index];
+    const Onnx__NodeProto *n = olla_graph_node_proto(g, op);
     for (size_t i = 0; i < n->n_attribute; i++)
         if (n->attribute[i]->n_graphs > 0 || n->attribute[i]->g)
             return 1;
@@ -176,6 +147,7 @@ static olla_status describe_ops(olla_ort_memory *m, olla_error *err)
                          : dflt && strcmp(o->op_type, "Cast") == 0     ? OP_CAST
                                                                        : OP_PLAIN;
         m->scratch[op] = olla_ort_kernel_scratch(g, op, m->opt.min_block_bytes);
+        m->scratch_all[op] = olla_ort_kernel_scratch(g, op, 0);
     }
     int n_slots = 0;
     for (int op = 0; op < g->n_ops; op++)
@@ -198,7 +170,7 @@ static olla_status describe_ops(olla_ort_memory *m, olla_error *err)
     return OLLA_OK;
 }
 
-static int64_t run_lists_bytes(const olla_ort_memory *m, int64_t entries)
+int64_t olla_ort_run_lists_bytes(const olla_ort_memory *m, int64_t entries)
 {
     int64_t b = 0;
     for (size_t i = 0; i < sizeof RUN_LIST_ENTRY_BYTES / sizeof RUN_LIST_ENTRY_BYTES[0]; i++)
@@ -220,8 +192,8 @@ static void describe_run(olla_ort_memory *m, const olla_graph *declared)
         if (t->type.rank < 0)
             m->pattern_on = 0;
     }
-    m->start_book = m->opt.count_bookkeeping
-                        ? run_lists_bytes(m, feeds) + run_lists_bytes(m, declared->n_graph_outputs)
+    m->start_book = m->opt.count_bookkeeping && !m->is_subgraph
+                        ? olla_ort_run_lists_bytes(m, feeds) + olla_ort_run_lists_bytes(m, declared->n_graph_outputs)
                         : 0;
 }
 
@@ -242,6 +214,9 @@ void olla_ort_memory_free(olla_ort_memory *m)
 {
     if (!m)
         return;
+    olla_ort__control_free(m);
+    olla_graph_free(m->own_sized);
+    free(m->out_index);
     free(m->shape_class);
     free(m->freelist_ok);
     free(m->is_tensor);
@@ -249,6 +224,7 @@ void olla_ort_memory_free(olla_ort_memory *m)
     free(m->alias_in);
     free(m->inplace_in);
     free(m->scratch);
+    free(m->scratch_all);
     free(m->pos);
     free(m->value);
     free(m->use);
@@ -275,6 +251,7 @@ static int allocate_arrays(olla_ort_memory *m)
     m->alias_in = malloc(ns * sizeof(int));
     m->inplace_in = malloc(ns * sizeof(int));
     m->scratch = malloc(no * sizeof(int64_t));
+    m->scratch_all = malloc(no * sizeof(int64_t));
     m->pos = malloc(no * sizeof(int));
     m->value = malloc(nt * sizeof(int));
     m->use = malloc(nt * sizeof(int));
@@ -285,12 +262,54 @@ static int allocate_arrays(olla_ort_memory *m)
     m->kind = malloc(nt);
     m->release_at = malloc((no + 1) * sizeof(int64_t));
     return m->shape_class && m->freelist_ok && m->is_tensor && m->op_kind && m->alias_in && m->inplace_in &&
-           m->scratch && m->pos && m->value && m->use && m->readers && m->buffer && m->last_read && m->free_next &&
+           m->scratch && m->scratch_all && m->pos && m->value && m->use && m->readers && m->buffer && m->last_read && m->free_next &&
            m->kind && m->release_at;
+}
+
+/* Per tensor: its index among the graph outputs (the first), -1. */
+static int number_outputs(olla_ort_memory *m)
+{
+    const olla_graph *g = m->g;
+    m->out_index = malloc(((size_t)g->n_tensors + 1) * sizeof(int));
+    if (!m->out_index)
+        return 0;
+    for (int t = 0; t < g->n_tensors; t++)
+        m->out_index[t] = -1;
+    for (int i = g->n_graph_outputs - 1; i >= 0; i--)
+        m->out_index[g->graph_outputs[i]] = i;
+    return 1;
+}
+
+/* The subgraphs: modelled when the types of their values are given. */
+static olla_status describe_control_flow(olla_ort_memory *m, const olla_graph *declared, olla_error *err)
+{
+    int any = 0;
+    for (int op = 0; op < m->g->n_ops && !any; op++)
+        any = m->op_kind[op] == OP_SUBGRAPH;
+    if (!any)
+        return OLLA_OK;
+    if (!m->opt.sized_types || !m->opt.declared_types) {
+        snprintf(m->cf_note, sizeof m->cf_note,
+                 "If/Loop/Scan nodes run subgraphs with memory of their own, and the types of the subgraphs' "
+                 "values were not given to the model of ONNX Runtime's planner");
+        return OLLA_OK;
+    }
+    return olla_ort__control_new(m, declared, err);
+}
+
+const char *olla_ort_memory_note(const olla_ort_memory *m)
+{
+    return m ? m->cf_note : "";
 }
 
 olla_status olla_ort_memory_new(const olla_graph *sized, const olla_graph *declared,
                                 const olla_ort_memory_options *opt, olla_ort_memory **out, olla_error *err)
+{
+    return olla_ort__memory_new(sized, declared, opt, 0, out, err);
+}
+
+olla_status olla_ort__memory_new(const olla_graph *sized, const olla_graph *declared, const olla_ort_memory_options *opt,
+                                 int is_subgraph, olla_ort_memory **out, olla_error *err)
 {
     *out = NULL;
     olla_status st = check_same_graph(sized, declared, err);
@@ -301,7 +320,8 @@ olla_status olla_ort_memory_new(const olla_graph *sized, const olla_graph *decla
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory preparing the ORT memory model");
     m->g = sized;
     m->opt = opt ? *opt : olla_ort_memory_measured();
-    if (!allocate_arrays(m)) {
+    m->is_subgraph = is_subgraph;
+    if (!allocate_arrays(m) || !number_outputs(m)) {
         olla_ort_memory_free(m);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory preparing the ORT memory model");
     }
@@ -310,11 +330,14 @@ olla_status olla_ort_memory_new(const olla_graph *sized, const olla_graph *decla
         if (!m->free_top)
             st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory preparing the ORT memory model");
     }
+    if (st == OLLA_OK) {
+        describe_run(m, declared);
+        st = describe_control_flow(m, declared, err);
+    }
     if (st != OLLA_OK) {
         olla_ort_memory_free(m);
         return st;
     }
-    describe_run(m, declared);
     *out = m;
     return OLLA_OK;
 }
@@ -369,7 +392,7 @@ static int resolve(olla_ort_memory *m, int t, olla_error *err)
     return -1;
 }
 
-static int is_preexisting(const olla_ort_memory *m, int v)
+int olla_ort_is_preexisting(const olla_ort_memory *m, int v)
 {
     int p = m->g->tensors[v].producer;
     return p < 0 || m->pos[p] < 0 || m->op_kind[p] == OP_CONSTANT;
@@ -471,13 +494,28 @@ static int input_value(const olla_ort_memory *m, int op, int k)
     return t >= 0 ? m->value[t] : -1;
 }
 
+/* ORT's planner gives a Loop body's output made by an Identity of a value
+ * that exists before the body runs (a body input other than the iteration
+ * number, a value of the graphs around it, a constant) the input's buffer
+ * instead of a copy. */
+static int passes_value_out(const olla_ort_memory *m, int op)
+{
+    const olla_graph *g = m->g;
+    if (!m->loop_body || strcmp(g->ops[op].op_type, "Identity") != 0 || !is_default_domain(g->ops[op].domain))
+        return 0;
+    int v = input_value(m, op, 0);
+    return v >= 0 && olla_ort_is_preexisting(m, v) && !(g->n_graph_inputs > 0 && v == g->graph_inputs[0]);
+}
+
 static void plan_output(olla_ort_memory *m, int op, int k)
 {
     const olla_graph *g = m->g;
     int t = graph_tensor_out(g, op, k), slot = g->ops[op].first_output + k;
     int alias = input_value(m, op, m->alias_in[slot]), inplace = input_value(m, op, m->inplace_in[slot]);
     m->buffer[t] = t;
-    if (g->tensors[t].is_output) {
+    if (g->tensors[t].is_output && passes_value_out(m, op)) {
+        share(m, input_value(m, op, 0), t, OLLA_ORT_ALIAS);
+    } else if (g->tensors[t].is_output) {
         m->kind[t] = OLLA_ORT_OUTPUT;
     } else if (alias >= 0) {
         share(m, alias, t, OLLA_ORT_ALIAS);
@@ -579,7 +617,7 @@ static olla_status run_node(const olla_ort_memory *m, run_state *s, int op, int 
 
 /* Values in ORT's frame: graph inputs, the initializers and Constants some
  * executed node reads or the graph outputs, and the outputs of executed ops. */
-static int64_t frame_values(const olla_ort_memory *m)
+int64_t olla_ort_frame_values(const olla_ort_memory *m)
 {
     const olla_graph *g = m->g;
     int64_t n = 0;
@@ -604,7 +642,7 @@ static void output_bytes(const olla_ort_memory *m, int64_t *copied, int64_t *all
         int t = g->graph_outputs[i];
         int64_t b = counted(m, g->tensors[t].bytes);
         *all += b;
-        if (!g->tensors[t].is_input && is_preexisting(m, t))
+        if (!g->tensors[t].is_input && olla_ort_is_preexisting(m, t))
             *copied += b;
     }
 }
@@ -613,12 +651,13 @@ static void output_bytes(const olla_ort_memory *m, int64_t *copied, int64_t *all
  * start-up hash, the copied initializer outputs. */
 static void run_start(const olla_ort_memory *m, run_state *s, int64_t copied_outputs)
 {
-    int64_t values = frame_values(m);
+    int64_t values = olla_ort_frame_values(m);
     s->tensors = copied_outputs;
     s->book = 0;
     if (m->opt.count_bookkeeping) {
         s->book = m->start_book + counted(m, FRAME_BYTES_PER_VALUE * values);
-        candidate(s, -1, s->tensors, 0, s->book + counted(m, flat_hash_bytes(values, VALUE_SET_SLOT_BYTES)));
+        if (m->pattern_on) /* the first run traces: the pattern planner's hash over the values */
+            candidate(s, -1, s->tensors, 0, s->book + counted(m, olla_ort_flat_hash_bytes(values, VALUE_SET_SLOT_BYTES)));
     }
     candidate(s, -1, s->tensors, 0, s->book);
 }
@@ -629,7 +668,7 @@ static void run_start(const olla_ort_memory *m, run_state *s, int64_t copied_out
 static void run_end(const olla_ort_memory *m, run_state *s, int n, int64_t all_outputs)
 {
     int64_t pattern = m->pattern_on && m->opt.count_bookkeeping
-                          ? counted(m, flat_hash_bytes(s->traced, PATTERN_SLOT_BYTES))
+                          ? counted(m, olla_ort_flat_hash_bytes(s->traced, PATTERN_SLOT_BYTES))
                           : 0;
     candidate(s, n, s->tensors, 0, s->book + pattern);
     int64_t outputs = 0;
@@ -654,8 +693,8 @@ static void schedule_releases(olla_ort_memory *m, int n)
             m->release_at[m->last_read[t]] += counted(m, g->tensors[t].bytes);
 }
 
-olla_status olla_ort_memory_eval(olla_ort_memory *m, const int *executed, int n_executed,
-                                 olla_ort_memory_result *result, olla_error *err)
+olla_status olla_ort__plan(olla_ort_memory *m, const int *executed, int n_executed, olla_ort_memory_result *result,
+                           olla_error *err)
 {
     memset(result, 0, sizeof *result);
     result->peak_step = -1;
@@ -672,6 +711,33 @@ olla_status olla_ort_memory_eval(olla_ort_memory *m, const int *executed, int n_
         result->n_subgraph_ops += m->op_kind[executed[i]] == OP_SUBGRAPH;
     }
     schedule_releases(m, n_executed);
+    result->subgraphs_counted = result->n_subgraph_ops > 0 && !m->cf_note[0];
+    return OLLA_OK;
+}
+
+/* The first run with counted subgraphs: the replay of a session of one run
+ * with the arena off (what the sweep counts for a graph without them). */
+static olla_status eval_replay(olla_ort_memory *m, const int *executed, int n_executed, olla_ort_memory_result *result,
+                               olla_error *err)
+{
+    olla_ort_settings s = {0, 0, 1, 1};
+    olla_ort_session_result sr;
+    olla_status st = olla_ort__replay(m, executed, n_executed, &s, &sr, err);
+    if (st == OLLA_OK) {
+        result->peak_bytes = sr.first_run_bytes;
+        result->peak_step = sr.first_run_step;
+    }
+    return st;
+}
+
+olla_status olla_ort_memory_eval(olla_ort_memory *m, const int *executed, int n_executed,
+                                 olla_ort_memory_result *result, olla_error *err)
+{
+    olla_status st = olla_ort__plan(m, executed, n_executed, result, err);
+    if (st != OLLA_OK)
+        return st;
+    if (result->subgraphs_counted)
+        return eval_replay(m, executed, n_executed, result, err);
     int64_t copied, all;
     output_bytes(m, &copied, &all);
     run_state s = {0, 0, 0, 0, result};

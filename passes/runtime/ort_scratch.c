@@ -65,7 +65,7 @@ static int64_t product(const int64_t *d, int n)
 
 static const Onnx__AttributeProto *attr(const olla_graph *g, int op, const char *name)
 {
-    const Onnx__NodeProto *n = g->model->proto->graph->node[g->ops[op].proto_index];
+    const Onnx__NodeProto *n = olla_graph_node_proto(g, op);
     for (size_t i = 0; i < n->n_attribute; i++)
         if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0)
             return n->attribute[i];

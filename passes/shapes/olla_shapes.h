@@ -94,4 +94,25 @@ void olla_shape_table_free(olla_shape_table *t);
 /* The table as the graph builder's type source (borrows t). */
 olla_type_source olla_shape_type_source(olla_shape_table *t);
 
+/* ---- the values of subgraphs ----
+ * Inference keeps the values of every subgraph (If branches, Loop and Scan
+ * bodies, at any depth) as they were last inferred in their node's context.
+ * g is the model's graph or one of its subgraphs; a name is looked up among
+ * g's values, then those of the graphs around it. */
+/* 1 when g's values are known (the main graph, or a subgraph that was
+ * inferred: too deep a nesting or too much work leaves one out). */
+int olla_shape_has_graph(const olla_shape_table *t, const Onnx__GraphProto *g);
+const olla_value_type *olla_shape_lookup_in(const olla_shape_table *t, const Onnx__GraphProto *g, const char *name);
+const char *olla_shape_unknown_reason_in(const olla_shape_table *t, const Onnx__GraphProto *g, const char *name);
+/* 1 and *value when name holds one known integer (or boolean) element: an
+ * initializer, a Constant, or a value inference folded. */
+int olla_shape_known_scalar(const olla_shape_table *t, const Onnx__GraphProto *g, const char *name, int64_t *value);
+/* The values of graph g as the graph builder's type source (borrows both;
+ * s must outlive the source). */
+typedef struct olla_shape_graph_source {
+    olla_shape_table *t;
+    const Onnx__GraphProto *g;
+} olla_shape_graph_source;
+olla_type_source olla_shape_type_source_in(olla_shape_graph_source *s);
+
 #endif

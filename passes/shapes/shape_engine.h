@@ -30,6 +30,7 @@ typedef struct olla_shape_entry {
 
 typedef struct olla_shape_scope {
     struct olla_shape_scope *parent;
+    const Onnx__GraphProto *graph; /* the graph whose values it holds */
     olla_shape_entry *entries;
     size_t n, cap;
     olla_strmap map;   /* name -> entry index */
@@ -38,8 +39,18 @@ typedef struct olla_shape_scope {
     size_t n_decls;
 } olla_shape_scope;
 
+/* A subgraph's scope as it was last inferred, kept for the lookups of
+ * olla_shape_lookup_in (its parent pointer cleared; parent names the graph
+ * around it). */
+typedef struct olla_shape_kept {
+    const Onnx__GraphProto *parent;
+    olla_shape_scope scope;
+} olla_shape_kept;
+
 struct olla_shape_table {
     olla_arena arena;
+    olla_shape_kept *kept; /* one per subgraph inferred */
+    size_t n_kept, cap_kept;
     olla_strmap strings; /* interned strings */
     olla_shape_scope main;
     size_t *order;       /* listing order: indices into main.entries */

@@ -829,6 +829,34 @@ out:
 
 /* ---- subgraphs ---- */
 
+/* Keeps s (moved out: s is left empty) as the last inference of its graph,
+ * replacing an earlier one. */
+static olla_status keep_scope(olla_shape_table *t, const Onnx__GraphProto *parent, olla_shape_scope *s)
+{
+    olla_shape_kept *k = NULL;
+    for (size_t i = 0; i < t->n_kept && !k; i++)
+        if (t->kept[i].scope.graph == s->graph)
+            k = &t->kept[i];
+    if (!k) {
+        if (t->n_kept == t->cap_kept) {
+            size_t cap = t->cap_kept ? 2 * t->cap_kept : 8;
+            olla_shape_kept *p = realloc(t->kept, cap * sizeof *p);
+            if (!p)
+                return OLLA_ERR_INTERNAL;
+            t->kept = p;
+            t->cap_kept = cap;
+        }
+        k = &t->kept[t->n_kept++];
+        memset(k, 0, sizeof *k);
+    }
+    olla_shape__scope_free(&k->scope);
+    k->parent = parent;
+    k->scope = *s;
+    k->scope.parent = NULL;
+    memset(s, 0, sizeof *s);
+    return OLLA_OK;
+}
+
 olla_status olla_shape_infer_subgraph_ex(olla_shape_ctx *c, const Onnx__GraphProto *g,
                                          const olla_value_type *const *in_types, int n_in,
                                          const olla_shape_sub_out **out)
@@ -855,6 +883,7 @@ olla_status olla_shape_infer_subgraph_ex(olla_shape_ctx *c, const Onnx__GraphPro
     olla_shape_scope s;
     memset(&s, 0, sizeof s);
     s.parent = c->scope;
+    s.graph = g;
     olla_status st = scope_decls(t, &s, g);
     for (size_t k = 0; st == OLLA_OK && k < g->n_input; k++) {
         const Onnx__ValueInfoProto *vi = g->input[k];
@@ -924,6 +953,8 @@ olla_status olla_shape_infer_subgraph_ex(olla_shape_ctx *c, const Onnx__GraphPro
         }
         outs[k].reason = olla_value_bytes(&e->type) < 0 ? e->reason : NULL;
     }
+    if (st == OLLA_OK && keep_scope(t, c->scope ? c->scope->graph : NULL, &s) != OLLA_OK)
+        st = olla_error_set(c->err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
     olla_shape__scope_free(&s);
     return st;
 }
@@ -953,6 +984,9 @@ void olla_shape_table_free(olla_shape_table *t)
     if (!t)
         return;
     olla_shape__scope_free(&t->main);
+    for (size_t i = 0; i < t->n_kept; i++)
+        olla_shape__scope_free(&t->kept[i].scope);
+    free(t->kept);
     olla_strmap_free(&t->strings);
     olla_strmap_free(&t->rules);
     free(t->rule_fns);
@@ -1187,6 +1221,7 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
     if (!t)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
     t->model = model;
+    t->main.graph = g;
     /* subgraphs may be inferred several times (loop bodies until stable,
      * nesting): bound the total work */
     t->max_visits = 200000 + 16 * (size_t)g->n_node;
@@ -1375,4 +1410,78 @@ olla_type_source olla_shape_type_source(olla_shape_table *t)
 {
     olla_type_source s = {type_source_lookup, type_source_reason, t};
     return s;
+}
+
+/* ---- the values of subgraphs ---- */
+
+static const olla_shape_kept *kept_of(const olla_shape_table *t, const Onnx__GraphProto *g)
+{
+    for (size_t i = 0; i < t->n_kept; i++)
+        if (t->kept[i].scope.graph == g)
+            return &t->kept[i];
+    return NULL;
+}
+
+/* The entry of name as seen from graph g: g's own values, then those of the
+ * graphs around it, up to the main graph. */
+static const olla_shape_entry *entry_in(const olla_shape_table *t, const Onnx__GraphProto *g, const char *name)
+{
+    size_t i;
+    if (!t || !name)
+        return NULL;
+    for (int depth = 0; g && g != t->main.graph && depth < 64; depth++) {
+        const olla_shape_kept *k = kept_of(t, g);
+        if (!k)
+            return NULL;
+        if (olla_strmap_find(&k->scope.map, name, &i))
+            return &k->scope.entries[i];
+        g = k->parent;
+    }
+    return olla_strmap_find(&t->main.map, name, &i) ? &t->main.entries[i] : NULL;
+}
+
+int olla_shape_has_graph(const olla_shape_table *t, const Onnx__GraphProto *g)
+{
+    return t && g && (g == t->main.graph || kept_of(t, g) != NULL);
+}
+
+const olla_value_type *olla_shape_lookup_in(const olla_shape_table *t, const Onnx__GraphProto *g, const char *name)
+{
+    const olla_shape_entry *e = entry_in(t, g, name);
+    return e ? &e->type : NULL;
+}
+
+const char *olla_shape_unknown_reason_in(const olla_shape_table *t, const Onnx__GraphProto *g, const char *name)
+{
+    const olla_shape_entry *e = entry_in(t, g, name);
+    if (!e || olla_value_bytes(&e->type) >= 0)
+        return NULL;
+    return e->reason ? e->reason : "size unknown";
+}
+
+int olla_shape_known_scalar(const olla_shape_table *t, const Onnx__GraphProto *g, const char *name, int64_t *value)
+{
+    const olla_shape_entry *e = entry_in(t, g, name);
+    if (!e || !e->value.e || e->value.n != 1 || e->value.e[0].state != OLLA_SV_KNOWN)
+        return 0;
+    *value = e->value.e[0].i;
+    return 1;
+}
+
+static const olla_value_type *graph_source_lookup(void *ctx, const char *name)
+{
+    const olla_shape_graph_source *s = ctx;
+    return olla_shape_lookup_in(s->t, s->g, name);
+}
+
+static const char *graph_source_reason(void *ctx, const char *name)
+{
+    const olla_shape_graph_source *s = ctx;
+    return olla_shape_unknown_reason_in(s->t, s->g, name);
+}
+
+olla_type_source olla_shape_type_source_in(olla_shape_graph_source *s)
+{
+    olla_type_source src = {graph_source_lookup, graph_source_reason, s};
+    return src;
 }

@@ -11,15 +11,20 @@ bad() { echo "FAIL: $*"; fail=$((fail+1)); }
 # report keys and summary
 "$OLLA" --report "$tmp/r.json" "$SRC/models/mlp_train.onnx" "$tmp/mlp.onnx" 2>"$tmp/summary" || bad "mlp_train did not plan"
 for key in model nodes tensors planned_tensors constant_bytes input_order_peak_bytes peak_bytes arena_bytes \
-           lower_bound_bytes schedule_seconds placement_seconds total_seconds schedule_status placement_status; do
+           lower_bound_bytes schedule_seconds placement_seconds total_seconds schedule_status placement_status \
+           input_ort_allocated_bytes ort_allocated_bytes input_ort_default_allocated_bytes ort_default_allocated_bytes \
+           input_ort_default_steady_bytes ort_default_steady_bytes ort_settings; do
   grep -q "\"$key\":" "$tmp/r.json" && ok || bad "report lacks $key"
 done
 grep -qE "mlp_train.onnx: 64 nodes, [0-9]+ tensors \([0-9]+ planned; sharing: runtime, [0-9]+ views?, [0-9]+ in place; runtime: ort\)$" "$tmp/summary" &&
   grep -qE "^  input order with an online best-fit allocator: .* \([0-9.]+% fragmentation\)$" "$tmp/summary" &&
   grep -qE "^  input-order peak: .*, .* with the runtime's sharing, .* as ort runs it; planned peak: .*; arena: " "$tmp/summary" &&
   grep -qE "^  ort runs the written model in the planned order \(best order found: .*, [0-9.]+% below; listing: .*\)$" "$tmp/summary" &&
-  grep -qE "^  ONNX Runtime allocates .* for the input and .* for the written model \(its planner\); a runtime that follows the plan: " "$tmp/summary" &&
-  grep -qE "^  saving: -?[0-9.]+% of what ONNX Runtime allocates \(.* for the input, .* for the written model\)$" "$tmp/summary" &&
+  grep -qE "^  ONNX Runtime for Node holds \(CPU, graph optimizations off; input -> written; first run, then the most over three runs\):$" "$tmp/summary" &&
+  grep -qE "^    arena off, memory pattern on: .* -> .* \(-?[0-9.]+% less\); .* -> .* \(-?[0-9.]+% less\)$" "$tmp/summary" &&
+  grep -qE "^    ORT's defaults \(arena on, memory pattern on\): .* -> .* \(-?[0-9.]+% less\); .* -> .* " "$tmp/summary" &&
+  grep -qE "^  the written model('s saving shows in ONNX Runtime with: .*| saves nothing in ONNX Runtime under any of these settings); a runtime that follows the plan: " "$tmp/summary" &&
+  grep -qE "^  saving: -?[0-9.]+% of what ONNX Runtime allocates with its arena off \(.* for the input, .* for the written model\)$" "$tmp/summary" &&
   grep -qE "^  also -?[0-9.]+% against the online allocator, -?[0-9.]+% against the input-order peak as the runtime runs it, -?[0-9.]+% without sharing" "$tmp/summary" &&
   ! grep -q "today" "$tmp/summary" && ok || bad "summary: $(cat "$tmp/summary")"
 # one node is "1 node"; a graph input without a shape is named in a message that reads

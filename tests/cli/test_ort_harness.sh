@@ -6,7 +6,9 @@
 #   the two intermediates live together, less than that plus 64 KiB (a counter
 #   that missed frees would see a third intermediate, more than the slack);
 #   the figure is the calling thread's, which other processes' load does not
-#   change (the all-threads figure gained up to 200 KB under load);
+#   change (the all-threads figure gained up to 200 KB under load); several
+#   models in one process with --settings all, a skip line for one that does
+#   not load;
 # - exec_order.mjs on a multi-branch model: every node once, producers first,
 #   ORT's own order rather than the listing, unnamed nodes as OpType_index, no
 #   profile file left behind;
@@ -95,6 +97,22 @@ measure 2 "$work/matmul_chain.onnx" --opt fast && ok "--opt fast is refused"
 measure 2 "$work/matmul_chain.onnx" --runs 0 && ok "--runs 0 is refused"
 printf 'not a model' >"$work/garbage.onnx"
 measure 77 "$work/garbage.onnx" && grep -q "^SKIP " <<<"$mout" && ok "an unloadable model is skipped"
+measure 2 "$work/matmul_chain.onnx" "$work/matmul_chain.onnx" --runs 1 && ok "several models only with --settings all"
+# Several models in one process: four lines per model that runs (the first
+# run at least the two intermediates, three runs at least the first), one
+# skip line for one that does not, exit 0.
+if measure 0 "$work/matmul_chain.onnx" "$work/garbage.onnx" --dim batch=256 --settings all; then
+  low=$(( H1_BYTES + H2_BYTES ))
+  n="$(grep -c "\"model\":\"$work/matmul_chain.onnx\",\"arena\"" <<<"$mout")"
+  [ "$n" = 4 ] || fail "--settings all printed $n lines for the model that runs: $mout"
+  while IFS= read -r line; do
+    first="$(json_int first_run_bytes "$line")"; steady="$(json_int steady_bytes "$line")"
+    [ "$first" -ge "$low" ] && [ "$steady" -ge "$first" ] || fail "--settings all: first $first, three runs $steady: $line"
+  done < <(grep '"arena"' <<<"$mout")
+  grep -q "\"model\":\"$work/garbage.onnx\",\"skip\":\"ONNX Runtime cannot load it" <<<"$mout" &&
+    ok "--settings all over two models: four settings for the one that runs, a skip line for the other" ||
+    fail "no skip line for the unloadable model: $mout"
+fi
 out="$("$ort/measure.sh" --lib "$work/none.so" "$work/matmul_chain.onnx" 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] && grep -q "no allocation counter" <<<"$out" && ok "a missing --lib is refused" ||
   fail "measure.sh --lib missing: exit $rc: $out"

@@ -14,7 +14,16 @@
  * The window is opened and closed by the program under test with allocations
  * of two sizes that nothing else uses (the marks are not counted):
  *   ALLOC_COUNTER_MARK_START = 1000003 bytes: opens a window;
- *   ALLOC_COUNTER_MARK_STOP  = 1000033 bytes: closes it and writes the result.
+ *   ALLOC_COUNTER_MARK_STOP  = 1000033 bytes: closes it and writes the result;
+ *   ALLOC_COUNTER_MARK_CHECKPOINT = 1000013 bytes: notes the caller's peak so
+ *               far in the open window (checkpoint_peak_bytes of the result,
+ *               0 without a checkpoint; the last one counts);
+ *   ALLOC_COUNTER_MARK_PAUSE = 1000037 bytes, ALLOC_COUNTER_MARK_RESUME =
+ *               1000039 bytes: blocks allocated between them are not part of
+ *               the window (blocks of the window freed meanwhile still
+ *               leave it): for work of the program itself between the runs
+ *               it measures, such as a garbage collection, whose own blocks
+ *               would otherwise count.
  * (Both odd primes; in JavaScript `new ArrayBuffer(1000003)` makes one such
  * allocation.) A window belongs to the thread that opens it, its caller.
  * Within a window the counter tracks
@@ -59,6 +68,9 @@
 #define ALLOC_COUNTER_TRACK_MIN 4096u
 #define ALLOC_COUNTER_MARK_START 1000003u
 #define ALLOC_COUNTER_MARK_STOP 1000033u
+#define ALLOC_COUNTER_MARK_CHECKPOINT 1000013u
+#define ALLOC_COUNTER_MARK_PAUSE 1000037u
+#define ALLOC_COUNTER_MARK_RESUME 1000039u
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -165,12 +177,14 @@ typedef struct counter_state {
     size_t count;
     size_t live;        /* bytes of all live tracked blocks */
     uint64_t window;    /* number of the open window, 0 when none is open */
+    int paused;         /* between a pause and a resume mark: new blocks are outside the window */
     uint64_t windows;   /* windows opened so far */
     pthread_t caller;   /* the thread that opened the window */
     window_sum any;     /* blocks allocated in the window by any thread */
     window_sum own;     /* ... by the thread that opened it */
     size_t live_peak;
     size_t live_at_start;
+    size_t checkpoint_peak; /* own.peak at the last checkpoint of the window */
     int table_failed; /* a block could not be entered: the figures are low */
 } counter_state;
 
@@ -275,14 +289,15 @@ static void track_block(void *p, size_t size)
     if ((state.count + 1) * 2 > state.capacity && !grow_table()) {
         state.table_failed = 1;
     } else {
-        int by_caller = state.window && pthread_equal(pthread_self(), state.caller);
-        block_entry e = {(uintptr_t)p, size, state.window, by_caller};
+        uint64_t window = state.paused ? 0 : state.window;
+        int by_caller = window && pthread_equal(pthread_self(), state.caller);
+        block_entry e = {(uintptr_t)p, size, window, by_caller};
         put_entry(state.slots, state.capacity, e);
         state.count++;
         state.live += size;
         if (state.live > state.live_peak)
             state.live_peak = state.live;
-        if (state.window)
+        if (window)
             add_to_sum(&state.any, size);
         if (by_caller)
             add_to_sum(&state.own, size);
@@ -318,6 +333,16 @@ static void open_window(void)
     state.caller = pthread_self();
     state.any = state.own = (window_sum){0, 0, 0};
     state.live_at_start = state.live_peak = state.live;
+    state.checkpoint_peak = 0;
+    state.paused = 0;
+    pthread_mutex_unlock(&table_lock);
+}
+
+static void checkpoint(void)
+{
+    pthread_mutex_lock(&table_lock);
+    if (state.window)
+        state.checkpoint_peak = state.own.peak;
     pthread_mutex_unlock(&table_lock);
 }
 
@@ -358,6 +383,8 @@ static void write_result(const counter_state *s, size_t live_at_stop)
     put_number(line, &len, s->own.blocks);
     put_text(line, &len, ",\"all_threads_blocks\":");
     put_number(line, &len, s->any.blocks);
+    put_text(line, &len, ",\"checkpoint_peak_bytes\":");
+    put_number(line, &len, s->checkpoint_peak);
     if (s->table_failed)
         put_text(line, &len, ",\"error\":\"the block table could not grow (mmap failed)\"");
     put_text(line, &len, "}\n");
@@ -371,12 +398,20 @@ static void write_result(const counter_state *s, size_t live_at_stop)
         close(fd);
 }
 
+static void set_paused(int paused)
+{
+    pthread_mutex_lock(&table_lock);
+    state.paused = paused;
+    pthread_mutex_unlock(&table_lock);
+}
+
 static void close_window(void)
 {
     pthread_mutex_lock(&table_lock);
     counter_state copy = state;
     size_t live_at_stop = state.live;
     state.window = 0;
+    state.paused = 0;
     pthread_mutex_unlock(&table_lock);
     if (copy.window)
         write_result(&copy, live_at_stop);
@@ -391,6 +426,10 @@ static void *after_alloc(void *p, size_t size)
         open_window();
     else if (size == ALLOC_COUNTER_MARK_STOP)
         close_window();
+    else if (size == ALLOC_COUNTER_MARK_PAUSE || size == ALLOC_COUNTER_MARK_RESUME)
+        set_paused(size == ALLOC_COUNTER_MARK_PAUSE);
+    else if (size == ALLOC_COUNTER_MARK_CHECKPOINT)
+        checkpoint();
     else if (size >= ALLOC_COUNTER_TRACK_MIN)
         track_block(p, size);
     return p;

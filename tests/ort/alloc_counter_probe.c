@@ -20,6 +20,8 @@
 
 #define MARK_START 1000003u /* ALLOC_COUNTER_MARK_START */
 #define MARK_STOP 1000033u  /* ALLOC_COUNTER_MARK_STOP */
+#define MARK_PAUSE 1000037u /* ALLOC_COUNTER_MARK_PAUSE */
+#define MARK_RESUME 1000039u /* ALLOC_COUNTER_MARK_RESUME */
 
 /* Called through a volatile pointer so that the compiler keeps every call. */
 static void *(*volatile call_malloc)(size_t) = malloc;
@@ -217,6 +219,32 @@ static void check_threads(void)
     expect("threads: caller_blocks", r.caller_blocks, 0);
 }
 
+/* Blocks allocated between a pause and a resume are not the window's; a
+ * block of the window freed while paused still leaves it. */
+static void check_pause(void)
+{
+    mark(MARK_START);
+    void *kept = call_malloc(30000);            /* 30,000 */
+    void *gone = call_malloc(20000);            /* 50,000 */
+    mark(MARK_PAUSE);
+    void *outside = call_malloc(500000);        /* not the window's */
+    call_free(gone);                            /* 30,000 */
+    call_free(outside);
+    mark(MARK_RESUME);
+    void *after = call_malloc(25000);           /* 55,000: the peak */
+    mark(MARK_STOP);
+    window_result r;
+    if (!read_result(&r)) {
+        printf("FAILED: no result for the paused window\n");
+        failures++;
+    } else {
+        expect("pause: caller_peak_bytes", r.caller_peak, 55000);
+        expect("pause: caller_blocks", r.caller_blocks, 3);
+    }
+    call_free(kept);
+    call_free(after);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -229,5 +257,6 @@ int main(int argc, char **argv)
     check_second_window();
     check_churn();
     check_threads();
+    check_pause();
     return failures ? 1 : 0;
 }

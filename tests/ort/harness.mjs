@@ -4,9 +4,13 @@
 //
 // The configuration (tests/ort/README.md, "Measuring what ONNX Runtime
 // allocates"): CPU execution provider, sequential execution, graph
-// optimizations off unless --opt says otherwise, CPU memory arena off, memory
-// pattern on, symbolic dimensions bound with freeDimensionOverrides from
-// --dim, one intra-op thread unless --threads says otherwise.
+// optimizations off unless --opt says otherwise, CPU memory arena off unless
+// --arena on, memory pattern on unless --pattern off, symbolic dimensions
+// bound with freeDimensionOverrides from --dim, one intra-op thread unless
+// --threads says otherwise. onnxruntime-node's own defaults are arena on and
+// memory pattern on (--arena on --pattern on); it has no setting for the
+// arena's extend strategy, so the arena grows as ORT's default
+// (kNextPowerOfTwo) does.
 import fs from 'node:fs';
 import ort from 'onnxruntime-node';
 
@@ -20,13 +24,17 @@ export function firstLine(e) {
 
 // Parses argv against a usage line; `extra` maps an option such as '--runs'
 // to a function (value, options) => void that stores it or returns an error.
-export function parseArgs(tool, usageLine, argv, extra = {}) {
+// With many, several models may be given (options.models; options.model is
+// the first).
+export function parseArgs(tool, usageLine, argv, extra = {}, many = false) {
   const usage = (msg) => {
     if (msg) console.error(`${tool}: ${msg}`);
     console.error(`usage: ${usageLine}`);
     process.exit(EXIT_USAGE);
   };
-  const options = { model: null, dims: new Map(), opt: 'disabled', threads: 1, seed: 1 };
+  const options = {
+    model: null, models: [], dims: new Map(), opt: 'disabled', threads: 1, seed: 1, arena: false, pattern: true,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -41,6 +49,10 @@ export function parseArgs(tool, usageLine, argv, extra = {}) {
     } else if (a === '--opt') {
       options.opt = value();
       if (!OPT_LEVELS.includes(options.opt)) usage(`--opt takes one of ${OPT_LEVELS.join(', ')}, got '${options.opt}'`);
+    } else if (a === '--arena' || a === '--pattern') {
+      const v = value();
+      if (v !== 'on' && v !== 'off') usage(`${a} takes on or off, got '${v}'`);
+      options[a.slice(2)] = v === 'on';
     } else if (a === '--threads' || a === '--seed') {
       const v = value();
       if (!/^\d+$/.test(v) || (a === '--threads' && Number(v) < 1)) usage(`${a} takes a positive integer, got '${v}'`);
@@ -52,14 +64,17 @@ export function parseArgs(tool, usageLine, argv, extra = {}) {
       usage();
     } else if (a.startsWith('--')) {
       usage(`unknown option '${a}'`);
-    } else if (options.model === null) {
-      options.model = a;
+    } else if (options.model === null || many) {
+      options.models.push(a);
+      options.model = options.models[0];
     } else {
       usage(`give one model, got '${options.model}' and '${a}'`);
     }
   }
   if (options.model === null) usage('give the path of an .onnx model');
-  if (!fs.existsSync(options.model)) usage(`cannot open '${options.model}': no such file; give the path of an .onnx model`);
+  for (const m of options.models) {
+    if (!fs.existsSync(m)) usage(`cannot open '${m}': no such file; give the path of an .onnx model`);
+  }
   return options;
 }
 
@@ -68,8 +83,8 @@ export function sessionOptions(options, more = {}) {
     executionProviders: ['cpu'],
     executionMode: 'sequential',
     graphOptimizationLevel: options.opt,
-    enableCpuMemArena: false,
-    enableMemPattern: true,
+    enableCpuMemArena: options.arena,
+    enableMemPattern: options.pattern,
     intraOpNumThreads: options.threads,
     interOpNumThreads: 1,
     freeDimensionOverrides: Object.fromEntries(options.dims),
@@ -98,6 +113,22 @@ function floatToHalfBits(v) {
   return sign | (exp << 10) | ((x & 0x7fffff) >>> 13);
 }
 
+// The first FILL_BLOCK elements of an input are drawn one by one; the rest
+// repeat them (copyWithin doubles the filled part), so that the weights of a
+// large model given as inputs take milliseconds, not seconds. What ONNX
+// Runtime allocates does not depend on the values (only control flow reads
+// them: conditions and trip counts, which are small inputs drawn whole).
+const FILL_BLOCK = 1 << 16;
+const notedDims = new Set(); // dims noted as unbound, once per process
+
+function fill(array, draw) {
+  const n = array.length;
+  const head = Math.min(n, FILL_BLOCK);
+  for (let i = 0; i < head; i++) array[i] = draw();
+  for (let done = head; done < n; done *= 2) array.copyWithin(done, 0, Math.min(done, n - done));
+  return array;
+}
+
 // Floats uniform in [-1, 1); integers 0 or 1 (valid as indices, counts and
 // axes); bools random. null for an element type it cannot make.
 function makeTensor(type, shape, rand) {
@@ -105,26 +136,29 @@ function makeTensor(type, shape, rand) {
   const bit = () => (rand() < 0.5 ? 0 : 1);
   const uni = () => rand() * 2 - 1;
   const make = {
-    float32: () => Float32Array.from({ length: n }, uni),
-    float64: () => Float64Array.from({ length: n }, uni),
-    float16: () => Uint16Array.from({ length: n }, () => floatToHalfBits(uni())),
-    int64: () => BigInt64Array.from({ length: n }, () => BigInt(bit())),
-    uint64: () => BigUint64Array.from({ length: n }, () => BigInt(bit())),
-    int32: () => Int32Array.from({ length: n }, bit),
-    uint32: () => Uint32Array.from({ length: n }, bit),
-    int16: () => Int16Array.from({ length: n }, bit),
-    uint16: () => Uint16Array.from({ length: n }, bit),
-    int8: () => Int8Array.from({ length: n }, bit),
-    uint8: () => Uint8Array.from({ length: n }, bit),
-    bool: () => Uint8Array.from({ length: n }, bit),
+    float32: () => fill(new Float32Array(n), uni),
+    float64: () => fill(new Float64Array(n), uni),
+    float16: () => fill(new Uint16Array(n), () => floatToHalfBits(uni())),
+    int64: () => fill(new BigInt64Array(n), () => BigInt(bit())),
+    uint64: () => fill(new BigUint64Array(n), () => BigInt(bit())),
+    int32: () => fill(new Int32Array(n), bit),
+    uint32: () => fill(new Uint32Array(n), bit),
+    int16: () => fill(new Int16Array(n), bit),
+    uint16: () => fill(new Uint16Array(n), bit),
+    int8: () => fill(new Int8Array(n), bit),
+    uint8: () => fill(new Uint8Array(n), bit),
+    bool: () => fill(new Uint8Array(n), bit),
   }[type];
   return make ? new ort.Tensor(type, make(), shape) : null;
 }
 
 // Inputs for every graph input of the session (weights given as inputs
 // included). Symbolic dims take the --dim value, else 1 (noted on stderr).
-// Returns { feeds } or { error } naming the input that cannot be made.
-export function makeFeeds(session, options, tool) {
+// Returns { feeds } or { error } naming the input that cannot be made. With
+// a cache (a Map), an input of the same name, type and shape as one made
+// before is that tensor again: sessions of one model, or of a model and its
+// rewritten copy, run on the same inputs without making them twice.
+export function makeFeeds(session, options, tool, cache = null) {
   const rand = makeRandom(options.seed);
   const feeds = {};
   const defaulted = new Set();
@@ -136,19 +170,33 @@ export function makeFeeds(session, options, tool) {
       defaulted.add(typeof d === 'string' && d !== '' ? d : '?');
       return 1;
     });
-    const t = makeTensor(m.type, shape, rand);
+    const key = `${m.name}\u0000${m.type}\u0000${shape.join(',')}`;
+    const t = (cache && cache.get(key)) || makeTensor(m.type, shape, rand);
     if (!t) return { error: `input '${m.name}' has element type ${m.type}, which ${tool} cannot generate` };
+    if (cache) cache.set(key, t);
     feeds[m.name] = t;
   }
-  for (const d of defaulted) console.error(`${tool}: note: dimension '${d}' is not bound by --dim; using 1`);
+  for (const d of defaulted) {
+    if (!notedDims.has(d)) console.error(`${tool}: note: dimension '${d}' is not bound by --dim; using 1`);
+    notedDims.add(d);
+  }
   return { feeds };
 }
 
-export async function openSession(options, more = {}) {
+// { session } or { error }: why ONNX Runtime cannot load the model.
+export async function tryOpenSession(options, more = {}, model = options.model) {
   try {
-    return await ort.InferenceSession.create(options.model, sessionOptions(options, more));
+    return { session: await ort.InferenceSession.create(model, sessionOptions(options, more)) };
   } catch (e) {
-    console.log(`SKIP ${options.model}: ONNX Runtime cannot load it: ${firstLine(e)}`);
+    return { error: `ONNX Runtime cannot load it: ${firstLine(e)}` };
+  }
+}
+
+export async function openSession(options, more = {}, model = options.model) {
+  try {
+    return await ort.InferenceSession.create(model, sessionOptions(options, more));
+  } catch (e) {
+    console.log(`SKIP ${model}: ONNX Runtime cannot load it: ${firstLine(e)}`);
     process.exit(EXIT_SKIP);
   }
 }

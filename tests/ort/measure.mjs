@@ -2,6 +2,8 @@
 //
 //   tests/ort/measure.sh [--lib PATH] model.onnx [--dim name=value ...] [--runs N]
 //        [--opt disabled|basic|extended|all] [--threads N] [--seed N]
+//        [--arena on|off] [--pattern on|off] [--window run|all]
+//   tests/ort/measure.sh [--lib PATH] model.onnx [more.onnx ...] --settings all [options]
 //   (or: LD_PRELOAD=build/tests/ort/libolla_alloc_counter.so node tests/ort/measure.mjs ...)
 //
 // Needs the allocation counter (alloc_counter.c) preloaded. Loads the model in
@@ -20,26 +22,54 @@
 // Q: the peak of all live such blocks, minus L (lower than A when blocks
 //    allocated before the run are freed during it);
 // B: blocks of 4 KiB or more the calling thread allocated during the run.
+// With --settings all, every choice of enableCpuMemArena and enableMemPattern
+// for each model given, in one process (the models share their inputs when
+// they have the same), one line per model and setting:
+//   {"model":M,"arena":A,"pattern":P,"first_run_bytes":F,"steady_bytes":S}
+// F: P of the first run of a fresh session; S: the most held over its first
+// three runs, in one window (a garbage collection between runs frees the
+// JavaScript copies of the outputs; its own blocks are left out).
 // Exit 0; 2 usage, or the counter is not loaded; 77 "SKIP model: reason" when
-// ONNX Runtime cannot load or run the model.
+// ONNX Runtime cannot load or run a model.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs, makeFeeds, openSession, firstLine, EXIT_USAGE, EXIT_SKIP } from './harness.mjs';
+import {
+  parseArgs, makeFeeds, tryOpenSession, firstLine, EXIT_USAGE, EXIT_SKIP,
+} from './harness.mjs';
 
 const TOOL = 'measure.mjs';
 const MARK_START_BYTES = 1000003; // ALLOC_COUNTER_MARK_START in alloc_counter.c
 const MARK_STOP_BYTES = 1000033; // ALLOC_COUNTER_MARK_STOP
+const MARK_CHECKPOINT_BYTES = 1000013; // ALLOC_COUNTER_MARK_CHECKPOINT
+const MARK_PAUSE_BYTES = 1000037; // ALLOC_COUNTER_MARK_PAUSE
+const MARK_RESUME_BYTES = 1000039; // ALLOC_COUNTER_MARK_RESUME
 
 const options = parseArgs(TOOL,
-  'tests/ort/measure.sh [--lib PATH] model.onnx [--dim name=value ...] [--runs N] [--opt LEVEL] [--threads N] [--seed N]',
+  'tests/ort/measure.sh [--lib PATH] model.onnx [--dim name=value ...] [--runs N] [--opt LEVEL] [--threads N] ' +
+  '[--seed N] [--arena on|off] [--pattern on|off] [--window run|all] [--settings all]',
   process.argv.slice(2), {
+    '--settings': (v, o) => {
+      if (v !== 'all') return `--settings takes all, got '${v}'`;
+      o.settings = v;
+      return null;
+    },
+    '--window': (v, o) => {
+      if (v !== 'run' && v !== 'all') return `--window takes run or all, got '${v}'`;
+      o.window = v;
+      return null;
+    },
     '--runs': (v, o) => {
       if (!/^\d+$/.test(v) || Number(v) < 1) return `--runs takes a positive integer, got '${v}'`;
       o.runs = Number(v);
       return null;
     },
-  });
+  }, true);
+if (options.models.length > 1 && options.settings !== 'all') {
+  console.error(`${TOOL}: several models are measured only with --settings all`);
+  process.exit(EXIT_USAGE);
+}
+const feedCache = new Map();
 const runs = options.runs || 2;
 
 const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'olla-measure-'));
@@ -81,53 +111,159 @@ if (!counterLoaded()) {
 // in the first run's window although ONNX Runtime allocates none of them. A
 // throwaway session of the same model, run once with the same inputs and then
 // released, takes the same JavaScript paths before any window opens; the
-// measured session's first run is still ONNX Runtime's first run of it.
-async function warmUp() {
-  const s = await openSession(options);
-  const { feeds, error } = makeFeeds(s, options, TOOL);
+// measured session's first run is still ONNX Runtime's first run of it. It
+// also drops its outputs and collects, as a measured run does: the functions
+// that does were compiled inside the first window otherwise (16 KB).
+// (measure.sh also turns V8's baseline compiler off: it compiled functions
+// grown hot in the middle of later windows, 12 KB at a time.)
+async function warmUp(model, more = {}) {
+  const { session: s, error: loadError } = await tryOpenSession(options, more, model);
+  if (loadError) return; /* the measured session reports it */
+  const { feeds, error } = makeFeeds(s, options, TOOL, feedCache);
   if (!error) {
     try {
-      await s.run(feeds);
+      dropOutputs(await s.run(feeds)); // what a measured run does after it, compiled here
+      await collect();
     } catch (e) {
       /* the measured run reports it */
     }
   }
   await s.release();
 }
-await warmUp();
 
-const session = await openSession(options);
-const { feeds, error } = makeFeeds(session, options, TOOL);
-if (error) {
-  console.log(`SKIP ${options.model}: ${error}`);
-  process.exit(EXIT_SKIP);
+// Drops a run's results: dispose lets go of each output's buffer (without
+// it V8 kept one run's copies alive into the next run now and then, whatever
+// the collections).
+function dropOutputs(outputs) {
+  for (const t of Object.values(outputs)) if (typeof t.dispose === 'function') t.dispose();
 }
 
-for (let run = 1; run <= runs; run++) {
-  let outputs;
-  mark(MARK_START_BYTES);
-  try {
-    outputs = await session.run(feeds);
-  } catch (e) {
-    mark(MARK_STOP_BYTES);
-    console.log(`SKIP ${options.model}: ONNX Runtime cannot run it: ${firstLine(e)}`);
-    process.exit(EXIT_SKIP);
-  }
-  mark(MARK_STOP_BYTES);
+function report(label) {
   const w = readWindow();
   if (!w) {
-    console.error(`${TOOL}: the counter wrote no result for run ${run}`);
+    console.error(`${TOOL}: the counter wrote no result for ${label}`);
     process.exit(EXIT_USAGE);
   }
   if (w.error) {
-    console.error(`${TOOL}: the counter failed in run ${run}: ${w.error}`);
+    console.error(`${TOOL}: the counter failed in ${label}: ${w.error}`);
     process.exit(EXIT_USAGE);
   }
-  console.log(JSON.stringify({
-    run, peak_bytes: w.caller_peak_bytes, live_at_start: w.live_at_start,
+  return {
+    peak_bytes: w.caller_peak_bytes, live_at_start: w.live_at_start,
     all_threads_peak_bytes: w.all_threads_peak_bytes, peak_above_start: w.peak_live - w.live_at_start,
-    blocks: w.caller_blocks,
-  }));
-  outputs = null;
+    blocks: w.caller_blocks, checkpoint_peak_bytes: w.checkpoint_peak_bytes,
+  };
 }
-await session.release();
+
+// Two garbage collections with a turn of the event loop between (V8 frees
+// array buffers after a turn), when node runs with --expose-gc (measure.sh).
+async function collect() {
+  if (!globalThis.gc) return;
+  globalThis.gc();
+  await new Promise((resolve) => setImmediate(resolve));
+  globalThis.gc();
+}
+
+// One session measured: `runs` runs, each in its window, or all in one
+// (spanAll). Returns { lines } to print, or { skip }: why ONNX Runtime
+// cannot load or run the model.
+async function measureSession(model, sessionOptions, runs, spanAll) {
+  const { session, error: loadError } = await tryOpenSession(options, sessionOptions, model);
+  if (loadError) return { skip: loadError };
+  const { feeds, error } = makeFeeds(session, options, TOOL, feedCache);
+  if (error) {
+    await session.release();
+    return { skip: error };
+  }
+  const lines = [];
+  // Start from a collected heap (what earlier sessions left, the feeds of
+  // earlier models): a collection V8 starts in the middle of a window
+  // allocates blocks of its own there (measured: 89 KB on the 150-output
+  // model after the corpus in one process).
+  await collect();
+  if (spanAll) mark(MARK_START_BYTES);
+  for (let run = 1; run <= runs; run++) {
+    let outputs;
+    if (!spanAll) mark(MARK_START_BYTES);
+    try {
+      outputs = await session.run(feeds);
+    } catch (e) {
+      mark(MARK_STOP_BYTES);
+      readWindow();
+      await session.release();
+      return { skip: `ONNX Runtime cannot run it: ${firstLine(e)}` };
+    }
+    dropOutputs(outputs);
+    outputs = null;
+    if (spanAll && run === 1) mark(MARK_CHECKPOINT_BYTES);
+    if (spanAll) {
+      // A collection between runs (measure.sh starts node with --expose-gc),
+      // so that V8's timing does not decide the figure: the JavaScript copies
+      // of a run's outputs are gone before the next run. One collection is
+      // not enough (V8 frees array buffers after a turn of the event loop:
+      // with one, a set of copies sometimes lived on); two with a turn
+      // between gave the same figures every time. The collection's own
+      // blocks (V8's work lists, 8 KiB each) are outside the window (the
+      // counter's pause and resume marks); the copies it frees still leave it.
+      mark(MARK_PAUSE_BYTES);
+      await collect();
+      mark(MARK_RESUME_BYTES);
+      continue;
+    }
+    mark(MARK_STOP_BYTES);
+    lines.push({ run, ...report(`run ${run}`) });
+  }
+  if (spanAll) {
+    mark(MARK_STOP_BYTES);
+    const w = report(`runs 1-${runs}`);
+    lines.push({ runs, ...w, first_run_peak_bytes: w.checkpoint_peak_bytes });
+  }
+  await session.release();
+  return { lines };
+}
+
+if (options.settings === 'all') {
+  // Every choice of onnxruntime-node's two memory settings, each in fresh
+  // sessions: the first run, then the most held over three runs. The first
+  // session with the CPU memory arena also makes a one-time block of ORT's
+  // own (7,680 bytes, kept for the process): a throwaway session with the
+  // arena takes it before any window. A model ONNX Runtime cannot load or
+  // run gets one line {"model":M,"skip":REASON}; with one model, that is a
+  // skip of the whole command (77).
+  let arenaWarm = false;
+  for (const model of options.models) {
+    await warmUp(model);
+    if (!arenaWarm) await warmUp(model, { enableCpuMemArena: true });
+    arenaWarm = true;
+    let skip = null;
+    for (const arena of [false, true]) {
+      for (const pattern of [true, false]) {
+        if (skip) continue;
+        const more = { enableCpuMemArena: arena, enableMemPattern: pattern };
+        const result = await measureSession(model, more, 3, true);
+        if (result.skip) {
+          skip = result.skip;
+          continue;
+        }
+        const [steady] = result.lines;
+        console.log(JSON.stringify({
+          model, arena, pattern, first_run_bytes: steady.first_run_peak_bytes, steady_bytes: steady.peak_bytes,
+        }));
+      }
+    }
+    if (skip && options.models.length === 1) {
+      console.log(`SKIP ${model}: ${skip}`);
+      process.exit(EXIT_SKIP);
+    }
+    if (skip) console.log(JSON.stringify({ model, skip }));
+  }
+} else {
+  await warmUp(options.model);
+  if (options.arena) await warmUp(options.model, { enableCpuMemArena: true });
+  const result = await measureSession(options.model, {}, runs, options.window === 'all');
+  if (result.skip) {
+    console.log(`SKIP ${options.model}: ${result.skip}`);
+    process.exit(EXIT_SKIP);
+  }
+  for (const line of result.lines) console.log(JSON.stringify(line));
+}

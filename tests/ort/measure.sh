@@ -5,7 +5,11 @@
 #
 # The counter library is --lib PATH, else $OLLA_ALLOC_COUNTER, else
 # build/tests/ort/libolla_alloc_counter.so under the source tree (build it with
-# cmake --build build). Everything else goes to measure.mjs.
+# cmake --build build). Everything else goes to measure.mjs. V8's compilers
+# beyond its interpreter are off (--no-sparkplug, --no-maglev, --no-turbofan):
+# they compile the binding's functions once they are hot, on the thread that
+# runs the model, and their blocks (4-33 KB at a time) fell into the windows
+# of later runs; the JavaScript here does little work.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 lib="${OLLA_ALLOC_COUNTER:-$here/../../build/tests/ort/libolla_alloc_counter.so}"
@@ -18,4 +22,4 @@ if [ ! -f "$lib" ]; then
   exit 2
 fi
 lib="$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")"
-LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" exec node "$here/measure.mjs" "$@"
+LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" exec node --expose-gc --no-sparkplug --no-maglev --no-turbofan "$here/measure.mjs" "$@"

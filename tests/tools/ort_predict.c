@@ -3,7 +3,7 @@
  * tests/ort (the library's users call the API; this only drives it).
  *
  *   ort_predict model.onnx [--dim NAME=VALUE ...] [--order FILE] [--tensors-only] [--decisions]
- *               [--repeat N]
+ *               [--repeat N] [--arena on|off] [--extend pow2|same] [--pattern on|off] [--runs N]
  *
  * The executed order comes from FILE (node names, one a line, as
  * tests/ort/exec_order.mjs prints them: the node's name, or OpType_i for an
@@ -14,6 +14,13 @@
  * (exec_order.mjs also prints the nodes of subgraphs, whose names can clash
  * with the main graph's: give no order file for a model with subgraphs.)
  * --repeat N evaluates the order N times (for timing the evaluation).
+ * --arena, --extend, --pattern and --runs replay a session of N runs under
+ * those settings (olla_ort_memory_session; arena off, pattern on, 1 run
+ * unless given) and add "first_run_bytes", "session_peak_bytes" (over the
+ * runs), "arena_bytes", "arena_regions" and "pattern_bytes".
+ * The subgraphs of If, Loop and Scan are modelled (olla_ort_memory.h); the
+ * line says whether their memory is counted ("subgraphs_counted") and why
+ * not ("note", "" when counted or none).
  * Prints one JSON line; with --decisions, one line per planned tensor to
  * stderr (position, op, tensor, kind, bytes, the tensor whose buffer it uses,
  * and for a buffer of its own the position after which it is freed, -1 never). Exit 0, 1 on a model or
@@ -155,6 +162,20 @@ static void print_decisions(const tool *t, const olla_ort_memory *m)
     }
 }
 
+static void print_json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
 static void tool_free(tool *t)
 {
     olla_graph_free(t->sized);
@@ -169,7 +190,8 @@ int main(int argc, char **argv)
 {
     const char *path = NULL, *order_file = NULL;
     olla_dim_binding dims[MAX_DIMS];
-    int n_dims = 0, tensors_only = 0, decisions = 0, repeat = 1;
+    int n_dims = 0, tensors_only = 0, decisions = 0, repeat = 1, session = 0;
+    olla_ort_settings settings = {0, 0, 1, 1};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dim") == 0 && i + 1 < argc && n_dims < MAX_DIMS) {
             char *eq = strchr(argv[++i], '=');
@@ -183,6 +205,18 @@ int main(int argc, char **argv)
             tensors_only = 1;
         } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
             repeat = atoi(argv[++i]);
+        } else if ((strcmp(argv[i], "--arena") == 0 || strcmp(argv[i], "--pattern") == 0) && i + 1 < argc &&
+                   (strcmp(argv[i + 1], "on") == 0 || strcmp(argv[i + 1], "off") == 0)) {
+            *(strcmp(argv[i], "--arena") == 0 ? &settings.arena : &settings.mem_pattern) = strcmp(argv[i + 1], "on") == 0;
+            session = 1;
+            i++;
+        } else if (strcmp(argv[i], "--extend") == 0 && i + 1 < argc &&
+                   (strcmp(argv[i + 1], "pow2") == 0 || strcmp(argv[i + 1], "same") == 0)) {
+            settings.extend_same = strcmp(argv[++i], "same") == 0;
+            session = 1;
+        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
+            settings.runs = atoi(argv[++i]);
+            session = 1;
         } else if (strcmp(argv[i], "--decisions") == 0) {
             decisions = 1;
         } else if (argv[i][0] != '-' && !path) {
@@ -194,7 +228,8 @@ int main(int argc, char **argv)
     }
     if (!path) {
         fprintf(stderr, "usage: ort_predict model.onnx [--dim NAME=VALUE ...] [--order FILE] [--tensors-only] "
-                        "[--decisions] [--repeat N]\n");
+                        "[--decisions] [--repeat N] [--arena on|off] [--extend pow2|same] [--pattern on|off] "
+                        "[--runs N]\n");
         return 2;
     }
     tool t = {0};
@@ -203,7 +238,10 @@ int main(int argc, char **argv)
     olla_ort_memory *m = NULL;
     olla_ort_memory_result r;
     olla_ort_memory_options opt = tensors_only ? olla_ort_memory_tensors_only() : olla_ort_memory_measured();
-    if (!build(&t, path, dims, n_dims, &err))
+    int built = build(&t, path, dims, n_dims, &err);
+    opt.sized_types = t.sized_types;
+    opt.declared_types = t.declared_types;
+    if (!built)
         rc = fail(path, &err);
     else if (order_file ? !read_order(&t, order_file) : !default_order(&t))
         rc = 1;
@@ -212,11 +250,22 @@ int main(int argc, char **argv)
     for (int i = 0; rc == 0 && i < (repeat > 0 ? repeat : 1); i++)
         if (olla_ort_memory_eval(m, t.order, t.n_order, &r, &err) != OLLA_OK)
             rc = fail(path, &err);
+    olla_ort_session_result sr = {0};
+    if (rc == 0 && session && olla_ort_memory_session(m, t.order, t.n_order, &settings, &sr, &err) != OLLA_OK)
+        rc = fail(path, &err);
     if (rc == 0) {
         printf("{\"predicted_peak_bytes\":%lld,\"peak_step\":%d,\"tensor_bytes\":%lld,\"scratch_bytes\":%lld,"
-               "\"bookkeeping_bytes\":%lld,\"buffers\":%d,\"executed\":%d,\"subgraph_ops\":%d}\n",
+               "\"bookkeeping_bytes\":%lld,\"buffers\":%d,\"executed\":%d,\"subgraph_ops\":%d",
                (long long)r.peak_bytes, r.peak_step, (long long)r.tensor_bytes, (long long)r.scratch_bytes,
                (long long)r.bookkeeping_bytes, r.n_buffers, t.n_order, r.n_subgraph_ops);
+        printf(",\"subgraphs_counted\":%d,\"note\":", r.subgraphs_counted);
+        print_json_string(olla_ort_memory_note(m));
+        if (session)
+            printf(",\"first_run_bytes\":%lld,\"session_peak_bytes\":%lld,\"arena_bytes\":%lld,\"arena_regions\":%d,"
+                   "\"pattern_bytes\":%lld",
+                   (long long)sr.first_run_bytes, (long long)sr.peak_bytes, (long long)sr.arena_bytes, sr.arena_regions,
+                   (long long)sr.pattern_bytes);
+        printf("}\n");
         if (decisions)
             print_decisions(&t, m);
     }

@@ -167,6 +167,34 @@ OLLA_TEST(test_optional_and_passthrough_outputs)
     cleanup(&mb, m, g, t);
 }
 
+/* If "if" reads cond; its then branch holds If "inner" (whose branches read
+ * "deep" and x from the main graph) and an Add of the inner If's output
+ * with "shallow". Returns the then branch. */
+static Onnx__GraphProto *nested_ifs(mb_model *mb)
+{
+    mb_init(mb, 17);
+    mb_input(mb, "cond", 1);
+    mb_input(mb, "x", 4);
+    mb_node(mb, "Relu", "early", "x", "deep");   /* read two levels down */
+    mb_node(mb, "Neg", "mid", "x", "shallow");   /* read one level down */
+    Onnx__NodeProto *iff = mb_node(mb, "If", "if", "cond", "y");
+    Onnx__GraphProto *then_g = mb_subgraph(mb, iff, "then_branch");
+    Onnx__NodeProto *inner = mb_node_in(mb, then_g, "If", "inner", "cond", "t_out");
+    Onnx__GraphProto *inner_g = mb_subgraph(mb, inner, "then_branch");
+    mb_node_in(mb, inner_g, "Identity", "leaf", "deep", "leaf_out");
+    mb_push(mb, &inner_g->n_output, (void ***)&inner_g->output, mb_value(mb, "leaf_out", 1, -1, NULL));
+    Onnx__GraphProto *inner_else = mb_subgraph(mb, inner, "else_branch");
+    mb_node_in(mb, inner_else, "Identity", "leaf2", "x", "leaf2_out");
+    mb_push(mb, &inner_else->n_output, (void ***)&inner_else->output, mb_value(mb, "leaf2_out", 1, -1, NULL));
+    mb_node_in(mb, then_g, "Add", "sum", "t_out,shallow", "then_out");
+    mb_push(mb, &then_g->n_output, (void ***)&then_g->output, mb_value(mb, "then_out", 1, -1, NULL));
+    Onnx__GraphProto *else_g = mb_subgraph(mb, iff, "else_branch");
+    mb_node_in(mb, else_g, "Identity", "e", "x", "else_out");
+    mb_push(mb, &else_g->n_output, (void ***)&else_g->output, mb_value(mb, "else_out", 1, -1, NULL));
+    mb_output(mb, "y", 4);
+    return then_g;
+}
+
 OLLA_TEST(test_subgraph_outer_inputs_any_depth)
 {
     mb_model mb;
@@ -174,26 +202,7 @@ OLLA_TEST(test_subgraph_outer_inputs_any_depth)
     olla_graph *g = NULL;
     olla_shape_table *t = NULL;
     olla_error err = {0};
-    mb_init(&mb, 17);
-    mb_input(&mb, "cond", 1);
-    mb_input(&mb, "x", 4);
-    mb_node(&mb, "Relu", "early", "x", "deep");   /* read two levels down */
-    mb_node(&mb, "Neg", "mid", "x", "shallow");   /* read one level down */
-    Onnx__NodeProto *iff = mb_node(&mb, "If", "if", "cond", "y");
-    Onnx__GraphProto *then_g = mb_subgraph(&mb, iff, "then_branch");
-    Onnx__NodeProto *inner = mb_node_in(&mb, then_g, "If", "inner", "cond", "t_out");
-    Onnx__GraphProto *inner_g = mb_subgraph(&mb, inner, "then_branch");
-    mb_node_in(&mb, inner_g, "Identity", "leaf", "deep", "leaf_out");
-    mb_push(&mb, &inner_g->n_output, (void ***)&inner_g->output, mb_value(&mb, "leaf_out", 1, -1, NULL));
-    Onnx__GraphProto *inner_else = mb_subgraph(&mb, inner, "else_branch");
-    mb_node_in(&mb, inner_else, "Identity", "leaf2", "x", "leaf2_out");
-    mb_push(&mb, &inner_else->n_output, (void ***)&inner_else->output, mb_value(&mb, "leaf2_out", 1, -1, NULL));
-    mb_node_in(&mb, then_g, "Add", "sum", "t_out,shallow", "then_out");
-    mb_push(&mb, &then_g->n_output, (void ***)&then_g->output, mb_value(&mb, "then_out", 1, -1, NULL));
-    Onnx__GraphProto *else_g = mb_subgraph(&mb, iff, "else_branch");
-    mb_node_in(&mb, else_g, "Identity", "e", "x", "else_out");
-    mb_push(&mb, &else_g->n_output, (void ***)&else_g->output, mb_value(&mb, "else_out", 1, -1, NULL));
-    mb_output(&mb, "y", 4);
+    nested_ifs(&mb);
     OLLA_CHECK(build_graph(&mb, &m, &g, &t, &err) == OLLA_OK);
     if (g) {
         const olla_op *op = &g->ops[2];
@@ -210,6 +219,62 @@ OLLA_TEST(test_subgraph_outer_inputs_any_depth)
         OLLA_CHECK_EQ_I64(seen_x, 1);
         OLLA_CHECK_EQ_I64(op->n_inputs, 4); /* cond, deep, shallow, x */
     }
+    cleanup(&mb, m, g, t);
+}
+
+static int tensor_in(const olla_graph *g, const char *name)
+{
+    for (int i = 0; i < g->n_tensors; i++)
+        if (strcmp(g->tensors[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* The then branch built on its own: the values it reads from the main graph,
+ * at any depth, are outer tensors (inputs, in no input list), typed from the
+ * main graph; its own values are typed from the branch's record; a node's
+ * proto is the branch's. */
+OLLA_TEST(test_subgraph_built_on_its_own)
+{
+    mb_model mb;
+    olla_model *m = NULL;
+    olla_graph *g = NULL, *sub = NULL;
+    olla_shape_table *t = NULL;
+    olla_error err = {0};
+    const Onnx__GraphProto *then_g = NULL;
+    nested_ifs(&mb);
+    OLLA_CHECK(build_graph(&mb, &m, &g, &t, &err) == OLLA_OK);
+    if (g) {
+        then_g = olla_graph_node_proto(g, 2)->attribute[0]->g; /* the loaded model's, not the builder's */
+        OLLA_CHECK(olla_shape_has_graph(t, then_g));
+        olla_shape_graph_source gs = {t, then_g};
+        olla_type_source src = olla_shape_type_source_in(&gs);
+        OLLA_CHECK(olla_graph_build_subgraph(m, then_g, &src, &sub, &err) == OLLA_OK);
+    }
+    if (sub) {
+        OLLA_CHECK_EQ_I64(sub->n_ops, 2);
+        OLLA_CHECK_EQ_I64(sub->n_graph_inputs, 0);
+        OLLA_CHECK_EQ_I64(sub->n_graph_outputs, 1);
+        OLLA_CHECK(sub->proto == then_g);
+        OLLA_CHECK(strcmp(olla_graph_node_proto(sub, 1)->name, "sum") == 0);
+        const char *outer[] = {"cond", "deep", "x", "shallow"};
+        for (int k = 0; k < 4; k++) {
+            int i = tensor_in(sub, outer[k]);
+            OLLA_CHECK(i >= 0 && sub->tensors[i].is_outer && sub->tensors[i].is_input && sub->tensors[i].producer < 0);
+            OLLA_CHECK(i >= 0 && sub->tensors[i].bytes == (k == 0 ? 4 : 16)); /* cond float[1], the rest float[4] */
+        }
+        int own = tensor_in(sub, "then_out");
+        OLLA_CHECK(own >= 0 && !sub->tensors[own].is_outer && sub->tensors[own].producer == 1 &&
+                   sub->tensors[own].is_output && sub->tensors[own].bytes == 16);
+        /* the inner If reads cond, and deep and x for its branches */
+        OLLA_CHECK_EQ_I64(sub->ops[0].n_explicit_inputs, 1);
+        OLLA_CHECK_EQ_I64(sub->ops[0].n_inputs, 3);
+        /* the main graph's value seen from the branch, a branch value unknown in the main graph */
+        OLLA_CHECK(olla_shape_lookup_in(t, then_g, "shallow") == olla_shape_lookup(t, "shallow"));
+        OLLA_CHECK(!olla_shape_has_graph(t, NULL) && olla_shape_has_graph(t, m->proto->graph));
+        OLLA_CHECK(olla_shape_lookup_in(t, then_g, "t_out") != NULL && olla_shape_lookup(t, "t_out") == NULL);
+    }
+    olla_graph_free(sub);
     cleanup(&mb, m, g, t);
 }
 
@@ -359,7 +424,7 @@ OLLA_TEST(test_write_roundtrip_and_check)
     rmdir(dir);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_chain_graph), OLLA_T(test_two_producers), OLLA_T(test_missing_input), OLLA_T(test_cycle),
+OLLA_TEST_MAIN(OLLA_T(test_subgraph_built_on_its_own), OLLA_T(test_chain_graph), OLLA_T(test_two_producers), OLLA_T(test_missing_input), OLLA_T(test_cycle),
                OLLA_T(test_optional_and_passthrough_outputs), OLLA_T(test_subgraph_outer_inputs_any_depth),
                OLLA_T(test_bad_bytes), OLLA_T(test_deep_nesting_refused), OLLA_T(test_symbolic_dims_need_binding),
                OLLA_T(test_write_roundtrip_and_check))

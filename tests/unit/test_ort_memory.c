@@ -64,8 +64,9 @@ static void attr_ints(fixture *f, Onnx__NodeProto *n, const char *name, int coun
 }
 
 /* Loads the model, infers shapes with N bound to n_value (declared: unbound)
- * and prepares the ORT model with opt. */
-static int build(fixture *f, long long n_value, olla_ort_memory_options opt)
+ * and prepares the ORT model with opt; with_types: the shape tables are
+ * given to it (If, Loop and Scan are modelled). */
+static int build_with(fixture *f, long long n_value, olla_ort_memory_options opt, int with_types)
 {
     size_t len;
     uint8_t *buf = mb_pack(&f->mb, &len);
@@ -75,6 +76,10 @@ static int build(fixture *f, long long n_value, olla_ort_memory_options opt)
              olla_infer_shapes(f->m->proto, &with, &f->sized_types, &f->err) == OLLA_OK &&
              olla_infer_shapes(f->m->proto, &without, &f->declared_types, &f->err) == OLLA_OK;
     free(buf);
+    if (ok && with_types) {
+        opt.sized_types = f->sized_types;
+        opt.declared_types = f->declared_types;
+    }
     if (ok) {
         olla_type_source a = olla_shape_type_source(f->sized_types), b = olla_shape_type_source(f->declared_types);
         ok = olla_graph_build(f->m, &a, &f->sized, &f->err) == OLLA_OK &&
@@ -84,6 +89,11 @@ static int build(fixture *f, long long n_value, olla_ort_memory_options opt)
     if (!ok)
         fprintf(stderr, "build failed: %s\n", f->err.message);
     return ok;
+}
+
+static int build(fixture *f, long long n_value, olla_ort_memory_options opt)
+{
+    return build_with(f, n_value, opt, 0);
 }
 
 static void done(fixture *f)
@@ -485,6 +495,204 @@ OLLA_TEST(test_run_bookkeeping)
     done(&f);
 }
 
+/* ------------------------------------------------------------ control flow
+ *
+ * [1024] floats (T = 4,096 bytes); blocks of 4 KiB and more counted, no
+ * bookkeeping, no output copies: the tensors alone, as ORT's frames hold
+ * them (olla_ort_memory.h, "Control flow"). */
+
+#define T 4096
+
+static olla_ort_memory_options cf_options(void)
+{
+    olla_ort_memory_options o = olla_ort_memory_tensors_only();
+    o.min_block_bytes = 4096;
+    return o;
+}
+
+/* An initializer holding one int64 (data_type 7) or bool (9) scalar. */
+static void scalar_init(fixture *f, const char *name, int data_type, long long v)
+{
+    Onnx__TensorProto *t = mb_alloc(&f->mb, sizeof *t);
+    onnx__tensor_proto__init(t);
+    t->name = mb_str(&f->mb, name);
+    t->has_data_type = 1;
+    t->data_type = data_type;
+    if (data_type == 7) {
+        t->int64_data = mb_alloc(&f->mb, sizeof(int64_t));
+        t->int64_data[0] = v;
+        t->n_int64_data = 1;
+    } else {
+        t->int32_data = mb_alloc(&f->mb, sizeof(int32_t));
+        t->int32_data[0] = (int32_t)v;
+        t->n_int32_data = 1;
+    }
+    mb_push(&f->mb, &f->mb.graph.n_initializer, (void ***)&f->mb.graph.initializer, t);
+}
+
+/* A value of element type elem ([] when rank 0) in a subgraph's list. */
+static void sub_value(fixture *f, size_t *n, Onnx__ValueInfoProto ***list, const char *name, int elem, int rank,
+                      long long d0, long long d1)
+{
+    long long dims[2] = {d0, d1};
+    mb_push(&f->mb, n, (void ***)list, mb_value(&f->mb, name, elem, rank, dims));
+}
+
+/* If c then (a = -x, b = -a, then_out = a + b) else (else_out = -x); y = -r.
+ * cond: "1" or "0" for an initializer, NULL for a graph input. */
+static void if_model(fixture *f, const char *cond)
+{
+    mb_init(&f->mb, 17);
+    input(f, "x", 1, 1024, 0, 0, 0);
+    if (cond)
+        scalar_init(f, "c", 9, cond[0] == '1');
+    else
+        sub_value(f, &f->mb.graph.n_input, &f->mb.graph.input, "c", 9, 0, 0, 0);
+    Onnx__NodeProto *iff = mb_node(&f->mb, "If", "if", "c", "r");
+    Onnx__GraphProto *then_g = mb_subgraph(&f->mb, iff, "then_branch");
+    mb_node_in(&f->mb, then_g, "Neg", "a_", "x", "a");
+    mb_node_in(&f->mb, then_g, "Neg", "b_", "a", "b");
+    mb_node_in(&f->mb, then_g, "Add", "sum", "a,b", "then_out");
+    sub_value(f, &then_g->n_output, &then_g->output, "then_out", 1, 1, 1024, 0);
+    Onnx__GraphProto *else_g = mb_subgraph(&f->mb, iff, "else_branch");
+    mb_node_in(&f->mb, else_g, "Neg", "e_", "x", "else_out");
+    sub_value(f, &else_g->n_output, &else_g->output, "else_out", 1, 1, 1024, 0);
+    mb_node(&f->mb, "Neg", "neg", "r", "y");
+    output(f, "y", 1, 1024, 0);
+}
+
+/* The branch runs in a frame of its own while the If runs: the If's output
+ * (its declared shape static: allocated before the branch) and the branch's
+ * a and b at its Add, 3T; without the types of the subgraphs, the branch is
+ * not counted (r and y, 2T) and the note says why. */
+OLLA_TEST(test_if_branch_counted)
+{
+    const char *conds[] = {"1", "0", NULL};
+    const int64_t peaks[] = {3 * T, 2 * T, 3 * T}; /* then; else (r, then y); unknown: the larger branch */
+    for (int k = 0; k < 3; k++) {
+        fixture f = {0};
+        if_model(&f, conds[k]);
+        if (build_with(&f, 1, cf_options(), 1)) {
+            OLLA_CHECK_EQ_I64(run(&f, "if,neg"), OLLA_OK);
+            OLLA_CHECK_EQ_I64(f.r.n_subgraph_ops, 1);
+            OLLA_CHECK_EQ_I64(f.r.subgraphs_counted, 1);
+            OLLA_CHECK_EQ_I64(f.r.peak_bytes, peaks[k]);
+            OLLA_CHECK(olla_ort_memory_note(f.mem)[0] == 0);
+        }
+        done(&f);
+    }
+    fixture f = {0};
+    if_model(&f, "1");
+    if (build_with(&f, 1, cf_options(), 0)) {
+        OLLA_CHECK_EQ_I64(run(&f, "if,neg"), OLLA_OK);
+        OLLA_CHECK_EQ_I64(f.r.subgraphs_counted, 0);
+        OLLA_CHECK_EQ_I64(f.r.peak_bytes, 2 * T);
+        OLLA_CHECK_STR_CONTAINS(olla_ort_memory_note(f.mem), "types of the subgraphs' values were not given");
+    }
+    done(&f);
+}
+
+/* Loop of 3 iterations over y (from x): the body computes t = -y_in,
+ * y_out = -t (carried), s_out = relu(t) (a scan output), c_out = c_in.
+ * Iteration 1: t, y1, s1 (3T). Iteration 2: y1 fed, s1 kept, the pattern's
+ * block for t, y2, s2 (5T). Iteration 3: y1 freed, y2 fed, s1, s2, block,
+ * y3, s3 (6T). Then y (T) and s (3T) are allocated and copied while the
+ * iterations' outputs live: 9T. A trip count that is a graph input is not
+ * modelled, and the note says so. */
+static void loop_model(fixture *f, int trips_input)
+{
+    mb_init(&f->mb, 17);
+    input(f, "x", 1, 1024, 0, 0, 0);
+    if (trips_input)
+        sub_value(f, &f->mb.graph.n_input, &f->mb.graph.input, "M", 7, 0, 0, 0);
+    else
+        scalar_init(f, "M", 7, 3);
+    Onnx__NodeProto *loop = mb_node(&f->mb, "Loop", "loop", "M,,x", "y,s");
+    Onnx__GraphProto *body = mb_subgraph(&f->mb, loop, "body");
+    sub_value(f, &body->n_input, &body->input, "i", 7, 0, 0, 0);
+    sub_value(f, &body->n_input, &body->input, "c_in", 9, 0, 0, 0);
+    sub_value(f, &body->n_input, &body->input, "y_in", 1, 1, 1024, 0);
+    mb_node_in(&f->mb, body, "Identity", "cond", "c_in", "c_out");
+    mb_node_in(&f->mb, body, "Neg", "t_", "y_in", "t");
+    mb_node_in(&f->mb, body, "Neg", "y_", "t", "y_out");
+    mb_node_in(&f->mb, body, "Relu", "s_", "t", "s_out");
+    sub_value(f, &body->n_output, &body->output, "c_out", 9, 0, 0, 0);
+    sub_value(f, &body->n_output, &body->output, "y_out", 1, 1, 1024, 0);
+    sub_value(f, &body->n_output, &body->output, "s_out", 1, 1, 1024, 0);
+    output(f, "y", 1, 1024, 0);
+    output(f, "s", 2, 3, 1024);
+}
+
+OLLA_TEST(test_loop_iterations_counted)
+{
+    fixture f = {0};
+    loop_model(&f, 0);
+    if (build_with(&f, 1, cf_options(), 1)) {
+        OLLA_CHECK_EQ_I64(run(&f, "loop"), OLLA_OK);
+        OLLA_CHECK_EQ_I64(f.r.subgraphs_counted, 1);
+        OLLA_CHECK_EQ_I64(f.r.peak_bytes, 9 * T);
+        /* the same with the memory pattern off: t is then allocated each time */
+        olla_ort_settings s = {0, 0, 0, 1};
+        olla_ort_session_result sr;
+        OLLA_CHECK_EQ_I64(olla_ort_memory_session(f.mem, (int[]){op_named(&f, "loop")}, 1, &s, &sr, &f.err), OLLA_OK);
+        OLLA_CHECK_EQ_I64(sr.first_run_bytes, 9 * T);
+    }
+    done(&f);
+    fixture g = {0};
+    loop_model(&g, 1);
+    if (build_with(&g, 1, cf_options(), 1)) {
+        OLLA_CHECK_EQ_I64(run(&g, "loop"), OLLA_OK);
+        OLLA_CHECK_EQ_I64(g.r.subgraphs_counted, 0);
+        OLLA_CHECK_STR_CONTAINS(olla_ort_memory_note(g.mem), "trip count 'M' is known only at run time");
+        OLLA_CHECK_STR_CONTAINS(olla_ort_memory_note(g.mem), "'loop' (Loop)");
+    }
+    done(&g);
+}
+
+/* Scan over xs[3,1024] with a state s0[1024]: s_out = s_in + x_t, o = -s_out.
+ * The state output sf (T) and the scan output os (3T, its shape static) come
+ * first, then the state's two temporaries (a sequence of 3): 6T, the body
+ * writing into them. With scan_output_axes = [1] os goes through a
+ * temporary of 3T, transposed into os at the end: 9T. */
+static void scan_model(fixture *f, int output_axis)
+{
+    mb_init(&f->mb, 17);
+    input(f, "s0", 1, 1024, 0, 0, 0);
+    input(f, "xs", 2, 3, 1024, 0, 0);
+    Onnx__NodeProto *scan = mb_node(&f->mb, "Scan", "scan", "s0,xs", "sf,os");
+    attr_ints(f, scan, "num_scan_inputs", 0, 1);
+    if (output_axis)
+        attr_ints(f, scan, "scan_output_axes", 1, 1);
+    Onnx__GraphProto *body = mb_subgraph(&f->mb, scan, "body");
+    sub_value(f, &body->n_input, &body->input, "s_in", 1, 1, 1024, 0);
+    sub_value(f, &body->n_input, &body->input, "x_t", 1, 1, 1024, 0);
+    mb_node_in(&f->mb, body, "Add", "add", "s_in,x_t", "s_out");
+    mb_node_in(&f->mb, body, "Neg", "neg", "s_out", "o");
+    sub_value(f, &body->n_output, &body->output, "s_out", 1, 1, 1024, 0);
+    sub_value(f, &body->n_output, &body->output, "o", 1, 1, 1024, 0);
+    output(f, "sf", 1, 1024, 0);
+    if (output_axis)
+        output(f, "os", 2, 1024, 3);
+    else
+        output(f, "os", 2, 3, 1024);
+}
+
+OLLA_TEST(test_scan_temporaries_counted)
+{
+    for (int axis = 0; axis <= 1; axis++) {
+        fixture f = {0};
+        scan_model(&f, axis);
+        if (build_with(&f, 1, cf_options(), 1)) {
+            OLLA_CHECK_EQ_I64(run(&f, "scan"), OLLA_OK);
+            OLLA_CHECK_EQ_I64(f.r.subgraphs_counted, 1);
+            OLLA_CHECK_EQ_I64(f.r.peak_bytes, axis ? 9 * T : 6 * T);
+        }
+        done(&f);
+    }
+}
+
+#undef T
+
 /* Graphs from different models are refused. */
 OLLA_TEST(test_graphs_must_match)
 {
@@ -515,4 +723,5 @@ OLLA_TEST_MAIN(OLLA_T(test_in_place_chain), OLLA_T(test_in_place_needs_the_last_
                OLLA_T(test_never_read_lives_to_the_end_unless_reused), OLLA_T(test_graph_output_has_its_own_buffer),
                OLLA_T(test_rank_zero_never_reuses), OLLA_T(test_order_checks_and_dropped_casts),
                OLLA_T(test_the_order_changes_the_peak), OLLA_T(test_conv_scratch), OLLA_T(test_matmul_scratch),
-               OLLA_T(test_run_bookkeeping), OLLA_T(test_graphs_must_match))
+               OLLA_T(test_run_bookkeeping), OLLA_T(test_graphs_must_match), OLLA_T(test_if_branch_counted),
+               OLLA_T(test_loop_iterations_counted), OLLA_T(test_scan_temporaries_counted))
