@@ -203,15 +203,27 @@ static int run_released(call *c)
 
 /* ---- arguments ---- */
 
+/* Text from the library as str: names in a model need not be UTF-8, so
+ * bytes that are not become U+FFFD. */
+static PyObject *text_of(const char *s)
+{
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
 /* A library error as a Python one: bad arguments (usage) are ValueError,
  * the rest OllaError with the library's exit code in .code. */
 static void raise_error(const olla_error *err)
 {
+    PyObject *msg = text_of(err->message);
+    if (!msg)
+        return;
     if (err->code == OLLA_ERR_USAGE) {
-        PyErr_SetString(PyExc_ValueError, err->message);
+        PyErr_SetObject(PyExc_ValueError, msg);
+        Py_DECREF(msg);
         return;
     }
-    PyObject *exc = PyObject_CallFunction(olla_error_type, "s", err->message);
+    PyObject *exc = PyObject_CallOneArg(olla_error_type, msg);
+    Py_DECREF(msg);
     if (!exc)
         return;
     PyObject *code = PyLong_FromLong(err->code ? (long)err->code : 3);
@@ -397,7 +409,9 @@ static PyObject *py_optimize(PyObject *self, PyObject *args, PyObject *kw)
     if (read_model(&c, model, is_path) < 0 || read_dims(&c, dims) < 0 || read_shapes(&c, shapes) < 0 ||
         (output != Py_None && !(c.output = dup_path(output, "output"))) || run(&c) < 0)
         goto out;
-    result = Py_BuildValue("(y#s)", (const char *)c.bytes, (Py_ssize_t)c.n_bytes, c.text);
+    PyObject *report = text_of(c.text);
+    if (report)
+        result = Py_BuildValue("(y#N)", (const char *)c.bytes, (Py_ssize_t)c.n_bytes, report);
 out:
     call_free(&c);
     return result;
@@ -436,7 +450,7 @@ static PyObject *py_shapes(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *result = NULL;
     if (read_model(&c, model, is_path) == 0 && read_dims(&c, dims) == 0 && read_shapes(&c, shapes) == 0 &&
         run(&c) == 0)
-        result = PyUnicode_FromString(c.text);
+        result = text_of(c.text);
     call_free(&c);
     return result;
 }
