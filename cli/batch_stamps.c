@@ -13,6 +13,7 @@
  * Every run reads all the files; where two stamp one model (a shard's run
  * after a plain one, or runs with another N), the stamp of the latest
  * output wins, since only it can match the output still there. */
+#include <ctype.h>
 #include <dirent.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -81,15 +82,14 @@ static int load_file(olla_batch_stamps *s, const char *path)
 static int is_shard_file(const char *name)
 {
     size_t len = strlen(STAMPS_NAME);
-    if (strncmp(name, STAMPS_NAME ".", len + 1) != 0)
+    unsigned k, n;
+    int end = -1, sep = -1;
+    if (strncmp(name, STAMPS_NAME, len) != 0 ||
+        sscanf(name + len, ".%u-of-%n%u%n", &k, &sep, &n, &end) != 2 || end < 0)
         return 0;
-    const char *p = name + len + 1;
-    size_t k = strspn(p, "0123456789");
-    if (!k || strncmp(p + k, "-of-", 4) != 0)
-        return 0;
-    p += k + 4;
-    k = strspn(p, "0123456789");
-    return k > 0 && p[k] == '\0';
+    /* digits only: sscanf would also take a sign or blanks */
+    return isdigit((unsigned char)name[len + 1]) && isdigit((unsigned char)name[len + (size_t)sep]) &&
+           name[len + (size_t)end] == '\0';
 }
 
 static int cmp_names(const void *x, const void *y)
