@@ -14,7 +14,8 @@ speed touches all of them alike):
 - proto: olla_onnx.optimize(an onnx.ModelProto): the same plus serializing it;
 - path:  olla_onnx.optimize(its path): the library reads the file itself.
 Each figure is the median of the R rounds, in milliseconds; overhead is
-bytes - lib. A last line sums them over the models. Every call plans with
+the median of the rounds' bytes - lib (paired, so a round slowed by the
+machine slows both). A last line sums them over the models. Every call plans with
 the same options (time limit 30 s), so every call does the same work.
 """
 import argparse
@@ -35,12 +36,13 @@ def timed(fn):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     print("| model | nodes | lib ms | bytes ms | proto ms | path ms | overhead ms (bytes - lib) | bytes / lib |")
     print("|---|---|---|---|---|---|---|---|")
     sums = [0.0] * 4
+    overheads = []
     for path in a.models:
         data = open(path, "rb").read()
         proto = onnx.load_model_from_string(data)
@@ -53,11 +55,13 @@ def main():
             runs["proto"].append(timed(lambda: olla_onnx.optimize(proto, time_limit=30)))
             runs["path"].append(timed(lambda: olla_onnx.optimize(path, time_limit=30)))
         med = [statistics.median(runs[k]) * 1e3 for k in ("lib", "bytes", "proto", "path")]
+        over = statistics.median(b - l for b, l in zip(runs["bytes"], runs["lib"])) * 1e3
+        overheads.append(over)
         sums = [s + m for s, m in zip(sums, med)]
         print("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |" % (
-            path.rsplit("/", 1)[-1], nodes, med[0], med[1], med[2], med[3], med[1] - med[0], med[1] / med[0]))
-    print("| all %d models | | %.1f | %.1f | %.1f | %.1f | %.1f (%.3f a call) | %.4f |" % (
-        len(a.models), sums[0], sums[1], sums[2], sums[3], sums[1] - sums[0], (sums[1] - sums[0]) / len(a.models),
+            path.rsplit("/", 1)[-1], nodes, med[0], med[1], med[2], med[3], over, med[1] / med[0]))
+    print("| all %d models | | %.1f | %.1f | %.1f | %.1f | %.1f in all, median %.3f a call | %.4f |" % (
+        len(a.models), sums[0], sums[1], sums[2], sums[3], sum(overheads), statistics.median(overheads),
         sums[1] / sums[0]))
 
 

@@ -40,8 +40,8 @@ export OLLA tmp
 
 echo
 echo "== $COUNT models: A = 4-task Slurm array (sbatch --wait), B = batch -j 2; both with --force"
-farm-bench -n 3 --timeout 1800 -- bash -c "array $tmp/slurm_out $tmp/r --force" \
-  --vs "$OLLA batch -q --force -j 2 --report $tmp/local.jsonl $tmp/zoo $tmp/local_out"
+farm-bench -n 3 --timeout 1800 --vs "$OLLA batch -q --force -j 2 --report $tmp/local.jsonl $tmp/zoo $tmp/local_out" \
+  -- bash -c "array $tmp/slurm_out $tmp/r --force"
 
 echo
 echo "== the same outputs"
