@@ -44,6 +44,16 @@ farm-bench -n 3 --timeout 1800 --vs "$OLLA batch -q --force -j 2 --report $tmp/l
   -- bash -c "array $tmp/slurm_out $tmp/r --force"
 
 echo
+echo "== one more array run (--force), each task's start and end recorded: the work without sbatch --wait's polling"
+t0=$(date +%s.%N)
+sbatch --array=0-3 --wait --chdir="$tmp" --output=/dev/null --wrap \
+  "s=\$(date +%s.%N); $OLLA batch -q --force --shard \$SLURM_ARRAY_TASK_ID/4 $tmp/zoo $tmp/slurm_out; echo \$s \$(date +%s.%N) >$tmp/span.\$SLURM_ARRAY_TASK_ID" >/dev/null
+t1=$(date +%s.%N)
+cat "$tmp"/span.* | awk -v t0="$t0" -v t1="$t1" '
+  NR == 1 || $1 < first {first = $1} NR == 1 || $2 > last {last = $2} {tasks = tasks sprintf(" %.2f", $2 - $1)}
+  END {printf "sbatch --wait %.2f s; tasks from the first start to the last end %.2f s (first start %.2f s after submitting); each task:%s s\n", t1 - t0, last - first, first - t0, tasks}'
+
+echo
 echo "== the same outputs"
 same=0; differ=0
 while read -r m; do
@@ -57,7 +67,7 @@ per = collections.Counter(r["model"] for r in rows)
 print("array reports: %d lines, %d models, each %s time(s); statuses %s; stopped by %s" % (
     len(rows), len(per), sorted(set(per.values())), dict(collections.Counter(r["status"] for r in rows)),
     dict(collections.Counter(r.get("schedule_stopped_by") for r in rows))))'
-array "$tmp/slurm_out" "$tmp/again"
+array "$tmp/slurm_out" "$tmp/again" >/dev/null
 cat "$tmp"/again.*.jsonl | $PY -c '
 import collections, json, sys
 print("second array run, no --force:", dict(collections.Counter(json.loads(l)["status"] for l in sys.stdin)))'
