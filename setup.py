@@ -49,17 +49,20 @@ class BuildWithCMake(build_ext):
         shutil.copyfile(built[0], target)
 
 
+with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+    README = f.read()
+
 setup(
     name="olla-onnx",
     version=version(),
     description="Reorder an ONNX model's nodes to minimise peak memory and place every tensor in one arena",
-    long_description=open(os.path.join(ROOT, "README.md"), encoding="utf-8").read(),
+    long_description=README,
     long_description_content_type="text/markdown",
     package_dir={"": "python"},
     packages=["olla_onnx"],
     ext_modules=[CMakeExtension("olla_onnx._olla")],
     cmdclass={"build_ext": BuildWithCMake},
-    python_requires=">=3.9",
+    python_requires=">=3.10",
     install_requires=["onnx"],
     zip_safe=False,
 )
