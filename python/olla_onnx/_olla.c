@@ -53,7 +53,11 @@ typedef struct call {
     /* hand-over */
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    int done, running, cancel;
+    int running;  /* the worker holds the library and runs the call */
+    int finished; /* the call has run; the worker waits for settled */
+    int cancel;   /* interrupted: stop, and leave no output */
+    int settled;  /* the caller has decided cancel for good */
+    int done;     /* the worker is through */
 } call;
 
 /* ---- the worker ---- */
@@ -97,52 +101,99 @@ static void run_call(call *c)
     olla_model_free(m);
 }
 
+/* Under c->lock: the worker ran the call; wait for the caller to say
+ * whether it was interrupted (so that an interruption always removes the
+ * output, however late it came), then clean up. */
+static void settle(call *c)
+{
+    pthread_mutex_lock(&c->lock);
+    c->running = 0;
+    c->finished = 1;
+    pthread_cond_broadcast(&c->cond);
+    while (!c->settled)
+        pthread_cond_wait(&c->cond, &c->lock);
+    int interrupted = c->cancel;
+    pthread_mutex_unlock(&c->lock);
+    if (interrupted)
+        olla_write_abandon(); /* none of its output stays */
+    olla_write_forget();
+    olla_stop_requested = 0;
+}
+
+/* Takes the library, waiting in slices so that a call interrupted while
+ * another thread's call runs gives up at once; 0 when interrupted. Holding
+ * the library, the call is marked running (from then on Ctrl-C stops it). */
+static int take_library(call *c)
+{
+    for (;;) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)(WAIT_SLICE * 1e9);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        int got = pthread_mutex_timedlock(&library_lock, &ts) == 0;
+        pthread_mutex_lock(&c->lock);
+        int cancelled = c->cancel;
+        if (got && !cancelled) {
+            olla_stop_requested = 0; /* ours alone while we hold the library */
+            c->running = 1;
+        }
+        pthread_mutex_unlock(&c->lock);
+        if (got && cancelled)
+            pthread_mutex_unlock(&library_lock);
+        if (cancelled)
+            return 0;
+        if (got)
+            return 1;
+    }
+}
+
 static void *worker(void *arg)
 {
     call *c = arg;
-    pthread_mutex_lock(&library_lock);
-    pthread_mutex_lock(&c->lock);
-    int cancelled = c->cancel;
-    if (!cancelled) {
-        olla_stop_requested = 0; /* ours alone while we hold the library */
-        c->running = 1;
-    }
-    pthread_mutex_unlock(&c->lock);
-    if (!cancelled) {
+    if (take_library(c)) {
         run_call(c);
-        if (olla_stop_requested)
-            olla_write_abandon(); /* interrupted: none of its output stays */
-        olla_write_forget();
-        olla_stop_requested = 0;
+        settle(c);
+        pthread_mutex_unlock(&library_lock);
     }
-    pthread_mutex_unlock(&library_lock);
     pthread_mutex_lock(&c->lock);
-    c->running = 0;
     c->done = 1;
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
     return NULL;
 }
 
-/* Waits up to seconds (< 0: for good) for the worker; 1 when it is done. */
-static int wait_done(call *c, double seconds)
+/* Waits up to seconds (< 0: for good) until the call has run (or, never
+ * started, is done); 1 when it has. */
+static int wait_finished(call *c, double seconds)
 {
     pthread_mutex_lock(&c->lock);
     if (seconds < 0) {
-        while (!c->done)
+        while (!c->finished && !c->done)
             pthread_cond_wait(&c->cond, &c->lock);
-    } else if (!c->done) {
+    } else if (!c->finished && !c->done) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         long long ns = (long long)ts.tv_nsec + (long long)(seconds * 1e9);
         ts.tv_sec += (time_t)(ns / 1000000000LL);
         ts.tv_nsec = (long)(ns % 1000000000LL);
-        while (!c->done && pthread_cond_timedwait(&c->cond, &c->lock, &ts) != ETIMEDOUT)
+        while (!c->finished && !c->done && pthread_cond_timedwait(&c->cond, &c->lock, &ts) != ETIMEDOUT)
             ;
     }
-    int done = c->done;
+    int finished = c->finished || c->done;
     pthread_mutex_unlock(&c->lock);
-    return done;
+    return finished;
+}
+
+/* The caller's word is final: the worker may clean up and end. */
+static void release_worker(call *c)
+{
+    pthread_mutex_lock(&c->lock);
+    c->settled = 1;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* Ctrl-C: a call not started yet never starts; a running one is asked to stop. */
@@ -174,30 +225,33 @@ static int run_released(call *c)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     if (e != 0) {
+        pthread_mutex_destroy(&c->lock);
+        pthread_cond_destroy(&c->cond);
         errno = e;
         PyErr_SetFromErrno(PyExc_OSError);
         return -1;
     }
     int interrupted = 0;
     for (;;) {
-        int done;
+        int finished;
         Py_BEGIN_ALLOW_THREADS
-        done = wait_done(c, WAIT_SLICE);
+        finished = wait_finished(c, WAIT_SLICE);
         Py_END_ALLOW_THREADS
-        if (done)
+        if (finished)
             break;
         if (PyErr_CheckSignals() < 0) { /* a handler raised, KeyboardInterrupt say */
             interrupted = 1;
             cancel(c);
-            Py_BEGIN_ALLOW_THREADS
-            wait_done(c, -1);
-            Py_END_ALLOW_THREADS
             break;
         }
     }
     Py_BEGIN_ALLOW_THREADS
+    wait_finished(c, -1);
+    release_worker(c);
     pthread_join(th, NULL);
     Py_END_ALLOW_THREADS
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->cond);
     return interrupted ? -1 : 0;
 }
 

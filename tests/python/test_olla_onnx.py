@@ -409,3 +409,43 @@ def test_ctrl_c_interrupts_a_long_plan(tmp_path, long_model):
     _, report = olla_onnx.optimize(bundled("mlp_train"), time_limit=20)
     assert lines[1] == "again %s %d" % (report["schedule_stopped_by"], report["arena_bytes"])
     assert os.listdir(out_dir) == []  # no output, no temporary file
+
+
+WAITING = r"""
+import sys, threading, time, olla_onnx
+long, small = sys.argv[1:3]
+took = {}
+def other():
+    t0 = time.monotonic()
+    planned, report = olla_onnx.optimize(long, time_limit=4)
+    took["other"] = time.monotonic() - t0
+t = threading.Thread(target=other)
+t.start()
+time.sleep(0.5)  # the other thread holds the library now
+print("waiting", flush=True)
+t0 = time.monotonic()
+try:
+    olla_onnx.optimize(small, time_limit=20)
+    print("finished")
+except KeyboardInterrupt:
+    print("interrupted after %.2f" % (time.monotonic() - t0), flush=True)
+t.join()
+print("other took %.2f" % took["other"])
+"""
+
+
+def test_ctrl_c_while_waiting_for_another_thread(long_model):
+    """Ctrl-C in a call that waits for the library stops that call at once,
+    and leaves the call of the thread using the library to finish."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    p = subprocess.Popen([sys.executable, "-c", WAITING, str(long_model), str(bundled("mlp_train"))],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert p.stdout.readline().strip() == "waiting"
+    time.sleep(1)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("interrupted after"), out
+    assert float(lines[0].split()[-1]) < 2.5, out  # signalled about 1 s in, not after the other call (4 s)
+    assert float(lines[1].split()[-1]) >= 3, out  # the other plan used its time, unstopped

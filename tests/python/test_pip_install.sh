@@ -16,8 +16,13 @@ pass=0; fail=0
 ok() { pass=$((pass+1)); }
 bad() { echo "FAIL: $*"; fail=$((fail+1)); }
 mkdir "$tmp/src"
-(cd "$SRC" && git ls-files -z --cached --others --exclude-standard | xargs -0 tar -cf - 2>/dev/null) | tar -xf - -C "$tmp/src" ||
-  { echo "FAIL: cannot copy the sources"; exit 1; }
+# the files git knows, or (not a git checkout) everything but the build folders
+if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
+  (cd "$SRC" && git ls-files -z --cached --others --exclude-standard | xargs -0 tar -cf -) | tar -xf - -C "$tmp/src"
+else
+  tar -C "$SRC" --exclude='./build*' --exclude='./node_modules' -cf - . | tar -xf - -C "$tmp/src"
+fi
+[ -f "$tmp/src/setup.py" ] || { echo "FAIL: cannot copy the sources"; exit 1; }
 $PY -m venv --system-site-packages "$tmp/venv" || { echo "FAIL: venv"; exit 1; }
 # the sanitizer build's runtime settings are for its own binaries, not for this build
 (cd "$tmp/src" && env -u LD_PRELOAD -u ASAN_OPTIONS -u UBSAN_OPTIONS \
