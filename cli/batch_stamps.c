@@ -1,16 +1,25 @@
-/* The stamps of a batch's output folder, OUT_DIR/.olla-batch-stamps: one
- * JSON line per converted model, {"model": its path below IN_DIR, "key": a
+/* The stamps of a batch's output folder, OUT_DIR/.olla-batch-stamps (and,
+ * for runs with --shard K/N, one file per shard, .olla-batch-stamps.K-of-N,
+ * so that shards writing one folder at once never overwrite each other's):
+ * one JSON line per converted model, {"model": its path below IN_DIR, "key": a
  * hash of the input file's identity and of every option that changes the
  * plan, "output_bytes" and "output_mtime_ns": the output as written, and
  * "report": the conversion's report}. A model is "unchanged", and skipped,
  * only when its key is the same and its output is still the file that was
  * written; so a changed model, a changed option, or an output edited or
  * removed by hand is converted again. The file is rewritten whole at the
- * end of a run (util/olla_file.h): never partial. */
+ * end of a run (util/olla_file.h): never partial.
+ *
+ * Every run reads all the files; where two stamp one model (a shard's run
+ * after a plain one, or runs with another N), the stamp of the latest
+ * output wins, since only it can match the output still there. */
+#include <ctype.h>
+#include <dirent.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/batch.h"
 #include "util/olla_file.h"
@@ -31,7 +40,8 @@ static long long get_i64(json_object *o, const char *field)
     return json_object_object_get_ex(o, field, &v) ? (long long)json_object_get_int64(v) : -1;
 }
 
-/* One line of the file; a malformed one (say, cut by a crash) is skipped. */
+/* One line of a file; a malformed one (say, cut by a crash) is skipped,
+ * and so is one older than a stamp of the same model already read. */
 static int load_line(olla_batch_stamps *s, const char *line)
 {
     json_object *o = json_tokener_parse(line);
@@ -43,24 +53,21 @@ static int load_line(olla_batch_stamps *s, const char *line)
     json_object_object_get_ex(o, "report", &rep);
     char *rel = dup_str(o, "model"), *key = dup_str(o, "key");
     const char *rep_text = rep ? json_object_to_json_string_ext(rep, JSON_C_TO_STRING_PLAIN) : "{}";
-    int ok = !rel || !key ||
-             olla_batch_stamps_set(s, rel, key, get_i64(o, "output_bytes"), get_i64(o, "output_mtime_ns"), rep_text);
+    long long mtime = get_i64(o, "output_mtime_ns");
+    const olla_batch_stamp *had = rel ? olla_batch_stamps_find(s, rel) : NULL;
+    int ok = !rel || !key || (had && had->out_mtime_ns >= mtime) ||
+             olla_batch_stamps_set(s, rel, key, get_i64(o, "output_bytes"), mtime, rep_text);
     free(rel);
     free(key);
     json_object_put(o);
     return ok;
 }
 
-int olla_batch_stamps_load(olla_batch_stamps *s, const char *out_dir)
+static int load_file(olla_batch_stamps *s, const char *path)
 {
-    memset(s, 0, sizeof *s);
-    size_t n = strlen(out_dir) + sizeof STAMPS_NAME + 2;
-    if (!(s->path = malloc(n)) || !olla_strmap_init(&s->index, 64))
-        return 0;
-    snprintf(s->path, n, "%s/%s", out_dir, STAMPS_NAME);
-    FILE *f = fopen(s->path, "r");
+    FILE *f = fopen(path, "r");
     if (!f)
-        return 1; /* a first run */
+        return 1; /* a first run, or removed meanwhile by a run folding the shards */
     char *line = NULL;
     size_t cap = 0;
     int ok = 1;
@@ -68,6 +75,71 @@ int olla_batch_stamps_load(olla_batch_stamps *s, const char *out_dir)
         ok = load_line(s, line);
     free(line);
     fclose(f);
+    return ok;
+}
+
+/* 1 for ".olla-batch-stamps.K-of-N" (digits), not a temporary beside it. */
+static int is_shard_file(const char *name)
+{
+    size_t len = strlen(STAMPS_NAME);
+    unsigned k, n;
+    int end = -1, sep = -1;
+    if (strncmp(name, STAMPS_NAME, len) != 0 ||
+        sscanf(name + len, ".%u-of-%n%u%n", &k, &sep, &n, &end) != 2 || end < 0)
+        return 0;
+    /* digits only: sscanf would also take a sign or blanks */
+    return isdigit((unsigned char)name[len + 1]) && isdigit((unsigned char)name[len + (size_t)sep]) &&
+           name[len + (size_t)end] == '\0';
+}
+
+static int cmp_names(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* The shards' files in out_dir, in name order, into s->read. */
+static int list_shard_files(olla_batch_stamps *s, const char *out_dir)
+{
+    DIR *d = opendir(out_dir);
+    if (!d)
+        return 1;
+    int ok = 1, cap = 0;
+    struct dirent *e;
+    while (ok && (e = readdir(d))) {
+        if (!is_shard_file(e->d_name))
+            continue;
+        if (s->n_read == cap) {
+            cap = cap ? 2 * cap : 8;
+            char **grown = realloc(s->read, (size_t)cap * sizeof *grown);
+            ok = grown != NULL;
+            s->read = grown ? grown : s->read;
+        }
+        size_t n = strlen(out_dir) + strlen(e->d_name) + 2;
+        char *path = ok ? malloc(n) : NULL;
+        if ((ok = path != NULL)) {
+            snprintf(path, n, "%s/%s", out_dir, e->d_name);
+            s->read[s->n_read++] = path;
+        }
+    }
+    closedir(d);
+    if (ok && s->n_read > 1)
+        qsort(s->read, (size_t)s->n_read, sizeof *s->read, cmp_names);
+    return ok;
+}
+
+int olla_batch_stamps_load(olla_batch_stamps *s, const char *out_dir, const olla_batch_shard *shard)
+{
+    memset(s, 0, sizeof *s);
+    s->shard = *shard;
+    size_t n = strlen(out_dir) + sizeof STAMPS_NAME + 48;
+    if (!(s->path = malloc(n)) || !olla_strmap_init(&s->index, 64))
+        return 0;
+    snprintf(s->path, n, "%s/%s", out_dir, STAMPS_NAME);
+    int ok = load_file(s, s->path) && list_shard_files(s, out_dir);
+    for (int i = 0; ok && i < s->n_read; i++)
+        ok = load_file(s, s->read[i]);
+    if (shard->n > 0)
+        snprintf(s->path, n, "%s/%s.%d-of-%d", out_dir, STAMPS_NAME, shard->k, shard->n);
     return ok;
 }
 
@@ -141,9 +213,13 @@ olla_status olla_batch_stamps_save(const olla_batch_stamps *s, olla_error *err)
         return st;
     int ok = 1;
     for (int k = 0; k < s->n && ok; k++)
-        if (s->v[k].key)
+        if (s->v[k].key && olla_batch_in_shard(&s->shard, s->v[k].rel))
             ok = write_line(out.f, &s->v[k]);
-    return olla_text_file_write(&out, s->path, !ok, err);
+    st = olla_text_file_write(&out, s->path, !ok, err);
+    /* a plain run holds every stamp now: the shards' files are folded in */
+    for (int i = 0; st == OLLA_OK && s->shard.n == 0 && i < s->n_read; i++)
+        unlink(s->read[i]);
+    return st;
 }
 
 void olla_batch_stamps_free(olla_batch_stamps *s)
@@ -155,6 +231,9 @@ void olla_batch_stamps_free(olla_batch_stamps *s)
     }
     free(s->v);
     free(s->path);
+    for (int i = 0; i < s->n_read; i++)
+        free(s->read[i]);
+    free(s->read);
     olla_strmap_free(&s->index);
     memset(s, 0, sizeof *s);
 }

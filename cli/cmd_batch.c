@@ -1,4 +1,4 @@
-/* olla-onnx batch IN_DIR OUT_DIR [-j N] [--report FILE.jsonl] [--force] [options]
+/* olla-onnx batch IN_DIR OUT_DIR [-j N] [--shard K/N] [--report FILE.jsonl] [--force] [options]
  *
  * Converts every .onnx file under IN_DIR into the same relative path under
  * OUT_DIR, N at a time, each in its own process so that one bad model never
@@ -15,7 +15,10 @@
  * - Ctrl-C: the running conversions stop and leave no partial file, the
  *   finished ones are kept (outputs, stamps and --report lines), and one
  *   message says so. Exit 130.
- * - --report FILE.jsonl is written whole at the end: one line per model. */
+ * - --report FILE.jsonl is written whole at the end: one line per model.
+ * - --shard K/N takes a share of the models that no other K takes, so that
+ *   N machines or job-array tasks convert one folder together
+ *   (cli/batch_shard.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
@@ -52,6 +55,8 @@ typedef struct {
 typedef struct {
     const char *in_dir, *out_dir, *report;
     long long workers;
+    int cpus;               /* this process may run on (the default -j follows) */
+    olla_batch_shard shard; /* n 0: every model */
     int force, verbosity, tty;
     olla_options opt;
     char **plan_args;        /* the planning options as given, each with its value: "--dim a=1" */
@@ -82,7 +87,8 @@ static void child_on_signal(int sig)
     _exit(128 + sig);
 }
 
-static const char batch_usage[] = "usage: olla-onnx batch IN_DIR OUT_DIR [-j N] [--report FILE.jsonl] [--force] [options]\n";
+static const char batch_usage[] =
+    "usage: olla-onnx batch IN_DIR OUT_DIR [-j N] [--shard K/N] [--report FILE.jsonl] [--force] [options]\n";
 
 static void help(void)
 {
@@ -91,8 +97,11 @@ static void help(void)
           "Converts every .onnx file under IN_DIR into the same relative path under\n"
           "OUT_DIR, each in its own process. OUT_DIR inside IN_DIR is skipped.\n"
           "\n"
-          "  -j N                 conversions at a time (default: half the cores, at\n"
-          "                       least 1: each conversion's solver may use two)\n"
+          "  -j N                 conversions at a time (default: half the CPUs this\n"
+          "                       process may use, at least 1: each conversion's solver\n"
+          "                       may use two)\n"
+          "  --shard K/N          convert only share K (0 to N-1) of N: the models whose\n"
+          "                       path hashes to K; N runs over one folder share it out\n"
           "  --report FILE.jsonl  one JSON line per model: its report and status\n"
           "  --force              convert every model, also those unchanged since their\n"
           "                       output was written with the same options\n"
@@ -150,8 +159,8 @@ static int keep_plan_arg(batch *b, char **argv, int from, int to)
 /* -1: go on; else the exit code. */
 static int parse_args(batch *b, olla_cli_plan_opts *po, int argc, char **argv)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    b->workers = ncpu / 2 > 1 ? ncpu / 2 : 1; /* each solve may use two CPUs */
+    b->cpus = olla_batch_cpus();
+    b->workers = olla_batch_default_jobs(b->cpus);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int from = i;
@@ -178,6 +187,14 @@ static int parse_args(batch *b, olla_cli_plan_opts *po, int argc, char **argv)
                 return 2;
             }
             b->report = argv[++i];
+        } else if (strcmp(a, "--shard") == 0) {
+            const char *val = i + 1 < argc ? argv[++i] : "";
+            if (!olla_batch_parse_shard(val, &b->shard)) {
+                fprintf(stderr, "olla-onnx batch: --shard '%s': needs K/N, share K of N with 0 <= K < N <= 1000000, "
+                                "such as --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT\n",
+                        val);
+                return 2;
+            }
         } else if (strcmp(a, "--force") == 0) {
             b->force = 1;
         } else if (a[0] == '-' || (b->in_dir && b->out_dir)) {
@@ -304,7 +321,7 @@ static int collect(batch *b, const char *rel)
             continue;
         if (S_ISDIR(sb.st_mode) && !(sb.st_dev == b->out_dev && sb.st_ino == b->out_ino))
             ok = collect(b, sub);
-        else if (S_ISREG(sb.st_mode) && is_onnx(names[i]))
+        else if (S_ISREG(sb.st_mode) && is_onnx(names[i]) && olla_batch_in_shard(&b->shard, sub))
             ok = add_job(b, sub);
     }
     for (int i = 0; i < n; i++)
@@ -773,6 +790,15 @@ static olla_status write_report(const batch *b, olla_error *err)
     return olla_text_file_write(&out, b->report, 0, err);
 }
 
+/* " in shard K/N" with --shard, else "". */
+static const char *shard_text(const batch *b, char *buf, size_t n)
+{
+    if (b->shard.n == 0)
+        return "";
+    snprintf(buf, n, " in shard %d/%d", b->shard.k, b->shard.n);
+    return buf;
+}
+
 /* What the runtime holds for each model, input and written (the report's
  * saving_input_bytes and saving_planned_bytes), and the total saving over
  * the models that have both. */
@@ -795,10 +821,11 @@ static void print_table(const batch *b, double seconds)
                                                         ? j->n_warnings == 1 ? ", 1 warning" : ", warnings" : "");
         fprintf(stderr, "%-48s %7d %12s %12s %8s %8.2f  %s\n", j->rel, j->nodes, a, c, s, j->seconds, st);
     }
-    fprintf(stderr, "%d %s: %d converted, %d unchanged, %d failed; total saving %.1f%% of what the runtimes hold; "
+    char sh[48];
+    fprintf(stderr, "%d %s%s: %d converted, %d unchanged, %d failed; total saving %.1f%% of what the runtimes hold; "
                     "%.1f s\n", b->n_jobs,
-            olla_cli_plural(b->n_jobs, "model", "models"), b->ok, b->unchanged, b->failed,
-            olla_cli_pct(sum_in - sum_planned, sum_in), seconds);
+            olla_cli_plural(b->n_jobs, "model", "models"), shard_text(b, sh, sizeof sh), b->ok, b->unchanged,
+            b->failed, olla_cli_pct(sum_in - sum_planned, sum_in), seconds);
 }
 
 /* ---- the command ---- */
@@ -831,7 +858,7 @@ static int prepare(batch *b)
         fprintf(stderr, "olla-onnx batch: cannot list %s\n", b->in_dir);
         return 1;
     }
-    if (!olla_batch_stamps_load(&b->stamps, b->out_dir)) {
+    if (!olla_batch_stamps_load(&b->stamps, b->out_dir, &b->shard)) {
         fprintf(stderr, "olla-onnx batch: out of memory reading the stamps of %s\n", b->out_dir);
         return 3;
     }
@@ -851,9 +878,11 @@ static void catch_signals(void)
 static int convert_all(batch *b)
 {
     double t0 = olla_now();
+    char sh[48];
     if (b->verbosity > 1)
-        fprintf(stderr, "olla-onnx batch: %d %s, %lld at a time\n", b->n_jobs,
-                olla_cli_plural(b->n_jobs, "model", "models"), b->workers);
+        fprintf(stderr, "olla-onnx batch: %d %s%s, %lld at a time (%d %s this process may use)\n", b->n_jobs,
+                olla_cli_plural(b->n_jobs, "model", "models"), shard_text(b, sh, sizeof sh), b->workers, b->cpus,
+                olla_cli_plural(b->cpus, "CPU", "CPUs"));
     catch_signals();
     run_all(b);
     clear_line(b);

@@ -9,6 +9,7 @@
 #define OLLA_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "olla_bindings.h"
@@ -25,6 +26,12 @@ typedef struct olla_model olla_model;
 /* Reads and validates a model file: protobuf well-formed, a graph present,
  * external data references safe and present (never read). */
 olla_status olla_model_load(const char *path, olla_model **out, olla_error *err);
+/* The same from a serialized ModelProto in memory (copied; data may go
+ * once this returns). name is what messages and the report call the model
+ * (NULL: "<memory>"); dir is the folder its external data is relative to,
+ * or NULL: then a model that references external data is an error. */
+olla_status olla_model_load_bytes(const void *data, size_t len, const char *name, const char *dir, olla_model **out,
+                                  olla_error *err);
 void olla_model_free(olla_model *m);
 
 /* Progress of a long run: the phase ("shapes", "graph", "ordering",
@@ -183,10 +190,20 @@ void olla_report_clear(olla_report *report);
  * out_path when it goes to another folder. */
 olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const char *out_path, olla_error *err);
 
+/* The bytes olla_write_model() writes, in memory (*bytes malloc'd): the
+ * same bytes, byte for byte. External data is left where the model's
+ * references point (nothing is copied). */
+olla_status olla_write_model_bytes(const olla_model *m, const olla_plan *plan, uint8_t **bytes, size_t *len,
+                                   olla_error *err);
+
 /* Async-signal-safe: removes the temporary file olla_write_model() is
  * writing, if any, and the outputs this process already renamed into place,
  * so an interrupted run leaves no output behind. */
 void olla_write_abandon(void);
+/* Forgets the outputs written so far, so that a later olla_write_abandon()
+ * leaves them in place: for a process that writes one model after another
+ * (a Python session), once a run's outputs are complete. */
+void olla_write_forget(void);
 
 /* Set (from a signal handler, say) to ask long phases to stop early. */
 extern volatile sig_atomic_t olla_stop_requested;
@@ -210,6 +227,14 @@ olla_status olla_model_check_dim_names(const olla_model *m, const olla_dim_bindi
  * shapes[j].rank, 2 when it has that input with another rank, else 0. */
 void olla_model_bindings_used(const olla_model *m, const olla_dim_binding *dims, int n_dims, unsigned char *dim_used,
                               const olla_input_shape *shapes, int n_shapes, unsigned char *shape_used);
+
+/* What `olla-onnx shapes` prints: the element type, shape, bytes and source
+ * of every tensor of the main graph as one JSON document (*json malloc'd),
+ * inferred under opt's dims, input_shapes and strict_shapes; use_value_info
+ * 0 ignores the model's value_info (what inference alone finds). A dims
+ * name that no dimension of the model uses is OLLA_ERR_USAGE. */
+olla_status olla_model_shapes_json(const olla_model *m, const olla_options *opt, int use_value_info, char **json,
+                                   olla_error *err);
 
 /* The curve of peak memory against extra compute: the plan made without a
  * limit, the smallest peak recomputation reaches, and n_points plans with

@@ -143,7 +143,8 @@ static olla_status check_one(const Onnx__TensorProto *t, const char *loc, void *
                               model, name, loc);
     if (!c->model->dir)
         return olla_error_set(c->err, OLLA_ERR_INPUT,
-                              "%s: tensor '%s' has external data '%s' but the model was not read from a folder",
+                              "%s: tensor '%s' has external data '%s' but the model was read from memory, with no "
+                              "folder to find it in; give the model's path instead",
                               model, name, loc);
     char full[PATH_MAX];
     if (snprintf(full, sizeof full, "%s/%s", c->model->dir, loc) >= (int)sizeof full)

@@ -29,6 +29,13 @@ typedef struct olla_meta_entry {
     const char *key, *value;
 } olla_meta_entry;
 
+/* The bytes olla_model_write writes, in memory (*buf malloc'd), with
+ * graph.node in node_order and the metadata entries as below; name is what
+ * a message calls the output. */
+olla_status olla_model_pack(const olla_model *m, const int *node_order, int n_nodes, const olla_meta_entry *meta,
+                            int n_meta, const char *meta_prefix, const char *name, uint8_t **buf, size_t *len,
+                            olla_error *err);
+
 /* Writes the model to out_path with graph.node in node_order (n_nodes proto
  * indices, a permutation) and metadata_props without the entries whose key
  * starts with meta_prefix (NULL: none removed) plus meta[0..n_meta). External

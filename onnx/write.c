@@ -46,22 +46,24 @@ static olla_status pack_with(Onnx__ModelProto *mp, Onnx__NodeProto **nodes, Onnx
     return st;
 }
 
-olla_status olla_model_write(const olla_model *m, const int *node_order, int n_nodes, const olla_meta_entry *meta,
-                             int n_meta, const char *meta_prefix, const char *out_path, olla_error *err)
+olla_status olla_model_pack(const olla_model *m, const int *node_order, int n_nodes, const olla_meta_entry *meta,
+                            int n_meta, const char *meta_prefix, const char *name, uint8_t **buf, size_t *len,
+                            olla_error *err)
 {
     Onnx__ModelProto *mp = m->proto; /* swapped fields are restored by pack_with */
     Onnx__GraphProto *g = mp->graph;
+    *buf = NULL;
+    *len = 0;
     if (n_nodes != (int)g->n_node)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "internal error: the order lists %d nodes, the model has %zu",
                               n_nodes, g->n_node);
     Onnx__NodeProto **nodes = malloc((g->n_node + 1) * sizeof *nodes);
     Onnx__StringStringEntryProto **props = malloc((mp->n_metadata_props + (size_t)n_meta + 1) * sizeof *props);
     Onnx__StringStringEntryProto *kv = malloc(((size_t)n_meta + 1) * sizeof *kv);
-    uint8_t *buf = NULL;
-    size_t len = 0, np = 0, prefix_len = meta_prefix ? strlen(meta_prefix) : 0;
+    size_t np = 0, prefix_len = meta_prefix ? strlen(meta_prefix) : 0;
     olla_status st = OLLA_OK;
     if (!nodes || !props || !kv) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", out_path);
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", name);
         goto done;
     }
     for (int i = 0; i < n_nodes; i++)
@@ -78,21 +80,30 @@ olla_status olla_model_write(const olla_model *m, const int *node_order, int n_n
         kv[i].value = (char *)meta[i].value;
         props[np++] = &kv[i];
     }
-    if ((st = pack_with(mp, nodes, props, np, out_path, &buf, &len, err)) != OLLA_OK)
-        goto done;
-    char *dir = parent_dir(out_path);
-    if (!dir) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", out_path);
-        goto done;
-    }
-    st = olla_external_mirror(m, dir, err);
-    free(dir);
-    if (st == OLLA_OK)
-        st = olla_write_file_atomic(out_path, buf, len, err);
+    st = pack_with(mp, nodes, props, np, name, buf, len, err);
 done:
-    free(buf);
     free(nodes);
     free(props);
     free(kv);
+    return st;
+}
+
+olla_status olla_model_write(const olla_model *m, const int *node_order, int n_nodes, const olla_meta_entry *meta,
+                             int n_meta, const char *meta_prefix, const char *out_path, olla_error *err)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    olla_status st = olla_model_pack(m, node_order, n_nodes, meta, n_meta, meta_prefix, out_path, &buf, &len, err);
+    if (st != OLLA_OK)
+        return st;
+    char *dir = parent_dir(out_path);
+    if (!dir)
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory writing %s", out_path);
+    if (st == OLLA_OK)
+        st = olla_external_mirror(m, dir, err);
+    free(dir);
+    if (st == OLLA_OK)
+        st = olla_write_file_atomic(out_path, buf, len, err);
+    free(buf);
     return st;
 }

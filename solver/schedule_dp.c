@@ -199,7 +199,7 @@ static olla_status dp_core(const olla_dag *dag, const uint64_t *init, int64_t in
         layer *a = &L[k], *b = &L[k + 1];
         for (long i = 0; i < a->n; i++) {
             const uint64_t *s = a->keys + i * W;
-            if (deadline > 0 && (i & 255) == 0 && olla_now() > deadline)
+            if ((i & 255) == 0 && olla_past(deadline))
                 goto done; /* gave up */
             /* A ready node that frees at least what it allocates and whose
              * step stays within the peak so far can run first in some best
@@ -326,7 +326,7 @@ olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half,
     if (st != OLLA_OK || n < 2)
         goto done;
     for (int round = 0; round < 4 * n; round++) {
-        if (deadline > 0 && olla_now() > deadline)
+        if (olla_past(deadline))
             break;
         int improved = 0;
         /* every step at the peak, in turn, with windows centred, before and after */
@@ -353,7 +353,7 @@ olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half,
                     memcpy(order + lo, sub, (size_t)(hi - lo + 1) * sizeof *sub);
                     improved = 1;
                 }
-                if (deadline > 0 && olla_now() > deadline)
+                if (olla_past(deadline))
                     break;
             }
         }

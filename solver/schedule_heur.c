@@ -95,7 +95,7 @@ static olla_status list_schedule(const olla_dag *dag, int kind, double deadline,
     while (s.n_ready > 0) {
         /* each step scans the ready list: on wide graphs the whole run can
          * take long, so it gives up at the deadline */
-        if (deadline > 0 && (done & 255) == 0 && olla_now() > deadline) {
+        if ((done & 255) == 0 && olla_past(deadline)) {
             sim_free(&s);
             return olla_error_set(err, OLLA_ERR_INTERNAL, "the list scheduler stopped at the time limit");
         }

@@ -169,7 +169,7 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, olla_limit lim
     int cnt, at;
     evaluate(&c, &peak, &cnt, &at);
     for (int iter = 0; n > 1; iter++) {
-        if (deadline > 0 && (iter & 7) == 0 && olla_now() > deadline)
+        if ((iter & 7) == 0 && olla_past(deadline))
             break;
         /* candidates: the node at the peak, producers and last readers of
          * the tensors live there */
@@ -186,7 +186,7 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, olla_limit lim
         int improved = 0, late = 0;
         for (int i = 0; i < nc && !improved; i++) {
             /* each try re-evaluates the whole order: watch the budget and the clock */
-            if (c.evals_left == 0 || (deadline > 0 && olla_now() > deadline)) {
+            if (c.evals_left == 0 || olla_past(deadline)) {
                 late = 1;
                 break;
             }

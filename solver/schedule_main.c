@@ -179,7 +179,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
                 pick = i;
         if (pick < 0)
             break;
-        if (deadline > 0 && olla_now() > deadline)
+        if (olla_past(deadline))
             break;
         int *o = starts + (size_t)pick * ((size_t)n + 1);
         olla_sched_local_improve(sg[pick] ? &aug : dag, o, work_limit(dag, LOCAL_WORK, 200, deadline));
@@ -189,7 +189,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
         sp[pick] = -1;
     }
     free(starts);
-    if (deadline <= 0 || olla_now() < deadline) {
+    if (!olla_past(deadline)) {
         memcpy(work, best, (size_t)n * sizeof(int));
         olla_sched_local_improve(dag, work, work_limit(dag, LOCAL_WORK, 200, deadline));
         offer(&k, work, 1, "best+local");
@@ -200,7 +200,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     lb = olla_bound_node_io(dag);
     int small = n <= OLLA_SCHED_REACH_MAX_NODES;
     int have_reach =
-        small && (deadline <= 0 || olla_now() < deadline) && olla_reach_build(dag, &reach, err) == OLLA_OK;
+        small && !olla_past(deadline) && olla_reach_build(dag, &reach, err) == OLLA_OK;
     olla_error_clear(err);
     if (have_reach && olla_dag_peak(dag, best, &ub, live, NULL, err) == OLLA_OK) {
         for (int t = 0; t < n; t++)
@@ -218,7 +218,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     /* exact reordering of windows around the peak */
     static const int halves[] = {8, 16, 32};
     for (size_t h = 0; h < sizeof halves / sizeof halves[0] && k.best_peak > lb; h++) {
-        if (deadline > 0 && olla_now() > deadline)
+        if (olla_past(deadline))
             break;
         memcpy(work, best, (size_t)n * sizeof(int));
         int64_t wpk = 0;
@@ -236,7 +236,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     }
 
     /* segments between nodes ordered with all others, solved exactly */
-    if (have_reach && k.best_peak > lb && (deadline <= 0 || olla_now() < deadline)) {
+    if (have_reach && k.best_peak > lb && !olla_past(deadline)) {
         int nseg = 0, solved = 0;
         memcpy(work, best, (size_t)n * sizeof(int));
         if (olla_sched_split_solve(dag, &reach, work, state_budget(n), deadline, &nseg, &solved, err) == OLLA_OK) {
@@ -251,7 +251,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     }
 
     /* exact search over sets of nodes run, for orders below the best peak */
-    if (k.best_peak > lb && (deadline <= 0 || olla_now() < deadline)) {
+    if (k.best_peak > lb && !olla_past(deadline)) {
         int64_t dpk = 0;
         int outcome = OLLA_DP_GAVE_UP;
         olla_error derr = {0};

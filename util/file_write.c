@@ -50,6 +50,17 @@ static void hold_signals(sigset_t *old)
 
 static void release_signals(const sigset_t *old) { sigprocmask(SIG_SETMASK, old, NULL); }
 
+void olla_file_forget(void)
+{
+    sigset_t old;
+    hold_signals(&old);
+    int n = n_committed;
+    n_committed = 0; /* first, so that no handler reaches a freed path */
+    for (int i = 0; i < n; i++)
+        free(committed[i]);
+    release_signals(&old);
+}
+
 /* Records path as committed; called with the signals held back. A path
  * that cannot be recorded (out of memory) stays behind if interrupted. */
 static void record_committed(const char *path)

@@ -40,4 +40,9 @@ int olla_folder_writable(const char *dir, int *why);
  * interrupted run leaves none of its output behind. */
 void olla_file_abandon(void);
 
+/* Forgets the files renamed into place so far: a later olla_file_abandon()
+ * leaves them. For a process that writes one run's outputs after another
+ * (a library caller), once a run is complete. */
+void olla_file_forget(void);
+
 #endif

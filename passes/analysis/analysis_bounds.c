@@ -352,7 +352,7 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
      * leaves a valid bound */
     int stopped = 0;
     for (int v = 0; v < n; v++) {
-        if (deadline > 0 && (v & 63) == 0 && olla_now() > deadline) {
+        if ((v & 63) == 0 && olla_past(deadline)) {
             stopped = 1;
             n = v; /* only the nodes seen so far */
             break;
@@ -365,7 +365,7 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         cand[v] = v;
     }
     for (int i = 1; i < n && !stopped; i++) { /* insertion sort by cutb descending */
-        if (deadline > 0 && (i & 255) == 0 && olla_now() > deadline)
+        if ((i & 255) == 0 && olla_past(deadline))
             stopped = 1;
         int x = cand[i], j = i;
         while (j > 0 && cutb[cand[j - 1]] < cutb[x]) {
@@ -384,7 +384,7 @@ olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const i
         }
         if (upper && upper[v] <= best)
             continue;
-        if (late || (deadline > 0 && (i & 15) == 0 && olla_now() > deadline)) {
+        if (late || ((i & 15) == 0 && olla_past(deadline))) {
             late = 1; /* only the cheap per-node values from here on */
             continue;
         }
@@ -449,7 +449,7 @@ olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int
         mc[v] = -1;
         if (upper[v] <= lb)
             continue;
-        if (left == 0 || (deadline > 0 && olla_now() > deadline))
+        if (left == 0 || olla_past(deadline))
             break;
         mc[v] = pair_eval(&c, &left, v, -1, -1, NULL);
         if (mc[v] > lb)
@@ -471,14 +471,14 @@ olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int
      * raising the bound changes which pairs matter. */
     for (int i = 0; i < nc && i < tries && lb < ub; i++) {
         int v = cand[i];
-        if (left == 0 || (deadline > 0 && olla_now() > deadline))
+        if (left == 0 || olla_past(deadline))
             break;
         if (pair_eval(&c, &left, v, -1, -1, side) < 0)
             continue;
         /* partners by distance from v in the order: near ones matter most */
         int sv = step[v];
         for (int d = 1; d < n && lb < ub; d++) {
-            if (left == 0 || (deadline > 0 && (d & 31) == 0 && olla_now() > deadline))
+            if (left == 0 || ((d & 31) == 0 && olla_past(deadline)))
                 break;
             for (int sgn = 0; sgn < 2; sgn++) {
             int su = sgn ? sv + d : sv - d;

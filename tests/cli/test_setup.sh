@@ -15,9 +15,18 @@ all=$(bash "$SRC/scripts/setup.sh" --test --list | tr '\n' ' ')
 for p in cmake gcc pkg-config protobuf-c-compiler libprotobuf-c-dev coinor-libcbc-dev libonnx-dev libjson-c-dev; do
   [[ " $run " == *" $p "* ]] && ok || bad "setup.sh does not install $p, which building needs"
 done
-for p in chromium valgrind clang nodejs npm python3-onnx python3-numpy python3-torch; do
+for p in chromium valgrind clang nodejs npm python3-onnx python3-numpy python3-torch python3-pytest python3-dev python3-venv \
+         python3-pip python3-setuptools python3-wheel slurm-wlm munge; do
   [[ " $run " != *" $p "* ]] && ok || bad "setup.sh installs the test tool $p for a user who only runs the tool"
   [[ " $all " == *" $p "* ]] && ok || bad "setup.sh --test does not install $p"
+done
+# what pip install . needs to build the Python package offline, without the test tools
+py=$(bash "$SRC/scripts/setup.sh" --python --list | tr '\n' ' ')
+for p in python3-dev python3-pip python3-setuptools python3-wheel python3-venv python3-onnx; do
+  [[ " $py " == *" $p "* ]] && ok || bad "setup.sh --python does not install $p"
+done
+for p in chromium valgrind slurm-wlm python3-pytest; do
+  [[ " $py " != *" $p "* ]] && ok || bad "setup.sh --python installs the test tool $p"
 done
 bash "$SRC/scripts/setup.sh" --bogus 2>/dev/null; [ $? -eq 2 ] && ok || bad "setup.sh takes unknown options"
 # the README's two commands: the fenced blocks after "## Two commands"

@@ -114,6 +114,40 @@ OLLA_TEST(test_abandon_removes_every_output)
     remove_all(dir);
 }
 
+/* Files forgotten after a complete run stay when a later run is
+ * abandoned; that run's own files go. Runs in a child, as above. */
+OLLA_TEST(test_forget_keeps_finished_runs)
+{
+    char dir[] = "/tmp/olla-util-XXXXXX";
+    OLLA_CHECK(mkdtemp(dir) != NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        olla_error err = {0};
+        char path[4200];
+        int bad = 0;
+        for (int run = 0; run < 3; run++) {
+            for (int i = 0; i < 5; i++) {
+                snprintf(path, sizeof path, "%s/run%d_%d", dir, run, i);
+                bad |= olla_write_file_atomic(path, "data", 4, &err) != OLLA_OK;
+            }
+            if (run < 2)
+                olla_file_forget(); /* runs 0 and 1 completed */
+        }
+        bad |= count_files(dir) != 15;
+        olla_file_abandon(); /* run 2 interrupted */
+        _exit(bad ? 2 : 0);
+    }
+    int st = 0;
+    OLLA_CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    OLLA_CHECK_EQ_I64(count_files(dir), 10);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/run1_4", dir);
+    OLLA_CHECK(access(path, F_OK) == 0);
+    snprintf(path, sizeof path, "%s/run2_0", dir);
+    OLLA_CHECK(access(path, F_OK) != 0);
+    remove_all(dir);
+}
+
 /* The probe of a folder leaves nothing behind and says why it fails. */
 OLLA_TEST(test_folder_writable)
 {
@@ -253,6 +287,6 @@ OLLA_TEST(test_line_takes_whole_pieces)
     OLLA_CHECK(strcmp(b, "37.5 MiB") == 0);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_strmap_against_a_list), OLLA_T(test_abandon_removes_every_output), OLLA_T(test_folder_writable),
-               OLLA_T(test_text_file), OLLA_T(test_signal_at_any_moment_leaves_nothing),
-               OLLA_T(test_line_takes_whole_pieces))
+OLLA_TEST_MAIN(OLLA_T(test_strmap_against_a_list), OLLA_T(test_abandon_removes_every_output),
+               OLLA_T(test_forget_keeps_finished_runs), OLLA_T(test_folder_writable), OLLA_T(test_text_file),
+               OLLA_T(test_signal_at_any_moment_leaves_nothing), OLLA_T(test_line_takes_whole_pieces))
