@@ -50,6 +50,11 @@ olla_status olla_sched_dfs_post(const olla_dag *dag, int *order, olla_error *err
  * none): past it they stop with OLLA_ERR_INTERNAL and no order. */
 olla_status olla_sched_greedy_free_until(const olla_dag *dag, double deadline, int *order, olla_error *err);
 olla_status olla_sched_least_peak_until(const olla_dag *dag, double deadline, int *order, olla_error *err);
+/* The list scheduler run backward from the end, where every graph output
+ * is live: it places last the node that adds least to what is live before
+ * it (its inputs not live yet, less its outputs). It sees what must stay
+ * live to the end; the forward ones see what is freed. Same deadline rule. */
+olla_status olla_sched_reverse_until(const olla_dag *dag, double deadline, int *order, olla_error *err);
 /* Moves nodes within their windows (between their last producer and first
  * reader) across the peak step while (peak, steps at the peak) drops; order
  * is improved in place. The budget counts evaluations of the whole order.
@@ -59,7 +64,11 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, olla_limit lim
  * looking only for peaks below ub. *outcome: OLLA_DP_FOUND (order and *peak
  * hold an optimal order, peak < ub), OLLA_DP_NONE_BETTER (every order peaks
  * at ub or more), OLLA_DP_GAVE_UP (more than max_states sets, or past the
- * deadline, a olla_now() time; <=0 = none). */
+ * deadline, a olla_now() time; <=0 = none). A set takes one bit per node
+ * searched (here every node; in the window and segment searches below only
+ * those of the window or segment), and the sets are kept within 256 MB.
+ * In the searches below max_states is the budget of all their searches
+ * together. */
 enum { OLLA_DP_GAVE_UP = 0, OLLA_DP_FOUND = 1, OLLA_DP_NONE_BETTER = 2 };
 olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states, double deadline, int *order,
                                 int64_t *peak, int *outcome, olla_error *err);
@@ -67,7 +76,8 @@ olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states
 /* Large-neighbourhood improvement: around each step at the peak, reorders
  * a window of about 2*half+1 consecutive steps exactly (the search above
  * restricted to the window, everything else fixed) while that removes the
- * peak step; order is improved in place; *peak receives the new peak. */
+ * peak step, until max_states sets were made; order is improved in place;
+ * *peak receives the new peak. */
 olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half, long max_states, double deadline,
                                       int64_t *peak, olla_error *err);
 
@@ -78,9 +88,8 @@ olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half,
  * is exact for the whole. order (topological) is improved in place.
  * *all_solved is 1 when every segment was solved to optimality, so that the
  * result is optimal. */
-struct olla_reach;
-olla_status olla_sched_split_solve(const olla_dag *dag, const struct olla_reach *r, int *order, long max_states,
-                                   double deadline, int *n_segments, int *all_solved, olla_error *err);
+olla_status olla_sched_split_solve(const olla_dag *dag, int *order, long max_states, double deadline,
+                                   int *n_segments, int *all_solved, olla_error *err);
 
 /* The scheduling ILP of the paper (eq. 12) with the reductions: binaries
  * S[v][t] = "v has run by step t" only inside v's window, one node per

@@ -37,6 +37,37 @@ int64_t olla_bound_node_io(const olla_dag *dag)
     return best;
 }
 
+int64_t olla_bound_outputs(const olla_dag *dag, int *last)
+{
+    int64_t out = 0, extra = -1;
+    int at = -1;
+    for (int e = 0; e < dag->n_tensors; e++)
+        if (dag->is_output[e])
+            out += dag->bytes[e];
+    for (int w = 0; w < dag->n_nodes; w++) {
+        int sink = 1;
+        int64_t x = -inplace_saving_max(dag, NULL, w); /* at the last step every write in place applies */
+        for (int k = dag->out_start[w]; k < dag->out_start[w + 1] && sink; k++) {
+            int e = dag->out_list[k];
+            sink = dag->sink_start[e] == dag->sink_start[e + 1];
+            if (!dag->is_output[e])
+                x += dag->bytes[e];
+        }
+        if (!sink)
+            continue; /* a node with a reader never runs last */
+        for (int k = dag->in_start[w]; k < dag->in_start[w + 1]; k++)
+            if (!dag->is_output[dag->in_list[k]])
+                x += dag->bytes[dag->in_list[k]];
+        if (extra < 0 || x < extra) {
+            extra = x;
+            at = w;
+        }
+    }
+    if (last)
+        *last = at;
+    return dag->n_nodes == 0 ? 0 : out + (extra > 0 ? extra : 0);
+}
+
 /* Tensor e is live at v's step in every order when its producer is v or an
  * ancestor of v and it is a graph output or read by v or a descendant. */
 static int must_live(const olla_dag *dag, const olla_reach *r, int e, int v)
@@ -79,6 +110,7 @@ int64_t olla_bound_cut(const olla_dag *dag, const olla_reach *r, int *at)
 
 typedef struct {
     int n, m, cap_m;
+    long work; /* arcs scanned so far: the unit of the bounds' work budgets */
     int *head, *next, *to;
     int64_t *cap, *base;
     int *level, *iter, *queue;
@@ -200,7 +232,8 @@ static int64_t net_push(flow_net *f, int s, int t, int *stack_v, int *stack_a)
 static int64_t net_maxflow(flow_net *f, int s, int t, int *stack_v, int *stack_a)
 {
     int64_t flow = 0;
-    while (net_bfs(f, s, t)) {
+    f->work += f->m; /* the capacities' reset */
+    while ((f->work += 2L * f->m, net_bfs(f, s, t))) { /* a level pass and a blocking-flow pass */
         for (int i = 0; i < f->n; i++)
             f->iter[i] = f->head[i];
         int64_t add = net_push(f, s, t, stack_v, stack_a);
@@ -333,72 +366,77 @@ static int64_t closure_eval(closure *c, int v, int before_v, int after_v, unsign
     return cut - c->sum_a - gains + c->wout[v];
 }
 
-olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, double deadline,
-                               int64_t *bound, int *at, olla_error *err)
+typedef struct {
+    int64_t upper;
+    int v;
+} ranked_node;
+
+static int by_upper_desc(const void *a, const void *b)
 {
-    int n = dag->n_nodes, nt = dag->n_tensors;
-    int64_t *cutb = malloc(((size_t)n + 1) * sizeof *cutb);
+    const ranked_node *x = a, *y = b;
+    if (x->upper != y->upper)
+        return x->upper > y->upper ? -1 : 1;
+    return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* nodes by upper (the live bytes at their step in some order) descending,
+ * ties by id; without upper every node in id order. 0 when out of memory. */
+static int by_upper(const int64_t *upper, int *cand, int n)
+{
+    for (int v = 0; v < n; v++)
+        cand[v] = v;
+    if (!upper || n < 2)
+        return 1;
+    ranked_node *r = malloc((size_t)n * sizeof *r);
+    if (!r)
+        return 0;
+    for (int v = 0; v < n; v++)
+        r[v] = (ranked_node){upper[v], v};
+    qsort(r, (size_t)n, sizeof *r, by_upper_desc);
+    for (int i = 0; i < n; i++)
+        cand[i] = r[i].v;
+    free(r);
+    return 1;
+}
+
+/* With upper, the walk ends after this many nodes in a row that raise
+ * nothing: the nodes at the top of the order's profile decide. */
+#define CLOSURE_IDLE 32
+
+olla_status olla_bound_closure(const olla_dag *dag, const int64_t *upper, olla_limit lim, int64_t *bound, int *at,
+                               olla_error *err)
+{
+    int n = dag->n_nodes;
     int *cand = malloc(((size_t)n + 1) * sizeof *cand);
     closure c;
     memset(&c, 0, sizeof c);
-    if (!cutb || !cand || !closure_init(&c, dag)) {
-        free(cutb);
+    if (!cand || !closure_init(&c, dag) || !by_upper(upper, cand, n)) {
         free(cand);
         closure_free(&c);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the closure bound");
     }
-    /* visit nodes by their simple cut bound, largest first; each node's
-     * value is a lower bound on its own, so stopping at the deadline still
-     * leaves a valid bound */
-    int stopped = 0;
-    for (int v = 0; v < n; v++) {
-        if (deadline > 0 && (v & 63) == 0 && olla_now() > deadline) {
-            stopped = 1;
-            n = v; /* only the nodes seen so far */
-            break;
-        }
-        int64_t s = -inplace_saving_max(dag, r, v);
-        for (int e = 0; e < nt; e++)
-            if (dag->bytes[e] > 0 && must_live(dag, r, e, v))
-                s += dag->bytes[e];
-        cutb[v] = s;
-        cand[v] = v;
-    }
-    for (int i = 1; i < n && !stopped; i++) { /* insertion sort by cutb descending */
-        if (deadline > 0 && (i & 255) == 0 && olla_now() > deadline)
-            stopped = 1;
-        int x = cand[i], j = i;
-        while (j > 0 && cutb[cand[j - 1]] < cutb[x]) {
-            cand[j] = cand[j - 1];
-            j--;
-        }
-        cand[j] = x;
-    }
-    int64_t best = 0;
-    int best_v = 0, late = stopped;
-    for (int i = 0; i < n; i++) {
+    /* each node's value is a bound on its own: stopping early (budget,
+     * deadline) leaves a valid bound */
+    int64_t best = *bound > 0 ? *bound : 0;
+    int best_v = -1, idle = 0;
+    for (int i = 0; i < n && (lim.budget <= 0 || c.f.work < lim.budget); i++) {
         int v = cand[i];
-        if (cutb[v] > best) {
-            best = cutb[v];
-            best_v = v;
-        }
-        if (upper && upper[v] <= best)
-            continue;
-        if (late || (deadline > 0 && (i & 15) == 0 && olla_now() > deadline)) {
-            late = 1; /* only the cheap per-node values from here on */
-            continue;
-        }
+        if (upper && (upper[v] <= best || idle >= CLOSURE_IDLE))
+            break; /* sorted: no later node can raise the bound, or the highest did not */
+        if ((i & 15) == 0 && olla_past(lim.deadline))
+            break;
         int64_t val = closure_eval(&c, v, -1, -1, NULL);
+        idle++;
         if (val > best) {
             best = val;
             best_v = v;
+            idle = 0;
         }
     }
     *bound = best;
     if (at)
         *at = best_v;
     closure_free(&c);
-    free(cutb);
     free(cand);
     return OLLA_OK;
 }
@@ -408,116 +446,146 @@ static int64_t max64(int64_t a, int64_t b)
     return a > b ? a : b;
 }
 
-/* one minimum cut of the pair bound, counted against its budget */
+/* one minimum cut of the pair bound; *left: the work budget left (< 0:
+ * none, 0: used up) */
 static int64_t pair_eval(closure *c, long *left, int v, int before_v, int after_v, unsigned char *side)
 {
+    long before = c->f.work;
+    int64_t val = closure_eval(c, v, before_v, after_v, side);
     if (*left > 0)
-        (*left)--;
-    return closure_eval(c, v, before_v, after_v, side);
+        *left = *left > c->f.work - before ? *left - (c->f.work - before) : 0;
+    return val;
 }
 
-olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int *order, int64_t ub, int tries,
-                             olla_limit lim, int64_t *bound, olla_error *err)
+/* mark[u] = stamp for every ancestor and descendant u of v (and v): the
+ * nodes ordered with v. queue: n_nodes entries. */
+static void mark_ordered(const olla_dag *dag, int v, int stamp, int *mark, int *queue)
+{
+    for (int dir = 0; dir < 2; dir++) {
+        int head = 0, tail = 0;
+        queue[tail++] = v;
+        mark[v] = stamp;
+        while (head < tail) {
+            int u = queue[head++];
+            if (dir == 0) { /* ancestors: producers of the inputs */
+                for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++) {
+                    int p = dag->producer[dag->in_list[k]];
+                    if (mark[p] != stamp) {
+                        mark[p] = stamp;
+                        queue[tail++] = p;
+                    }
+                }
+                continue;
+            }
+            for (int k = dag->out_start[u]; k < dag->out_start[u + 1]; k++) { /* descendants */
+                int e = dag->out_list[k];
+                for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++) {
+                    int s = dag->sink_list[q];
+                    if (mark[s] != stamp) {
+                        mark[s] = stamp;
+                        queue[tail++] = s;
+                    }
+                }
+            }
+        }
+        if (dir == 0) /* the second walk starts from v again */
+            mark[v] = stamp;
+    }
+}
+
+/* The pair bound for v against the node u it is not ordered with; side:
+ * v's best set. Raises *lb. */
+static void pair_with(closure *c, long *left, int v, int64_t mcv, int u, const unsigned char *side, int64_t *lb)
+{
+    /* the case matching v's best set first: the same value for v */
+    int u_before = side[u];
+    int64_t b1 = u_before ? pair_eval(c, left, u, -1, v, NULL) : pair_eval(c, left, u, v, -1, NULL);
+    if (b1 >= 0 && b1 <= *lb)
+        return;
+    int64_t opt1 = b1 < 0 ? -1 : max64(mcv > 0 ? mcv : 0, b1);
+    int64_t a2 = u_before ? pair_eval(c, left, v, -1, u, NULL) : pair_eval(c, left, v, u, -1, NULL);
+    int64_t b2 = u_before ? pair_eval(c, left, u, v, -1, NULL) : pair_eval(c, left, u, -1, v, NULL);
+    int64_t opt2 = (a2 < 0 || b2 < 0) ? -1 : max64(a2, b2);
+    int64_t pair;
+    if (opt1 < 0 && opt2 < 0)
+        return;
+    else if (opt1 < 0)
+        pair = opt2;
+    else if (opt2 < 0)
+        pair = opt1;
+    else
+        pair = opt1 < opt2 ? opt1 : opt2;
+    if (pair > *lb)
+        *lb = pair;
+}
+
+olla_status olla_bound_pairs(const olla_dag *dag, const int *order, int64_t ub, int tries, olla_limit lim,
+                             int64_t *bound, olla_error *err)
 {
     int n = dag->n_nodes;
     double deadline = lim.deadline;
     long left = lim.budget > 0 ? lim.budget : -1; /* 0 when used up */
-    int64_t *mc = malloc(((size_t)n + 1) * sizeof *mc);
     int *cand = malloc(((size_t)n + 1) * sizeof *cand);
     unsigned char *side = malloc((size_t)n + 1);
     int64_t *upper = malloc(((size_t)n + 1) * sizeof *upper);
-    int64_t *live = malloc(((size_t)n + 1) * sizeof *live);
     int *step = malloc(((size_t)n + 1) * sizeof *step);
+    int *mark = malloc(((size_t)n + 1) * sizeof *mark), *queue = malloc(((size_t)n + 1) * sizeof *queue);
+    int64_t *live = malloc(((size_t)n + 1) * sizeof *live);
     closure c;
     memset(&c, 0, sizeof c);
     int64_t ub_order = 0;
     olla_status st = OLLA_OK;
-    if (!mc || !cand || !side || !upper || !live || !step || !closure_init(&c, dag))
+    if (!cand || !side || !upper || !step || !mark || !queue || !live || !closure_init(&c, dag))
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the pair bound");
     else
         st = olla_dag_peak(dag, order, &ub_order, live, NULL, err);
+    if (st == OLLA_OK) {
+        for (int t = 0; t < n; t++) {
+            upper[order[t]] = live[t];
+            step[order[t]] = t;
+            mark[t] = -1;
+        }
+        if (!by_upper(upper, cand, n))
+            st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the pair bound");
+    }
     if (st != OLLA_OK)
         goto done;
-    for (int t = 0; t < n; t++) {
-        upper[order[t]] = live[t];
-        step[order[t]] = t;
-    }
     int64_t lb = *bound;
-    /* per-node values for nodes that may reach the upper bound */
-    int nc = 0;
-    for (int v = 0; v < n; v++) {
-        mc[v] = -1;
-        if (upper[v] <= lb)
-            continue;
-        if (left == 0 || (deadline > 0 && olla_now() > deadline))
-            break;
-        mc[v] = pair_eval(&c, &left, v, -1, -1, NULL);
-        if (mc[v] > lb)
-            lb = mc[v];
-        cand[nc++] = v;
-    }
-    for (int i = 1; i < nc; i++) {
-        int x = cand[i], j = i;
-        while (j > 0 && (upper[cand[j - 1]] < upper[x] ||
-                         (upper[cand[j - 1]] == upper[x] && mc[cand[j - 1]] < mc[x]))) {
-            cand[j] = cand[j - 1];
-            j--;
-        }
-        cand[j] = x;
-    }
     /* For v and a node u it is not ordered with: either u runs before v or
      * after; the peak is at least the smaller, over the two cases, of the
-     * larger of the two constrained per-node values. Several passes, since
-     * raising the bound changes which pairs matter. */
-    for (int i = 0; i < nc && i < tries && lb < ub; i++) {
+     * larger of the two constrained per-node values. The nodes at the
+     * highest steps of order first. */
+    for (int i = 0; i < n && i < tries && lb < ub; i++) {
         int v = cand[i];
-        if (left == 0 || (deadline > 0 && olla_now() > deadline))
+        if (upper[v] <= lb || left == 0 || olla_past(deadline))
             break;
-        if (pair_eval(&c, &left, v, -1, -1, side) < 0)
+        int64_t mcv = pair_eval(&c, &left, v, -1, -1, side);
+        if (mcv < 0)
             continue;
+        if (mcv > lb)
+            lb = mcv;
+        mark_ordered(dag, v, i, mark, queue);
         /* partners by distance from v in the order: near ones matter most */
         int sv = step[v];
         for (int d = 1; d < n && lb < ub; d++) {
-            if (left == 0 || (deadline > 0 && (d & 31) == 0 && olla_now() > deadline))
+            if (left == 0 || ((d & 31) == 0 && olla_past(deadline)))
                 break;
-            for (int sgn = 0; sgn < 2; sgn++) {
-            int su = sgn ? sv + d : sv - d;
-            if (su < 0 || su >= n)
-                continue;
-            int u = order[su];
-            if (olla_reach_comparable(r, u, v))
-                continue;
-            /* case matching v's best set first: the same value for v */
-            int u_before = side[u];
-            int64_t b1 = u_before ? pair_eval(&c, &left, u, -1, v, NULL) : pair_eval(&c, &left, u, v, -1, NULL);
-            if (b1 >= 0 && b1 <= lb)
-                continue;
-            int64_t opt1 = b1 < 0 ? -1 : max64(mc[v] > 0 ? mc[v] : 0, b1);
-            int64_t a2 = u_before ? pair_eval(&c, &left, v, -1, u, NULL) : pair_eval(&c, &left, v, u, -1, NULL);
-            int64_t b2 = u_before ? pair_eval(&c, &left, u, v, -1, NULL) : pair_eval(&c, &left, u, -1, v, NULL);
-            int64_t opt2 = (a2 < 0 || b2 < 0) ? -1 : max64(a2, b2);
-            int64_t pair;
-            if (opt1 < 0 && opt2 < 0)
-                continue;
-            else if (opt1 < 0)
-                pair = opt2;
-            else if (opt2 < 0)
-                pair = opt1;
-            else
-                pair = opt1 < opt2 ? opt1 : opt2;
-            if (pair > lb)
-                lb = pair;
+            for (int sgn = 0; sgn < 2 && left != 0; sgn++) {
+                int su = sgn ? sv + d : sv - d;
+                if (su >= 0 && su < n && mark[order[su]] != i)
+                    pair_with(&c, &left, v, mcv, order[su], side, &lb);
             }
         }
     }
     *bound = lb;
 done:
     closure_free(&c);
-    free(mc);
     free(cand);
     free(side);
     free(upper);
-    free(live);
     free(step);
+    free(mark);
+    free(queue);
+    free(live);
     return st;
 }

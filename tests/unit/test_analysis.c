@@ -65,8 +65,8 @@ OLLA_TEST(test_windows_bounds_and_precedence_hold_in_every_order)
          * largest over nodes of the least live bytes at that node's step */
         int64_t io = olla_bound_node_io(&dag);
         int64_t cut = olla_bound_cut(&dag, &r, NULL);
-        int64_t clo = -1;
-        OLLA_CHECK(olla_bound_closure(&dag, &r, NULL, 0, &clo, NULL, &err) == OLLA_OK);
+        int64_t clo = 0;
+        OLLA_CHECK(olla_bound_closure(&dag, NULL, (olla_limit){0, 0}, &clo, NULL, &err) == OLLA_OK);
         int64_t want = 0;
         for (int v = 0; v < n; v++)
             if (c.min_live_at[v] > want)
@@ -75,12 +75,12 @@ OLLA_TEST(test_windows_bounds_and_precedence_hold_in_every_order)
         OLLA_CHECK(cut <= clo);
         OLLA_CHECK_EQ_I64(clo, want);
         /* a deadline already past still gives a valid bound, no larger */
-        int64_t late = -1;
-        OLLA_CHECK(olla_bound_closure(&dag, &r, NULL, 1e-9, &late, NULL, &err) == OLLA_OK);
+        int64_t late = 0;
+        OLLA_CHECK(olla_bound_closure(&dag, NULL, (olla_limit){0, 1e-9}, &late, NULL, &err) == OLLA_OK);
         OLLA_CHECK(late >= 0);
         OLLA_CHECK(late <= clo);
         int64_t pair = clo;
-        OLLA_CHECK(olla_bound_pairs(&dag, &r, ident, INT64_MAX, 16, (olla_limit){0, 0}, &pair, &err) == OLLA_OK);
+        OLLA_CHECK(olla_bound_pairs(&dag, ident, INT64_MAX, 16, (olla_limit){0, 0}, &pair, &err) == OLLA_OK);
         OLLA_CHECK(pair >= clo);
         OLLA_CHECK(pair <= opt);
         olla_reach_free(&r);

@@ -275,7 +275,7 @@ OLLA_TEST(test_split_matches_whole)
         for (int v = 0; v < 10; v++)
             order[v] = v;
         int nseg = 0, solved = 0;
-        OLLA_CHECK(olla_sched_split_solve(&dag, &r, order, 1000000L, 0, &nseg, &solved, &err) == OLLA_OK);
+        OLLA_CHECK(olla_sched_split_solve(&dag, order, 1000000L, 0, &nseg, &solved, &err) == OLLA_OK);
         /* nodes 0, 4 and 9 split it; a block that happens to be a chain has
          * only split nodes */
         OLLA_CHECK(nseg >= 0 && nseg <= 2);
