@@ -246,93 +246,144 @@ static int64_t net_maxflow(flow_net *f, int s, int t, int *stack_v, int *stack_a
 
 /* Closure model: node u "ran before v" (source side) costs the bytes of its
  * outputs; helper a_e (source side = every reader of e ran before v) gains
- * bytes(e) back; helper b_k of in-place candidate k, active only when its own
- * node is v (source side = every other reader of its input ran before v),
- * gains the bytes of its output back. Implications become infinite arcs. */
+ * bytes(e) back; helper b_k of in-place candidate k of v (source side =
+ * every other reader of its input ran before v) gains the bytes of its
+ * output back. Implications become infinite arcs.
+ *
+ * v's ancestors ran before v in every set and v's descendants did not:
+ * they are fixed, their share of the value is a constant, and the network
+ * holds only the nodes unordered with v (and the helpers that touch them).
+ * A maximum flow's phases grow with the depth of its network: over the
+ * whole graph that is the graph's depth, here only the depth among the
+ * nodes v leaves free, so an evaluation costs a few linear passes. */
 typedef struct {
     const olla_dag *dag;
-    flow_net f;
-    int S, T;
-    int *src_arc, *snk_arc, *sv, *sa;
-    int *gain_arc; /* n_inplace: the arc S -> b_k */
+    flow_net f;     /* sized for the whole graph; each evaluation uses a part */
+    int *loc;       /* node -> its network node (free nodes), while evaluating */
+    int *fixed;     /* node -> stamp * 2 + 1 ran before v, stamp * 2 + 2 after */
+    int stamp;
+    int *queue, *sv, *sa;
     int64_t *wout;
-    int64_t sum_a;
 } closure;
 
 static void closure_free(closure *c)
 {
     net_free(&c->f);
-    free(c->src_arc);
-    free(c->snk_arc);
+    free(c->loc);
+    free(c->fixed);
+    free(c->queue);
     free(c->sv);
     free(c->sa);
-    free(c->gain_arc);
     free(c->wout);
 }
 
 static int closure_init(closure *c, const olla_dag *dag)
 {
-    int n = dag->n_nodes, nt = dag->n_tensors;
+    int n = dag->n_nodes, nt = dag->n_tensors, nk = dag->n_inplace;
     memset(c, 0, sizeof *c);
     c->dag = dag;
-    int *aidx = malloc(((size_t)nt + 1) * sizeof *aidx);
-    c->wout = calloc((size_t)n + 1, sizeof *c->wout);
-    if (!aidx || !c->wout) {
-        free(aidx);
-        return 0;
-    }
-    int na = 0, m = 0;
-    for (int e = 0; e < nt; e++) {
-        c->wout[dag->producer[e]] += dag->bytes[e];
-        aidx[e] = -1;
-        if (dag->bytes[e] > 0 && !dag->is_output[e]) {
-            aidx[e] = n + na++;
-            m += 2 + (dag->sink_start[e + 1] - dag->sink_start[e]);
-        }
-        m += dag->sink_start[e + 1] - dag->sink_start[e];
-    }
-    int nk = dag->n_inplace;
+    long m = 2L * n + 2;
+    for (int e = 0; e < nt; e++)
+        m += 2L * (dag->sink_start[e + 1] - dag->sink_start[e]) + 2;
     for (int k = 0; k < nk; k++)
         m += 1 + dag->sink_start[dag->inplace_in[k] + 1] - dag->sink_start[dag->inplace_in[k]];
-    c->S = n + na + nk;
-    c->T = c->S + 1;
-    m += 2 * n;
-    int ok = net_init(&c->f, c->T + 1, m);
-    c->sv = malloc(((size_t)c->T + 2) * sizeof *c->sv);
-    c->sa = malloc(((size_t)c->T + 2) * sizeof *c->sa);
-    c->src_arc = malloc(((size_t)n + 1) * sizeof *c->src_arc);
-    c->snk_arc = malloc(((size_t)n + 1) * sizeof *c->snk_arc);
-    c->gain_arc = malloc(((size_t)nk + 1) * sizeof *c->gain_arc);
-    if (!ok || !c->sv || !c->sa || !c->src_arc || !c->snk_arc || !c->gain_arc) {
-        free(aidx);
+    int nodes = n + nt + nk + 2;
+    if (m > INT32_MAX / 2 || !net_init(&c->f, nodes, (int)m))
         return 0;
-    }
-    for (int u = 0; u < n; u++) {
-        c->src_arc[u] = net_arc(&c->f, c->S, u, 0);
-        c->snk_arc[u] = net_arc(&c->f, u, c->T, c->wout[u]);
-    }
-    for (int e = 0; e < nt; e++) {
-        int p = dag->producer[e];
-        for (int k = dag->sink_start[e]; k < dag->sink_start[e + 1]; k++)
-            net_arc(&c->f, dag->sink_list[k], p, FLOW_INF);
-        if (aidx[e] >= 0) {
-            net_arc(&c->f, c->S, aidx[e], dag->bytes[e]);
-            c->sum_a += dag->bytes[e];
-            net_arc(&c->f, aidx[e], p, FLOW_INF);
-            for (int k = dag->sink_start[e]; k < dag->sink_start[e + 1]; k++)
-                net_arc(&c->f, aidx[e], dag->sink_list[k], FLOW_INF);
-        }
-    }
-    for (int v = 0; nk > 0 && v < n; v++)
-        for (int k = dag->inplace_start[v]; k < dag->inplace_start[v + 1]; k++) {
-            int b = n + na + k, e = dag->inplace_in[k];
-            c->gain_arc[k] = net_arc(&c->f, c->S, b, 0); /* opened by closure_eval for v */
-            for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++)
-                if (dag->sink_list[q] != v)
-                    net_arc(&c->f, b, dag->sink_list[q], FLOW_INF);
-        }
-    free(aidx);
+    c->loc = malloc(((size_t)n + 1) * sizeof *c->loc);
+    c->fixed = calloc((size_t)n + 1, sizeof *c->fixed);
+    c->queue = malloc(((size_t)n + 1) * sizeof *c->queue);
+    c->sv = malloc(((size_t)nodes + 1) * sizeof *c->sv);
+    c->sa = malloc(((size_t)nodes + 1) * sizeof *c->sa);
+    c->wout = calloc((size_t)n + 1, sizeof *c->wout);
+    if (!c->loc || !c->fixed || !c->queue || !c->sv || !c->sa || !c->wout)
+        return 0;
+    for (int e = 0; e < nt; e++)
+        c->wout[dag->producer[e]] += dag->bytes[e];
     return 1;
+}
+
+enum { FREE = 0, BEFORE = 1, AFTER = 2 };
+/* the network's nodes: source, sink, the free nodes, the helpers */
+enum { NET_SOURCE = 0, NET_SINK = 1, NET_FIRST = 2 };
+
+static int side_of(const closure *c, int u)
+{
+    int f = c->fixed[u];
+    return f == 2 * c->stamp + 1 ? BEFORE : f == 2 * c->stamp + 2 ? AFTER : FREE;
+}
+
+/* Fixes `from` (with self) and its ancestors (dir BEFORE) or descendants
+ * (dir AFTER); returns 0 when a node would be fixed both ways. */
+static int fix_walk(closure *c, int from, int self, int dir)
+{
+    const olla_dag *dag = c->dag;
+    int head = 0, tail = 0, want = 2 * c->stamp + dir;
+    if (self) {
+        if (side_of(c, from) == (dir == BEFORE ? AFTER : BEFORE))
+            return 0;
+        c->fixed[from] = want;
+    }
+    c->queue[tail++] = from;
+    while (head < tail) {
+        int u = c->queue[head++];
+        if (dir == BEFORE) {
+            for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++) {
+                int p = dag->producer[dag->in_list[k]], sd = side_of(c, p);
+                if (sd == AFTER)
+                    return 0;
+                if (sd == FREE) {
+                    c->fixed[p] = want;
+                    c->queue[tail++] = p;
+                }
+            }
+            continue;
+        }
+        for (int k = dag->out_start[u]; k < dag->out_start[u + 1]; k++) {
+            int e = dag->out_list[k];
+            for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++) {
+                int r = dag->sink_list[q], sd = side_of(c, r);
+                if (sd == BEFORE)
+                    return 0;
+                if (sd == FREE) {
+                    c->fixed[r] = want;
+                    c->queue[tail++] = r;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+/* A gain helper (a tensor's or an in-place write's): gains `bytes` when
+ * the free nodes of list (and p, when free) all ran before v. Readers in
+ * skip do not count. Returns the constant gain when every one is fixed
+ * before v, 0 when one is fixed after it (or a helper was added). */
+static int64_t gain_helper(closure *c, int64_t bytes, int p, const int *list, int len, int skip, int *node,
+                           int64_t *sum)
+{
+    int any_free = p >= 0 && side_of(c, p) == FREE;
+    if (p >= 0 && side_of(c, p) == AFTER)
+        return 0;
+    for (int q = 0; q < len; q++) {
+        if (list[q] == skip)
+            continue;
+        int sd = side_of(c, list[q]);
+        if (sd == AFTER)
+            return 0;
+        any_free |= sd == FREE;
+    }
+    if (!any_free)
+        return bytes;
+    int h = (*node)++;
+    net_arc(&c->f, NET_SOURCE, h, bytes);
+    *sum += bytes;
+    if (p >= 0 && side_of(c, p) == FREE)
+        net_arc(&c->f, h, c->loc[p], FLOW_INF);
+    for (int q = 0; q < len; q++)
+        if (list[q] != skip && side_of(c, list[q]) == FREE)
+            net_arc(&c->f, h, c->loc[list[q]], FLOW_INF);
+    return 0;
 }
 
 /* Least live bytes at v's step over the sets that can run before v, with
@@ -343,27 +394,55 @@ static int64_t closure_eval(closure *c, int v, int before_v, int after_v, unsign
 {
     const olla_dag *dag = c->dag;
     flow_net *f = &c->f;
+    int n = dag->n_nodes;
+    c->stamp++;
+    f->work += (long)n + dag->n_tensors + dag->sink_start[dag->n_tensors]; /* the passes below */
+    if (!fix_walk(c, v, 1, AFTER) || (after_v >= 0 && !fix_walk(c, after_v, 1, AFTER)) ||
+        !fix_walk(c, v, 0, BEFORE) || (before_v >= 0 && !fix_walk(c, before_v, 1, BEFORE)))
+        return -1;
+    int nf = 0;
+    for (int u = 0; u < n; u++)
+        if (side_of(c, u) == FREE)
+            c->loc[u] = NET_FIRST + nf++;
+    int most = NET_FIRST + nf + dag->n_tensors + (dag->n_inplace ? dag->inplace_start[v + 1] - dag->inplace_start[v] : 0);
+    for (int i = 0; i < most; i++)
+        f->head[i] = -1;
+    f->m = 0;
+    int node = NET_FIRST + nf;
+    int64_t konst = c->wout[v], sum = 0;
+    for (int u = 0; u < n; u++) {
+        int sd = side_of(c, u);
+        if (sd == BEFORE)
+            konst += c->wout[u];
+        else if (sd == FREE)
+            net_arc(f, c->loc[u], NET_SINK, c->wout[u]);
+    }
+    for (int e = 0; e < dag->n_tensors; e++) {
+        int p = dag->producer[e];
+        const int *rd = dag->sink_list + dag->sink_start[e];
+        int nr = dag->sink_start[e + 1] - dag->sink_start[e];
+        if (side_of(c, p) == FREE) /* a free reader of a free producer follows it */
+            for (int q = 0; q < nr; q++)
+                if (side_of(c, rd[q]) == FREE)
+                    net_arc(f, c->loc[rd[q]], c->loc[p], FLOW_INF);
+        if (dag->bytes[e] > 0 && !dag->is_output[e])
+            konst -= gain_helper(c, dag->bytes[e], p, rd, nr, -1, &node, &sum);
+    }
+    for (int k = dag->n_inplace ? dag->inplace_start[v] : 0; dag->n_inplace && k < dag->inplace_start[v + 1]; k++) {
+        int e = dag->inplace_in[k];
+        konst -= gain_helper(c, dag->bytes[dag->inplace_out[k]], -1, dag->sink_list + dag->sink_start[e],
+                             dag->sink_start[e + 1] - dag->sink_start[e], v, &node, &sum);
+    }
+    f->n = node;
     for (int a = 0; a < f->m; a++)
         f->cap[a] = f->base[a];
-    for (int k = dag->in_start[v]; k < dag->in_start[v + 1]; k++)
-        f->cap[c->src_arc[dag->producer[dag->in_list[k]]]] = FLOW_INF;
-    f->cap[c->snk_arc[v]] = FLOW_INF;
-    if (before_v >= 0)
-        f->cap[c->src_arc[before_v]] = FLOW_INF;
-    if (after_v >= 0)
-        f->cap[c->snk_arc[after_v]] = FLOW_INF;
-    int64_t gains = 0;
-    for (int k = dag->n_inplace ? dag->inplace_start[v] : 0; dag->n_inplace && k < dag->inplace_start[v + 1]; k++) {
-        f->cap[c->gain_arc[k]] = dag->bytes[dag->inplace_out[k]];
-        gains += dag->bytes[dag->inplace_out[k]];
-    }
-    int64_t cut = net_maxflow(f, c->S, c->T, c->sv, c->sa);
-    if (cut >= FLOW_INF)
-        return -1;
+    int64_t cut = net_maxflow(f, NET_SOURCE, NET_SINK, c->sv, c->sa);
     if (side)
-        for (int u = 0; u < dag->n_nodes; u++)
-            side[u] = f->level[u] >= 0; /* reachable from the source in the residual graph */
-    return cut - c->sum_a - gains + c->wout[v];
+        for (int u = 0; u < n; u++) {
+            int sd = side_of(c, u);
+            side[u] = sd == BEFORE || (sd == FREE && f->level[c->loc[u]] >= 0);
+        }
+    return konst + cut - sum;
 }
 
 typedef struct {
