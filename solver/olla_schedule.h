@@ -115,7 +115,8 @@ olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hin
 typedef int64_t (*olla_exec_cost_fn)(void *ctx, const int *executed, int n);
 
 typedef struct olla_ort_search_options {
-    long max_evaluations; /* the budget, in cost evaluations; <= 0: 4000 */
+    long max_evaluations; /* the budget, in cost evaluations; <= 0: 4000, or 12,000,000 / ops
+                           * on graphs of over 3,000 ops (at least 200) */
     double deadline;      /* an olla_now() time, a safety net only; <= 0: none */
     int64_t stop_at;      /* stop once a cost <= stop_at is found (a proven lower bound); < 0: never */
     uint64_t seed;        /* of the random restarts */
@@ -156,8 +157,7 @@ typedef struct olla_ort_search_result {
  * The input listing is always a candidate: the result never costs more than
  * the order ORT runs for it, and when nothing cheaper is found the input
  * listing itself is returned (kept_input). input_listing must be a
- * permutation of the ops (OLLA_ERR_INPUT otherwise); more ops than
- * OLLA_EXEC_DFS_MAX_OPS is OLLA_ERR_INTERNAL (the caller keeps its input). */
+ * permutation of the ops (OLLA_ERR_INPUT otherwise). */
 olla_status olla_schedule_for_ort(const olla_exec_graph *eg, const int *input_listing, const int *target,
                                   olla_exec_cost_fn cost, void *cost_ctx, const olla_ort_search_options *opt,
                                   int *listing_out, int *executed_out, olla_ort_search_result *res,

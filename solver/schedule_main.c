@@ -112,35 +112,20 @@ static olla_status reverse_sched(const olla_dag *dag, double deadline, int *orde
     return olla_sched_reverse_until(dag, deadline, order, err);
 }
 
-enum { N_START = 9 };
+enum { N_START = 7 };
 
-/* Constructive heuristics, on the graph and on the graph with early-update
- * edges, then local improvement from the best starts. */
-static void heuristics(sched *s, olla_error *err)
+/* The starts of one family (forward or backward heuristics), on the graph
+ * and on the graph with early-update edges, each offered and then improved
+ * locally, the best first. starts: N_START orders of n + 1. */
+static void starts_of(sched *s, const heur_fn *heur, const char *const *heur_name, int nh, int *starts,
+                      olla_error *err)
 {
-    static const heur_fn heur[] = {olla_sched_greedy_free_until, olla_sched_least_peak_until, dfs_post,
-                                   reverse_sched};
-    static const char *const heur_name[] = {"greedy-free", "least-peak", "dfs-post", "reverse"};
-    int n = s->n, ns = 1;
-    int *starts = malloc((size_t)N_START * ((size_t)n + 1) * sizeof(int));
+    int n = s->n, ns = 0, have_aug = s->aug.n_nodes > 0;
     int64_t sp[N_START];
-    int sg[N_START];
-    if (!starts)
-        return; /* out of memory: the input order stays */
-    memcpy(starts, s->best, (size_t)n * sizeof(int));
-    sp[0] = s->best_peak;
-    sg[0] = 0;
-    int *ef = NULL, *et = NULL, ne = 0;
-    if (olla_early_update_edges(s->dag, &ef, &et, &ne, err) != OLLA_OK ||
-        (ne > 0 && olla_dag_add_edges(s->dag, ef, et, ne, &s->aug, err) != OLLA_OK)) {
-        olla_error_clear(err); /* control edges are an optional speed-up */
-        ne = 0;
-    }
-    free(ef);
-    free(et);
-    for (int g = 0; g < (ne > 0 ? 2 : 1) && !proven(s); g++) {
+    int sg[N_START], sh[N_START];
+    for (int g = 0; g < (have_aug ? 2 : 1) && !proven(s); g++) {
         const olla_dag *gd = g == 0 ? s->dag : &s->aug;
-        for (size_t h = 0; h < sizeof heur / sizeof heur[0] && ns < N_START && !proven(s); h++) {
+        for (int h = 0; h < nh && ns < N_START && !proven(s); h++) {
             int *o = starts + (size_t)ns * ((size_t)n + 1);
             if (heur[h](gd, s->deadline, o, err) != OLLA_OK) {
                 olla_error_clear(err);
@@ -153,6 +138,7 @@ static void heuristics(sched *s, olla_error *err)
                 olla_error_clear(err);
                 continue;
             }
+            sh[ns] = h;
             sg[ns++] = g;
         }
     }
@@ -166,10 +152,42 @@ static void heuristics(sched *s, olla_error *err)
         int *o = starts + (size_t)pick * ((size_t)n + 1);
         olla_sched_local_improve(sg[pick] ? &s->aug : s->dag, o, work_limit(s, LOCAL_WORK, 200));
         char name[64];
-        snprintf(name, sizeof name, "start%d+local", pick);
+        snprintf(name, sizeof name, "%s%s+local", heur_name[sh[pick]], sg[pick] ? "+early" : "");
         offer(s, o, 1, name);
         sp[pick] = -1;
     }
+}
+
+/* Constructive heuristics and local improvement: the input order and the
+ * forward list schedulers first, then the backward one, which is kept only
+ * where it is strictly better (on equal peaks the forward orders' lifetimes
+ * nest more and place more easily). */
+static void heuristics(sched *s, olla_error *err)
+{
+    static const heur_fn fwd[] = {olla_sched_greedy_free_until, olla_sched_least_peak_until, dfs_post};
+    static const char *const fwd_name[] = {"forward", "least-peak", "dfs-post"};
+    static const heur_fn bwd[] = {reverse_sched};
+    static const char *const bwd_name[] = {"reverse"};
+    int n = s->n;
+    int *starts = malloc((size_t)N_START * ((size_t)n + 1) * sizeof(int));
+    if (!starts)
+        return; /* out of memory: the input order stays */
+    int *ef = NULL, *et = NULL, ne = 0;
+    if (olla_early_update_edges(s->dag, &ef, &et, &ne, err) != OLLA_OK ||
+        (ne > 0 && olla_dag_add_edges(s->dag, ef, et, ne, &s->aug, err) != OLLA_OK)) {
+        olla_error_clear(err); /* control edges are an optional speed-up */
+        memset(&s->aug, 0, sizeof s->aug);
+    }
+    free(ef);
+    free(et);
+    /* the input order improved locally is a start of its own */
+    memcpy(starts, s->best, (size_t)n * sizeof(int));
+    if (!proven(s) && time_left(s)) {
+        olla_sched_local_improve(s->dag, starts, work_limit(s, LOCAL_WORK, 200));
+        offer(s, starts, 1, "input+local");
+    }
+    starts_of(s, fwd, fwd_name, 3, starts, err);
+    starts_of(s, bwd, bwd_name, 1, starts, err);
     free(starts);
     if (!proven(s) && time_left(s)) {
         memcpy(s->work, s->best, (size_t)n * sizeof(int));
