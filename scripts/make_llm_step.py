@@ -439,7 +439,7 @@ class Converter:
 # ---------------------------------------------------------------- driver
 
 
-def make_step(arch="gpt2", layers=12, optimizer="adamw", width=128, heads=4, seq=128, vocab=2048, batch=1,
+def make_step(arch="gpt2", layers=12, optimizer="adamw", width=256, heads=4, seq=128, vocab=2048, batch=1,
               lr=1e-3, dropout=None, stats=None):
     """Returns the ONNX model of one training step (see the module's doc);
     stats (a dict, optional) receives the trace and conversion seconds."""
@@ -503,7 +503,7 @@ def main(argv=None):
     ap.add_argument("--arch", choices=["gpt2", "llama"], default="gpt2")
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--optimizer", choices=["sgd", "adamw"], default="adamw")
-    ap.add_argument("--width", type=int, default=128, help="hidden size (default 128)")
+    ap.add_argument("--width", type=int, default=256, help="hidden size (default 256)")
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
     ap.add_argument("--vocab", type=int, default=2048)

@@ -116,12 +116,14 @@ static int layer_put(layer *l, const uint64_t *key, int64_t best, int64_t cur, i
 }
 
 /* The search runs over the nodes of cand only; every other node has run
- * (it is in init, an n-bit set) or has not, and stays so. A state's key
+ * (it is before position lo of the order, step[] giving each node's
+ * position) or has not, and stays so. A state's key
  * holds one bit per candidate, so a state of a window of 65 nodes takes
  * two words whatever the graph's size. */
 typedef struct {
     const olla_dag *dag;
-    const uint64_t *init; /* n_nodes bits: the nodes run before the search */
+    const int *step; /* n_nodes: positions in the order; those below lo ran before the search */
+    int lo;
     const int *loc;       /* n_nodes: index in cand, -1 for nodes outside it */
     const int64_t *outb, *deadb;
 } dp_scope;
@@ -132,7 +134,7 @@ typedef struct {
 static int has_run(const dp_scope *d, const uint64_t *s, int x)
 {
     int i = d->loc[x];
-    return i >= 0 ? (int)BIT(s, i) : (int)BIT(d->init, x);
+    return i >= 0 ? (int)BIT(s, i) : d->step[x] < d->lo;
 }
 
 static int ready_in(const dp_scope *d, const uint64_t *s, int v)
@@ -226,14 +228,15 @@ moves:
     return 1;
 }
 
-/* Runs the layered search from the set init (bytes allocated init_cur) over
+/* Runs the layered search from the nodes before position lo (step: every
+ * node's position; bytes allocated init_cur) over
  * the nodes in cand only, ncand layers deep; the peak counts only the steps
  * of cand. loc: n_nodes entries, all -1 (restored on return). The states
  * made are taken off *states_left (the budget of every search sharing it);
  * the search gives up when it would pass it. On OLLA_DP_FOUND out[] holds
  * cand in the best order. */
 static olla_status dp_core(const olla_dag *dag, const int64_t *outb, const int64_t *deadb, int *loc,
-                           const uint64_t *init, int64_t init_cur, const int *cand, int ncand, int64_t ub,
+                           const int *step, int lo, int64_t init_cur, const int *cand, int ncand, int64_t ub,
                            long *states_left, double deadline, int *out, int64_t *peak, int *outcome,
                            olla_error *err)
 {
@@ -258,7 +261,7 @@ static olla_status dp_core(const olla_dag *dag, const int64_t *outb, const int64
     long total = 1;
     for (int c = 0; c < ncand; c++)
         loc[cand[c]] = c;
-    dp_scope d = {dag, init, loc, outb, deadb};
+    dp_scope d = {dag, step, lo, loc, outb, deadb};
     for (int k = 0; k <= ncand; k++)
         L[k].words = W;
     olla_status st = OLLA_OK;
@@ -313,11 +316,12 @@ done:
 }
 
 /* What every search over the graph shares: the bytes each node allocates
- * and frees at once, the node -> candidate map, and the set run before. */
+ * and frees at once, the node -> candidate map, the positions in the order
+ * and the bytes crossing each step boundary (allocated before it, needed
+ * from it on: cross[t], t = 0 .. n). */
 typedef struct {
-    int64_t *outb, *deadb;
-    int *loc;
-    uint64_t *set;
+    int64_t *outb, *deadb, *cross;
+    int *loc, *step;
 } dp_work;
 
 static void dp_work_free(dp_work *w)
@@ -325,7 +329,8 @@ static void dp_work_free(dp_work *w)
     free(w->outb);
     free(w->deadb);
     free(w->loc);
-    free(w->set);
+    free(w->step);
+    free(w->cross);
 }
 
 static int dp_work_init(dp_work *w, const olla_dag *dag)
@@ -334,8 +339,9 @@ static int dp_work_init(dp_work *w, const olla_dag *dag)
     w->outb = calloc((size_t)n + 1, sizeof *w->outb);
     w->deadb = calloc((size_t)n + 1, sizeof *w->deadb);
     w->loc = malloc(((size_t)n + 1) * sizeof *w->loc);
-    w->set = calloc((size_t)(n + 63) / 64 + 1, sizeof *w->set);
-    if (!w->outb || !w->deadb || !w->loc || !w->set)
+    w->step = calloc((size_t)n + 1, sizeof *w->step);
+    w->cross = calloc((size_t)n + 2, sizeof *w->cross);
+    if (!w->outb || !w->deadb || !w->loc || !w->step || !w->cross)
         return 0;
     for (int v = 0; v < n; v++)
         w->loc[v] = -1;
@@ -360,7 +366,7 @@ olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states
     } else {
         for (int v = 0; v < n; v++)
             cand[v] = v;
-        st = dp_core(dag, w.outb, w.deadb, w.loc, w.set, 0, cand, n, ub, &max_states, deadline, order, peak,
+        st = dp_core(dag, w.outb, w.deadb, w.loc, w.step, 0, 0, cand, n, ub, &max_states, deadline, order, peak,
                      outcome, err);
     }
     dp_work_free(&w);
@@ -368,33 +374,29 @@ olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states
     return st;
 }
 
-/* bytes allocated after the nodes of set ran: their outputs that are graph
- * outputs or still have a reader outside set */
-static int64_t allocated_after(const olla_dag *dag, const uint64_t *set)
+/* w->step from order, and w->cross[t]: the bytes of tensors made before
+ * step t and needed at or after it (read then or later, or graph outputs);
+ * one pass over the tensors */
+static void positions(const olla_dag *dag, dp_work *w, const int *order)
 {
-    int64_t cur = 0;
+    int n = dag->n_nodes;
+    for (int t = 0; t < n; t++)
+        w->step[order[t]] = t;
+    memset(w->cross, 0, ((size_t)n + 2) * sizeof *w->cross);
     for (int e = 0; e < dag->n_tensors; e++) {
-        if (!BIT(set, dag->producer[e]))
-            continue;
-        if (dag->is_output[e]) {
-            cur += dag->bytes[e];
-            continue;
-        }
+        int first = w->step[dag->producer[e]], last = first;
+        if (dag->is_output[e])
+            last = n;
         for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++)
-            if (!BIT(set, dag->sink_list[q])) {
-                cur += dag->bytes[e];
-                break;
-            }
+            if (w->step[dag->sink_list[q]] > last)
+                last = w->step[dag->sink_list[q]];
+        if (last > first) { /* crosses the boundaries first + 1 .. last */
+            w->cross[first + 1] += dag->bytes[e];
+            w->cross[last + 1] -= dag->bytes[e];
+        }
     }
-    return cur;
-}
-
-/* w->set := the first len nodes of order */
-static void set_prefix(dp_work *w, int n, const int *order, int len)
-{
-    memset(w->set, 0, (size_t)((n + 63) / 64) * sizeof *w->set);
-    for (int t = 0; t < len; t++)
-        w->set[order[t] >> 6] |= (uint64_t)1 << (order[t] & 63);
+    for (int t = 1; t <= n; t++)
+        w->cross[t] += w->cross[t - 1];
 }
 
 olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half, long max_states, double deadline,
@@ -416,6 +418,7 @@ olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half,
         if (olla_past(deadline))
             break;
         int improved = 0;
+        positions(dag, &w, order);
         /* every step at the peak, in turn, with windows centred, before and after */
         for (int p = 0; p < n && !improved; p++) {
             if (live[p] != peak)
@@ -427,10 +430,9 @@ olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half,
                     lo = 0;
                 if (hi > n - 1)
                     hi = n - 1;
-                set_prefix(&w, n, order, lo);
-                int64_t cur = allocated_after(dag, w.set), wpk = 0;
+                int64_t wpk = 0;
                 int outcome = OLLA_DP_GAVE_UP;
-                if ((st = dp_core(dag, w.outb, w.deadb, w.loc, w.set, cur, order + lo, hi - lo + 1, peak,
+                if ((st = dp_core(dag, w.outb, w.deadb, w.loc, w.step, lo, w.cross[lo], order + lo, hi - lo + 1, peak,
                                   &max_states, deadline, sub, &wpk, &outcome, err)) != OLLA_OK)
                     goto done;
                 if (outcome == OLLA_DP_FOUND) {
@@ -454,25 +456,6 @@ done:
     return st;
 }
 
-/* Adds v to w->set; returns the change of the bytes allocated after the
- * set (rem[e]: e's readers outside the set, updated). */
-static int64_t join_set(const olla_dag *dag, dp_work *w, int *rem, int v)
-{
-    int64_t d = 0;
-    w->set[v >> 6] |= (uint64_t)1 << (v & 63);
-    for (int k = dag->in_start[v]; k < dag->in_start[v + 1]; k++) {
-        int e = dag->in_list[k];
-        if (--rem[e] == 0 && !dag->is_output[e])
-            d -= dag->bytes[e];
-    }
-    for (int k = dag->out_start[v]; k < dag->out_start[v + 1]; k++) {
-        int e = dag->out_list[k];
-        if (dag->is_output[e] || rem[e] > 0)
-            d += dag->bytes[e];
-    }
-    return d;
-}
-
 olla_status olla_sched_split_solve(const olla_dag *dag, int *order, long max_states, double deadline,
                                    int *n_segments, int *all_solved, olla_error *err)
 {
@@ -494,16 +477,12 @@ olla_status olla_sched_split_solve(const olla_dag *dag, int *order, long max_sta
     int64_t peak = 0;
     if (st == OLLA_OK)
         st = olla_dag_peak(dag, order, &peak, live, NULL, err);
-    /* bytes allocated after the nodes of w.set, kept as nodes join it */
-    int64_t cur = 0;
-    int *rem = malloc(((size_t)dag->n_tensors + 1) * sizeof *rem);
-    if (st == OLLA_OK && !rem)
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory splitting the ordering problem");
-    for (int e = 0; rem && e < dag->n_tensors; e++)
-        rem[e] = dag->sink_start[e + 1] - dag->sink_start[e];
+    /* each segment keeps its nodes, so the bytes crossing into it are the
+     * same in the order as it is reordered */
+    if (st == OLLA_OK)
+        positions(dag, &w, order);
     for (int lo = 0; lo < n && st == OLLA_OK;) {
         if (cut[order[lo]]) {
-            cur += join_set(dag, &w, rem, order[lo]);
             lo++;
             continue;
         }
@@ -517,7 +496,7 @@ olla_status olla_sched_split_solve(const olla_dag *dag, int *order, long max_sta
                 seg_max = live[t];
         int outcome = OLLA_DP_GAVE_UP;
         if (hi > lo) {
-            st = dp_core(dag, w.outb, w.deadb, w.loc, w.set, cur, order + lo, hi - lo + 1, seg_max + 1,
+            st = dp_core(dag, w.outb, w.deadb, w.loc, w.step, lo, w.cross[lo], order + lo, hi - lo + 1, seg_max + 1,
                          &max_states, deadline, sub, &pk, &outcome, err);
             if (st != OLLA_OK)
                 break;
@@ -526,12 +505,9 @@ olla_status olla_sched_split_solve(const olla_dag *dag, int *order, long max_sta
             else
                 solved = 0;
         }
-        for (int t = lo; t <= hi; t++)
-            cur += join_set(dag, &w, rem, order[t]);
         lo = hi + 1;
     }
     *all_solved = st == OLLA_OK && solved;
-    free(rem);
     dp_work_free(&w);
     free(live);
     free(sub);

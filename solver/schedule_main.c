@@ -23,7 +23,7 @@
 #define PAIR_WORK 200000000L    /* per pair-bound pass: arcs scanned */
 #define DP_WORK 100000000L     /* per exact search: states x candidates */
 #define DP_MAX_STATES 2000000L
-#define WINDOW_STATES 400000L  /* per window size, all windows together */
+#define WINDOW_STATES 150000L  /* per window size, all windows together */
 
 typedef struct {
     const olla_dag *dag;

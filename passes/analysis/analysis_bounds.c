@@ -264,6 +264,9 @@ typedef struct {
     int stamp;
     int *queue, *sv, *sa;
     int64_t *wout;
+    /* an evaluation whose value cannot pass this stops before its flow
+     * and returns an upper bound on the value instead (INT64_MIN: never) */
+    int64_t floor;
 } closure;
 
 static void closure_free(closure *c)
@@ -300,6 +303,7 @@ static int closure_init(closure *c, const olla_dag *dag)
         return 0;
     for (int e = 0; e < nt; e++)
         c->wout[dag->producer[e]] += dag->bytes[e];
+    c->floor = INT64_MIN;
     return 1;
 }
 
@@ -434,6 +438,10 @@ static int64_t closure_eval(closure *c, int v, int before_v, int after_v, unsign
                              dag->sink_start[e + 1] - dag->sink_start[e], v, &node, &sum);
     }
     f->n = node;
+    /* every free node after v is a set of value konst: the value is at most
+     * that, and a value that cannot pass the floor needs no flow */
+    if (!side && konst <= c->floor)
+        return konst;
     for (int a = 0; a < f->m; a++)
         f->cap[a] = f->base[a];
     int64_t cut = net_maxflow(f, NET_SOURCE, NET_SINK, c->sv, c->sa);
@@ -504,6 +512,7 @@ olla_status olla_bound_closure(const olla_dag *dag, const int64_t *upper, olla_l
             break; /* sorted: no later node can raise the bound, or the highest did not */
         if ((i & 15) == 0 && olla_past(lim.deadline))
             break;
+        c.floor = best; /* only a value above the bound so far matters */
         int64_t val = closure_eval(&c, v, -1, -1, NULL);
         idle++;
         if (val > best) {
