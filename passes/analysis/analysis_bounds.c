@@ -37,35 +37,110 @@ int64_t olla_bound_node_io(const olla_dag *dag)
     return best;
 }
 
+/* The bytes of w's tensors that are no graph outputs, all live at w's
+ * step: its inputs and outputs, less the most its writes in place save. */
+static int64_t own_bytes(const olla_dag *dag, int w)
+{
+    int64_t x = -inplace_saving_max(dag, NULL, w);
+    for (int k = dag->out_start[w]; k < dag->out_start[w + 1]; k++)
+        if (!dag->is_output[dag->out_list[k]])
+            x += dag->bytes[dag->out_list[k]];
+    for (int k = dag->in_start[w]; k < dag->in_start[w + 1]; k++)
+        if (!dag->is_output[dag->in_list[k]])
+            x += dag->bytes[dag->in_list[k]];
+    return x;
+}
+
+static int is_sink(const olla_dag *dag, int w)
+{
+    for (int k = dag->out_start[w]; k < dag->out_start[w + 1]; k++)
+        if (dag->sink_start[dag->out_list[k]] != dag->sink_start[dag->out_list[k] + 1])
+            return 0;
+    return 1;
+}
+
+typedef struct {
+    int64_t key;
+    int v;
+} keyed_node;
+
+static int by_key_desc(const void *a, const void *b)
+{
+    const keyed_node *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* Adds w and its ancestors not marked yet to the marked set; returns the
+ * bytes of the graph outputs they make. */
+static int64_t mark_up(const olla_dag *dag, int w, unsigned char *mark, int *stack)
+{
+    int64_t out = 0;
+    int sp = 0;
+    if (mark[w])
+        return 0;
+    mark[w] = 1;
+    stack[sp++] = w;
+    while (sp > 0) {
+        int u = stack[--sp];
+        for (int k = dag->out_start[u]; k < dag->out_start[u + 1]; k++)
+            if (dag->is_output[dag->out_list[k]])
+                out += dag->bytes[dag->out_list[k]];
+        for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++) {
+            int p = dag->producer[dag->in_list[k]];
+            if (!mark[p]) {
+                mark[p] = 1;
+                stack[sp++] = p;
+            }
+        }
+    }
+    return out;
+}
+
 int64_t olla_bound_outputs(const olla_dag *dag, int *last)
 {
-    int64_t out = 0, extra = -1;
+    int n = dag->n_nodes;
+    int64_t out = 0, end = -1;
     int at = -1;
     for (int e = 0; e < dag->n_tensors; e++)
         if (dag->is_output[e])
             out += dag->bytes[e];
-    for (int w = 0; w < dag->n_nodes; w++) {
-        int sink = 1;
-        int64_t x = -inplace_saving_max(dag, NULL, w); /* at the last step every write in place applies */
-        for (int k = dag->out_start[w]; k < dag->out_start[w + 1] && sink; k++) {
-            int e = dag->out_list[k];
-            sink = dag->sink_start[e] == dag->sink_start[e + 1];
-            if (!dag->is_output[e])
-                x += dag->bytes[e];
+    for (int w = 0; w < n; w++) /* the last step: every output, and a node nobody reads */
+        if (is_sink(dag, w)) {
+            int64_t x = own_bytes(dag, w);
+            if (end < 0 || out + x < end) {
+                end = out + x;
+                at = w;
+            }
         }
-        if (!sink)
-            continue; /* a node with a reader never runs last */
-        for (int k = dag->in_start[w]; k < dag->in_start[w + 1]; k++)
-            if (!dag->is_output[dag->in_list[k]])
-                x += dag->bytes[dag->in_list[k]];
-        if (extra < 0 || x < extra) {
-            extra = x;
-            at = w;
+    int64_t best = end > 0 ? end : 0;
+    /* Any set B of nodes: at the step of the one that runs last, the graph
+     * outputs B and its ancestors made are all live, with that node's own
+     * bytes. Taking B = the nodes whose own bytes reach each value in turn
+     * (the best B for that least value), the ancestors only grow. */
+    keyed_node *kn = malloc(((size_t)n + 1) * sizeof *kn);
+    unsigned char *mark = calloc((size_t)n + 1, 1);
+    int *stack = malloc(((size_t)n + 1) * sizeof *stack);
+    if (kn && mark && stack) {
+        for (int w = 0; w < n; w++)
+            kn[w] = (keyed_node){own_bytes(dag, w), w};
+        qsort(kn, (size_t)n, sizeof *kn, by_key_desc);
+        int64_t made = 0;
+        for (int i = 0; i < n; i++) {
+            made += mark_up(dag, kn[i].v, mark, stack);
+            if (made + kn[i].key > best) {
+                best = made + kn[i].key;
+                at = kn[i].v;
+            }
         }
     }
+    free(kn);
+    free(mark);
+    free(stack);
     if (last)
         *last = at;
-    return dag->n_nodes == 0 ? 0 : out + (extra > 0 ? extra : 0);
+    return best;
 }
 
 /* Tensor e is live at v's step in every order when its producer is v or an

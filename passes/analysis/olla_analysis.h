@@ -70,11 +70,16 @@ olla_status olla_dag_add_edges(const olla_dag *dag, const int *from, const int *
 /* Lower bounds on the peak of every order. The largest inputs+outputs of one
  * node. */
 int64_t olla_bound_node_io(const olla_dag *dag);
-/* Graph outputs stay live to the end: at the last step every graph output
- * is live, and so are the inputs and other outputs of the node that runs
- * last, one whose results nobody reads (its writes in place all apply
- * there). The sum of the graph outputs plus the least any such node adds;
- * *last (optional) receives that node (-1 in an empty graph). Linear. */
+/* Graph outputs stay live to the end. For any set B of nodes, at the step
+ * of the one that runs last, every graph output made by B and its
+ * ancestors is live, with that node's other tensors (its inputs and
+ * outputs that are no graph outputs, less what its writes in place can
+ * save); the least over B's nodes of those bytes is then live on top. The
+ * largest such bound over every B (found in one sweep, B growing by the
+ * nodes' own bytes); B = every node gives the last step: all the outputs
+ * and the least any node nobody reads adds. *last (optional) receives the
+ * node of the best B with the least own bytes (-1 in an empty graph).
+ * Linear but for a sort. */
 int64_t olla_bound_outputs(const olla_dag *dag, int *last);
 /* For each node v, the bytes live at v's step in every order: tensors made by
  * v or its ancestors and read by v or its descendants (or graph outputs).

@@ -264,8 +264,11 @@ static int adamw_step(int k, const int64_t *act, const int64_t *p, olla_dag *dag
  * and its two inputs, 2s. */
 OLLA_TEST(test_outputs_dominate_bound_proves_optimal)
 {
-    for (int k = 1; k <= 2; k++) {
-        int64_t act[2] = {16, 24}, p[2] = {100, 60};
+    for (int c = 0; c < 4; c++) {
+        /* parameters of one size and of very different ones: the last step
+         * alone would leave a gap, the last of the large updates does not */
+        int k = c == 0 ? 1 : 2;
+        int64_t act[2] = {16, 24}, sizes[4][2] = {{100, 60}, {100, 60}, {100, 4}, {4, 100}}, *p = sizes[c];
         olla_dag dag;
         OLLA_CHECK(adamw_step(k, act, p, &dag));
         int64_t opt = tsu_brute_force(&dag, NULL, NULL);
@@ -275,7 +278,14 @@ OLLA_TEST(test_outputs_dominate_bound_proves_optimal)
         OLLA_CHECK(olla_schedule(&dag, NULL, NULL, order, &res, &err) == OLLA_OK);
         OLLA_CHECK_EQ_I64(res.peak_bytes, opt);
         OLLA_CHECK(strcmp(res.status, "optimal") == 0 && strcmp(res.stopped_by, "proof") == 0);
-        OLLA_CHECK(olla_bound_outputs(&dag, NULL) <= opt);
+        int64_t ob = olla_bound_outputs(&dag, NULL), outputs = 0;
+        for (int i = 0; i < k; i++)
+            outputs += 3 * p[i];
+        OLLA_CHECK(ob <= opt);
+        if (c < 2) /* one size: the bound is the optimum */
+            OLLA_CHECK_EQ_I64(ob, opt);
+        else /* the large update holds its outputs and two more: above the last step (+ 2 x 4) */
+            OLLA_CHECK(ob >= outputs - 3 * 4 + 2 * 100 && ob > outputs + 2 * 4);
         free(order);
         olla_dag_free(&dag);
     }
