@@ -57,9 +57,14 @@ olla_status olla_sched_least_peak_until(const olla_dag *dag, double deadline, in
 olla_status olla_sched_reverse_until(const olla_dag *dag, double deadline, int *order, olla_error *err);
 /* Moves nodes within their windows (between their last producer and first
  * reader) across the peak step while (peak, steps at the peak) drops; order
- * is improved in place. The budget counts evaluations of the whole order.
- * Returns the new peak, or -1 when out of memory (order unchanged). */
+ * is improved in place. Besides single nodes it moves chains: a producer
+ * with the producers only it needs to after the peak, and the node at the
+ * peak with the producers only it needs to just after its last other
+ * producer (olla_sched_local_improve_moves with earlier_blocks 0 leaves the
+ * second out). The budget counts evaluations of the whole order. Returns
+ * the new peak, or -1 when out of memory (order unchanged). */
 int64_t olla_sched_local_improve(const olla_dag *dag, int *order, olla_limit lim);
+int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_limit lim, int earlier_blocks);
 /* Exact order by dynamic programming over the sets of nodes already run,
  * looking only for peaks below ub. *outcome: OLLA_DP_FOUND (order and *peak
  * hold an optimal order, peak < ub), OLLA_DP_NONE_BETTER (every order peaks

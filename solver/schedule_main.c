@@ -189,10 +189,12 @@ static void heuristics(sched *s, olla_error *err)
     starts_of(s, fwd, fwd_name, 3, starts, err);
     starts_of(s, bwd, bwd_name, 1, starts, err);
     free(starts);
-    if (!proven(s) && time_left(s)) {
+    /* the best so far, also without the earlier moves of blocks: another
+     * local optimum */
+    for (int blocks = 0; blocks < 2 && !proven(s) && time_left(s); blocks++) {
         memcpy(s->work, s->best, (size_t)n * sizeof(int));
-        olla_sched_local_improve(s->dag, s->work, work_limit(s, LOCAL_WORK, 200));
-        offer(s, s->work, 1, "best+local");
+        olla_sched_local_improve_moves(s->dag, s->work, work_limit(s, LOCAL_WORK, 200), blocks);
+        offer(s, s->work, 1, blocks ? "best+local" : "best+local-singles");
     }
 }
 
