@@ -14,7 +14,7 @@
 set -euo pipefail
 run_pkgs=(cmake gcc make pkg-config protobuf-c-compiler libprotobuf-c-dev coinor-libcbc-dev libonnx-dev
           libjson-c-dev)
-test_pkgs=(python3-onnx python3-numpy valgrind clang libclang-rt-14-dev chromium)
+test_pkgs=(python3-onnx python3-numpy python3-torch valgrind clang libclang-rt-14-dev chromium)
 want_test=0; list=0
 for a in "$@"; do
   case "$a" in

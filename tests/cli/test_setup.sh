@@ -15,7 +15,7 @@ all=$(bash "$SRC/scripts/setup.sh" --test --list | tr '\n' ' ')
 for p in cmake gcc pkg-config protobuf-c-compiler libprotobuf-c-dev coinor-libcbc-dev libonnx-dev libjson-c-dev; do
   [[ " $run " == *" $p "* ]] && ok || bad "setup.sh does not install $p, which building needs"
 done
-for p in chromium valgrind clang nodejs npm python3-onnx python3-numpy; do
+for p in chromium valgrind clang nodejs npm python3-onnx python3-numpy python3-torch; do
   [[ " $run " != *" $p "* ]] && ok || bad "setup.sh installs the test tool $p for a user who only runs the tool"
   [[ " $all " == *" $p "* ]] && ok || bad "setup.sh --test does not install $p"
 done
