@@ -2,7 +2,7 @@
 # Training steps of LLM-style decoders traced by scripts/make_llm_step.py
 # (GPT-2 with dropout and a tied embedding, Llama with RMSNorm, rotary
 # embeddings and SwiGLU; SGD and AdamW), at two layers: the generator is
-# deterministic and writes a value_info for every tensor that shape
+# deterministic (one model traced twice) and writes a value_info for every tensor that shape
 # inference, without it, finds again (the ATen rules by kind: silu, rsqrt,
 # fill_, sub_, slice_backward...); the plan passes check; with AdamW the
 # graph outputs (parameters and both moments) lie under the proven bound,
@@ -22,9 +22,11 @@ for arch in gpt2 llama; do
     m=$tmp/${arch}_$opt.onnx
     $PY "$SRC/scripts/make_llm_step.py" --arch $arch --optimizer $opt --layers 2 --width 64 --seq 16 --vocab 128 "$m" \
       2>"$tmp/err" || { bad "$arch $opt: tracing failed: $(tail -2 "$tmp/err")"; continue; }
-    $PY "$SRC/scripts/make_llm_step.py" --arch $arch --optimizer $opt --layers 2 --width 64 --seq 16 --vocab 128 \
-      "$tmp/again.onnx" 2>/dev/null
-    cmp -s "$m" "$tmp/again.onnx" && ok || bad "$arch $opt: two traces differ"
+    if [ $arch$opt = llamaadamw ]; then # one model traced twice: the generator is deterministic
+      $PY "$SRC/scripts/make_llm_step.py" --arch $arch --optimizer $opt --layers 2 --width 64 --seq 16 --vocab 128 \
+        "$tmp/again.onnx" 2>/dev/null
+      cmp -s "$m" "$tmp/again.onnx" && ok || bad "$arch $opt: two traces differ"
+    fi
     $PY - "$m" "$opt" <<'PY' && ok || bad "$arch $opt: the traced model is not as described"
 import sys, onnx
 m = onnx.load(sys.argv[1]); g = m.graph
