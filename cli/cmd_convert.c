@@ -159,7 +159,7 @@ static void print_limit(const olla_report *rep)
     olla_cli_human_bytes(rep->peak_bytes, peak, sizeof peak);
     if (rep->recomputed_nodes == 0) {
         fprintf(stderr, "  memory limit %s: the plan peaks at %s without recomputing anything; nothing recomputed\n",
-                lim, p0);
+                lim, peak);
         return;
     }
     char gap[64] = "";

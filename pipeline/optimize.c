@@ -657,7 +657,8 @@ static olla_status plan_rewritten(run *r, const olla_remat_stage_result *rs, int
     }
     olla_report w;
     olla_plan *plan2 = NULL;
-    olla_status st = plan_model(rs->model, &o2, limit, &plan2, &w, r->err);
+    /* nothing recomputed: the input, in an order the runtime runs under the limit */
+    olla_status st = plan_model(rs->model ? rs->model : r->m, &o2, limit, &plan2, &w, r->err);
     if (st != OLLA_OK)
         return st;
     /* a runtime that follows the plan holds its arena */
@@ -714,16 +715,23 @@ static olla_status recompute_under(run *r, int64_t limit, int64_t target)
     progress(r, "recomputing", p0, -1);
     olla_runtime_view view = {r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
     olla_status st = OLLA_OK;
+    int64_t least_over = -1;
     for (int round = 0; st == OLLA_OK && round < REMAT_ROUNDS; round++) {
-        olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &view : NULL, base_order(r), target, 0,
+        /* a runtime that runs its own order: the second round starts from
+         * the order it ran for the plan without a limit */
+        const int *base = round == 1 && opt->runtime != OLLA_RUNTIME_LISTED ? r->order : base_order(r);
+        if (round == 1 && base == r->order)
+            target = limit;
+        olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &view : NULL, base, target, 0,
                                opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, 0, 0};
         olla_remat_stage_result rs;
         if ((st = olla_stage_remat(&in, &rs, r->err)) != OLLA_OK)
             return st;
         rep->recompute_peak_bound = rs.res.lower_bound;
-        if (rs.res.outcome != OLLA_REMAT_FITS || !rs.model) {
-            olla_model_free(rs.model);
-            if (round == 0) { /* name the smallest peak the search reaches */
+        if (rs.res.outcome != OLLA_REMAT_FITS) {
+            if (round > 0)
+                break; /* aiming lower found nothing: the runtime's order was the trouble */
+            { /* name the smallest peak the search reaches */
                 in.find_smallest = 1;
                 in.limit = p0;
                 if ((st = olla_stage_remat(&in, &rs, r->err)) != OLLA_OK)
@@ -741,7 +749,9 @@ static olla_status recompute_under(run *r, int64_t limit, int64_t target)
             rep->recompute_extra_flops = (int64_t)rs.extra_cost;
             rep->recompute_extra_fraction = rs.total_cost > 0 ? rs.extra_cost / rs.total_cost : 0;
             rep->recompute_flops_bound = (int64_t)rs.res.cost_bound;
-            rep->recompute_status = rs.res.optimal && target == limit ? "optimal" : "feasible";
+            rep->recompute_status = rs.copies == 0                          ? "not needed"
+                                    : rs.res.optimal && target == limit ? "optimal"
+                                                                        : "feasible";
             rep->recompute_method = rs.res.method;
             r->plan->rewritten = rs.model;
             r->plan->memory_limit = limit;
@@ -749,6 +759,8 @@ static olla_status recompute_under(run *r, int64_t limit, int64_t target)
             return OLLA_OK;
         }
         olla_model_free(rs.model);
+        if (least_over < 0 || over < least_over)
+            least_over = over;
         /* the runtime's order, or the arena, passed the limit: aim lower by as much, and a little more */
         int64_t step = (over > 0 ? over : 0) + limit / 200 + r->align;
         target = target - step > rs.res.lower_bound ? target - step : rs.res.lower_bound;
@@ -756,9 +768,12 @@ static olla_status recompute_under(run *r, int64_t limit, int64_t target)
     if (st != OLLA_OK)
         return st;
     return olla_error_set(r->err, OLLA_ERR_INPUT,
-                          "%s: no plan fits under the memory limit of %lld bytes in the order %s executes: the "
-                          "plans with recomputation found peak above it there; nothing written",
-                          r->m->path, (long long)limit, olla_runtime_name(opt->runtime));
+                          "%s: no plan fits under the memory limit of %lld bytes as %s runs it: plans with "
+                          "recomputation meet the limit in their own order, but the best order %s runs for them "
+                          "peaks %lld bytes above it%s; nothing written",
+                          r->m->path, (long long)limit, olla_runtime_name(opt->runtime),
+                          olla_runtime_name(opt->runtime), (long long)least_over,
+                          opt->runtime == OLLA_RUNTIME_LISTED ? "" : " (--runtime listed follows the plan's order)");
 }
 
 static olla_status plan_model(const olla_model *m, const olla_options *opt, int64_t peak_cap, olla_plan **plan_out,
