@@ -182,7 +182,8 @@ static olla_status figures(exec_cost *c, olla_runtime rt, const int *listing, in
 
 /* ort: the search among the orders ORT can be made to run, judged by what
  * ORT allocates, never above the input's peak; the input listing when the
- * search cannot run (too large, --keep-order). */
+ * search cannot run (--keep-order, or it failed: out of memory, or a listing
+ * whose constraints are cyclic). */
 static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const int *input_listing, int *listing,
                              int *executed, olla_runtime_outcome *out, olla_error *err)
 {
@@ -199,7 +200,7 @@ static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const i
         return OLLA_OK;
     }
     memcpy(listing, input_listing, (size_t)n * sizeof(int));
-    out->search = in->keep_listing ? "kept" : "too large";
+    out->search = in->keep_listing ? "kept" : "search failed";
     int n_exec = 0;
     return olla_exec_order_of(c->eg, OLLA_RUNTIME_ORT, listing, executed, &n_exec, err);
 }

@@ -50,16 +50,30 @@ olla_status olla_sched_dfs_post(const olla_dag *dag, int *order, olla_error *err
  * none): past it they stop with OLLA_ERR_INTERNAL and no order. */
 olla_status olla_sched_greedy_free_until(const olla_dag *dag, double deadline, int *order, olla_error *err);
 olla_status olla_sched_least_peak_until(const olla_dag *dag, double deadline, int *order, olla_error *err);
+/* The list scheduler run backward from the end, where every graph output
+ * is live: it places last the node that adds least to what is live before
+ * it (its inputs not live yet, less its outputs). It sees what must stay
+ * live to the end; the forward ones see what is freed. Same deadline rule. */
+olla_status olla_sched_reverse_until(const olla_dag *dag, double deadline, int *order, olla_error *err);
 /* Moves nodes within their windows (between their last producer and first
  * reader) across the peak step while (peak, steps at the peak) drops; order
- * is improved in place. The budget counts evaluations of the whole order.
- * Returns the new peak, or -1 when out of memory (order unchanged). */
+ * is improved in place. Besides single nodes it moves chains: a producer
+ * with the producers only it needs to after the peak, and the node at the
+ * peak with the producers only it needs to just after its last other
+ * producer (olla_sched_local_improve_moves with earlier_blocks 0 leaves the
+ * second out). The budget counts evaluations of the whole order. Returns
+ * the new peak, or -1 when out of memory (order unchanged). */
 int64_t olla_sched_local_improve(const olla_dag *dag, int *order, olla_limit lim);
+int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_limit lim, int earlier_blocks);
 /* Exact order by dynamic programming over the sets of nodes already run,
  * looking only for peaks below ub. *outcome: OLLA_DP_FOUND (order and *peak
  * hold an optimal order, peak < ub), OLLA_DP_NONE_BETTER (every order peaks
  * at ub or more), OLLA_DP_GAVE_UP (more than max_states sets, or past the
- * deadline, a olla_now() time; <=0 = none). */
+ * deadline, a olla_now() time; <=0 = none). A set takes one bit per node
+ * searched (here every node; in the window and segment searches below only
+ * those of the window or segment), and the sets are kept within 256 MB.
+ * In the searches below max_states is the budget of all their searches
+ * together. */
 enum { OLLA_DP_GAVE_UP = 0, OLLA_DP_FOUND = 1, OLLA_DP_NONE_BETTER = 2 };
 olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states, double deadline, int *order,
                                 int64_t *peak, int *outcome, olla_error *err);
@@ -67,7 +81,8 @@ olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states
 /* Large-neighbourhood improvement: around each step at the peak, reorders
  * a window of about 2*half+1 consecutive steps exactly (the search above
  * restricted to the window, everything else fixed) while that removes the
- * peak step; order is improved in place; *peak receives the new peak. */
+ * peak step, until max_states sets were made; order is improved in place;
+ * *peak receives the new peak. */
 olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half, long max_states, double deadline,
                                       int64_t *peak, olla_error *err);
 
@@ -78,9 +93,8 @@ olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half,
  * is exact for the whole. order (topological) is improved in place.
  * *all_solved is 1 when every segment was solved to optimality, so that the
  * result is optimal. */
-struct olla_reach;
-olla_status olla_sched_split_solve(const olla_dag *dag, const struct olla_reach *r, int *order, long max_states,
-                                   double deadline, int *n_segments, int *all_solved, olla_error *err);
+olla_status olla_sched_split_solve(const olla_dag *dag, int *order, long max_states, double deadline,
+                                   int *n_segments, int *all_solved, olla_error *err);
 
 /* The scheduling ILP of the paper (eq. 12) with the reductions: binaries
  * S[v][t] = "v has run by step t" only inside v's window, one node per
@@ -106,7 +120,8 @@ olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hin
 typedef int64_t (*olla_exec_cost_fn)(void *ctx, const int *executed, int n);
 
 typedef struct olla_ort_search_options {
-    long max_evaluations; /* the budget, in cost evaluations; <= 0: 4000 */
+    long max_evaluations; /* the budget, in cost evaluations; <= 0: 4000, or 12,000,000 / ops
+                           * on graphs of over 3,000 ops (at least 200) */
     double deadline;      /* an olla_now() time, a safety net only; <= 0: none */
     int64_t stop_at;      /* stop once a cost <= stop_at is found (a proven lower bound); < 0: never */
     uint64_t seed;        /* of the random restarts */
@@ -147,8 +162,7 @@ typedef struct olla_ort_search_result {
  * The input listing is always a candidate: the result never costs more than
  * the order ORT runs for it, and when nothing cheaper is found the input
  * listing itself is returned (kept_input). input_listing must be a
- * permutation of the ops (OLLA_ERR_INPUT otherwise); more ops than
- * OLLA_EXEC_DFS_MAX_OPS is OLLA_ERR_INTERNAL (the caller keeps its input). */
+ * permutation of the ops (OLLA_ERR_INPUT otherwise). */
 olla_status olla_schedule_for_ort(const olla_exec_graph *eg, const int *input_listing, const int *target,
                                   olla_exec_cost_fn cost, void *cost_ctx, const olla_ort_search_options *opt,
                                   int *listing_out, int *executed_out, olla_ort_search_result *res,

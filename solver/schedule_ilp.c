@@ -60,6 +60,28 @@ static void add_s(olla_ilp_matrix *m, const win *w, int r, int v, int t, double 
         olla_ilp_add(m, r, c, coef);
 }
 
+/* v[0..n) sorted by key[v] ascending (counting sort: keys are steps in
+ * [0, n)); 0 when out of memory */
+static int sort_by_step(int *v, int n, const int *key)
+{
+    int *count = calloc((size_t)n + 1, sizeof(int)), *tmp = malloc((size_t)n * sizeof(int));
+    if (!count || !tmp) {
+        free(count);
+        free(tmp);
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        count[key[v[i]] + 1]++;
+    for (int k = 1; k <= n; k++)
+        count[k] += count[k - 1];
+    for (int i = 0; i < n; i++)
+        tmp[count[key[v[i]]]++] = v[i];
+    memcpy(v, tmp, (size_t)n * sizeof(int));
+    free(count);
+    free(tmp);
+    return 1;
+}
+
 static int64_t gcd64(int64_t a, int64_t b)
 {
     while (b) {
@@ -131,10 +153,7 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
     memset(info, 0, sizeof *info);
     if (n == 0)
         return OLLA_OK;
-    olla_reach reach;
-    olla_status st = olla_reach_build(dag, &reach, err);
-    if (st != OLLA_OK)
-        return st;
+    olla_status st = OLLA_OK;
     int *asap = malloc((size_t)n * sizeof(int)), *alap = malloc((size_t)n * sizeof(int));
     int *sidx = malloc(((size_t)n + 1) * sizeof(int));
     int *mlo = malloc(((size_t)nt + 1) * sizeof(int)), *mhi = malloc(((size_t)nt + 1) * sizeof(int));
@@ -154,7 +173,25 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the scheduling ILP");
         goto done;
     }
-    olla_windows(&reach, asap, alap);
+    /* a node's window holds at least the steps between its positions in two
+     * orders: when those alone pass the limit, the windows are not counted */
+    if (start && olla_dag_stable_topo(dag, step, err) == OLLA_OK) {
+        long at_least = 1;
+        for (int t = 0; t < n; t++)
+            asap[start[t]] = t;
+        for (int t = 0; t < n; t++)
+            at_least += labs((long)asap[step[t]] - t);
+        if (at_least > MAX_COLS) {
+            st = olla_error_set(err, OLLA_ERR_INTERNAL,
+                                "the scheduling ILP of %d nodes would need over %ld columns; the best order found so "
+                                "far is used",
+                                n, MAX_COLS);
+            goto done;
+        }
+    }
+    olla_error_clear(err);
+    if ((st = olla_windows_build(dag, asap, alap, err)) != OLLA_OK)
+        goto done;
     olla_tensor_windows(dag, asap, alap, mlo, mhi, plo, phi);
     st = olla_levels(dag, fwd, bwd, err);
     if (st != OLLA_OK)
@@ -203,14 +240,44 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
         peakrow[t] = olla_ilp_row(&m, -INFINITY, 0.0);
         olla_ilp_add(&m, peakrow[t], 0, -1.0);
     }
-    /* one node per step */
-    for (int t = 0; t < n; t++) {
-        int r = olla_ilp_row(&m, 0, 0);
-        double k = 0;
+    /* one node per step: sum_v S[v][t] = t + 1, where S is 1 for the nodes
+     * whose window ended by t and a column for those whose window holds t
+     * (by_start: the nodes by asap) */
+    {
+        int *by_start = malloc((size_t)n * sizeof(int)), *done_by = calloc((size_t)n + 1, sizeof(int));
+        int *open = malloc((size_t)n * sizeof(int)), nopen = 0;
+        for (int v = 0; by_start && v < n; v++)
+            by_start[v] = v;
+        if (!by_start || !done_by || !open || !sort_by_step(by_start, n, asap)) {
+            free(by_start);
+            free(done_by);
+            free(open);
+            st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the scheduling ILP");
+            goto done;
+        }
         for (int v = 0; v < n; v++)
-            if (t >= asap[v])
-                add_s(&m, &w, r, v, t, 1.0, &k);
-        m.rlo[r] = m.rhi[r] = (double)(t + 1) - k;
+            done_by[alap[v]]++;
+        for (int t = 1; t < n; t++)
+            done_by[t] += done_by[t - 1]; /* nodes with alap <= t */
+        int first_open = 0; /* by_start[0 .. first_open) have asap <= t */
+        for (int t = 0; t < n; t++) {
+            while (first_open < n && asap[by_start[first_open]] <= t)
+                open[nopen++] = by_start[first_open++];
+            int r = olla_ilp_row(&m, 0, 0);
+            int keep = 0;
+            for (int i = 0; i < nopen; i++) { /* the windows holding t as columns; drop the ended ones */
+                int v = open[i];
+                if (t < alap[v]) {
+                    olla_ilp_add(&m, r, S(&w, v, t), 1.0);
+                    open[keep++] = v;
+                }
+            }
+            nopen = keep;
+            m.rlo[r] = m.rhi[r] = (double)(t + 1) - (double)done_by[t];
+        }
+        free(open);
+        free(by_start);
+        free(done_by);
     }
     /* monotone */
     for (int v = 0; v < n; v++)
@@ -422,7 +489,6 @@ done:
     free(cstart);
     free(cidx);
     free(start_idx);
-    olla_reach_free(&reach);
     return st;
 }
 

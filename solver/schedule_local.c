@@ -139,6 +139,78 @@ static int chain_move(ls_ctx *c, int v, int at, int *saved, int *tmp, unsigned c
     return ok;
 }
 
+/* The other way: v (at the peak step `at`) and the nodes before it whose
+ * results only the moved nodes read (its private producers) move, in their
+ * order, to just after the last producer of the moved nodes that stays,
+ * where fewer results may be live (an update that needs a result made long
+ * before). Returns 0 when not applicable or nothing would move; saved
+ * receives the previous order for undo. */
+static int chain_move_earlier(ls_ctx *c, int v, int at, int *saved, int *tmp, unsigned char *in_chain)
+{
+    const olla_dag *d = c->dag;
+    int n = d->n_nodes;
+    int chain[CHAIN_MAX], nch = 0;
+    chain[nch++] = v;
+    in_chain[v] = 1;
+    for (int grew = 1; grew && nch < CHAIN_MAX;) {
+        grew = 0;
+        for (int i = 0; i < nch && nch < CHAIN_MAX; i++) {
+            int x = chain[i];
+            for (int k = d->in_start[x]; k < d->in_start[x + 1] && nch < CHAIN_MAX; k++) {
+                int u = d->producer[d->in_list[k]];
+                if (in_chain[u])
+                    continue;
+                int only = 1;
+                for (int q = d->out_start[u]; q < d->out_start[u + 1] && only; q++) {
+                    int e = d->out_list[q];
+                    if (d->is_output[e])
+                        only = 0;
+                    for (int j = d->sink_start[e]; j < d->sink_start[e + 1] && only; j++)
+                        if (!in_chain[d->sink_list[j]])
+                            only = 0;
+                }
+                if (only) {
+                    chain[nch++] = u;
+                    in_chain[u] = 1;
+                    grew = 1;
+                }
+            }
+        }
+    }
+    /* the last step of a producer that stays, and the first of the chain */
+    int after = -1, first = at;
+    for (int i = 0; i < nch; i++) {
+        int x = chain[i];
+        if (c->step[x] < first)
+            first = c->step[x];
+        for (int k = d->in_start[x]; k < d->in_start[x + 1]; k++) {
+            int u = d->producer[d->in_list[k]];
+            if (!in_chain[u] && c->step[u] > after)
+                after = c->step[u];
+        }
+    }
+    int ok = after < at - 1 && after + 1 < first + nch - 1; /* the block would start earlier */
+    if (ok) {
+        memcpy(saved, c->order, (size_t)n * sizeof(int));
+        int m = 0;
+        for (int t = 0; t <= after; t++)
+            if (!in_chain[saved[t]])
+                tmp[m++] = saved[t];
+        for (int t = 0; t <= at; t++) /* the chain, in its order */
+            if (in_chain[saved[t]])
+                tmp[m++] = saved[t];
+        for (int t = after + 1; t < n; t++)
+            if (!in_chain[saved[t]])
+                tmp[m++] = saved[t];
+        memcpy(c->order, tmp, (size_t)n * sizeof(int));
+        for (int t = 0; t < n; t++)
+            c->step[c->order[t]] = t;
+    }
+    for (int i = 0; i < nch; i++)
+        in_chain[chain[i]] = 0;
+    return ok;
+}
+
 static void undo_chain(ls_ctx *c, const int *saved)
 {
     int n = c->dag->n_nodes;
@@ -148,6 +220,11 @@ static void undo_chain(ls_ctx *c, const int *saved)
 }
 
 int64_t olla_sched_local_improve(const olla_dag *dag, int *order, olla_limit lim)
+{
+    return olla_sched_local_improve_moves(dag, order, lim, 1);
+}
+
+int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_limit lim, int earlier_blocks)
 {
     int n = dag->n_nodes, nt = dag->n_tensors;
     double deadline = lim.deadline;
@@ -220,6 +297,20 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, olla_limit lim
                     improved = 1;
                 } else {
                     move_node(&c, to, p);
+                }
+            }
+            /* the node at the peak with its private producers, earlier */
+            if (!improved && earlier_blocks && p == at && chain_move_earlier(&c, v, at, saved, tmp, in_chain)) {
+                int64_t pk2;
+                int cnt2, at2;
+                evaluate(&c, &pk2, &cnt2, &at2);
+                if (pk2 < peak || (pk2 == peak && cnt2 < cnt)) {
+                    peak = pk2;
+                    cnt = cnt2;
+                    at = at2;
+                    improved = 1;
+                } else {
+                    undo_chain(&c, saved);
                 }
             }
             /* a producer whose inputs only it reads: move the chain */

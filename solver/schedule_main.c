@@ -1,6 +1,12 @@
-/* olla-onnx: the ordering step: heuristics, local improvement, lower bounds
- * and the ILP, keeping the best order found and never a worse one than the
- * input order. */
+/* olla-onnx: the ordering step: bounds, heuristics, local improvement,
+ * exact searches and the ILP, keeping the best order found and never a
+ * worse one than the input order. It stops as soon as the best order meets
+ * the lower bound: the order is then optimal.
+ *
+ * Every stage works on graphs of any size with costs that grow gently: the
+ * analyses take linear memory, and each search has a work budget sized by
+ * the graph (so the same graph gets the same order on a quiet and a busy
+ * machine); the time limit is only a safety net. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,70 +15,89 @@
 #include "util/olla_clock.h"
 #include "solver/olla_schedule.h"
 
+/* Work budgets. Sizes are in elements of the graph (nodes, tensors and
+ * edges), a rough cost of one evaluation of a whole order; the bounds count
+ * the arcs their minimum cuts scan. */
+#define LOCAL_WORK 40000000L    /* per local improvement: evaluations x size */
+#define CLOSURE_WORK 400000000L /* the closure bound: arcs scanned */
+#define PAIR_WORK 200000000L    /* per pair-bound pass: arcs scanned */
+#define DP_WORK 100000000L     /* per exact search: states x candidates */
+#define DP_MAX_STATES 2000000L
+#define WINDOW_STATES 150000L  /* per window size, all windows together */
+
 typedef struct {
     const olla_dag *dag;
-    double t0;
-    int *best;
+    const olla_schedule_options *opt;
+    double t0, deadline;
+    int n;
+    int *best; /* the best order so far */
     int64_t best_peak;
     int source; /* 0 input, 1 heuristic, 2 ilp */
-    int verbosity;
-} keeper;
-
-/* Work budgets, so that the same graph gets the same order on a quiet and a
- * busy machine: the time limit is only a safety net. Sizes are in elements
- * of the graph (nodes, tensors and edges), a rough cost of one evaluation of
- * a whole order. */
-#define LOCAL_WORK 40000000L /* per local improvement: evaluations x size */
-#define PAIR_WORK 4000000L   /* per pair-bound pass: minimum cuts x size */
+    int64_t lb; /* the best lower bound so far */
+    int *work;  /* scratch order */
+    olla_dag aug; /* the graph with early-update edges (aug.n_nodes 0: none) */
+} sched;
 
 static long graph_size(const olla_dag *dag)
 {
     return (long)dag->n_nodes + dag->n_tensors + (dag->n_tensors ? dag->sink_start[dag->n_tensors] : 0) + 1;
 }
 
-static olla_limit work_limit(const olla_dag *dag, long work, long at_least, double deadline)
+static olla_limit work_limit(const sched *s, long work, long at_least)
 {
-    long b = work / graph_size(dag);
-    return (olla_limit){b > at_least ? b : at_least, deadline};
+    long b = work / graph_size(s->dag);
+    return (olla_limit){b > at_least ? b : at_least, s->deadline};
 }
 
-static void offer(keeper *k, const int *order, int source, const char *name)
+/* states of one exact search over ncand nodes */
+static long state_budget(int ncand)
 {
-    if (!olla_dag_is_topological(k->dag, order))
-        return;
-    int64_t pk = 0;
-    olla_error oom = {0};
-    if (olla_dag_peak(k->dag, order, &pk, NULL, NULL, &oom) != OLLA_OK)
-        return; /* out of memory: the candidate is not kept */
-    if (k->verbosity >= 2)
-        fprintf(stderr, "olla: order %-22s peak %lld (%.3f s)\n", name, (long long)pk, olla_now() - k->t0);
-    if (pk < k->best_peak) {
-        k->best_peak = pk;
-        k->source = source;
-        memcpy(k->best, order, (size_t)k->dag->n_nodes * sizeof(int));
+    long b = DP_WORK / (ncand > 0 ? ncand : 1);
+    return b < DP_MAX_STATES ? b : DP_MAX_STATES;
+}
+
+static int proven(const sched *s)
+{
+    return s->best_peak <= s->lb;
+}
+
+static int time_left(const sched *s)
+{
+    return !olla_past(s->deadline);
+}
+
+static void say(const sched *s, const char *what, int64_t value)
+{
+    if (s->opt->verbosity >= 2)
+        fprintf(stderr, "olla: %-30s %lld (%.3f s)\n", what, (long long)value, olla_now() - s->t0);
+}
+
+static void raise_lb(sched *s, int64_t b, const char *what)
+{
+    if (b > s->lb) {
+        s->lb = b;
+        say(s, what, b);
     }
 }
 
-/* states of the exact search kept within a few hundred MB */
-static long state_budget(int n)
+static void offer(sched *s, const int *order, int source, const char *name)
 {
-    long per = (long)((n + 63) / 64) * 8 + 40;
-    long cap = (256L << 20) / per;
-    return cap < 2000000L ? cap : 2000000L;
+    if (!olla_dag_is_topological(s->dag, order))
+        return;
+    int64_t pk = 0;
+    olla_error oom = {0};
+    if (olla_dag_peak(s->dag, order, &pk, NULL, NULL, &oom) != OLLA_OK)
+        return; /* out of memory: the candidate is not kept */
+    if (s->opt->verbosity >= 2)
+        fprintf(stderr, "olla: order %-24s peak %lld (%.3f s)\n", name, (long long)pk, olla_now() - s->t0);
+    if (pk < s->best_peak) {
+        s->best_peak = pk;
+        s->source = source;
+        memcpy(s->best, order, (size_t)s->n * sizeof(int));
+    }
 }
 
-/* pairs only raise the bound; a budget of minimum cuts bounds their work */
-static void raise_by_pairs(const olla_dag *dag, const olla_reach *reach, const keeper *k, double deadline,
-                           int64_t *lb, olla_error *err)
-{
-    olla_limit lim = work_limit(dag, PAIR_WORK, 16, deadline);
-    if (*lb < k->best_peak && olla_bound_pairs(dag, reach, k->best, k->best_peak, 8, lim, lb, err) != OLLA_OK)
-        olla_error_clear(err);
-}
-
-/* Reachability takes n^2/4 bytes; beyond this many nodes neither the
- * closure bound nor the ILP (which needs it too) is attempted. */
-#define OLLA_SCHED_REACH_MAX_NODES 20000
+/* ---- heuristics ---- */
 
 typedef olla_status (*heur_fn)(const olla_dag *, double, int *, olla_error *);
 
@@ -82,246 +107,309 @@ static olla_status dfs_post(const olla_dag *dag, double deadline, int *order, ol
     return olla_sched_dfs_post(dag, order, err);
 }
 
-olla_status olla_schedule(const olla_dag *dag, const int *input_order, const olla_schedule_options *opt,
-                          int *order_out, olla_schedule_result *res, olla_error *err)
+static olla_status reverse_sched(const olla_dag *dag, double deadline, int *order, olla_error *err)
 {
-    double t0 = olla_now();
-    if (!dag || !order_out || !res)
-        return olla_error_set(err, OLLA_ERR_USAGE, "olla_schedule needs a graph, an output order and a result");
-    olla_schedule_options dflt = {0, 1, 0};
-    if (!opt)
-        opt = &dflt;
-    double deadline = opt->time_limit > 0 ? t0 + opt->time_limit : 0;
-    int n = dag->n_nodes;
-    memset(res, 0, sizeof *res);
-    res->status = "kept";
-    int *work = malloc(((size_t)n + 1) * sizeof(int));
-    int *best = malloc(((size_t)n + 1) * sizeof(int));
-    int64_t *live = malloc(((size_t)n + 1) * sizeof(int64_t));
-    int64_t *upper = malloc(((size_t)n + 1) * sizeof(int64_t));
-    olla_dag aug;
-    memset(&aug, 0, sizeof aug);
-    olla_reach reach;
-    memset(&reach, 0, sizeof reach);
-    int *ef = NULL, *et = NULL, ne = 0;
-    int64_t lb = 0, ub = 0;
-    olla_status st = OLLA_OK;
-    if (!work || !best || !live || !upper) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the ordering step (%d nodes)", n);
-        goto done;
-    }
-    if (input_order) {
-        if (!olla_dag_is_topological(dag, input_order)) {
-            st = olla_error_set(err, OLLA_ERR_INPUT,
-                                "the input order of %d nodes is not a topological order; give each node once, "
-                                "after the producers of its inputs",
-                                n);
-            goto done;
-        }
-        memcpy(best, input_order, (size_t)n * sizeof(int));
-    } else {
-        st = olla_dag_stable_topo(dag, best, err);
-        if (st != OLLA_OK)
-            goto done;
-    }
-    keeper k = {dag, t0, best, 0, 0, opt->verbosity};
-    if ((st = olla_dag_peak(dag, best, &k.best_peak, NULL, NULL, err)) != OLLA_OK)
-        goto done;
-    res->input_order_peak = k.best_peak;
-    if (n == 0)
-        goto finish;
+    return olla_sched_reverse_until(dag, deadline, order, err);
+}
 
-    /* constructive heuristics, on the graph and on the graph with
-     * early-update edges, then local improvement from the best starts, each
-     * with a share of the time left */
-    static const heur_fn heur[] = {olla_sched_greedy_free_until, olla_sched_least_peak_until, dfs_post};
-    static const char *const heur_name[] = {"greedy-free", "least-peak", "dfs-post"};
-    enum { N_START = 7 };
-    int *starts = malloc((size_t)N_START * ((size_t)n + 1) * sizeof(int));
+enum { N_START = 7 };
+
+/* The starts of one family (forward or backward heuristics), on the graph
+ * and on the graph with early-update edges, each offered and then improved
+ * locally, the best first. starts: N_START orders of n + 1. */
+static void starts_of(sched *s, const heur_fn *heur, const char *const *heur_name, int nh, int *starts,
+                      olla_error *err)
+{
+    int n = s->n, ns = 0, have_aug = s->aug.n_nodes > 0;
     int64_t sp[N_START];
-    int sg[N_START], ns = 0;
-    if (!starts) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the ordering step (%d nodes)", n);
-        goto done;
-    }
-    memcpy(starts, best, (size_t)n * sizeof(int));
-    sp[0] = k.best_peak;
-    sg[0] = 0;
-    ns = 1;
-    if (olla_early_update_edges(dag, &ef, &et, &ne, err) != OLLA_OK ||
-        (ne > 0 && olla_dag_add_edges(dag, ef, et, ne, &aug, err) != OLLA_OK)) {
-        olla_error_clear(err); /* control edges are an optional speed-up */
-        ne = 0;
-    }
-    for (int g = 0; g < (ne > 0 ? 2 : 1); g++) {
-        const olla_dag *gd = g == 0 ? dag : &aug;
-        for (size_t h = 0; h < sizeof heur / sizeof heur[0] && ns < N_START; h++) {
+    int sg[N_START], sh[N_START];
+    for (int g = 0; g < (have_aug ? 2 : 1) && !proven(s); g++) {
+        const olla_dag *gd = g == 0 ? s->dag : &s->aug;
+        for (int h = 0; h < nh && ns < N_START && !proven(s); h++) {
             int *o = starts + (size_t)ns * ((size_t)n + 1);
-            if (heur[h](gd, deadline, o, err) != OLLA_OK) {
+            if (heur[h](gd, s->deadline, o, err) != OLLA_OK) {
                 olla_error_clear(err);
                 continue;
             }
             char name[64];
             snprintf(name, sizeof name, "%s%s", heur_name[h], g ? "+early" : "");
-            offer(&k, o, 1, name);
-            if (olla_dag_peak(dag, o, &sp[ns], NULL, NULL, err) != OLLA_OK) {
+            offer(s, o, 1, name);
+            if (olla_dag_peak(s->dag, o, &sp[ns], NULL, NULL, err) != OLLA_OK) {
                 olla_error_clear(err);
                 continue;
             }
-            sg[ns] = g;
-            ns++;
+            sh[ns] = h;
+            sg[ns++] = g;
         }
     }
-    for (int round = 0; round < ns; round++) {
+    for (int round = 0; round < ns && !proven(s) && time_left(s); round++) {
         int pick = -1;
         for (int i = 0; i < ns; i++)
             if (sp[i] >= 0 && (pick < 0 || sp[i] < sp[pick]))
                 pick = i;
         if (pick < 0)
             break;
-        if (olla_past(deadline))
-            break;
         int *o = starts + (size_t)pick * ((size_t)n + 1);
-        olla_sched_local_improve(sg[pick] ? &aug : dag, o, work_limit(dag, LOCAL_WORK, 200, deadline));
+        olla_sched_local_improve(sg[pick] ? &s->aug : s->dag, o, work_limit(s, LOCAL_WORK, 200));
         char name[64];
-        snprintf(name, sizeof name, "start%d+local", pick);
-        offer(&k, o, 1, name);
+        snprintf(name, sizeof name, "%s%s+local", heur_name[sh[pick]], sg[pick] ? "+early" : "");
+        offer(s, o, 1, name);
         sp[pick] = -1;
     }
+}
+
+/* Constructive heuristics and local improvement: the input order and the
+ * forward list schedulers first, then the backward one, which is kept only
+ * where it is strictly better (on equal peaks the forward orders' lifetimes
+ * nest more and place more easily). */
+static void heuristics(sched *s, olla_error *err)
+{
+    static const heur_fn fwd[] = {olla_sched_greedy_free_until, olla_sched_least_peak_until, dfs_post};
+    static const char *const fwd_name[] = {"forward", "least-peak", "dfs-post"};
+    static const heur_fn bwd[] = {reverse_sched};
+    static const char *const bwd_name[] = {"reverse"};
+    int n = s->n;
+    int *starts = malloc((size_t)N_START * ((size_t)n + 1) * sizeof(int));
+    if (!starts)
+        return; /* out of memory: the input order stays */
+    int *ef = NULL, *et = NULL, ne = 0;
+    if (olla_early_update_edges(s->dag, &ef, &et, &ne, err) != OLLA_OK ||
+        (ne > 0 && olla_dag_add_edges(s->dag, ef, et, ne, &s->aug, err) != OLLA_OK)) {
+        olla_error_clear(err); /* control edges are an optional speed-up */
+        memset(&s->aug, 0, sizeof s->aug);
+    }
+    free(ef);
+    free(et);
+    /* the input order improved locally is a start of its own */
+    memcpy(starts, s->best, (size_t)n * sizeof(int));
+    if (!proven(s) && time_left(s)) {
+        olla_sched_local_improve(s->dag, starts, work_limit(s, LOCAL_WORK, 200));
+        offer(s, starts, 1, "input+local");
+    }
+    starts_of(s, fwd, fwd_name, 3, starts, err);
+    starts_of(s, bwd, bwd_name, 1, starts, err);
     free(starts);
-    if (!olla_past(deadline)) {
-        memcpy(work, best, (size_t)n * sizeof(int));
-        olla_sched_local_improve(dag, work, work_limit(dag, LOCAL_WORK, 200, deadline));
-        offer(&k, work, 1, "best+local");
+    /* the best so far, also without the earlier moves of blocks: another
+     * local optimum */
+    for (int blocks = 0; blocks < 2 && !proven(s) && time_left(s); blocks++) {
+        memcpy(s->work, s->best, (size_t)n * sizeof(int));
+        olla_sched_local_improve_moves(s->dag, s->work, work_limit(s, LOCAL_WORK, 200), blocks);
+        offer(s, s->work, 1, blocks ? "best+local" : "best+local-singles");
     }
-    res->heuristic_peak = k.best_peak;
+}
 
-    /* lower bounds */
-    lb = olla_bound_node_io(dag);
-    int small = n <= OLLA_SCHED_REACH_MAX_NODES;
-    int have_reach =
-        small && !olla_past(deadline) && olla_reach_build(dag, &reach, err) == OLLA_OK;
-    olla_error_clear(err);
-    if (have_reach && olla_dag_peak(dag, best, &ub, live, NULL, err) == OLLA_OK) {
+/* ---- bounds ---- */
+
+/* The per-node closure bound, where the best order is above the bound so
+ * far, then pairs. */
+static void closure_bounds(sched *s, olla_error *err)
+{
+    int n = s->n;
+    int64_t *live = malloc(((size_t)n + 1) * sizeof *live), *upper = malloc(((size_t)n + 1) * sizeof *upper);
+    int64_t ub = 0;
+    if (live && upper && olla_dag_peak(s->dag, s->best, &ub, live, NULL, err) == OLLA_OK) {
         for (int t = 0; t < n; t++)
-            upper[best[t]] = live[t];
-        int64_t cb = 0;
-        if (olla_bound_closure(dag, &reach, upper, deadline, &cb, NULL, err) == OLLA_OK && cb > lb)
-            lb = cb;
-        olla_error_clear(err);
-        raise_by_pairs(dag, &reach, &k, deadline, &lb, err);
+            upper[s->best[t]] = live[t];
+        int64_t cb = s->lb;
+        if (olla_bound_closure(s->dag, upper, (olla_limit){CLOSURE_WORK, s->deadline}, &cb, NULL, err) == OLLA_OK)
+            raise_lb(s, cb, "closure bound");
     }
-    if (opt->verbosity >= 2)
-        fprintf(stderr, "olla: heuristic peak %lld, lower bound %lld (%.3f s)\n", (long long)k.best_peak,
-                (long long)lb, olla_now() - t0);
+    olla_error_clear(err);
+    free(live);
+    free(upper);
+}
 
-    /* exact reordering of windows around the peak */
+/* pairs only raise the bound; a budget of minimum cuts bounds their work */
+static void pair_bound(sched *s, olla_error *err)
+{
+    int64_t pb = s->lb;
+    if (!proven(s) && olla_bound_pairs(s->dag, s->best, s->best_peak, 8, (olla_limit){PAIR_WORK, s->deadline}, &pb, err) ==
+                          OLLA_OK)
+        raise_lb(s, pb, "pair bound");
+    olla_error_clear(err);
+}
+
+/* ---- exact searches ---- */
+
+/* exact reordering of windows around the peak */
+static void windows(sched *s, olla_error *err)
+{
     static const int halves[] = {8, 16, 32};
-    for (size_t h = 0; h < sizeof halves / sizeof halves[0] && k.best_peak > lb; h++) {
-        if (olla_past(deadline))
-            break;
-        memcpy(work, best, (size_t)n * sizeof(int));
+    for (size_t h = 0; h < sizeof halves / sizeof halves[0] && !proven(s) && time_left(s); h++) {
+        memcpy(s->work, s->best, (size_t)s->n * sizeof(int));
         int64_t wpk = 0;
-        if (olla_sched_window_improve(dag, work, halves[h], state_budget(n) / 8, deadline, &wpk, err) != OLLA_OK) {
+        if (olla_sched_window_improve(s->dag, s->work, halves[h], WINDOW_STATES, s->deadline, &wpk, err) !=
+            OLLA_OK) {
             olla_error_clear(err); /* an optional improvement; the best order so far stays */
             continue;
         }
-        olla_sched_local_improve(dag, work, work_limit(dag, LOCAL_WORK, 200, deadline));
+        olla_sched_local_improve(s->dag, s->work, work_limit(s, LOCAL_WORK, 200));
         char name[64];
         snprintf(name, sizeof name, "window%d+local", halves[h]);
-        int64_t before = k.best_peak;
-        offer(&k, work, 1, name);
-        if (have_reach && k.best_peak < before && k.best_peak > lb)
-            raise_by_pairs(dag, &reach, &k, deadline, &lb, err);
+        int64_t before = s->best_peak;
+        offer(s, s->work, 1, name);
+        if (s->best_peak < before)
+            pair_bound(s, err);
     }
+}
 
-    /* segments between nodes ordered with all others, solved exactly */
-    if (have_reach && k.best_peak > lb && !olla_past(deadline)) {
-        int nseg = 0, solved = 0;
-        memcpy(work, best, (size_t)n * sizeof(int));
-        if (olla_sched_split_solve(dag, &reach, work, state_budget(n), deadline, &nseg, &solved, err) == OLLA_OK) {
-            offer(&k, work, 1, "segments");
-            if (solved)
-                lb = k.best_peak;
-        }
-        olla_error_clear(err);
-        if (opt->verbosity >= 2)
-            fprintf(stderr, "olla: %d segments, %s (%.3f s)\n", nseg, solved ? "all solved" : "not all solved",
-                    olla_now() - t0);
+/* segments between nodes ordered with all others, solved exactly; 1 when
+ * the graph is one segment (the whole search again) */
+static int segments(sched *s, olla_error *err)
+{
+    int nseg = 0, solved = 0;
+    memcpy(s->work, s->best, (size_t)s->n * sizeof(int));
+    if (olla_sched_split_solve(s->dag, s->work, state_budget(s->n), s->deadline, &nseg, &solved, err) == OLLA_OK) {
+        offer(s, s->work, 1, "segments");
+        if (solved)
+            raise_lb(s, s->best_peak, "segments solved");
     }
+    olla_error_clear(err);
+    if (s->opt->verbosity >= 2)
+        fprintf(stderr, "olla: %d segments, %s (%.3f s)\n", nseg, solved ? "all solved" : "not all solved",
+                olla_now() - s->t0);
+    return nseg == 1 && solved == 0;
+}
 
-    /* exact search over sets of nodes run, for orders below the best peak */
-    if (k.best_peak > lb && !olla_past(deadline)) {
-        int64_t dpk = 0;
-        int outcome = OLLA_DP_GAVE_UP;
-        olla_error derr = {0};
-        if (olla_sched_exact_dp(dag, k.best_peak, state_budget(n), deadline, work, &dpk, &outcome, &derr) == OLLA_OK) {
-            if (outcome == OLLA_DP_FOUND) {
-                offer(&k, work, 1, "exact");
-                if (dpk > lb)
-                    lb = dpk;
-            } else if (outcome == OLLA_DP_NONE_BETTER) {
-                lb = k.best_peak;
-            }
-        }
-        if (opt->verbosity >= 2)
-            fprintf(stderr, "olla: exact search: %s (%.3f s)\n",
-                    outcome == OLLA_DP_FOUND         ? "best order found"
-                    : outcome == OLLA_DP_NONE_BETTER ? "no better order exists"
-                                                     : "gave up",
-                    olla_now() - t0);
-    }
-
-    /* the ILP, warm-started with the best order */
-    if (opt->use_ilp && small && k.best_peak > lb) {
-        double left = deadline > 0 ? deadline - olla_now() : 0;
-        if (deadline <= 0 || left > 0.05) {
-            olla_ilp_info info;
-            olla_error ierr = {0};
-            if (olla_sched_ilp(dag, best, lb, deadline > 0 ? left : 0, opt->verbosity, work, &info, &ierr) ==
-                OLLA_OK) {
-                if (info.found)
-                    offer(&k, work, 2, "ilp");
-                if (info.bound > lb)
-                    lb = info.bound;
-            } else if (opt->verbosity >= 2) {
-                fprintf(stderr, "olla: ILP skipped: %s\n", ierr.message);
-            }
+/* exact search over sets of nodes run, for orders below the best peak */
+static void exact(sched *s)
+{
+    int64_t dpk = 0;
+    int outcome = OLLA_DP_GAVE_UP;
+    olla_error derr = {0};
+    if (olla_sched_exact_dp(s->dag, s->best_peak, state_budget(s->n), s->deadline, s->work, &dpk, &outcome, &derr) ==
+        OLLA_OK) {
+        if (outcome == OLLA_DP_FOUND) {
+            offer(s, s->work, 1, "exact");
+            raise_lb(s, dpk, "exact search");
+        } else if (outcome == OLLA_DP_NONE_BETTER) {
+            raise_lb(s, s->best_peak, "exact search");
         }
     }
-    if (lb > k.best_peak)
-        lb = k.best_peak; /* cannot happen with exact bounds; keep the report consistent */
+    if (s->opt->verbosity >= 2)
+        fprintf(stderr, "olla: exact search: %s (%.3f s)\n",
+                outcome == OLLA_DP_FOUND         ? "best order found"
+                : outcome == OLLA_DP_NONE_BETTER ? "no better order exists"
+                                                 : "gave up (its budget of states)",
+                olla_now() - s->t0);
+}
 
-finish:
-    memcpy(order_out, best, (size_t)n * sizeof(int));
-    if (!olla_dag_is_topological(dag, order_out)) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "the ordering step produced an invalid order; please report");
-        goto done;
+/* the ILP, warm-started with the best order and given the bound */
+static void ilp(sched *s)
+{
+    double left = s->deadline > 0 ? s->deadline - olla_now() : 0;
+    if (s->deadline > 0 && left <= 0.05)
+        return;
+    olla_ilp_info info;
+    olla_error ierr = {0};
+    if (olla_sched_ilp(s->dag, s->best, s->lb, s->deadline > 0 ? left : 0, s->opt->verbosity, s->work, &info,
+                       &ierr) == OLLA_OK) {
+        if (info.found)
+            offer(s, s->work, 2, "ilp");
+        raise_lb(s, info.bound, "ilp bound");
+    } else if (s->opt->verbosity >= 2) {
+        fprintf(stderr, "olla: the scheduling ILP is skipped: %s\n", ierr.message);
     }
-    res->peak_bytes = k.best_peak;
-    res->lower_bound_bytes = lb;
+}
+
+/* ---- the driver ---- */
+
+static olla_status start(sched *s, const int *input_order, olla_error *err)
+{
+    if (input_order) {
+        if (!olla_dag_is_topological(s->dag, input_order))
+            return olla_error_set(err, OLLA_ERR_INPUT,
+                                  "the input order of %d nodes is not a topological order; give each node once, "
+                                  "after the producers of its inputs",
+                                  s->n);
+        memcpy(s->best, input_order, (size_t)s->n * sizeof(int));
+    } else {
+        olla_status st = olla_dag_stable_topo(s->dag, s->best, err);
+        if (st != OLLA_OK)
+            return st;
+    }
+    return olla_dag_peak(s->dag, s->best, &s->best_peak, NULL, NULL, err);
+}
+
+static void finish(sched *s, olla_schedule_result *res)
+{
+    if (s->lb > s->best_peak)
+        s->lb = s->best_peak; /* cannot happen with exact bounds; keep the report consistent */
+    res->peak_bytes = s->best_peak;
+    res->lower_bound_bytes = s->lb;
     /* what ended the search: a proof, the work budgets, or the time limit
      * (which cut a stage short only if it passed) */
-    res->stopped_by = k.best_peak == lb ? "proof" : deadline > 0 && olla_now() > deadline ? "time" : "budget";
+    res->stopped_by = proven(s) ? "proof" : !time_left(s) ? "time" : "budget";
     if (res->heuristic_peak == 0)
-        res->heuristic_peak = k.best_peak;
-    if (k.best_peak == res->lower_bound_bytes)
+        res->heuristic_peak = s->best_peak;
+    if (proven(s))
         res->status = "optimal";
-    else if (k.source == 2)
-        res->status = "feasible";
-    else if (k.source == 1)
-        res->status = "heuristic";
     else
-        res->status = "kept";
-done:
+        res->status = s->source == 2 ? "feasible" : s->source == 1 ? "heuristic" : "kept";
+}
+
+/* every stage in turn, each only while the order is not proven optimal */
+static void stages(sched *s, olla_schedule_result *res, olla_error *err)
+{
+    raise_lb(s, olla_bound_node_io(s->dag), "bound: one node's tensors");
+    raise_lb(s, olla_bound_outputs(s->dag, NULL), "bound: outputs at the end");
+    if (!proven(s))
+        heuristics(s, err);
+    res->heuristic_peak = s->best_peak;
+    if (!proven(s) && time_left(s))
+        closure_bounds(s, err);
+    if (!proven(s) && time_left(s))
+        pair_bound(s, err);
+    if (s->opt->verbosity >= 2)
+        fprintf(stderr, "olla: heuristic peak %lld, lower bound %lld (%.3f s)\n", (long long)s->best_peak,
+                (long long)s->lb, olla_now() - s->t0);
+    if (!proven(s) && time_left(s))
+        windows(s, err);
+    int whole = !proven(s) && time_left(s) && segments(s, err);
+    if (!proven(s) && time_left(s) && !whole)
+        exact(s);
+    if (s->opt->use_ilp && !proven(s))
+        ilp(s);
+}
+
+olla_status olla_schedule(const olla_dag *dag, const int *input_order, const olla_schedule_options *opt,
+                          int *order_out, olla_schedule_result *res, olla_error *err)
+{
+    double t0 = olla_now();
+    if (!dag || !order_out || !res)
+        return olla_error_set(err, OLLA_ERR_USAGE, "olla_schedule needs a graph, an output order and a result");
+    static const olla_schedule_options dflt = {0, 1, 0};
+    if (!opt)
+        opt = &dflt;
+    sched s;
+    memset(&s, 0, sizeof s);
+    s.dag = dag;
+    s.opt = opt;
+    s.t0 = t0;
+    s.deadline = opt->time_limit > 0 ? t0 + opt->time_limit : 0;
+    s.n = dag->n_nodes;
+    memset(res, 0, sizeof *res);
+    res->status = "kept";
+    s.work = malloc(((size_t)s.n + 1) * sizeof(int));
+    s.best = malloc(((size_t)s.n + 1) * sizeof(int));
+    olla_status st = OLLA_OK;
+    if (!s.work || !s.best)
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the ordering step (%d nodes)", s.n);
+    else
+        st = start(&s, input_order, err);
+    if (st == OLLA_OK) {
+        res->input_order_peak = s.best_peak;
+        if (s.n > 0)
+            stages(&s, res, err);
+        memcpy(order_out, s.best, (size_t)s.n * sizeof(int));
+        if (!olla_dag_is_topological(dag, order_out))
+            st = olla_error_set(err, OLLA_ERR_INTERNAL, "the ordering step produced an invalid order; please report");
+        else
+            finish(&s, res);
+    }
     res->seconds = olla_now() - t0;
-    olla_dag_free(&aug);
-    olla_reach_free(&reach);
-    free(ef);
-    free(et);
-    free(work);
-    free(best);
-    free(live);
-    free(upper);
+    olla_dag_free(&s.aug);
+    free(s.work);
+    free(s.best);
     return st;
 }

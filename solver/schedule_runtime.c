@@ -13,7 +13,13 @@
 
 #include "solver/olla_schedule.h"
 
+/* The default budget: DEFAULT_BUDGET evaluations, each a pass over the ops,
+ * but no more than SEARCH_WORK ops evaluated in all (and at least
+ * MIN_BUDGET evaluations), so that the search's time grows no faster than
+ * the graph. */
 #define DEFAULT_BUDGET 4000
+#define SEARCH_WORK 12000000L
+#define MIN_BUDGET 200
 #define KEY_GAP 1024 /* keys start as position * KEY_GAP so that moves fit between them */
 #define MAX_IDLE_RESTARTS 50
 
@@ -232,7 +238,11 @@ static olla_status search_init(ort_search *s, const olla_exec_graph *eg, const o
     s->opt = opt;
     s->n = eg->n_ops;
     s->n_run = eg->n_running;
-    s->budget = opt->max_evaluations > 0 ? opt->max_evaluations : DEFAULT_BUDGET;
+    long by_size = SEARCH_WORK / (eg->n_ops > 0 ? eg->n_ops : 1);
+    s->budget = opt->max_evaluations > 0 ? opt->max_evaluations
+                : by_size > DEFAULT_BUDGET ? DEFAULT_BUDGET
+                : by_size < MIN_BUDGET     ? MIN_BUDGET
+                                           : by_size;
     s->rng = opt->seed ^ 0x9e3779b97f4a7c15ULL;
     s->cost_now = -1;
     s->best_cost = INT64_MAX;

@@ -37,6 +37,112 @@ int64_t olla_bound_node_io(const olla_dag *dag)
     return best;
 }
 
+/* The bytes of w's tensors that are no graph outputs, all live at w's
+ * step: its inputs and outputs, less the most its writes in place save. */
+static int64_t own_bytes(const olla_dag *dag, int w)
+{
+    int64_t x = -inplace_saving_max(dag, NULL, w);
+    for (int k = dag->out_start[w]; k < dag->out_start[w + 1]; k++)
+        if (!dag->is_output[dag->out_list[k]])
+            x += dag->bytes[dag->out_list[k]];
+    for (int k = dag->in_start[w]; k < dag->in_start[w + 1]; k++)
+        if (!dag->is_output[dag->in_list[k]])
+            x += dag->bytes[dag->in_list[k]];
+    return x;
+}
+
+static int is_sink(const olla_dag *dag, int w)
+{
+    for (int k = dag->out_start[w]; k < dag->out_start[w + 1]; k++)
+        if (dag->sink_start[dag->out_list[k]] != dag->sink_start[dag->out_list[k] + 1])
+            return 0;
+    return 1;
+}
+
+typedef struct {
+    int64_t key;
+    int v;
+} keyed_node;
+
+static int by_key_desc(const void *a, const void *b)
+{
+    const keyed_node *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* Adds w and its ancestors not marked yet to the marked set; returns the
+ * bytes of the graph outputs they make. */
+static int64_t mark_up(const olla_dag *dag, int w, unsigned char *mark, int *stack)
+{
+    int64_t out = 0;
+    int sp = 0;
+    if (mark[w])
+        return 0;
+    mark[w] = 1;
+    stack[sp++] = w;
+    while (sp > 0) {
+        int u = stack[--sp];
+        for (int k = dag->out_start[u]; k < dag->out_start[u + 1]; k++)
+            if (dag->is_output[dag->out_list[k]])
+                out += dag->bytes[dag->out_list[k]];
+        for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++) {
+            int p = dag->producer[dag->in_list[k]];
+            if (!mark[p]) {
+                mark[p] = 1;
+                stack[sp++] = p;
+            }
+        }
+    }
+    return out;
+}
+
+int64_t olla_bound_outputs(const olla_dag *dag, int *last)
+{
+    int n = dag->n_nodes;
+    int64_t out = 0, end = -1;
+    int at = -1;
+    for (int e = 0; e < dag->n_tensors; e++)
+        if (dag->is_output[e])
+            out += dag->bytes[e];
+    for (int w = 0; w < n; w++) /* the last step: every output, and a node nobody reads */
+        if (is_sink(dag, w)) {
+            int64_t x = own_bytes(dag, w);
+            if (end < 0 || out + x < end) {
+                end = out + x;
+                at = w;
+            }
+        }
+    int64_t best = end > 0 ? end : 0;
+    /* Any set B of nodes: at the step of the one that runs last, the graph
+     * outputs B and its ancestors made are all live, with that node's own
+     * bytes. Taking B = the nodes whose own bytes reach each value in turn
+     * (the best B for that least value), the ancestors only grow. */
+    keyed_node *kn = malloc(((size_t)n + 1) * sizeof *kn);
+    unsigned char *mark = calloc((size_t)n + 1, 1);
+    int *stack = malloc(((size_t)n + 1) * sizeof *stack);
+    if (kn && mark && stack) {
+        for (int w = 0; w < n; w++)
+            kn[w] = (keyed_node){own_bytes(dag, w), w};
+        qsort(kn, (size_t)n, sizeof *kn, by_key_desc);
+        int64_t made = 0;
+        for (int i = 0; i < n; i++) {
+            made += mark_up(dag, kn[i].v, mark, stack);
+            if (made + kn[i].key > best) {
+                best = made + kn[i].key;
+                at = kn[i].v;
+            }
+        }
+    }
+    free(kn);
+    free(mark);
+    free(stack);
+    if (last)
+        *last = at;
+    return best;
+}
+
 /* Tensor e is live at v's step in every order when its producer is v or an
  * ancestor of v and it is a graph output or read by v or a descendant. */
 static int must_live(const olla_dag *dag, const olla_reach *r, int e, int v)
@@ -79,6 +185,7 @@ int64_t olla_bound_cut(const olla_dag *dag, const olla_reach *r, int *at)
 
 typedef struct {
     int n, m, cap_m;
+    long work; /* arcs scanned so far: the unit of the bounds' work budgets */
     int *head, *next, *to;
     int64_t *cap, *base;
     int *level, *iter, *queue;
@@ -200,7 +307,8 @@ static int64_t net_push(flow_net *f, int s, int t, int *stack_v, int *stack_a)
 static int64_t net_maxflow(flow_net *f, int s, int t, int *stack_v, int *stack_a)
 {
     int64_t flow = 0;
-    while (net_bfs(f, s, t)) {
+    f->work += f->m; /* the capacities' reset */
+    while ((f->work += 2L * f->m, net_bfs(f, s, t))) { /* a level pass and a blocking-flow pass */
         for (int i = 0; i < f->n; i++)
             f->iter[i] = f->head[i];
         int64_t add = net_push(f, s, t, stack_v, stack_a);
@@ -213,93 +321,148 @@ static int64_t net_maxflow(flow_net *f, int s, int t, int *stack_v, int *stack_a
 
 /* Closure model: node u "ran before v" (source side) costs the bytes of its
  * outputs; helper a_e (source side = every reader of e ran before v) gains
- * bytes(e) back; helper b_k of in-place candidate k, active only when its own
- * node is v (source side = every other reader of its input ran before v),
- * gains the bytes of its output back. Implications become infinite arcs. */
+ * bytes(e) back; helper b_k of in-place candidate k of v (source side =
+ * every other reader of its input ran before v) gains the bytes of its
+ * output back. Implications become infinite arcs.
+ *
+ * v's ancestors ran before v in every set and v's descendants did not:
+ * they are fixed, their share of the value is a constant, and the network
+ * holds only the nodes unordered with v (and the helpers that touch them).
+ * A maximum flow's phases grow with the depth of its network: over the
+ * whole graph that is the graph's depth, here only the depth among the
+ * nodes v leaves free, so an evaluation costs a few linear passes. */
 typedef struct {
     const olla_dag *dag;
-    flow_net f;
-    int S, T;
-    int *src_arc, *snk_arc, *sv, *sa;
-    int *gain_arc; /* n_inplace: the arc S -> b_k */
+    flow_net f;     /* sized for the whole graph; each evaluation uses a part */
+    int *loc;       /* node -> its network node (free nodes), while evaluating */
+    int *fixed;     /* node -> stamp * 2 + 1 ran before v, stamp * 2 + 2 after */
+    int stamp;
+    int *queue, *sv, *sa;
     int64_t *wout;
-    int64_t sum_a;
+    /* an evaluation whose value cannot pass this stops before its flow
+     * and returns an upper bound on the value instead (INT64_MIN: never) */
+    int64_t floor;
 } closure;
 
 static void closure_free(closure *c)
 {
     net_free(&c->f);
-    free(c->src_arc);
-    free(c->snk_arc);
+    free(c->loc);
+    free(c->fixed);
+    free(c->queue);
     free(c->sv);
     free(c->sa);
-    free(c->gain_arc);
     free(c->wout);
 }
 
 static int closure_init(closure *c, const olla_dag *dag)
 {
-    int n = dag->n_nodes, nt = dag->n_tensors;
+    int n = dag->n_nodes, nt = dag->n_tensors, nk = dag->n_inplace;
     memset(c, 0, sizeof *c);
     c->dag = dag;
-    int *aidx = malloc(((size_t)nt + 1) * sizeof *aidx);
-    c->wout = calloc((size_t)n + 1, sizeof *c->wout);
-    if (!aidx || !c->wout) {
-        free(aidx);
-        return 0;
-    }
-    int na = 0, m = 0;
-    for (int e = 0; e < nt; e++) {
-        c->wout[dag->producer[e]] += dag->bytes[e];
-        aidx[e] = -1;
-        if (dag->bytes[e] > 0 && !dag->is_output[e]) {
-            aidx[e] = n + na++;
-            m += 2 + (dag->sink_start[e + 1] - dag->sink_start[e]);
-        }
-        m += dag->sink_start[e + 1] - dag->sink_start[e];
-    }
-    int nk = dag->n_inplace;
+    long m = 2L * n + 2;
+    for (int e = 0; e < nt; e++)
+        m += 2L * (dag->sink_start[e + 1] - dag->sink_start[e]) + 2;
     for (int k = 0; k < nk; k++)
         m += 1 + dag->sink_start[dag->inplace_in[k] + 1] - dag->sink_start[dag->inplace_in[k]];
-    c->S = n + na + nk;
-    c->T = c->S + 1;
-    m += 2 * n;
-    int ok = net_init(&c->f, c->T + 1, m);
-    c->sv = malloc(((size_t)c->T + 2) * sizeof *c->sv);
-    c->sa = malloc(((size_t)c->T + 2) * sizeof *c->sa);
-    c->src_arc = malloc(((size_t)n + 1) * sizeof *c->src_arc);
-    c->snk_arc = malloc(((size_t)n + 1) * sizeof *c->snk_arc);
-    c->gain_arc = malloc(((size_t)nk + 1) * sizeof *c->gain_arc);
-    if (!ok || !c->sv || !c->sa || !c->src_arc || !c->snk_arc || !c->gain_arc) {
-        free(aidx);
+    int nodes = n + nt + nk + 2;
+    if (m > INT32_MAX / 2 || !net_init(&c->f, nodes, (int)m))
         return 0;
-    }
-    for (int u = 0; u < n; u++) {
-        c->src_arc[u] = net_arc(&c->f, c->S, u, 0);
-        c->snk_arc[u] = net_arc(&c->f, u, c->T, c->wout[u]);
-    }
-    for (int e = 0; e < nt; e++) {
-        int p = dag->producer[e];
-        for (int k = dag->sink_start[e]; k < dag->sink_start[e + 1]; k++)
-            net_arc(&c->f, dag->sink_list[k], p, FLOW_INF);
-        if (aidx[e] >= 0) {
-            net_arc(&c->f, c->S, aidx[e], dag->bytes[e]);
-            c->sum_a += dag->bytes[e];
-            net_arc(&c->f, aidx[e], p, FLOW_INF);
-            for (int k = dag->sink_start[e]; k < dag->sink_start[e + 1]; k++)
-                net_arc(&c->f, aidx[e], dag->sink_list[k], FLOW_INF);
-        }
-    }
-    for (int v = 0; nk > 0 && v < n; v++)
-        for (int k = dag->inplace_start[v]; k < dag->inplace_start[v + 1]; k++) {
-            int b = n + na + k, e = dag->inplace_in[k];
-            c->gain_arc[k] = net_arc(&c->f, c->S, b, 0); /* opened by closure_eval for v */
-            for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++)
-                if (dag->sink_list[q] != v)
-                    net_arc(&c->f, b, dag->sink_list[q], FLOW_INF);
-        }
-    free(aidx);
+    c->loc = malloc(((size_t)n + 1) * sizeof *c->loc);
+    c->fixed = calloc((size_t)n + 1, sizeof *c->fixed);
+    c->queue = malloc(((size_t)n + 1) * sizeof *c->queue);
+    c->sv = malloc(((size_t)nodes + 1) * sizeof *c->sv);
+    c->sa = malloc(((size_t)nodes + 1) * sizeof *c->sa);
+    c->wout = calloc((size_t)n + 1, sizeof *c->wout);
+    if (!c->loc || !c->fixed || !c->queue || !c->sv || !c->sa || !c->wout)
+        return 0;
+    for (int e = 0; e < nt; e++)
+        c->wout[dag->producer[e]] += dag->bytes[e];
+    c->floor = INT64_MIN;
     return 1;
+}
+
+enum { FREE = 0, BEFORE = 1, AFTER = 2 };
+/* the network's nodes: source, sink, the free nodes, the helpers */
+enum { NET_SOURCE = 0, NET_SINK = 1, NET_FIRST = 2 };
+
+static int side_of(const closure *c, int u)
+{
+    int f = c->fixed[u];
+    return f == 2 * c->stamp + 1 ? BEFORE : f == 2 * c->stamp + 2 ? AFTER : FREE;
+}
+
+/* Fixes `from` (with self) and its ancestors (dir BEFORE) or descendants
+ * (dir AFTER); returns 0 when a node would be fixed both ways. */
+static int fix_walk(closure *c, int from, int self, int dir)
+{
+    const olla_dag *dag = c->dag;
+    int head = 0, tail = 0, want = 2 * c->stamp + dir;
+    if (self) {
+        if (side_of(c, from) == (dir == BEFORE ? AFTER : BEFORE))
+            return 0;
+        c->fixed[from] = want;
+    }
+    c->queue[tail++] = from;
+    while (head < tail) {
+        int u = c->queue[head++];
+        if (dir == BEFORE) {
+            for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++) {
+                int p = dag->producer[dag->in_list[k]], sd = side_of(c, p);
+                if (sd == AFTER)
+                    return 0;
+                if (sd == FREE) {
+                    c->fixed[p] = want;
+                    c->queue[tail++] = p;
+                }
+            }
+            continue;
+        }
+        for (int k = dag->out_start[u]; k < dag->out_start[u + 1]; k++) {
+            int e = dag->out_list[k];
+            for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++) {
+                int r = dag->sink_list[q], sd = side_of(c, r);
+                if (sd == BEFORE)
+                    return 0;
+                if (sd == FREE) {
+                    c->fixed[r] = want;
+                    c->queue[tail++] = r;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+/* A gain helper (a tensor's or an in-place write's): gains `bytes` when
+ * the free nodes of list (and p, when free) all ran before v. Readers in
+ * skip do not count. Returns the constant gain when every one is fixed
+ * before v, 0 when one is fixed after it (or a helper was added). */
+static int64_t gain_helper(closure *c, int64_t bytes, int p, const int *list, int len, int skip, int *node,
+                           int64_t *sum)
+{
+    int any_free = p >= 0 && side_of(c, p) == FREE;
+    if (p >= 0 && side_of(c, p) == AFTER)
+        return 0;
+    for (int q = 0; q < len; q++) {
+        if (list[q] == skip)
+            continue;
+        int sd = side_of(c, list[q]);
+        if (sd == AFTER)
+            return 0;
+        any_free |= sd == FREE;
+    }
+    if (!any_free)
+        return bytes;
+    int h = (*node)++;
+    net_arc(&c->f, NET_SOURCE, h, bytes);
+    *sum += bytes;
+    if (p >= 0 && side_of(c, p) == FREE)
+        net_arc(&c->f, h, c->loc[p], FLOW_INF);
+    for (int q = 0; q < len; q++)
+        if (list[q] != skip && side_of(c, list[q]) == FREE)
+            net_arc(&c->f, h, c->loc[list[q]], FLOW_INF);
+    return 0;
 }
 
 /* Least live bytes at v's step over the sets that can run before v, with
@@ -310,95 +473,133 @@ static int64_t closure_eval(closure *c, int v, int before_v, int after_v, unsign
 {
     const olla_dag *dag = c->dag;
     flow_net *f = &c->f;
+    int n = dag->n_nodes;
+    c->stamp++;
+    f->work += (long)n + dag->n_tensors + dag->sink_start[dag->n_tensors]; /* the passes below */
+    if (!fix_walk(c, v, 1, AFTER) || (after_v >= 0 && !fix_walk(c, after_v, 1, AFTER)) ||
+        !fix_walk(c, v, 0, BEFORE) || (before_v >= 0 && !fix_walk(c, before_v, 1, BEFORE)))
+        return -1;
+    int nf = 0;
+    for (int u = 0; u < n; u++)
+        if (side_of(c, u) == FREE)
+            c->loc[u] = NET_FIRST + nf++;
+    int most = NET_FIRST + nf + dag->n_tensors + (dag->n_inplace ? dag->inplace_start[v + 1] - dag->inplace_start[v] : 0);
+    for (int i = 0; i < most; i++)
+        f->head[i] = -1;
+    f->m = 0;
+    int node = NET_FIRST + nf;
+    int64_t konst = c->wout[v], sum = 0;
+    for (int u = 0; u < n; u++) {
+        int sd = side_of(c, u);
+        if (sd == BEFORE)
+            konst += c->wout[u];
+        else if (sd == FREE)
+            net_arc(f, c->loc[u], NET_SINK, c->wout[u]);
+    }
+    for (int e = 0; e < dag->n_tensors; e++) {
+        int p = dag->producer[e];
+        const int *rd = dag->sink_list + dag->sink_start[e];
+        int nr = dag->sink_start[e + 1] - dag->sink_start[e];
+        if (side_of(c, p) == FREE) /* a free reader of a free producer follows it */
+            for (int q = 0; q < nr; q++)
+                if (side_of(c, rd[q]) == FREE)
+                    net_arc(f, c->loc[rd[q]], c->loc[p], FLOW_INF);
+        if (dag->bytes[e] > 0 && !dag->is_output[e])
+            konst -= gain_helper(c, dag->bytes[e], p, rd, nr, -1, &node, &sum);
+    }
+    for (int k = dag->n_inplace ? dag->inplace_start[v] : 0; dag->n_inplace && k < dag->inplace_start[v + 1]; k++) {
+        int e = dag->inplace_in[k];
+        konst -= gain_helper(c, dag->bytes[dag->inplace_out[k]], -1, dag->sink_list + dag->sink_start[e],
+                             dag->sink_start[e + 1] - dag->sink_start[e], v, &node, &sum);
+    }
+    f->n = node;
+    /* every free node after v is a set of value konst: the value is at most
+     * that, and a value that cannot pass the floor needs no flow */
+    if (!side && konst <= c->floor)
+        return konst;
     for (int a = 0; a < f->m; a++)
         f->cap[a] = f->base[a];
-    for (int k = dag->in_start[v]; k < dag->in_start[v + 1]; k++)
-        f->cap[c->src_arc[dag->producer[dag->in_list[k]]]] = FLOW_INF;
-    f->cap[c->snk_arc[v]] = FLOW_INF;
-    if (before_v >= 0)
-        f->cap[c->src_arc[before_v]] = FLOW_INF;
-    if (after_v >= 0)
-        f->cap[c->snk_arc[after_v]] = FLOW_INF;
-    int64_t gains = 0;
-    for (int k = dag->n_inplace ? dag->inplace_start[v] : 0; dag->n_inplace && k < dag->inplace_start[v + 1]; k++) {
-        f->cap[c->gain_arc[k]] = dag->bytes[dag->inplace_out[k]];
-        gains += dag->bytes[dag->inplace_out[k]];
-    }
-    int64_t cut = net_maxflow(f, c->S, c->T, c->sv, c->sa);
-    if (cut >= FLOW_INF)
-        return -1;
+    int64_t cut = net_maxflow(f, NET_SOURCE, NET_SINK, c->sv, c->sa);
     if (side)
-        for (int u = 0; u < dag->n_nodes; u++)
-            side[u] = f->level[u] >= 0; /* reachable from the source in the residual graph */
-    return cut - c->sum_a - gains + c->wout[v];
+        for (int u = 0; u < n; u++) {
+            int sd = side_of(c, u);
+            side[u] = sd == BEFORE || (sd == FREE && f->level[c->loc[u]] >= 0);
+        }
+    return konst + cut - sum;
 }
 
-olla_status olla_bound_closure(const olla_dag *dag, const olla_reach *r, const int64_t *upper, double deadline,
-                               int64_t *bound, int *at, olla_error *err)
+typedef struct {
+    int64_t upper;
+    int v;
+} ranked_node;
+
+static int by_upper_desc(const void *a, const void *b)
 {
-    int n = dag->n_nodes, nt = dag->n_tensors;
-    int64_t *cutb = malloc(((size_t)n + 1) * sizeof *cutb);
+    const ranked_node *x = a, *y = b;
+    if (x->upper != y->upper)
+        return x->upper > y->upper ? -1 : 1;
+    return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* nodes by upper (the live bytes at their step in some order) descending,
+ * ties by id; without upper every node in id order. 0 when out of memory. */
+static int by_upper(const int64_t *upper, int *cand, int n)
+{
+    for (int v = 0; v < n; v++)
+        cand[v] = v;
+    if (!upper || n < 2)
+        return 1;
+    ranked_node *r = malloc((size_t)n * sizeof *r);
+    if (!r)
+        return 0;
+    for (int v = 0; v < n; v++)
+        r[v] = (ranked_node){upper[v], v};
+    qsort(r, (size_t)n, sizeof *r, by_upper_desc);
+    for (int i = 0; i < n; i++)
+        cand[i] = r[i].v;
+    free(r);
+    return 1;
+}
+
+/* With upper, the walk ends after this many nodes in a row that raise
+ * nothing: the nodes at the top of the order's profile decide. */
+#define CLOSURE_IDLE 32
+
+olla_status olla_bound_closure(const olla_dag *dag, const int64_t *upper, olla_limit lim, int64_t *bound, int *at,
+                               olla_error *err)
+{
+    int n = dag->n_nodes;
     int *cand = malloc(((size_t)n + 1) * sizeof *cand);
     closure c;
     memset(&c, 0, sizeof c);
-    if (!cutb || !cand || !closure_init(&c, dag)) {
-        free(cutb);
+    if (!cand || !closure_init(&c, dag) || !by_upper(upper, cand, n)) {
         free(cand);
         closure_free(&c);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the closure bound");
     }
-    /* visit nodes by their simple cut bound, largest first; each node's
-     * value is a lower bound on its own, so stopping at the deadline still
-     * leaves a valid bound */
-    int stopped = 0;
-    for (int v = 0; v < n; v++) {
-        if ((v & 63) == 0 && olla_past(deadline)) {
-            stopped = 1;
-            n = v; /* only the nodes seen so far */
-            break;
-        }
-        int64_t s = -inplace_saving_max(dag, r, v);
-        for (int e = 0; e < nt; e++)
-            if (dag->bytes[e] > 0 && must_live(dag, r, e, v))
-                s += dag->bytes[e];
-        cutb[v] = s;
-        cand[v] = v;
-    }
-    for (int i = 1; i < n && !stopped; i++) { /* insertion sort by cutb descending */
-        if ((i & 255) == 0 && olla_past(deadline))
-            stopped = 1;
-        int x = cand[i], j = i;
-        while (j > 0 && cutb[cand[j - 1]] < cutb[x]) {
-            cand[j] = cand[j - 1];
-            j--;
-        }
-        cand[j] = x;
-    }
-    int64_t best = 0;
-    int best_v = 0, late = stopped;
-    for (int i = 0; i < n; i++) {
+    /* each node's value is a bound on its own: stopping early (budget,
+     * deadline) leaves a valid bound */
+    int64_t best = *bound > 0 ? *bound : 0;
+    int best_v = -1, idle = 0;
+    for (int i = 0; i < n && (lim.budget <= 0 || c.f.work < lim.budget); i++) {
         int v = cand[i];
-        if (cutb[v] > best) {
-            best = cutb[v];
-            best_v = v;
-        }
-        if (upper && upper[v] <= best)
-            continue;
-        if (late || ((i & 15) == 0 && olla_past(deadline))) {
-            late = 1; /* only the cheap per-node values from here on */
-            continue;
-        }
+        if (upper && (upper[v] <= best || idle >= CLOSURE_IDLE))
+            break; /* sorted: no later node can raise the bound, or the highest did not */
+        if ((i & 15) == 0 && olla_past(lim.deadline))
+            break;
+        c.floor = best; /* only a value above the bound so far matters */
         int64_t val = closure_eval(&c, v, -1, -1, NULL);
+        idle++;
         if (val > best) {
             best = val;
             best_v = v;
+            idle = 0;
         }
     }
     *bound = best;
     if (at)
         *at = best_v;
     closure_free(&c);
-    free(cutb);
     free(cand);
     return OLLA_OK;
 }
@@ -408,116 +609,146 @@ static int64_t max64(int64_t a, int64_t b)
     return a > b ? a : b;
 }
 
-/* one minimum cut of the pair bound, counted against its budget */
+/* one minimum cut of the pair bound; *left: the work budget left (< 0:
+ * none, 0: used up) */
 static int64_t pair_eval(closure *c, long *left, int v, int before_v, int after_v, unsigned char *side)
 {
+    long before = c->f.work;
+    int64_t val = closure_eval(c, v, before_v, after_v, side);
     if (*left > 0)
-        (*left)--;
-    return closure_eval(c, v, before_v, after_v, side);
+        *left = *left > c->f.work - before ? *left - (c->f.work - before) : 0;
+    return val;
 }
 
-olla_status olla_bound_pairs(const olla_dag *dag, const olla_reach *r, const int *order, int64_t ub, int tries,
-                             olla_limit lim, int64_t *bound, olla_error *err)
+/* mark[u] = stamp for every ancestor and descendant u of v (and v): the
+ * nodes ordered with v. queue: n_nodes entries. */
+static void mark_ordered(const olla_dag *dag, int v, int stamp, int *mark, int *queue)
+{
+    for (int dir = 0; dir < 2; dir++) {
+        int head = 0, tail = 0;
+        queue[tail++] = v;
+        mark[v] = stamp;
+        while (head < tail) {
+            int u = queue[head++];
+            if (dir == 0) { /* ancestors: producers of the inputs */
+                for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++) {
+                    int p = dag->producer[dag->in_list[k]];
+                    if (mark[p] != stamp) {
+                        mark[p] = stamp;
+                        queue[tail++] = p;
+                    }
+                }
+                continue;
+            }
+            for (int k = dag->out_start[u]; k < dag->out_start[u + 1]; k++) { /* descendants */
+                int e = dag->out_list[k];
+                for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++) {
+                    int s = dag->sink_list[q];
+                    if (mark[s] != stamp) {
+                        mark[s] = stamp;
+                        queue[tail++] = s;
+                    }
+                }
+            }
+        }
+        if (dir == 0) /* the second walk starts from v again */
+            mark[v] = stamp;
+    }
+}
+
+/* The pair bound for v against the node u it is not ordered with; side:
+ * v's best set. Raises *lb. */
+static void pair_with(closure *c, long *left, int v, int64_t mcv, int u, const unsigned char *side, int64_t *lb)
+{
+    /* the case matching v's best set first: the same value for v */
+    int u_before = side[u];
+    int64_t b1 = u_before ? pair_eval(c, left, u, -1, v, NULL) : pair_eval(c, left, u, v, -1, NULL);
+    if (b1 >= 0 && b1 <= *lb)
+        return;
+    int64_t opt1 = b1 < 0 ? -1 : max64(mcv > 0 ? mcv : 0, b1);
+    int64_t a2 = u_before ? pair_eval(c, left, v, -1, u, NULL) : pair_eval(c, left, v, u, -1, NULL);
+    int64_t b2 = u_before ? pair_eval(c, left, u, v, -1, NULL) : pair_eval(c, left, u, -1, v, NULL);
+    int64_t opt2 = (a2 < 0 || b2 < 0) ? -1 : max64(a2, b2);
+    int64_t pair;
+    if (opt1 < 0 && opt2 < 0)
+        return;
+    else if (opt1 < 0)
+        pair = opt2;
+    else if (opt2 < 0)
+        pair = opt1;
+    else
+        pair = opt1 < opt2 ? opt1 : opt2;
+    if (pair > *lb)
+        *lb = pair;
+}
+
+olla_status olla_bound_pairs(const olla_dag *dag, const int *order, int64_t ub, int tries, olla_limit lim,
+                             int64_t *bound, olla_error *err)
 {
     int n = dag->n_nodes;
     double deadline = lim.deadline;
     long left = lim.budget > 0 ? lim.budget : -1; /* 0 when used up */
-    int64_t *mc = malloc(((size_t)n + 1) * sizeof *mc);
     int *cand = malloc(((size_t)n + 1) * sizeof *cand);
     unsigned char *side = malloc((size_t)n + 1);
     int64_t *upper = malloc(((size_t)n + 1) * sizeof *upper);
-    int64_t *live = malloc(((size_t)n + 1) * sizeof *live);
     int *step = malloc(((size_t)n + 1) * sizeof *step);
+    int *mark = malloc(((size_t)n + 1) * sizeof *mark), *queue = malloc(((size_t)n + 1) * sizeof *queue);
+    int64_t *live = malloc(((size_t)n + 1) * sizeof *live);
     closure c;
     memset(&c, 0, sizeof c);
     int64_t ub_order = 0;
     olla_status st = OLLA_OK;
-    if (!mc || !cand || !side || !upper || !live || !step || !closure_init(&c, dag))
+    if (!cand || !side || !upper || !step || !mark || !queue || !live || !closure_init(&c, dag))
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the pair bound");
     else
         st = olla_dag_peak(dag, order, &ub_order, live, NULL, err);
+    if (st == OLLA_OK) {
+        for (int t = 0; t < n; t++) {
+            upper[order[t]] = live[t];
+            step[order[t]] = t;
+            mark[t] = -1;
+        }
+        if (!by_upper(upper, cand, n))
+            st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the pair bound");
+    }
     if (st != OLLA_OK)
         goto done;
-    for (int t = 0; t < n; t++) {
-        upper[order[t]] = live[t];
-        step[order[t]] = t;
-    }
     int64_t lb = *bound;
-    /* per-node values for nodes that may reach the upper bound */
-    int nc = 0;
-    for (int v = 0; v < n; v++) {
-        mc[v] = -1;
-        if (upper[v] <= lb)
-            continue;
-        if (left == 0 || olla_past(deadline))
-            break;
-        mc[v] = pair_eval(&c, &left, v, -1, -1, NULL);
-        if (mc[v] > lb)
-            lb = mc[v];
-        cand[nc++] = v;
-    }
-    for (int i = 1; i < nc; i++) {
-        int x = cand[i], j = i;
-        while (j > 0 && (upper[cand[j - 1]] < upper[x] ||
-                         (upper[cand[j - 1]] == upper[x] && mc[cand[j - 1]] < mc[x]))) {
-            cand[j] = cand[j - 1];
-            j--;
-        }
-        cand[j] = x;
-    }
     /* For v and a node u it is not ordered with: either u runs before v or
      * after; the peak is at least the smaller, over the two cases, of the
-     * larger of the two constrained per-node values. Several passes, since
-     * raising the bound changes which pairs matter. */
-    for (int i = 0; i < nc && i < tries && lb < ub; i++) {
+     * larger of the two constrained per-node values. The nodes at the
+     * highest steps of order first. */
+    for (int i = 0; i < n && i < tries && lb < ub; i++) {
         int v = cand[i];
-        if (left == 0 || olla_past(deadline))
+        if (upper[v] <= lb || left == 0 || olla_past(deadline))
             break;
-        if (pair_eval(&c, &left, v, -1, -1, side) < 0)
+        int64_t mcv = pair_eval(&c, &left, v, -1, -1, side);
+        if (mcv < 0)
             continue;
+        if (mcv > lb)
+            lb = mcv;
+        mark_ordered(dag, v, i, mark, queue);
         /* partners by distance from v in the order: near ones matter most */
         int sv = step[v];
         for (int d = 1; d < n && lb < ub; d++) {
             if (left == 0 || ((d & 31) == 0 && olla_past(deadline)))
                 break;
-            for (int sgn = 0; sgn < 2; sgn++) {
-            int su = sgn ? sv + d : sv - d;
-            if (su < 0 || su >= n)
-                continue;
-            int u = order[su];
-            if (olla_reach_comparable(r, u, v))
-                continue;
-            /* case matching v's best set first: the same value for v */
-            int u_before = side[u];
-            int64_t b1 = u_before ? pair_eval(&c, &left, u, -1, v, NULL) : pair_eval(&c, &left, u, v, -1, NULL);
-            if (b1 >= 0 && b1 <= lb)
-                continue;
-            int64_t opt1 = b1 < 0 ? -1 : max64(mc[v] > 0 ? mc[v] : 0, b1);
-            int64_t a2 = u_before ? pair_eval(&c, &left, v, -1, u, NULL) : pair_eval(&c, &left, v, u, -1, NULL);
-            int64_t b2 = u_before ? pair_eval(&c, &left, u, v, -1, NULL) : pair_eval(&c, &left, u, -1, v, NULL);
-            int64_t opt2 = (a2 < 0 || b2 < 0) ? -1 : max64(a2, b2);
-            int64_t pair;
-            if (opt1 < 0 && opt2 < 0)
-                continue;
-            else if (opt1 < 0)
-                pair = opt2;
-            else if (opt2 < 0)
-                pair = opt1;
-            else
-                pair = opt1 < opt2 ? opt1 : opt2;
-            if (pair > lb)
-                lb = pair;
+            for (int sgn = 0; sgn < 2 && left != 0; sgn++) {
+                int su = sgn ? sv + d : sv - d;
+                if (su >= 0 && su < n && mark[order[su]] != i)
+                    pair_with(&c, &left, v, mcv, order[su], side, &lb);
             }
         }
     }
     *bound = lb;
 done:
     closure_free(&c);
-    free(mc);
     free(cand);
     free(side);
     free(upper);
-    free(live);
     free(step);
+    free(mark);
+    free(queue);
+    free(live);
     return st;
 }

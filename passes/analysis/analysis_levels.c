@@ -71,3 +71,16 @@ void olla_tensor_windows(const olla_dag *dag, const int *asap, const int *alap, 
         pres_hi[e] = last_min;
     }
 }
+
+olla_status olla_windows_build(const olla_dag *dag, int *asap, int *alap, olla_error *err)
+{
+    int n = dag->n_nodes;
+    int *n_desc = malloc(((size_t)n + 1) * sizeof *n_desc);
+    if (!n_desc)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory computing the time windows of %d nodes", n);
+    olla_status st = olla_reach_counts(dag, asap, n_desc, err);
+    for (int v = 0; st == OLLA_OK && v < n; v++)
+        alap[v] = n - 1 - n_desc[v];
+    free(n_desc);
+    return st;
+}

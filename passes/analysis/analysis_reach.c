@@ -123,3 +123,141 @@ int olla_tensors_disjoint(const olla_dag *dag, const olla_reach *r, int a, int b
         return 0;
     return precedes(dag, r, a, b) || precedes(dag, r, b, a);
 }
+
+/* ---- counts without the closure ---- */
+
+/* Source nodes per pass of olla_reach_counts: each pass keeps one row of
+ * CHUNK_WORDS words per node, whatever the graph's size. */
+#define CHUNK_WORDS 16
+
+/* the distinct producers of v's inputs into prod (returns their number) */
+static int producers_of(const olla_dag *dag, int v, int *prod, int *stamp)
+{
+    int k = 0;
+    for (int i = dag->in_start[v]; i < dag->in_start[v + 1]; i++) {
+        int u = dag->producer[dag->in_list[i]];
+        if (stamp[u] != v) {
+            stamp[u] = v;
+            prod[k++] = u;
+        }
+    }
+    return k;
+}
+
+/* One pass over the sources [lo, lo + 64 * CHUNK_WORDS) in topological
+ * order: row v gets the sources among v's ancestors (forward) or
+ * descendants (backward), and their number is added to count[v]. */
+static void count_chunk(const olla_dag *dag, const int *order, const int *pstart, const int *plist, int lo, int fwd,
+                        uint64_t *rows, int *count)
+{
+    int n = dag->n_nodes, hi = lo + 64 * CHUNK_WORDS;
+    memset(rows, 0, (size_t)n * CHUNK_WORDS * sizeof *rows);
+    for (int i = 0; i < n; i++) {
+        int v = order[fwd ? i : n - 1 - i];
+        uint64_t *row = rows + (size_t)v * CHUNK_WORDS;
+        if (fwd) { /* v's row from its producers' */
+            for (int k = pstart[v]; k < pstart[v + 1]; k++) {
+                int u = plist[k];
+                const uint64_t *ru = rows + (size_t)u * CHUNK_WORDS;
+                for (int w = 0; w < CHUNK_WORDS; w++)
+                    row[w] |= ru[w];
+                if (u >= lo && u < hi)
+                    row[(u - lo) >> 6] |= (uint64_t)1 << ((u - lo) & 63);
+            }
+        } else { /* v's row into its producers' */
+            for (int k = pstart[v]; k < pstart[v + 1]; k++) {
+                uint64_t *ru = rows + (size_t)plist[k] * CHUNK_WORDS;
+                for (int w = 0; w < CHUNK_WORDS; w++)
+                    ru[w] |= row[w];
+                if (v >= lo && v < hi)
+                    ru[(v - lo) >> 6] |= (uint64_t)1 << ((v - lo) & 63);
+            }
+        }
+    }
+    for (int v = 0; v < n; v++)
+        count[v] += popcount_row(rows + (size_t)v * CHUNK_WORDS, CHUNK_WORDS);
+}
+
+olla_status olla_reach_counts(const olla_dag *dag, int *n_anc, int *n_desc, olla_error *err)
+{
+    int n = dag->n_nodes, m = dag->in_start[n];
+    int *order = malloc(((size_t)n + 1) * sizeof *order), *stamp = malloc(((size_t)n + 1) * sizeof *stamp);
+    int *pstart = malloc(((size_t)n + 1) * sizeof *pstart), *plist = malloc(((size_t)m + 1) * sizeof *plist);
+    uint64_t *rows = malloc(((size_t)n + 1) * CHUNK_WORDS * sizeof *rows);
+    olla_status st = OLLA_OK;
+    if (!order || !stamp || !pstart || !plist || !rows)
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory counting the ancestors of %d nodes", n);
+    else
+        st = olla_dag_stable_topo(dag, order, err);
+    if (st == OLLA_OK) {
+        for (int v = 0; v < n; v++)
+            stamp[v] = -1;
+        pstart[0] = 0;
+        for (int v = 0; v < n; v++)
+            pstart[v + 1] = pstart[v] + producers_of(dag, v, plist + pstart[v], stamp);
+        memset(n_anc, 0, (size_t)n * sizeof *n_anc);
+        memset(n_desc, 0, (size_t)n * sizeof *n_desc);
+        for (int lo = 0; lo < n; lo += 64 * CHUNK_WORDS) {
+            count_chunk(dag, order, pstart, plist, lo, 1, rows, n_anc);
+            count_chunk(dag, order, pstart, plist, lo, 0, rows, n_desc);
+        }
+    }
+    free(order);
+    free(stamp);
+    free(pstart);
+    free(plist);
+    free(rows);
+    return st;
+}
+
+/* A node at position i of a topological order is ordered with every other
+ * node exactly when every node before it has a successor at position <= i
+ * (following such successors from any node before i stays before i and
+ * ends at the node: all are its ancestors) and every node after it has a
+ * predecessor at position >= i (all are its descendants). */
+olla_status olla_order_cuts(const olla_dag *dag, const int *order, unsigned char *cut, olla_error *err)
+{
+    int n = dag->n_nodes;
+    int *pos = malloc(((size_t)n + 1) * sizeof *pos), *minsucc = malloc(((size_t)n + 1) * sizeof *minsucc);
+    int *maxpred = malloc(((size_t)n + 1) * sizeof *maxpred);
+    if (!pos || !minsucc || !maxpred) {
+        free(pos);
+        free(minsucc);
+        free(maxpred);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory splitting %d nodes", n);
+    }
+    for (int i = 0; i < n; i++)
+        pos[order[i]] = i;
+    for (int v = 0; v < n; v++) {
+        minsucc[v] = n;
+        maxpred[v] = -1;
+    }
+    for (int e = 0; e < dag->n_tensors; e++) {
+        int p = dag->producer[e];
+        for (int k = dag->sink_start[e]; k < dag->sink_start[e + 1]; k++) {
+            int s = dag->sink_list[k];
+            if (pos[s] < minsucc[p])
+                minsucc[p] = pos[s];
+            if (pos[p] > maxpred[s])
+                maxpred[s] = pos[p];
+        }
+    }
+    for (int i = 0; i < n; i++)
+        cut[order[i]] = 1;
+    for (int i = 0, reach = -1; i < n; i++) { /* reach: the largest minsucc before i */
+        if (reach > i)
+            cut[order[i]] = 0;
+        if (minsucc[order[i]] > reach)
+            reach = minsucc[order[i]];
+    }
+    for (int i = n - 1, back = n; i >= 0; i--) { /* back: the smallest maxpred after i */
+        if (back < i)
+            cut[order[i]] = 0;
+        if (maxpred[order[i]] < back)
+            back = maxpred[order[i]];
+    }
+    free(pos);
+    free(minsucc);
+    free(maxpred);
+    return OLLA_OK;
+}

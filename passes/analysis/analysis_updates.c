@@ -40,9 +40,262 @@ static int is_update(const olla_dag *dag, int v)
     return has_output;
 }
 
-/* The closure costs n^2/4 bits: above this many nodes the anchors use the
- * paper's level test instead. */
-#define OLLA_UPDATES_REACH_MAX_NODES 20000
+/* ---- the graph with the control edges added so far ----
+ *
+ * The anchors must keep the graph acyclic: an anchor is never an ancestor
+ * of its update in the graph with the edges added before it. That is
+ * decided on a topological order of that graph, kept up to date as edges
+ * come (Pearce and Kelly's dynamic order: an edge u -> a with a before u
+ * reorders only the nodes between them that it reaches), and a walk from
+ * the update up its ancestors, in decreasing position, that goes no lower
+ * than the positions asked about. The order starts by forward level, where
+ * an update and its anchor lie close, so both stay local. Memory is linear. */
+
+typedef struct {
+    const olla_dag *dag;
+    int n;
+    int *pos, *at;           /* node -> position, position -> node */
+    int *xp_head, *xs_head;  /* added edges into / out of each node: lists */
+    int *x_from, *x_to, *xp_next, *xs_next, nx;
+    /* the ancestors of the current update: the positions found and not
+     * expanded yet as bits (every one below `top`), the found nodes marked,
+     * and the positions set, to clear them for the next update */
+    uint64_t *pending;
+    int top, *pushed, npushed, *seen, stamp;
+    /* the reordering's scratch: its positions as bits */
+    uint64_t *moved;
+    int *mark, mstamp, *fw, *bw, *slots, *stack;
+} topo_state;
+
+static void topo_free(topo_state *t)
+{
+    free(t->pos);
+    free(t->at);
+    free(t->xp_head);
+    free(t->xs_head);
+    free(t->x_from);
+    free(t->x_to);
+    free(t->xp_next);
+    free(t->xs_next);
+    free(t->pending);
+    free(t->pushed);
+    free(t->moved);
+    free(t->seen);
+    free(t->mark);
+    free(t->fw);
+    free(t->bw);
+    free(t->slots);
+    free(t->stack);
+}
+
+typedef struct {
+    int lvl, v;
+} lvl_node;
+
+static int by_level(const void *a, const void *b)
+{
+    const lvl_node *x = a, *y = b;
+    if (x->lvl != y->lvl)
+        return x->lvl < y->lvl ? -1 : 1;
+    return x->v < y->v ? -1 : x->v > y->v;
+}
+
+static int topo_init(topo_state *t, const olla_dag *dag, const int *fwd)
+{
+    int n = dag->n_nodes;
+    size_t sz = (size_t)n + 1;
+    memset(t, 0, sizeof *t);
+    t->dag = dag;
+    t->n = n;
+    t->pos = malloc(sz * sizeof(int));
+    t->at = malloc(sz * sizeof(int));
+    t->xp_head = malloc(sz * sizeof(int));
+    t->xs_head = malloc(sz * sizeof(int));
+    t->x_from = malloc(sz * sizeof(int));
+    t->x_to = malloc(sz * sizeof(int));
+    t->xp_next = malloc(sz * sizeof(int));
+    t->xs_next = malloc(sz * sizeof(int));
+    size_t words = ((size_t)n + 63) / 64 + 1;
+    t->pending = calloc(words, sizeof(uint64_t));
+    t->moved = calloc(words, sizeof(uint64_t));
+    t->pushed = malloc(sz * sizeof(int));
+    t->seen = calloc(sz, sizeof(int));
+    t->mark = calloc(sz, sizeof(int));
+    t->fw = malloc(sz * sizeof(int));
+    t->bw = malloc(sz * sizeof(int));
+    t->slots = malloc(sz * sizeof(int));
+    t->stack = malloc(sz * sizeof(int));
+    lvl_node *ln = malloc(sz * sizeof *ln);
+    if (!t->pos || !t->at || !t->xp_head || !t->xs_head || !t->x_from || !t->x_to || !t->xp_next || !t->xs_next ||
+        !t->pending || !t->moved || !t->pushed || !t->seen || !t->mark || !t->fw || !t->bw || !t->slots || !t->stack || !ln) {
+        free(ln);
+        return 0;
+    }
+    for (int v = 0; v < n; v++) {
+        ln[v] = (lvl_node){fwd[v], v};
+        t->xp_head[v] = t->xs_head[v] = -1;
+    }
+    qsort(ln, (size_t)n, sizeof *ln, by_level); /* every edge goes up a level */
+    for (int i = 0; i < n; i++) {
+        t->at[i] = ln[i].v;
+        t->pos[ln[i].v] = i;
+    }
+    free(ln);
+    return 1;
+}
+
+/* ---- ancestors of the current update, found lazily ---- */
+
+static void anc_push(topo_state *t, int u)
+{
+    if (t->seen[u] == t->stamp)
+        return;
+    t->seen[u] = t->stamp;
+    int p = t->pos[u];
+    t->pending[p >> 6] |= (uint64_t)1 << (p & 63);
+    t->pushed[t->npushed++] = p;
+}
+
+/* the highest pending position at or above lo (-1: none); positions above
+ * it are known empty from then on */
+static int anc_next(topo_state *t, int lo)
+{
+    while (t->top >= lo) {
+        int w = t->top >> 6;
+        uint64_t bits = t->pending[w] & (t->top % 64 == 63 ? ~(uint64_t)0 : ((uint64_t)2 << (t->top & 63)) - 1);
+        if (bits) {
+            int p = w * 64 + 63 - __builtin_clzll(bits);
+            if (p < lo)
+                return -1;
+            t->top = p;
+            return p;
+        }
+        t->top = w * 64 - 1;
+    }
+    return -1;
+}
+
+/* the predecessors of u in the graph with the added edges, pushed */
+static void anc_expand(topo_state *t, int u)
+{
+    const olla_dag *dag = t->dag;
+    for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++)
+        anc_push(t, dag->producer[dag->in_list[k]]);
+    for (int x = t->xp_head[u]; x >= 0; x = t->xp_next[x])
+        anc_push(t, t->x_from[x]);
+}
+
+static void anc_start(topo_state *t, int v)
+{
+    for (int i = 0; i < t->npushed; i++)
+        t->pending[t->pushed[i] >> 6] = 0;
+    t->npushed = 0;
+    t->stamp++;
+    t->top = t->pos[v] - 1;
+    t->seen[v] = t->stamp; /* v itself is not its own ancestor; marked to stop walks */
+    anc_expand(t, v);
+}
+
+/* 1 when x is a proper ancestor of the current update v: every ancestor
+ * lies on a path of rising positions, so expanding all found ancestors at
+ * or above x's position finds x if it is one */
+static int anc_has(topo_state *t, int v, int x)
+{
+    if (x == v || t->pos[x] > t->pos[v])
+        return 0;
+    for (int p; (p = anc_next(t, t->pos[x])) >= 0;) {
+        t->pending[p >> 6] &= ~((uint64_t)1 << (p & 63));
+        anc_expand(t, t->at[p]);
+    }
+    return t->seen[x] == t->stamp;
+}
+
+/* ---- the dynamic order ---- */
+
+/* nodes reached from `from` in direction dir (1 successors, 0 predecessors)
+ * whose positions stay within [lo, hi]; into out, returns their number */
+static int topo_reach(topo_state *t, int from, int dir, int lo, int hi, int *out)
+{
+    const olla_dag *dag = t->dag;
+    int n_out = 0, sp = 0;
+    t->mark[from] = t->mstamp;
+    t->stack[sp++] = from;
+    while (sp > 0) {
+        int u = t->stack[--sp];
+        out[n_out++] = u;
+#define VISIT(w)                                                                                    \
+    do {                                                                                            \
+        int w_ = (w);                                                                               \
+        if (t->mark[w_] != t->mstamp && t->pos[w_] >= lo && t->pos[w_] <= hi) {                     \
+            t->mark[w_] = t->mstamp;                                                                \
+            t->stack[sp++] = w_;                                                                    \
+        }                                                                                           \
+    } while (0)
+        if (dir) {
+            for (int k = dag->out_start[u]; k < dag->out_start[u + 1]; k++) {
+                int e = dag->out_list[k];
+                for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++)
+                    VISIT(dag->sink_list[q]);
+            }
+            for (int x = t->xs_head[u]; x >= 0; x = t->xs_next[x])
+                VISIT(t->x_to[x]);
+        } else {
+            for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++)
+                VISIT(dag->producer[dag->in_list[k]]);
+            for (int x = t->xp_head[u]; x >= 0; x = t->xp_next[x])
+                VISIT(t->x_from[x]);
+        }
+#undef VISIT
+    }
+    return n_out;
+}
+
+/* adds the edge u -> a (a is no ancestor of u) and keeps the order
+ * topological: when a lies before u, the nodes a reaches up to u's
+ * position move after those that reach u down to a's position */
+static void topo_add(topo_state *t, int u, int a)
+{
+    int x = t->nx++;
+    t->x_from[x] = u;
+    t->x_to[x] = a;
+    t->xp_next[x] = t->xp_head[a];
+    t->xp_head[a] = x;
+    t->xs_next[x] = t->xs_head[u];
+    t->xs_head[u] = x;
+    int lo = t->pos[a], hi = t->pos[u];
+    if (lo > hi)
+        return;
+    t->mstamp++;
+    int nf = topo_reach(t, a, 1, lo, hi, t->fw);
+    t->mstamp++;
+    int nb = topo_reach(t, u, 0, lo, hi, t->bw);
+    /* the positions they hold, in order, read off a bit per position; the
+     * backward set (marked by the last walk) takes the lowest of them */
+    for (int i = 0; i < nf; i++)
+        t->moved[t->pos[t->fw[i]] >> 6] |= (uint64_t)1 << (t->pos[t->fw[i]] & 63);
+    for (int i = 0; i < nb; i++)
+        t->moved[t->pos[t->bw[i]] >> 6] |= (uint64_t)1 << (t->pos[t->bw[i]] & 63);
+    int k = 0, ib = 0, jf = 0;
+    for (int w = lo >> 6; w <= hi >> 6; w++)
+        for (uint64_t bits = t->moved[w]; bits; bits &= bits - 1) {
+            int p = w * 64 + __builtin_ctzll(bits), y = t->at[p];
+            t->slots[k++] = p;
+            if (t->mark[y] == t->mstamp)
+                t->bw[ib++] = y; /* now in order of position */
+            else
+                t->fw[jf++] = y;
+        }
+    for (int w = lo >> 6; w <= hi >> 6; w++)
+        t->moved[w] = 0;
+    for (int i = 0; i < nb; i++)
+        t->at[t->slots[i]] = t->bw[i];
+    for (int j = 0; j < nf; j++)
+        t->at[t->slots[nb + j]] = t->fw[j];
+    for (k = 0; k < nb + nf; k++)
+        t->pos[t->at[t->slots[k]]] = t->slots[k];
+}
+
+/* ---- the anchor search ---- */
 
 typedef struct {
     int v, k, s;       /* node, position in its outputs and in that output's readers */
@@ -51,26 +304,21 @@ typedef struct {
 
 typedef struct {
     const olla_dag *dag;
-    const olla_reach *r;
-    const int *fwd, *bwd;
-    int min_fwd, update;
+    topo_state *topo;
+    const int *bwd;
+    int update;
     int *memo_node, *memo_level;
     int *stamp, cur;
     cand_frame *stack; /* n_nodes frames: a node is on it at most once */
 } anchor_ctx;
 
 /* The paper asks for a level above the update's; that only stands for "not
- * an ancestor of the update", tested exactly on the closure that includes the
- * edges added so far, which admits more anchors and keeps the graph acyclic.
- * Without a closure (graphs above OLLA_UPDATES_REACH_MAX_NODES) the paper's
- * level test is used. */
+ * an ancestor of the update", tested exactly on the graph with the edges
+ * added so far, which admits more anchors and keeps the graph acyclic. */
 static int usable(const anchor_ctx *c, int snk)
 {
-    if (!c->r)
-        return c->fwd[snk] > c->min_fwd;
-    return snk != c->update && !olla_reach_before(c->r, snk, c->update);
+    return snk != c->update && !anc_has(c->topo, c->update, snk);
 }
-
 static void open_frame(anchor_ctx *c, int *sp, int v)
 {
     c->stamp[v] = c->cur;
@@ -145,30 +393,6 @@ static void find_candidate(anchor_ctx *c, int v0, int *cand, int *level)
     *level = ret_lvl;
 }
 
-/* records the new edge u -> a in the closure, so that later anchors keep the
- * graph acyclic */
-static void add_to_reach(olla_reach *r, int u, int a)
-{
-    int W = r->words;
-    uint64_t *anc_u = r->anc + (size_t)u * W, *desc_a = r->desc + (size_t)a * W;
-    for (int x = 0; x < r->n; x++) {
-        if (x == a || olla_reach_before(r, a, x)) { /* x is a or below it */
-            uint64_t *row = r->anc + (size_t)x * W;
-            for (int w = 0; w < W; w++)
-                row[w] |= anc_u[w];
-            row[u >> 6] |= (uint64_t)1 << (u & 63);
-        }
-    }
-    for (int y = 0; y < r->n; y++) {
-        if (y == u || olla_reach_before(r, y, u)) { /* y is u or above it */
-            uint64_t *row = r->desc + (size_t)y * W;
-            for (int w = 0; w < W; w++)
-                row[w] |= desc_a[w];
-            row[a >> 6] |= (uint64_t)1 << (a & 63);
-        }
-    }
-}
-
 olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, int *count, olla_error *err)
 {
     int n = dag->n_nodes;
@@ -184,9 +408,9 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     int *seen = calloc((size_t)n + 1, sizeof(int));
     int *ef = malloc(((size_t)n + 1) * sizeof(int));
     int *et = malloc(((size_t)n + 1) * sizeof(int));
-    olla_reach reach;
-    memset(&reach, 0, sizeof reach);
     cand_frame *stack = malloc(((size_t)n + 1) * sizeof *stack);
+    topo_state topo;
+    memset(&topo, 0, sizeof topo);
     olla_status st = OLLA_OK;
     if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et || !stack) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory finding weight-update control edges");
@@ -195,20 +419,18 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     st = olla_levels(dag, fwd, bwd, err);
     if (st != OLLA_OK)
         goto done;
-    int exact = n <= OLLA_UPDATES_REACH_MAX_NODES;
-    if (exact) {
-        st = olla_reach_build(dag, &reach, err);
-        if (st != OLLA_OK)
-            goto done;
+    if (!topo_init(&topo, dag, fwd)) {
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory finding weight-update control edges");
+        goto done;
     }
-    anchor_ctx c = {dag, exact ? &reach : NULL, fwd, bwd, 0, 0, mn, ml, stamp, 0, stack};
+    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack};
     int ne = 0;
     for (int v = 0; v < n; v++) {
         if (!is_update(dag, v))
             continue;
-        c.cur++; /* fresh memo per update node: min_fwd differs */
-        c.min_fwd = fwd[v];
+        c.cur++; /* fresh memo per update node: usable() differs */
         c.update = v;
+        anc_start(&topo, v);
         int nf = 1, anchor = -1, best_lvl = -1;
         front[0] = v;
         seen[v] = c.cur;
@@ -239,8 +461,7 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
             ef[ne] = v;
             et[ne] = anchor;
             ne++;
-            if (exact)
-                add_to_reach(&reach, v, anchor);
+            topo_add(&topo, v, anchor);
         }
     }
     *from = ef;
@@ -248,7 +469,7 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     *count = ne;
     ef = et = NULL;
 done:
-    olla_reach_free(&reach);
+    topo_free(&topo);
     free(fwd);
     free(bwd);
     free(mn);

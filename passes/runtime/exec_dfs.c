@@ -14,7 +14,12 @@
  * do (rule 3); a Cast removed at load whose producer is a kept Cast adds
  * file edges the runtime does not follow, and can make them cyclic.
  *
- * The relation < is kept as bitsets: row w holds the running ops below w. */
+ * Only candidates of one expansion are ever compared: the producers of one
+ * op, or the leaves. For each such set the relation < among its members is
+ * a small bit matrix (k x k for k members, in the set's own order), found
+ * once by passes over the file's edges that carry, per op, which of 1,024
+ * queried ops lie below it: memory grows with the ops and time with ops x
+ * edges / 64, where the whole relation would take ops^2 bits. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,16 +28,20 @@
 
 struct olla_exec_dfs {
     const olla_exec_graph *eg;
-    int words;
-    int *dense;         /* n_ops: index among running ops, -1 when the op does not run */
-    uint64_t *below;    /* n_ops rows of words: the running ops the file forces before the op */
-    uint64_t *scratch;  /* words */
+    /* the candidate sets: set v (an op) is its producers pred_list[pred_start
+     * [v] ..), set n_ops the leaves; bits rel_bits[rel_start[s] + i * k + j]:
+     * member i lies below member j (the file forces it first); below_any[s
+     * member's slot]: member i lies below some other member */
+    int n_leaves, *leaves;
+    long *rel_start;
+    uint64_t *rel_bits;
+    unsigned char *below_any; /* by slot: pred_start[v] + i, or pred_start[n_ops] + i for the leaves */
     unsigned char *visited;
     const int64_t *key; /* of the current run */
     /* frames of the iterative search; candidates of a frame in cand_buf
      * [frame_off, frame_off + frame_cnt), blocked[] beside them */
     int *frame_node, *frame_off, *frame_cnt, *frame_first; /* first: no visited candidate before it */
-    int *cand_buf;
+    int *cand_buf, *cand_slot; /* a candidate and its index in its set */
     unsigned char *blocked;
     int *sort_tmp;
     /* (parent, child) of every entry of the last run, parent -1 = roots */
@@ -51,15 +60,17 @@ void olla_exec_dfs_free(olla_exec_dfs *d)
 {
     if (!d)
         return;
-    free(d->dense);
-    free(d->below);
-    free(d->scratch);
+    free(d->leaves);
+    free(d->rel_start);
+    free(d->rel_bits);
+    free(d->below_any);
     free(d->visited);
     free(d->frame_node);
     free(d->frame_off);
     free(d->frame_cnt);
     free(d->frame_first);
     free(d->cand_buf);
+    free(d->cand_slot);
     free(d->blocked);
     free(d->sort_tmp);
     free(d->log_parent);
@@ -71,15 +82,18 @@ void olla_exec_dfs_free(olla_exec_dfs *d)
     free(d);
 }
 
-/* Rows of the relation, filled in a topological order of the file's edges
- * (Kahn over dep lists). Returns 0 on a cycle or out of memory. */
-static int build_below(olla_exec_dfs *d)
+/* ---- the relation within each candidate set ---- */
+
+#define REL_WORDS 16 /* queried ops per pass: 64 * REL_WORDS */
+
+/* the file's edges in a topological order (Kahn over dep lists); 0 on a
+ * cycle or out of memory */
+static int file_topo(const olla_exec_graph *eg, int *order)
 {
-    const olla_exec_graph *eg = d->eg;
     int n = eg->n_ops, m = eg->dep_start[n];
-    int *indeg = calloc((size_t)n + 1, sizeof(int)), *queue = malloc(((size_t)n + 1) * sizeof(int));
-    int *start = calloc((size_t)n + 2, sizeof(int)), *adj = malloc(((size_t)m + 1) * sizeof(int));
-    int ok = indeg && queue && start && adj, head = 0, tail = 0;
+    int *indeg = calloc((size_t)n + 1, sizeof(int)), *start = calloc((size_t)n + 2, sizeof(int));
+    int *adj = malloc(((size_t)m + 1) * sizeof(int));
+    int ok = indeg && start && adj, head = 0, tail = 0;
     for (int v = 0; ok && v < n; v++)
         for (int j = eg->dep_start[v]; j < eg->dep_start[v + 1]; j++)
             start[eg->dep_list[j] + 2]++, indeg[v]++;
@@ -89,69 +103,155 @@ static int build_below(olla_exec_dfs *d)
         for (int j = eg->dep_start[v]; j < eg->dep_start[v + 1]; j++)
             adj[start[eg->dep_list[j] + 1]++] = v;
         if (indeg[v] == 0)
-            queue[tail++] = v;
+            order[tail++] = v;
     }
     while (ok && head < tail) {
-        int v = queue[head++];
-        uint64_t *row = d->below + (size_t)v * (size_t)d->words;
-        for (int j = eg->dep_start[v]; j < eg->dep_start[v + 1]; j++) {
-            int p = eg->dep_list[j], dp = d->dense[p];
-            const uint64_t *prow = d->below + (size_t)p * (size_t)d->words;
-            for (int w = 0; w < d->words; w++)
-                row[w] |= prow[w];
-            if (dp >= 0)
-                row[dp >> 6] |= (uint64_t)1 << (dp & 63);
-        }
+        int v = order[head++];
         for (int j = start[v]; j < start[v + 1]; j++)
             if (--indeg[adj[j]] == 0)
-                queue[tail++] = adj[j];
+                order[tail++] = adj[j];
     }
     free(indeg);
-    free(queue);
     free(start);
     free(adj);
     return ok && tail == n;
 }
 
+/* the members of candidate set s (an op's producers, or the leaves) */
+static const int *set_members(const olla_exec_dfs *d, int s, int *k)
+{
+    const olla_exec_graph *eg = d->eg;
+    if (s == eg->n_ops) {
+        *k = d->n_leaves;
+        return d->leaves;
+    }
+    *k = eg->pred_start[s + 1] - eg->pred_start[s];
+    return eg->pred_list + eg->pred_start[s];
+}
+
+static long set_slot(const olla_exec_dfs *d, int s, int i)
+{
+    return (long)d->eg->pred_start[s] + i; /* the leaves' set s = n_ops starts at pred_start[n_ops] */
+}
+
+static int rel_get(const olla_exec_dfs *d, int s, int k, int i, int j)
+{
+    long b = d->rel_start[s] + (long)i * k + j;
+    return (int)((d->rel_bits[b >> 6] >> (b & 63)) & 1);
+}
+
+/* One pass: rows[v] gets the queried ops with qidx in [lo, lo + 64 *
+ * REL_WORDS) the file forces before v; then every pair of every set whose
+ * first member is in that range is answered. */
+static void rel_pass(olla_exec_dfs *d, const int *order, const int *qidx, int lo, uint64_t *rows)
+{
+    const olla_exec_graph *eg = d->eg;
+    int n = eg->n_ops, hi = lo + 64 * REL_WORDS;
+    memset(rows, 0, (size_t)n * REL_WORDS * sizeof *rows);
+    for (int i = 0; i < n; i++) {
+        int v = order[i];
+        uint64_t *row = rows + (size_t)v * REL_WORDS;
+        for (int j = eg->dep_start[v]; j < eg->dep_start[v + 1]; j++) {
+            int p = eg->dep_list[j], q = qidx[p];
+            const uint64_t *pr = rows + (size_t)p * REL_WORDS;
+            for (int w = 0; w < REL_WORDS; w++)
+                row[w] |= pr[w];
+            if (q >= lo && q < hi)
+                row[(q - lo) >> 6] |= (uint64_t)1 << ((q - lo) & 63);
+        }
+    }
+    for (int s = 0; s <= n; s++) {
+        int k;
+        const int *mem = set_members(d, s, &k);
+        if (k < 2 || d->rel_start[s] < 0)
+            continue;
+        for (int a = 0; a < k; a++) {
+            int q = qidx[mem[a]];
+            if (q < lo || q >= hi)
+                continue;
+            for (int b = 0; b < k; b++) {
+                const uint64_t *rb = rows + (size_t)mem[b] * REL_WORDS;
+                if (b != a && ((rb[(q - lo) >> 6] >> ((q - lo) & 63)) & 1)) {
+                    long bit = d->rel_start[s] + (long)a * k + b;
+                    d->rel_bits[bit >> 6] |= (uint64_t)1 << (bit & 63);
+                    d->below_any[set_slot(d, s, a)] = 1;
+                }
+            }
+        }
+    }
+}
+
+/* The relation within every candidate set of two or more running ops.
+ * Returns 0 on a cycle or out of memory. */
+static int build_relation(olla_exec_dfs *d)
+{
+    const olla_exec_graph *eg = d->eg;
+    int n = eg->n_ops, nq = 0;
+    int *order = malloc(((size_t)n + 1) * sizeof(int)), *qidx = malloc(((size_t)n + 1) * sizeof(int));
+    uint64_t *rows = malloc(((size_t)n + 1) * REL_WORDS * sizeof *rows);
+    int ok = order && qidx && rows && file_topo(eg, order);
+    long bits = 0;
+    for (int v = 0; ok && v < n; v++)
+        qidx[v] = -1;
+    for (int s = 0; ok && s <= n; s++) {
+        int k;
+        const int *mem = set_members(d, s, &k);
+        d->rel_start[s] = k >= 2 ? bits : -1;
+        if (k < 2)
+            continue;
+        bits += (long)k * k;
+        for (int i = 0; i < k; i++)
+            if (qidx[mem[i]] < 0)
+                qidx[mem[i]] = nq++;
+    }
+    if (ok) {
+        d->rel_bits = calloc((size_t)(bits + 63) / 64 + 1, sizeof *d->rel_bits);
+        ok = d->rel_bits != NULL;
+    }
+    for (int lo = 0; ok && lo < nq; lo += 64 * REL_WORDS)
+        rel_pass(d, order, qidx, lo, rows);
+    free(order);
+    free(qidx);
+    free(rows);
+    return ok;
+}
+
 olla_status olla_exec_dfs_new(const olla_exec_graph *eg, olla_exec_dfs **out, olla_error *err)
 {
     *out = NULL;
-    if (eg->n_ops > OLLA_EXEC_DFS_MAX_OPS)
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "%d ops: the depth-first order search handles at most %d",
-                              eg->n_ops, OLLA_EXEC_DFS_MAX_OPS);
     olla_exec_dfs *d = calloc(1, sizeof *d);
     if (!d)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory preparing the depth-first order search");
     size_t n = (size_t)eg->n_ops + 1, m = (size_t)eg->pred_start[eg->n_ops] + n;
     d->eg = eg;
-    d->words = (eg->n_running + 63) / 64 + 1;
-    d->dense = malloc(n * sizeof(int));
-    d->below = calloc(n, (size_t)d->words * sizeof(uint64_t));
-    d->scratch = malloc((size_t)d->words * sizeof(uint64_t));
+    d->leaves = malloc(n * sizeof(int));
+    d->rel_start = malloc((n + 1) * sizeof(long));
+    d->below_any = calloc(m, 1);
     d->visited = calloc(n, 1);
     d->frame_node = malloc((n + 1) * sizeof(int));
     d->frame_off = malloc((n + 1) * sizeof(int));
     d->frame_cnt = malloc((n + 1) * sizeof(int));
     d->frame_first = malloc((n + 1) * sizeof(int));
     d->cand_buf = malloc(m * sizeof(int));
+    d->cand_slot = malloc(m * sizeof(int));
     d->blocked = malloc(m);
-    d->sort_tmp = malloc(n * sizeof(int));
+    d->sort_tmp = malloc(2 * (n + 1) * sizeof(int));
     d->log_parent = malloc(n * sizeof(int));
     d->log_child = malloc(n * sizeof(int));
     d->point_node = malloc(n * sizeof(int));
     d->point_start = malloc((n + 1) * sizeof(int));
     d->point_children = malloc(n * sizeof(int));
     d->point_of = malloc((n + 1) * sizeof(int));
-    if (!d->dense || !d->below || !d->scratch || !d->visited || !d->frame_node || !d->frame_off ||
-        !d->frame_cnt || !d->frame_first || !d->cand_buf || !d->blocked || !d->sort_tmp || !d->log_parent || !d->log_child ||
+    if (!d->leaves || !d->rel_start || !d->below_any || !d->visited || !d->frame_node || !d->frame_off ||
+        !d->frame_cnt || !d->frame_first || !d->cand_buf || !d->cand_slot || !d->blocked || !d->sort_tmp || !d->log_parent || !d->log_child ||
         !d->point_node || !d->point_start || !d->point_children || !d->point_of) {
         olla_exec_dfs_free(d);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory preparing the depth-first order search");
     }
-    int k = 0;
     for (int v = 0; v < eg->n_ops; v++)
-        d->dense[v] = eg->runs[v] ? k++ : -1;
-    if (!build_below(d)) {
+        if (eg->runs[v] && eg->succ_start[v] == eg->succ_start[v + 1])
+            d->leaves[d->n_leaves++] = v;
+    if (!build_relation(d)) {
         olla_exec_dfs_free(d);
         return olla_error_set(err, OLLA_ERR_INPUT, "the graph has a cycle; no order exists");
     }
@@ -168,70 +268,60 @@ static int key_less(const olla_exec_dfs *d, int a, int b)
     return d->key[a] < d->key[b] || (d->key[a] == d->key[b] && a < b);
 }
 
-/* Stable merge sort of a[0..n) by (key, op). */
-static void sort_by_key(const olla_exec_dfs *d, int *a, int n)
+/* Stable merge sort of a[0..n) by (key, op), slot[] moved alongside. */
+static void sort_by_key(const olla_exec_dfs *d, int *a, int *slot, int n)
 {
-    int *tmp = d->sort_tmp;
+    int *tmp = d->sort_tmp, *tmp_slot = d->sort_tmp + d->eg->n_ops + 1;
     for (int width = 1; width < n; width *= 2) {
         for (int lo = 0; lo < n; lo += 2 * width) {
             int mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
             int i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                tmp[k++] = key_less(d, a[j], a[i]) ? a[j++] : a[i++];
-            while (i < mid)
-                tmp[k++] = a[i++];
-            while (j < hi)
-                tmp[k++] = a[j++];
+            while (i < mid || j < hi) {
+                int from = j >= hi || (i < mid && !key_less(d, a[j], a[i])) ? i++ : j++;
+                tmp[k] = a[from];
+                tmp_slot[k++] = slot[from];
+            }
         }
         memcpy(a, tmp, (size_t)n * sizeof(int));
+        memcpy(slot, tmp_slot, (size_t)n * sizeof(int));
     }
 }
 
-/* 1 when the file forces running op u before op w. */
-static int is_below(const olla_exec_dfs *d, int u, int w)
+/* the candidate set of frame f: its node's producers, or the leaves */
+static int frame_set(const olla_exec_dfs *d, int f)
 {
-    int du = d->dense[u];
-    return (int)((d->below[(size_t)w * (size_t)d->words + (size_t)(du >> 6)] >> (du & 63)) & 1);
+    return d->frame_node[f] >= 0 ? d->frame_node[f] : d->eg->n_ops;
 }
 
-/* Marks the candidates c[0..n) that lie below another of them. */
-static void mark_blocked(olla_exec_dfs *d, const int *c, int n, unsigned char *blocked)
+/* Marks the candidates c[0..n) of set s (their slots in slot[]) that lie
+ * below another of them. */
+static void mark_blocked(olla_exec_dfs *d, int s, const int *slot, int n, unsigned char *blocked)
 {
-    if (n <= d->words) {
-        for (int i = 0; i < n; i++) {
-            blocked[i] = 0;
-            for (int j = 0; j < n && !blocked[i]; j++)
-                blocked[i] = j != i && is_below(d, c[i], c[j]);
-        }
-        return;
-    }
-    for (int w = 0; w < d->words; w++)
-        d->scratch[w] = 0;
-    for (int j = 0; j < n; j++) {
-        const uint64_t *row = d->below + (size_t)c[j] * (size_t)d->words;
-        for (int w = 0; w < d->words; w++)
-            d->scratch[w] |= row[w];
-    }
+    int k;
+    set_members(d, s, &k);
     for (int i = 0; i < n; i++) {
-        int du = d->dense[c[i]];
-        blocked[i] = (unsigned char)((d->scratch[du >> 6] >> (du & 63)) & 1);
+        blocked[i] = 0;
+        if (!d->below_any[set_slot(d, s, slot[i])])
+            continue;
+        for (int j = 0; j < n && !blocked[i]; j++)
+            blocked[i] = j != i && rel_get(d, s, k, slot[i], slot[j]);
     }
 }
 
-/* Opens a frame for node v (-1: the roots, whose candidates are already at
- * cand_buf + off) with its unvisited producers sorted by key. */
-static void open_frame(olla_exec_dfs *d, int sp, int v, int off, int n_roots)
+/* Opens a frame for node v (-1: the roots, the leaves) with its unvisited
+ * producers sorted by key. */
+static void open_frame(olla_exec_dfs *d, int sp, int v, int off)
 {
     const olla_exec_graph *eg = d->eg;
-    int n = n_roots;
-    if (v >= 0) {
-        n = 0;
-        for (int j = eg->pred_start[v]; j < eg->pred_start[v + 1]; j++)
-            if (!d->visited[eg->pred_list[j]])
-                d->cand_buf[off + n++] = eg->pred_list[j];
-    }
-    sort_by_key(d, d->cand_buf + off, n);
-    mark_blocked(d, d->cand_buf + off, n, d->blocked + off);
+    int n = 0, s = v >= 0 ? v : eg->n_ops, k;
+    const int *mem = set_members(d, s, &k);
+    for (int i = 0; i < k; i++)
+        if (v < 0 || !d->visited[mem[i]]) {
+            d->cand_buf[off + n] = mem[i];
+            d->cand_slot[off + n++] = i;
+        }
+    sort_by_key(d, d->cand_buf + off, d->cand_slot + off, n);
+    mark_blocked(d, s, d->cand_slot + off, n, d->blocked + off);
     d->frame_node[sp] = v;
     d->frame_off[sp] = off;
     d->frame_cnt[sp] = n;
@@ -241,9 +331,10 @@ static void open_frame(olla_exec_dfs *d, int sp, int v, int off, int n_roots)
 /* The candidate of frame f to enter next, or -1 when all are visited. */
 static int next_child(olla_exec_dfs *d, int f)
 {
-    const int *c = d->cand_buf + d->frame_off[f];
+    const int *c = d->cand_buf + d->frame_off[f], *slot = d->cand_slot + d->frame_off[f];
     const unsigned char *blocked = d->blocked + d->frame_off[f];
-    int n = d->frame_cnt[f];
+    int n = d->frame_cnt[f], s = frame_set(d, f), k;
+    set_members(d, s, &k);
     while (d->frame_first[f] < n && d->visited[c[d->frame_first[f]]])
         d->frame_first[f]++;
     for (int i = d->frame_first[f]; i < n; i++) {
@@ -251,7 +342,7 @@ static int next_child(olla_exec_dfs *d, int f)
             continue;
         int held = 0;
         for (int j = 0; blocked[i] && j < n && !held; j++)
-            held = j != i && !d->visited[c[j]] && is_below(d, c[i], c[j]);
+            held = j != i && !d->visited[c[j]] && rel_get(d, s, k, slot[i], slot[j]);
         if (!held)
             return c[i];
     }
@@ -293,12 +384,9 @@ void olla_exec_dfs_run(olla_exec_dfs *d, const int64_t *key, int *executed)
     d->key = key;
     d->n_log = 0;
     memset(d->visited, 0, (size_t)eg->n_ops);
-    int n_leaves = 0, k = 0;
-    for (int v = 0; v < eg->n_ops; v++)
-        if (eg->runs[v] && eg->succ_start[v] == eg->succ_start[v + 1])
-            d->cand_buf[n_leaves++] = v;
-    open_frame(d, 0, -1, 0, n_leaves);
-    int sp = 1, top = n_leaves;
+    int k = 0;
+    open_frame(d, 0, -1, 0);
+    int sp = 1, top = d->n_leaves;
     while (sp > 0) {
         int f = sp - 1, c = next_child(d, f);
         if (c < 0) {
@@ -311,7 +399,7 @@ void olla_exec_dfs_run(olla_exec_dfs *d, const int64_t *key, int *executed)
         d->log_parent[d->n_log] = d->frame_node[f];
         d->log_child[d->n_log++] = c;
         d->visited[c] = 1;
-        open_frame(d, sp, c, top, 0);
+        open_frame(d, sp, c, top);
         top += d->frame_cnt[sp++];
     }
     build_points(d);

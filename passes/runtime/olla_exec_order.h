@@ -211,13 +211,13 @@ olla_status olla_exec_dag(const olla_graph *g, const olla_exec_graph *eg, int64_
  * ORT can be made to run is one such run, with keys = positions in that
  * order; a run is an order ORT can be made to run when its index
  * constraints are acyclic, which olla_exec_dfs_listing() says (always, but
- * for Casts removed below a kept Cast; see rule 4). A workspace:
- * reachability bitsets (ops x running ops) and buffers, reused across runs. */
+ * for Casts removed below a kept Cast; see rule 4). A workspace: for each
+ * set of candidates compared (an op's producers, the leaves) which members
+ * the file forces before which, and buffers, reused across runs; memory
+ * grows with the ops and edges (and the square of the number of leaves, in
+ * bits). */
 typedef struct olla_exec_dfs olla_exec_dfs;
 
-/* Refuses (OLLA_ERR_INTERNAL) more than OLLA_EXEC_DFS_MAX_OPS ops, whose
- * bitsets would take over 50 MB. */
-#define OLLA_EXEC_DFS_MAX_OPS 20000
 olla_status olla_exec_dfs_new(const olla_exec_graph *eg, olla_exec_dfs **out, olla_error *err);
 void olla_exec_dfs_free(olla_exec_dfs *d);
 /* Runs the search with key (n_ops entries, only running ops' read);

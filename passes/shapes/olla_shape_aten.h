@@ -25,5 +25,9 @@ int32_t olla_aten_dtype(olla_shape_ctx *c, int input);
 olla_status olla_aten_like(olla_shape_ctx *c, int out, int in, int32_t elem);
 /* The pooling, upsampling and group-normalization rule for op, or NULL. */
 olla_aten_fn olla_aten_nn_rule(const char *op);
+/* The rule of op's schema kind (shape_aten_kind.c): in place, point-wise,
+ * the backward of a point-wise operation, a point-wise predicate; *kind
+ * names it. NULL (and *kind NULL) for an operator of none of them. */
+olla_aten_fn olla_aten_kind_rule(const char *op, const char **kind);
 
 #endif

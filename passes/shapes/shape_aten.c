@@ -3,10 +3,12 @@
  * PyTorch operation is the "operator" attribute (with "overload_name"); its
  * arguments are either attributes named as in PyTorch's signature (traced
  * graphs) or node inputs in signature order (ONNX Runtime training exports).
- * Each rule follows the PyTorch operation's semantics. Operators without a
- * rule keep their outputs unknown with a reason naming them; the pooling,
+ * Each rule follows the PyTorch operation's semantics; the pooling,
  * upsampling and normalization ones are in shape_aten_nn.c, and the readers
- * of their arguments in shape_aten_args.c. */
+ * of their arguments in shape_aten_args.c. An operator without a rule of
+ * its own gets the rule of its schema's kind (in place, point-wise, the
+ * backward of a point-wise operation: shape_aten_kind.c); one of no kind
+ * keeps its outputs unknown with a reason naming it. */
 #include <string.h>
 
 #include "passes/shapes/olla_shape_aten.h"
@@ -17,7 +19,7 @@
  * input 0's shape, the dtype argument's type or input 0's. */
 static olla_status aten_like(olla_shape_ctx *c) { return olla_aten_like(c, 0, 0, olla_aten_dtype(c, 1)); }
 
-/* bernoulli, hardtanh_backward, native_dropout_backward...: input 0 again. */
+/* bernoulli, native_dropout_backward...: input 0 again. */
 static olla_status aten_same(olla_shape_ctx *c) { return olla_aten_like(c, 0, 0, 0); }
 
 /* The gradient of an operation has the type and shape of its input self
@@ -36,6 +38,21 @@ static olla_status aten_empty(olla_shape_ctx *c)
     for (int64_t d = 0; d < n; d++)
         dims[d] = size[d] >= 0 ? olla_dim_known(size[d]) : olla_dim_unknown();
     return olla_shape_set_out(c, 0, elem ? elem : OLLA_DT_FLOAT, (int)n, dims);
+}
+
+/* slice_backward, select_backward, diagonal_backward, unfold_backward
+ * (grad_output, input_sizes, ...): the input's sizes, grad_output's type. */
+static olla_status aten_to_input_sizes(olla_shape_ctx *c)
+{
+    int64_t size[OLLA_SHAPE_MAX_RANK];
+    int64_t n = olla_aten_ints(c, "input_sizes", 1, size, OLLA_SHAPE_MAX_RANK);
+    int32_t elem = olla_shape_in_elem(c, 0);
+    if (n < 0)
+        return olla_shape_set_out(c, 0, elem, -1, NULL);
+    olla_dim dims[OLLA_SHAPE_MAX_RANK];
+    for (int64_t d = 0; d < n; d++)
+        dims[d] = size[d] >= 0 ? olla_dim_known(size[d]) : olla_dim_unknown();
+    return olla_shape_set_out(c, 0, elem, (int)n, dims);
 }
 
 /* native_dropout(input, p, train) -> output, mask (bool), both input's shape. */
@@ -242,11 +259,12 @@ static const olla_aten_rule rules[] = {
     {"rand_like", aten_like},
     {"randn_like", aten_like},
     {"bernoulli", aten_same},
-    {"bernoulli_", aten_same},
-    {"hardtanh_backward", aten_same},
     {"native_dropout_backward", aten_same},
-    {"threshold_backward", aten_same},
     {"empty", aten_empty},
+    {"slice_backward", aten_to_input_sizes},
+    {"select_backward", aten_to_input_sizes},
+    {"diagonal_backward", aten_to_input_sizes},
+    {"unfold_backward", aten_to_input_sizes},
     {"native_dropout", aten_native_dropout},
     {"bitwise_or", aten_bitwise},
     {"bitwise_and", aten_bitwise},
@@ -277,6 +295,9 @@ static olla_status rule_aten(olla_shape_ctx *c)
             fn = r->fn;
     if (!fn)
         fn = olla_aten_nn_rule(op);
+    const char *kind = NULL;
+    if (!fn)
+        fn = olla_aten_kind_rule(op, &kind);
     if (fn)
         return fn(c);
     for (int i = 0; i < olla_shape_n_outputs(c); i++)

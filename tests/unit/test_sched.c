@@ -14,16 +14,21 @@ static int64_t identity_peak(const olla_dag *dag, int *ident)
     return peak_of(dag, ident);
 }
 
+static olla_status reverse_sched(const olla_dag *dag, int *order, olla_error *err)
+{
+    return olla_sched_reverse_until(dag, 0, order, err);
+}
+
 OLLA_TEST(test_heuristics_valid_orders)
 {
     typedef olla_status (*fn)(const olla_dag *, int *, olla_error *);
-    fn heur[] = {olla_sched_greedy_free, olla_sched_least_peak, olla_sched_dfs_post};
+    fn heur[] = {olla_sched_greedy_free, olla_sched_least_peak, olla_sched_dfs_post, reverse_sched};
     for (int seed = 0; seed < 150; seed++) {
         olla_dag dag;
         int n = 2 + seed % 12;
         OLLA_CHECK(tsu_random_dag((uint64_t)seed, n, 30, &dag));
         int order[16];
-        for (int h = 0; h < 3; h++) {
+        for (int h = 0; h < 4; h++) {
             olla_error err = {0};
             OLLA_CHECK(heur[h](&dag, order, &err) == OLLA_OK);
             OLLA_CHECK(olla_dag_is_topological(&dag, order));
@@ -210,6 +215,116 @@ OLLA_TEST(test_training_step_updates_early)
     olla_dag_free(&dag);
 }
 
+/* A training step whose updated parameters and optimizer moments are graph
+ * outputs (AdamW-like): k layers, forward f_i (activation act[i]), a loss,
+ * backward b_i (the gradient of parameter i, size p[i], and of the
+ * activation), and per parameter m' and v' (graph outputs) from the
+ * gradient, the decayed parameter (from graph inputs only), the step from
+ * m' and v', and p' = decayed - step (a graph output). Node ids: f 0..k-1,
+ * loss k, b k+1..2k, then 5 per parameter. */
+static int adamw_step(int k, const int64_t *act, const int64_t *p, olla_dag *dag)
+{
+    olla_error err = {0};
+    int n = 7 * k + 1;
+    olla_dag_builder *b = olla_dag_builder_new(n, 8 * k + 2);
+    int a[64], d = -1, g[64];
+    for (int i = 0; i < k; i++) {
+        a[i] = olla_dag_builder_tensor(b, i, act[i], 0);
+        if (i > 0)
+            olla_dag_builder_use(b, i, a[i - 1]);
+    }
+    int loss = olla_dag_builder_tensor(b, k, 4, 0);
+    olla_dag_builder_use(b, k, a[k - 1]);
+    for (int i = k - 1, v = k + 1; i >= 0; i--, v++) {
+        olla_dag_builder_use(b, v, d >= 0 ? d : loss);
+        olla_dag_builder_use(b, v, a[i]);
+        g[i] = olla_dag_builder_tensor(b, v, p[i], 0);
+        d = i > 0 ? olla_dag_builder_tensor(b, v, act[i - 1], 0) : -1;
+    }
+    for (int i = 0; i < k; i++) {
+        int v = 2 * k + 1 + 5 * i;
+        int m = olla_dag_builder_tensor(b, v, p[i], 1), s = olla_dag_builder_tensor(b, v + 1, p[i], 1);
+        olla_dag_builder_use(b, v, g[i]);
+        olla_dag_builder_use(b, v + 1, g[i]);
+        int decayed = olla_dag_builder_tensor(b, v + 2, p[i], 0);
+        int step = olla_dag_builder_tensor(b, v + 3, p[i], 0);
+        olla_dag_builder_use(b, v + 3, m);
+        olla_dag_builder_use(b, v + 3, s);
+        olla_dag_builder_tensor(b, v + 4, p[i], 1);
+        olla_dag_builder_use(b, v + 4, decayed);
+        olla_dag_builder_use(b, v + 4, step);
+    }
+    return olla_dag_build(b, n, dag, &err) == OLLA_OK;
+}
+
+/* Where the outputs dominate, the output bound proves the order optimal:
+ * small steps against every order, larger ones (no enumeration) against
+ * the bound computed here from its definition, with its optimum known: all
+ * parameters of one size s, so the last update's step holds every output
+ * and its two inputs, 2s. */
+OLLA_TEST(test_outputs_dominate_bound_proves_optimal)
+{
+    for (int c = 0; c < 4; c++) {
+        /* parameters of one size and of very different ones: the last step
+         * alone would leave a gap, the last of the large updates does not */
+        int k = c == 0 ? 1 : 2;
+        int64_t act[2] = {16, 24}, sizes[4][2] = {{100, 60}, {100, 60}, {100, 4}, {4, 100}}, *p = sizes[c];
+        olla_dag dag;
+        OLLA_CHECK(adamw_step(k, act, p, &dag));
+        int64_t opt = tsu_brute_force(&dag, NULL, NULL);
+        int *order = malloc((size_t)dag.n_nodes * sizeof(int));
+        olla_schedule_result res;
+        olla_error err = {0};
+        OLLA_CHECK(olla_schedule(&dag, NULL, NULL, order, &res, &err) == OLLA_OK);
+        OLLA_CHECK_EQ_I64(res.peak_bytes, opt);
+        OLLA_CHECK(strcmp(res.status, "optimal") == 0 && strcmp(res.stopped_by, "proof") == 0);
+        int64_t ob = olla_bound_outputs(&dag, NULL), outputs = 0;
+        for (int i = 0; i < k; i++)
+            outputs += 3 * p[i];
+        OLLA_CHECK(ob <= opt);
+        if (c < 2) /* one size: the bound is the optimum */
+            OLLA_CHECK_EQ_I64(ob, opt);
+        else /* the large update holds its outputs and two more: above the last step (+ 2 x 4) */
+            OLLA_CHECK(ob >= outputs - 3 * 4 + 2 * 100 && ob > outputs + 2 * 4);
+        free(order);
+        olla_dag_free(&dag);
+    }
+    for (int seed = 0; seed < 6; seed++) {
+        int k = 20 + 8 * seed;
+        int64_t act[64], p[64], s = 4096 + 64 * seed, outputs = 0;
+        for (int i = 0; i < k; i++) {
+            act[i] = 64 + 32 * (int64_t)((seed * 7 + i * 13) % 9); /* small against the parameters */
+            p[i] = s;
+            outputs += 3 * s;
+        }
+        olla_dag dag;
+        OLLA_CHECK(adamw_step(k, act, p, &dag));
+        int *ident = malloc((size_t)dag.n_nodes * sizeof(int)), *order = malloc((size_t)dag.n_nodes * sizeof(int));
+        /* the input runs the updates role by role (every m', every v', ...,
+         * every p'), so that all the steps are live at once */
+        int len = 0;
+        for (int v = 0; v < 2 * k + 1; v++)
+            ident[len++] = v;
+        for (int role = 0; role < 5; role++)
+            for (int i = 0; i < k; i++)
+                ident[len++] = 2 * k + 1 + 5 * i + role;
+        int64_t in = peak_of(&dag, ident);
+        olla_schedule_options o = {0, 1, 0};
+        olla_schedule_result res;
+        olla_error err = {0};
+        OLLA_CHECK(olla_schedule(&dag, ident, &o, order, &res, &err) == OLLA_OK);
+        OLLA_CHECK(olla_dag_is_topological(&dag, order));
+        OLLA_CHECK_EQ_I64(peak_of(&dag, order), res.peak_bytes);
+        OLLA_CHECK_EQ_I64(res.lower_bound_bytes, outputs + 2 * s);
+        OLLA_CHECK_EQ_I64(res.peak_bytes, outputs + 2 * s);
+        OLLA_CHECK(res.peak_bytes < in);
+        OLLA_CHECK(strcmp(res.status, "optimal") == 0 && strcmp(res.stopped_by, "proof") == 0);
+        free(ident);
+        free(order);
+        olla_dag_free(&dag);
+    }
+}
+
 OLLA_TEST(test_time_limit_returns_valid_order)
 {
     olla_dag dag;
@@ -275,7 +390,7 @@ OLLA_TEST(test_split_matches_whole)
         for (int v = 0; v < 10; v++)
             order[v] = v;
         int nseg = 0, solved = 0;
-        OLLA_CHECK(olla_sched_split_solve(&dag, &r, order, 1000000L, 0, &nseg, &solved, &err) == OLLA_OK);
+        OLLA_CHECK(olla_sched_split_solve(&dag, order, 1000000L, 0, &nseg, &solved, &err) == OLLA_OK);
         /* nodes 0, 4 and 9 split it; a block that happens to be a chain has
          * only split nodes */
         OLLA_CHECK(nseg >= 0 && nseg <= 2);
@@ -423,7 +538,7 @@ OLLA_TEST(test_budgets_not_clock_decide)
     }
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_budgets_not_clock_decide), OLLA_T(test_window_improve), OLLA_T(test_tiny_graphs), OLLA_T(test_heuristics_valid_orders), OLLA_T(test_exact_search_matches_brute_force),
+OLLA_TEST_MAIN(OLLA_T(test_outputs_dominate_bound_proves_optimal), OLLA_T(test_budgets_not_clock_decide), OLLA_T(test_window_improve), OLLA_T(test_tiny_graphs), OLLA_T(test_heuristics_valid_orders), OLLA_T(test_exact_search_matches_brute_force),
                OLLA_T(test_ilp_matches_brute_force), OLLA_T(test_schedule_reaches_optimum),
                OLLA_T(test_diamond_beats_input_order), OLLA_T(test_training_step_updates_early),
                OLLA_T(test_time_limit_returns_valid_order), OLLA_T(test_split_matches_whole),

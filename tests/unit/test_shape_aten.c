@@ -39,6 +39,9 @@ static const olla_shape_case linalg_cases[] = {
     {ATEN, 1, "g:float[4,7,16] i:int64[4,7] n:int64[]=100 p:int64[]=-1", "operator=s:embedding_dense_backward", "y:float[100,16]"},
     {ATEN, 1, "g:float[4,7,16] i:int64[4,7]", "operator=s:embedding_backward num_weights=i:50", "y:float[50,16]"},
     {ATEN, 1, "x:float[2,3,4]", "operator=s:numpy_T", "y:float[4,3,2]"},
+    {ATEN, 1, "g:float[1,4,8,16]", "operator=s:slice_backward input_sizes=ints:1,4,8,32 dim=i:-1 start=i:16 end=i:32 step=i:1",
+     "y:float[1,4,8,32]"},
+    {ATEN, 1, "g:float16[4,16] s:int64[3]=4,6,16", "operator=s:select_backward dim=i:1 index=i:2", "y:float16[4,6,16]"},
     {ATEN, 1, "x:float[3,4,5] o:int64[]=0 a:int64[]=1 b:int64[]=2", "operator=s:diagonal", "y:float[3,4]"},
     {ATEN, 1, "x:float[3,4,5] o:int64[]=-1 a:int64[]=1 b:int64[]=2", "operator=s:diagonal", "y:float[3,3]"},
     {ATEN, 1, "x:float[3,4,5]", "operator=s:diagonal offset=i:3 dim1=i:-2 dim2=i:-1", "y:float[3,2]"},
@@ -75,7 +78,39 @@ static const olla_shape_case nn_cases[] = {
      "operator=s:native_group_norm_backward", "gx:float[2,6,5] gw:float[6] gb:float[6]"},
 };
 
+/* One rule per schema kind: in place (any name with a trailing underscore),
+ * point-wise, the backward of a point-wise operation, point-wise
+ * predicates; arguments beside self change nothing, and the element type
+ * is self's (bool for the predicates). */
+static const olla_shape_case kind_cases[] = {
+    {ATEN, 1, "x:float[2,3,5]", "operator=s:silu overload_name=s:default", "y:float[2,3,5]"},
+    {ATEN, 1, "x:float16[N,7]", "operator=s:gelu approximate=s:tanh", "y:float16[N,7]"},
+    {ATEN, 1, "x:float[4]", "operator=s:hardswish", "y:float[4]"},
+    {ATEN, 1, "x:double[3,3]", "operator=s:mish", "y:double[3,3]"},
+    {ATEN, 1, "x:float[6,2]", "operator=s:clamp min=f:0 max=f:6", "y:float[6,2]"},
+    {ATEN, 1, "x:bfloat16[8]", "operator=s:rsqrt", "y:bfloat16[8]"},
+    {ATEN, 1, "x:float[2,3]", "operator=s:fill overload_name=s:Scalar value=f:1", "y:float[2,3]"},
+    {ATEN, 1, "x:float[2,3] v:float[]=2", "operator=s:fill overload_name=s:Tensor", "y:float[2,3]"},
+    {ATEN, 1, "x:int64[5]", "operator=s:zero", "y:int64[5]"},
+    {ATEN, 1, "x:float[4,5] s:float[1,5]", "operator=s:copy non_blocking=i:0", "y:float[4,5]"},
+    {ATEN, 1, "x:int32[4,5] s:float[4,5]", "operator=s:copy_", "y:int32[4,5]"},
+    {ATEN, 1, "x:float[3,4]", "operator=s:fill_ overload_name=s:Scalar value=f:0", "y:float[3,4]"},
+    {ATEN, 1, "x:float[3,4]", "operator=s:zero_", "y:float[3,4]"},
+    {ATEN, 1, "x:float[3,4] m:bool[1,4]", "operator=s:masked_fill_ overload_name=s:Scalar value=f:0", "y:float[3,4]"},
+    {ATEN, 1, "x:float[3,4] o:float[4]", "operator=s:add_ overload_name=s:Tensor", "y:float[3,4]"},
+    {ATEN, 1, "x:uint8[7]", "operator=s:bernoulli_ overload_name=s:float p=f:0.5", "y:uint8[7]"},
+    {ATEN, 1, "x:int64[3] o:int64[3]", "operator=s:__iand__", "y:int64[3]"},
+    {ATEN, 1, "g:float[2,8] x:float[2,8]", "operator=s:silu_backward", "y:float[2,8]"},
+    {ATEN, 1, "g:float16[2,8] x:float16[2,8]", "operator=s:gelu_backward approximate=s:none", "y:float16[2,8]"},
+    {ATEN, 1, "g:float[2,3] x:float[2,3]", "operator=s:hardtanh_backward min_val=f:0 max_val=f:6", "y:float[2,3]"},
+    {ATEN, 1, "g:float[9] x:float[9]", "operator=s:threshold_backward threshold=f:0", "y:float[9]"},
+    {ATEN, 1, "g:float[4,4] y:float[4,4]", "operator=s:tanh_backward", "y:float[4,4]"},
+    {ATEN, 1, "x:float[2,5]", "operator=s:isnan", "y:bool[2,5]"},
+    {ATEN, 1, "x:int64[3]", "operator=s:logical_not", "y:bool[3]"},
+};
+
 OLLA_TEST(test_like) { OLLA_SHAPE_CASES(like_cases); }
+OLLA_TEST(test_rules_by_schema_kind) { OLLA_SHAPE_CASES(kind_cases); }
 OLLA_TEST(test_losses) { OLLA_SHAPE_CASES(loss_cases); }
 OLLA_TEST(test_linalg_and_indexing) { OLLA_SHAPE_CASES(linalg_cases); }
 OLLA_TEST(test_pooling_upsampling_group_norm) { OLLA_SHAPE_CASES(nn_cases); }
@@ -95,5 +130,29 @@ OLLA_TEST(test_unknown_operator_reason)
     onnx__model_proto__free_unpacked(m, NULL);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_like), OLLA_T(test_losses), OLLA_T(test_linalg_and_indexing),
+/* Names that look like a kind but are not one: a binary dunder, the
+ * backward of an operation that is not point-wise, a name that only ends
+ * in a point-wise one. */
+OLLA_TEST(test_kind_look_alikes_stay_unknown)
+{
+    static const char *const ops[] = {"__and__", "conv_backward", "unsilu", "_backward", "frobnicate"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        char attrs[96];
+        snprintf(attrs, sizeof attrs, "operator=s:%s", ops[i]);
+        olla_shape_case k = {ATEN, 1, "x:float[3] z:float[3]", attrs, "y:x"};
+        Onnx__ModelProto *m = olla_case_model(&k);
+        olla_shape_options opt = {.ignore_value_info = 1};
+        olla_shape_table *t = NULL;
+        olla_error err = {0};
+        OLLA_CHECK(olla_infer_shapes(m, &opt, &t, &err) == OLLA_OK);
+        char want[96];
+        snprintf(want, sizeof want, "ATen operator '%s' has no shape rule", ops[i]);
+        OLLA_CHECK_STR_CONTAINS(olla_shape_unknown_reason(t, "y"), want);
+        olla_shape_table_free(t);
+        onnx__model_proto__free_unpacked(m, NULL);
+    }
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_like), OLLA_T(test_rules_by_schema_kind), OLLA_T(test_kind_look_alikes_stay_unknown),
+               OLLA_T(test_losses), OLLA_T(test_linalg_and_indexing),
                OLLA_T(test_pooling_upsampling_group_norm), OLLA_T(test_unknown_operator_reason))

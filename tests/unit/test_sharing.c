@@ -223,10 +223,11 @@ static void check_solvers(const olla_dag *dag, int64_t opt)
     OLLA_CHECK(olla_reach_build(dag, &r, &err) == OLLA_OK);
     int64_t cb = 0, pb = 0;
     OLLA_CHECK(olla_bound_cut(dag, &r, NULL) <= opt);
-    OLLA_CHECK(olla_bound_closure(dag, &r, NULL, 0, &cb, NULL, &err) == OLLA_OK);
+    OLLA_CHECK(olla_bound_closure(dag, NULL, (olla_limit){0, 0}, &cb, NULL, &err) == OLLA_OK);
     OLLA_CHECK(cb <= opt);
     pb = cb;
-    OLLA_CHECK(olla_bound_pairs(dag, &r, order, opt, 16, (olla_limit){0, 0}, &pb, &err) == OLLA_OK);
+    OLLA_CHECK(olla_bound_outputs(dag, NULL) <= opt);
+    OLLA_CHECK(olla_bound_pairs(dag, order, opt, 16, (olla_limit){0, 0}, &pb, &err) == OLLA_OK);
     OLLA_CHECK(pb <= opt);
     olla_reach_free(&r);
 }

@@ -1,0 +1,112 @@
+/* olla-onnx: shape rules for ATen operators by the kind of their schema,
+ * not by name. Most of PyTorch's operators fall into a few kinds whose
+ * result has the shape of an argument:
+ *   - in place: the schema mutates self and returns it (`Tensor(a!) self`
+ *     -> `Tensor(a!)`), which PyTorch spells with a trailing underscore
+ *     (fill_, zero_, copy_, clamp_, silu_, bernoulli_, masked_fill_, ...;
+ *     __iadd__ and the other __i*__ too): the result is self, input 0;
+ *   - point-wise with one tensor (the `pointwise` tag of PyTorch's
+ *     native_functions.yaml: an element-wise function of self, scalars
+ *     beside it): silu, gelu, hardswish, mish, clamp, fill.Scalar, zero,
+ *     copy (self's shape, src broadcast into it) ...: input 0's shape and
+ *     element type;
+ *   - the backward of such an operation (silu_backward(grad_output, self),
+ *     tanh_backward(grad_output, output), ...): grad_output's, input 0;
+ *   - point-wise predicates (isnan, logical_not, signbit ...): input 0's
+ *     shape, bool.
+ * The names of the point-wise operations are PyTorch's; the in-place kind
+ * needs no list. An operator of no kind keeps its outputs unknown, with a
+ * reason naming it (shape_aten.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/shapes/olla_shape_aten.h"
+
+/* Point-wise operations of one tensor that keep its element type, sorted
+ * (strcmp) for bsearch. */
+static const char *const pointwise[] = {
+    "abs",       "absolute",    "acos",     "acosh",      "alias",         "alpha_dropout",
+    "asin",      "asinh",       "atan",     "atanh",      "bitwise_not",   "ceil",
+    "celu",      "clamp",       "clamp_max", "clamp_min", "clip",          "clone",
+    "copy",      "cos",         "cosh",     "deg2rad",    "detach",        "digamma",
+    "dropout",   "elu",         "erf",      "erfc",       "erfinv",        "exp",
+    "exp2",      "expm1",       "feature_alpha_dropout",  "feature_dropout", "fill",
+    "fix",       "floor",       "frac",     "gelu",       "hardshrink",    "hardsigmoid",
+    "hardswish", "hardtanh",    "i0",       "leaky_relu", "lgamma",        "lift_fresh_copy",
+    "log",       "log10",       "log1p",    "log2",       "logit",         "mish",
+    "nan_to_num", "neg",        "negative", "positive",   "rad2deg",       "reciprocal",
+    "relu",      "relu6",       "round",    "rrelu",      "rrelu_with_noise", "rsqrt",
+    "selu",      "sgn",         "sigmoid",  "sign",       "silu",          "sin",
+    "sinc",      "sinh",        "softplus", "softshrink", "sqrt",          "square",
+    "tan",       "tanh",        "threshold", "trunc",     "zero",
+};
+
+/* Point-wise predicates: self's shape, bool. Sorted. */
+static const char *const predicates[] = {"isfinite", "isinf", "isnan", "isneginf", "isposinf", "logical_not",
+                                         "signbit"};
+
+static int by_name(const void *key, const void *entry)
+{
+    return strcmp((const char *)key, *(const char *const *)entry);
+}
+
+static int listed(const char *name, const char *const *list, size_t n)
+{
+    return bsearch(name, list, n, sizeof *list, by_name) != NULL;
+}
+
+#define LISTED(name, list) listed(name, list, sizeof list / sizeof list[0])
+
+/* the result keeps input 0's shape and element type */
+static olla_status kind_same(olla_shape_ctx *c)
+{
+    return olla_aten_like(c, 0, 0, 0);
+}
+
+/* input 0's shape, bool */
+static olla_status kind_predicate(olla_shape_ctx *c)
+{
+    return olla_aten_like(c, 0, 0, OLLA_DT_BOOL);
+}
+
+/* 1 when op names an in-place operation: a trailing underscore, but not a
+ * dunder other than __i*__ (__and__ is binary, __iand__ in place) */
+static int in_place(const char *op)
+{
+    size_t n = strlen(op);
+    if (n < 2 || op[n - 1] != '_')
+        return 0;
+    if (strncmp(op, "__", 2) == 0)
+        return n > 5 && op[2] == 'i' && strcmp(op + n - 2, "__") == 0;
+    return 1;
+}
+
+olla_aten_fn olla_aten_kind_rule(const char *op, const char **kind)
+{
+    char base[64];
+    size_t n = strlen(op);
+    if (in_place(op)) {
+        *kind = "in place";
+        return kind_same;
+    }
+    if (LISTED(op, pointwise)) {
+        *kind = "point-wise";
+        return kind_same;
+    }
+    if (LISTED(op, predicates)) {
+        *kind = "point-wise predicate";
+        return kind_predicate;
+    }
+    static const char suffix[] = "_backward";
+    size_t ns = sizeof suffix - 1;
+    if (n > ns && n - ns < sizeof base && strcmp(op + n - ns, suffix) == 0) {
+        memcpy(base, op, n - ns);
+        base[n - ns] = '\0';
+        if (LISTED(base, pointwise)) {
+            *kind = "backward of a point-wise operation";
+            return kind_same; /* grad_output's shape and type */
+        }
+    }
+    *kind = NULL;
+    return NULL;
+}

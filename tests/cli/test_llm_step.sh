@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Training steps of LLM-style decoders traced by scripts/make_llm_step.py
+# (GPT-2 with dropout and a tied embedding, Llama with RMSNorm, rotary
+# embeddings and SwiGLU; SGD and AdamW), at two layers: the generator is
+# deterministic (one model traced twice) and writes a value_info for every tensor that shape
+# inference, without it, finds again (the ATen rules by kind: silu, rsqrt,
+# fill_, sub_, slice_backward...); the plan passes check; with AdamW the
+# graph outputs (parameters and both moments) lie under the proven bound,
+# which is at least their sum.
+# Needs /usr/bin/python3 with torch and onnx; exits 77 (skipped) without.
+set -u
+OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
+PY=/usr/bin/python3
+if ! $PY -c 'import torch, onnx' 2>/dev/null; then echo "skipped: $PY cannot import torch and onnx"; exit 77; fi
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass+1)); }
+bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+
+for arch in gpt2 llama; do
+  for opt in sgd adamw; do
+    m=$tmp/${arch}_$opt.onnx
+    $PY "$SRC/scripts/make_llm_step.py" --arch $arch --optimizer $opt --layers 2 --width 64 --seq 16 --vocab 128 "$m" \
+      2>"$tmp/err" || { bad "$arch $opt: tracing failed: $(tail -2 "$tmp/err")"; continue; }
+    if [ $arch$opt = llamaadamw ]; then # one model traced twice: the generator is deterministic
+      $PY "$SRC/scripts/make_llm_step.py" --arch $arch --optimizer $opt --layers 2 --width 64 --seq 16 --vocab 128 \
+        "$tmp/again.onnx" 2>/dev/null
+      cmp -s "$m" "$tmp/again.onnx" && ok || bad "$arch $opt: two traces differ"
+    fi
+    $PY - "$m" "$opt" <<'PY' && ok || bad "$arch $opt: the traced model is not as described"
+import sys, onnx
+m = onnx.load(sys.argv[1]); g = m.graph
+produced = {o for n in g.node for o in n.output}
+declared = {v.name for v in g.value_info} | {o.name for o in g.output}
+assert produced <= declared, sorted(produced - declared)[:5]
+outs = [o.name for o in g.output]
+assert all(o.endswith(".updated") for o in outs), outs[:3]
+inputs = {i.name for i in g.input}
+assert all(o[: -len(".updated")] in inputs for o in outs)  # one updated output per state
+params = sum(1 for o in outs if not o.endswith((".exp_avg.updated", ".exp_avg_sq.updated")))
+assert len(outs) == (3 if sys.argv[2] == "adamw" else 1) * params, (len(outs), params)
+PY
+    "$OLLA" shapes --no-value-info "$m" >"$tmp/shapes.json" 2>/dev/null
+    $PY - "$tmp/shapes.json" "$m" <<'PY' && ok || bad "$arch $opt: inference without value_info differs from the trace"
+import json, sys, onnx
+d = json.load(open(sys.argv[1])); m = onnx.load(sys.argv[2])
+assert not d["unknown"], d["unknown"][:3]
+inferred = {t["name"]: t for t in d["tensors"]}
+for v in list(m.graph.value_info) + list(m.graph.output):
+    t = v.type.tensor_type
+    got = inferred[v.name]
+    want = {1: "float32", 7: "int64", 9: "bool", 10: "float16", 11: "float64", 16: "bfloat16"}[t.elem_type]
+    assert got["dtype"] == want, (v.name, got["dtype"], want)
+    assert got["shape"] == [x.dim_value for x in t.shape.dim], (v.name, got["shape"])
+PY
+    "$OLLA" -q --runtime listed --report "$tmp/r.json" "$m" "$tmp/out.onnx" && "$OLLA" check "$tmp/out.onnx" >/dev/null 2>&1 \
+      && ok || bad "$arch $opt: planning or check failed"
+    $PY - "$tmp/r.json" "$m" "$opt" <<'PY' && ok || bad "$arch $opt: the bound does not hold the outputs"
+import json, sys, onnx
+import numpy as np
+r = json.load(open(sys.argv[1])); g = onnx.load(sys.argv[2]).graph
+size = {1: 4, 7: 8, 9: 1, 10: 2, 11: 8, 16: 2}
+outs = sum(int(np.prod([d.dim_value for d in o.type.tensor_type.shape.dim])) * size[o.type.tensor_type.elem_type]
+           for o in g.output)
+lb, pk = r["lower_bound_bytes"], r["peak_bytes"]
+assert lb is not None and lb <= pk, (lb, pk)
+if sys.argv[3] == "adamw":
+    assert lb >= outs, (lb, outs)  # every output is live at the end
+    assert pk <= 1.01 * lb, (pk, lb)  # proven within 1%
+PY
+  done
+done
+echo "llm step: $pass passed, $fail failed"
+[ $fail -eq 0 ]
