@@ -441,13 +441,13 @@ static inline long place_gen_train(int family, int batch, int inplace, uint64_t 
 /* ---- compiler traces --------------------------------------------------- */
 
 /* A heavy-tailed size in bytes: 64 * Pareto(alpha 1.1) from 1, capped at
- * 2^18 units (16 MiB), a multiple of 64. */
+ * 2^20 units (64 MiB), a multiple of 64. */
 static inline int64_t place_gen_heavy(place_gen_rng *r)
 {
     double u = ((double)(place_gen_next(r) >> 11) + 0.5) / 9007199254740992.0;
     double x = pow(u, -1.0 / 1.1);
-    if (x > 262144.0)
-        x = 262144.0;
+    if (x > 1048576.0)
+        x = 1048576.0;
     return 64 * (int64_t)x;
 }
 
@@ -469,18 +469,18 @@ static inline long place_gen_compiler(long n, uint64_t seed, olla_buffer **out)
     for (int p = 0; p < PATTERNS; p++) {
         int L = (int)place_gen_int(&r, 24, 96), k = 0;
         len[p] = L;
-        int64_t io = place_gen_heavy(&r) * 4;
+        int64_t io = place_gen_heavy(&r) * 64;
         /* the layer's output, read at the start of the next layer */
         pat[p][k++] = (place_gen_slot){L - 2, L + 2, io};
         /* outer buffers spanning most of the layer, each with a nest */
         int outer = (int)place_gen_int(&r, 2, 5);
         for (int o = 0; o < outer && k < SLOTS - 1; o++) {
             int a = (int)place_gen_int(&r, 0, L / 4), b = (int)place_gen_int(&r, 3 * L / 4, L);
-            pat[p][k++] = (place_gen_slot){a, b, place_gen_heavy(&r) * 2};
+            pat[p][k++] = (place_gen_slot){a, b, place_gen_heavy(&r) * 32};
             int inner = (int)place_gen_int(&r, 2, 6);
             for (int i = 0; i < inner && k < SLOTS - 1; i++) {
                 int c = (int)place_gen_int(&r, a, b - 2), d = (int)place_gen_int(&r, c + 1, b);
-                pat[p][k++] = (place_gen_slot){c, d, place_gen_heavy(&r)};
+                pat[p][k++] = (place_gen_slot){c, d, place_gen_heavy(&r) * 8};
                 int temps = (int)place_gen_int(&r, 2, 12);
                 for (int t = 0; t < temps && k < SLOTS; t++) {
                     int e = (int)place_gen_int(&r, c, d - 1);
@@ -509,7 +509,7 @@ static inline long place_gen_compiler(long n, uint64_t seed, olla_buffer **out)
         /* a skip connection every few layers: from here to a later layer */
         if (skip_from < 0 && place_gen_int(&r, 0, 3) == 0) {
             skip_from = t + len[p] - 1;
-            skip_size = place_gen_heavy(&r) * 4;
+            skip_size = place_gen_heavy(&r) * 64;
         } else if (skip_from >= 0 && place_gen_int(&r, 0, 2) == 0) {
             if (place_gen_push(&l, skip_from, t + 2, skip_size) < 0) {
                 free(l.b);
