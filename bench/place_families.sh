@@ -7,9 +7,10 @@
 # `olla-onnx place --align 1 -v` with the default limit (30 s, a budget of
 # 15e9 units; --time-limit 10 for the traces of 20,000 buffers or more);
 # greedy by size is the portfolio's "size, first fit" of the same run; then
-# minimalloc minimizing from the greedy-by-size arena
-# (--minimize_capacity --capacity=GREEDY --timeout=TIMEOUT, default 30 s;
-# its arena is read from its output). Wall and CPU seconds from /usr/bin/time.
+# minimalloc (--timeout=TIMEOUT, default 30 s) at capacity max live, and,
+# when olla-onnx's arena is above it and minimalloc found nothing, at that
+# arena: the column gives the capacity it fitted (over max live) and its
+# wall seconds in all. Wall and CPU seconds from /usr/bin/time.
 # usage: bench/place_families.sh MINIMALLOC [olla-onnx binary] [timeout s]
 #   MINIMALLOC: the binary made by bench/build_minimalloc.sh.
 set -eu
@@ -25,7 +26,7 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 cc -O2 -I"$SRC" -I"$SRC/include" -o "$W/gen_family" "$SRC/bench/gen_family.c" -lm
 cc -O2 -o "$W/gen_trace" "$SRC/bench/gen_trace.c"
-echo "| instance | buffers | max live | olla-onnx arena / max live | status, stopped by | work units | olla wall s | olla cpu s | greedy by size / max live | minimalloc arena / max live | minimalloc wall s |"
+echo "| instance | buffers | max live | olla-onnx arena / max live | status, stopped by | work units | olla wall s | olla cpu s | greedy by size / max live | minimalloc fits at (/ max live) | minimalloc wall s |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 row() { # name, csv, extra options
     local name=$1 f=$2; shift 2
@@ -43,16 +44,19 @@ row() { # name, csv, extra options
     read -r wall user sys < "$W/time"
     # greedy by size did not run when an earlier heuristic met the bound: use the arena
     local g=$(( ${gbs:-0} * ${unit:-1} )); [ "$g" -gt 0 ] || g=$arena
-    /usr/bin/time -f "%e" -o "$W/mtime" "$MM" --input="$f" --output="$W/m.csv" --capacity="$g" \
-        --minimize_capacity --timeout="${TO}s" >/dev/null 2>&1 || true
-    local marena mwall
-    marena=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "offset") o = i; if ($i == "size") s = i } next }
-        { t = $o + $s; if (t > m) m = t } END { print m + 0 }' "$W/m.csv" 2>/dev/null || echo 0)
-    mwall=$(cat "$W/mtime")
-    rm -f "$W/m.csv"
+    # minimalloc decides a capacity: max live first, then olla-onnx's arena if above it
+    local marena=0 mwall=0 cap t
+    for cap in "$live" "$arena"; do
+        [ "$marena" -eq 0 ] || break
+        /usr/bin/time -f "%e" -o "$W/mtime" "$MM" --input="$f" --output="$W/m.csv" --capacity="$cap" \
+            --timeout="${TO}s" >/dev/null 2>&1 && marena=$cap
+        t=$(tail -1 "$W/mtime")
+        mwall=$(echo "$mwall + $t" | bc)
+        [ "$arena" -gt "$live" ] || break
+    done
     awk -v nm="$name" -v n="$n" -v l="$live" -v a="$arena" -v st="$status" -v sb="$stop" -v wk="$work" \
         -v w="$wall" -v c="$(echo "$user + $sys" | bc)" -v g="$g" -v m="$marena" -v mw="$mwall" \
-        'BEGIN { mm = m > 0 ? sprintf("%.5f", m / l) : "none found";
+        'BEGIN { mm = m > 0 ? sprintf("%.5f", m / l) : "none in time";
                  printf "| %s | %s | %s | %.5f | %s, %s | %s | %.2f | %.2f | %.5f | %s | %.2f |\n",
                  nm, n, l, a / l, st, sb, wk, w, c, g / l, mm, mw }'
 }

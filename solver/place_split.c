@@ -3,16 +3,24 @@
  * a gap; the buffers that end by p and those that start after p never meet,
  * so once the stack is fixed the two sides are independent problems. In
  * training graphs lifetimes nest (what the forward pass makes early, the
- * backward pass frees late), so stacking the peak buffers by start time
- * (the longest-nested at the bottom, as the paper's pyramid) leaves each
- * side a floor without holes. Several stacking orders are tried.
+ * backward pass frees late), so stacking the peak buffers by end time
+ * (the latest-freed at the bottom) leaves the later side a floor without
+ * holes, and by start time the earlier side. Several stacking orders are
+ * tried.
+ *
+ * Each side is first placed greedily around the fixed buffers (by size,
+ * lifetime, size x lifetime, start; first and best fit): away from the
+ * busiest times a training step's load leaves room, and a greedy pass that
+ * stays within the capacity ends the side at almost no cost. Otherwise the
+ * side is split again at its own busiest time, counting the fixed buffers
+ * live there: its buffers live then are stacked into what the fixed ones
+ * leave free, in the same orders, and when no order fits, placed by the
+ * exact search among the fixed buffers (holes included); then a short
+ * direct search. Recursively.
  *
  * When lifetimes do not nest, the buffers live near the peak are searched
  * first as one problem, cut to a window around it, and then fixed (with
- * their whole lifetimes) while the two sides are searched. A side that the
- * direct search does not finish is split the same way at the busiest time
- * of its own buffers (a window, else a stack there in several orders),
- * recursively. */
+ * their whole lifetimes) while the two sides are searched. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -414,13 +414,16 @@ static inline long place_gen_train(int family, int batch, int inplace, uint64_t 
         for (int i = 1; i < g->nt && count >= 0; i++) { /* tensor 0: the input */
             place_gen_tensor *t = &g->t[i];
             int last = t->keep ? end : t->last >= t->first ? t->last + 1 : t->first + 1;
-            if (t->over > 0 && buf[t->over] >= 0) {
+            if (t->over > 0 && buf[t->over] >= 0 && t->bytes > 0) {
                 olla_buffer *b = &l.b[buf[t->over]];
                 buf[i] = buf[t->over];
                 if (last > b->upper)
                     b->upper = last;
                 continue;
             }
+            buf[i] = -1;
+            if (t->bytes == 0)
+                continue; /* occupies nothing (and some placers reject it) */
             buf[i] = place_gen_push(&l, t->first, last, t->bytes);
             if (buf[i] < 0)
                 count = -1;
