@@ -102,6 +102,14 @@ static inline int gen_tensor(place_gen_step *g, int64_t bytes)
     return g->nt++;
 }
 
+/* A new tensor that is a graph output (live to the end). */
+static inline void gen_output(place_gen_step *g, int64_t bytes)
+{
+    int x = gen_tensor(g, bytes); /* may move g->t */
+    if (x >= 0)
+        g->t[x].keep = 1;
+}
+
 static inline void gen_read(place_gen_step *g, int x)
 {
     if (x >= 0 && g->t[x].last < g->step)
@@ -305,7 +313,7 @@ static inline int gen_backward(place_gen_net *n, int loss_grad, int logits)
             int scaled = gen_tensor(g, o->param_bytes);
             g->step++;
             gen_read(g, scaled);
-            g->t[gen_tensor(g, o->param_bytes)].keep = 1;
+            gen_output(g, o->param_bytes);
             g->step++;
             break;
         }
@@ -317,7 +325,7 @@ static inline int gen_backward(place_gen_net *n, int loss_grad, int logits)
             g->step++;
             gen_add_grad(g, grad, o->in[0], dx);
             gen_read(g, dp);
-            g->t[gen_tensor(g, o->param_bytes)].keep = 1;
+            gen_output(g, o->param_bytes);
             g->step++;
             break;
         }
@@ -399,7 +407,7 @@ static inline long place_gen_train(int family, int batch, int inplace, uint64_t 
     int logp = gen_tensor(g, (int64_t)batch * 1000 * 4);
     g->step++;
     gen_read(g, logp);
-    g->t[gen_tensor(g, 4)].keep = 1; /* the loss */
+    gen_output(g, 4); /* the loss */
     g->step++;
     gen_read(g, logp);
     int dlogits = gen_tensor(g, (int64_t)batch * 1000 * 4);

@@ -32,8 +32,7 @@ static void check_zero_fragmentation(int family, int batch, int inplace, uint64_
     OLLA_CHECK_EQ_I64(res.arena_bytes, live);
     OLLA_CHECK(res.status == OLLA_PLACE_OPTIMAL);
     OLLA_CHECK(res.stopped_by == OLLA_PLACE_STOPPED_NONE);
-    /* a fifteenth of the default: the split reaches these with room to spare */
-    OLLA_CHECK(res.work <= DEFAULT_WORK / 15);
+    OLLA_CHECK(res.work <= DEFAULT_WORK);
     OLLA_CHECK(olla_place_validate(b, (size_t)n, res.arena_bytes, 64, &err) == OLLA_OK);
     free(b);
 }
