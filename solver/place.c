@@ -287,6 +287,12 @@ static olla_status no_memory(olla_error *err, size_t n)
     return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory for %zu buffers", n);
 }
 
+/* The best arena is above the bound and above the whole instance's max live. */
+static int open_gap(const driver *d)
+{
+    return d->ub > d->lb && d->ub > d->target;
+}
+
 /* Places one part: minimizes it (cap < 0), or fits it within cap. Returns
  * the part's status; d->best, ub, lb hold the result. */
 static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int64_t *heur,
@@ -319,10 +325,11 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
               : r == OLLA_SEARCH_NONE ? OLLA_PLACE_NO_FIT : OLLA_PLACE_NOT_FOUND;
         return OLLA_OK;
     }
-    if (d->ub > d->lb && d->ub > d->target && window_bound(d) == -2)
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
-    if (d->ub > d->lb && d->ub > d->target && d->n <= OLLA_PLACE_SEARCH_MAX_BUFFERS &&
-        (split(d) == -2 || (d->ub > d->lb && d->ub > d->target && minimize(d) == -2)))
+    /* the split (aimed at max live), the windows' bound when it fails, then
+     * the bisection between the bound and the best arena */
+    int searched = d->n <= OLLA_PLACE_SEARCH_MAX_BUFFERS;
+    if ((searched && open_gap(d) && split(d) == -2) || (open_gap(d) && window_bound(d) == -2) ||
+        (searched && open_gap(d) && minimize(d) == -2))
         return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
     *ps = OLLA_PLACE_HEURISTIC;
     return ilp(d, err);
