@@ -48,8 +48,10 @@ row() { # name, csv, extra options
     local marena=0 mwall=0 cap t
     for cap in "$live" "$arena"; do
         [ "$marena" -eq 0 ] || break
-        /usr/bin/time -f "%e" -o "$W/mtime" "$MM" --input="$f" --output="$W/m.csv" --capacity="$cap" \
-            --timeout="${TO}s" >/dev/null 2>&1 && marena=$cap
+        # its own timeout does not cover reading and preparing the input: a
+        # hard limit 10 s later
+        /usr/bin/time -f "%e" -o "$W/mtime" timeout $((TO + 10)) "$MM" --input="$f" --output="$W/m.csv" \
+            --capacity="$cap" --timeout="${TO}s" >/dev/null 2>&1 && marena=$cap
         t=$(tail -1 "$W/mtime")
         mwall=$(echo "$mwall + $t" | bc)
         [ "$arena" -gt "$live" ] || break
