@@ -94,8 +94,35 @@ static int side_direct(const olla_pitem *it, const int *idx, size_t k, const oll
     return r;
 }
 
-/* Work units charged for one greedy pass over m buffers. */
+/* Work units charged for one greedy pass: per buffer, and per pair of
+ * buffers live at the same time (the greedy engine visits each such pair
+ * when it places the later one, through a segment tree and a heap). */
 #define OLLA_SPLIT_GREEDY_UNITS 32
+#define OLLA_SPLIT_GREEDY_PAIR_UNITS 16
+
+/* Pairs of the m buffers that are live at the same time, plus m; -1 when
+ * out of memory. */
+static long long overlapping_pairs(const olla_pitem *b, size_t m)
+{
+    int64_t *starts = malloc((m + 1) * sizeof *starts), *ends = malloc((m + 1) * sizeof *ends);
+    long long pairs = -1;
+    if (starts && ends) {
+        for (size_t i = 0; i < m; i++) {
+            starts[i] = b[i].lower;
+            ends[i] = b[i].upper;
+        }
+        olla_place_sort_i64(starts, m);
+        olla_place_sort_i64(ends, m);
+        pairs = 0;
+        for (size_t i = 0; i < m; i++) /* j starts before i ends and ends after i starts */
+            pairs += (long long)olla_place_count_below(starts, m, b[i].upper) -
+                     (long long)olla_place_count_below(ends, m, b[i].lower + 1);
+        pairs = pairs / 2 + (long long)m;
+    }
+    free(starts);
+    free(ends);
+    return pairs;
+}
 enum { GREEDY_SIZE, GREEDY_LIFE, GREEDY_AREA, GREEDY_START, GREEDY_COUNT };
 
 /* Greedy placements of one side (idx[0..k)) around the fixed buffers that
@@ -137,10 +164,14 @@ static int side_greedy(const olla_pitem *it, const int *idx, size_t k, const oll
         sub[nf + e] = it[idx[e]];
         pin[nf + e] = -1;
     }
+    long long pairs = overlapping_pairs(sub, m);
+    if (pairs < 0)
+        goto done;
+    w->used += (long long)nfx + 8 * (long long)m; /* gathering and counting */
     r = 0;
     for (int kind = 0; kind < GREEDY_COUNT && r == 0; kind++)
         for (int best_fit = 0; best_fit < 2 && r == 0; best_fit++) {
-            long long units = OLLA_SPLIT_GREEDY_UNITS * (long long)m;
+            long long units = OLLA_SPLIT_GREEDY_UNITS * (long long)m + OLLA_SPLIT_GREEDY_PAIR_UNITS * pairs;
             if (olla_pwork_left(w) < units || olla_pwork_late(w))
                 goto done;
             w->used += units;
