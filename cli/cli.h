@@ -14,6 +14,7 @@ int olla_cmd_check(int argc, char **argv);
 int olla_cmd_shapes(int argc, char **argv);
 int olla_cmd_place(int argc, char **argv);
 int olla_cmd_batch(int argc, char **argv);
+int olla_cmd_tradeoff(int argc, char **argv);
 
 /* Shared helpers (cli/util.c, cli/options.c). */
 int olla_cli_parse_i64(const char *s, long long *out);
@@ -36,14 +37,16 @@ typedef struct olla_cli_plan_opts {
     olla_dim_binding *dims;
     int n_dims;
     int time_limit_given; /* --time-limit was on the command line */
+    int memory_limit_given; /* --memory-limit was */
     olla_input_shape *shapes; /* --input-shape */
     int n_shapes;
 } olla_cli_plan_opts;
 
 void olla_cli_plan_opts_init(olla_cli_plan_opts *po);
-/* Applies $OLLA_TIME_LIMIT unless --time-limit was given; 0 after printing
- * an error when it is set but not a positive number (exit 2). Call after
- * parsing the command line. */
+/* Applies $OLLA_TIME_LIMIT unless --time-limit was given, and checks the
+ * options against each other; 0 after printing an error (exit 2): an
+ * OLLA_TIME_LIMIT that is not a positive number, --memory-limit with
+ * --keep-order. Call after parsing the command line. */
 int olla_cli_plan_opts_env(olla_cli_plan_opts *po, const char *who);
 void olla_cli_plan_opts_free(olla_cli_plan_opts *po);
 /* Consumes argv[*i] (and its value) when it is a planning option: returns 1,

@@ -37,6 +37,11 @@ static void usage(FILE *f)
           "                       $OLLA_TIME_LIMIT)\n"
           "  --align BYTES        arena alignment, a power of two (default 64)\n"
           "  --keep-order         keep the input node order; only place tensors\n"
+          "  --memory-limit SIZE  the written model's peak must be at most SIZE: bytes,\n"
+          "                       with K, M, G (powers of 1000) or Ki, Mi, Gi (of 1024),\n"
+          "                       or P% of the peak planned without a limit; activations\n"
+          "                       are recomputed (their producers copied into the graph)\n"
+          "                       at the least extra compute found\n"
           "  --runtime NAME       who runs the written model: ort (default: ONNX Runtime,\n"
           "                       which runs its own depth-first order; the listing is\n"
           "                       chosen so that it runs the plan), ort-priority (its\n"
@@ -145,6 +150,30 @@ static void print_warnings(const olla_report *rep, int verbosity)
                 rep->n_unknown - 5);
 }
 
+/* The memory limit: what it cost, or that it cost nothing. */
+static void print_limit(const olla_report *rep)
+{
+    char lim[32], p0[32], peak[32];
+    olla_cli_human_bytes(rep->memory_limit_bytes, lim, sizeof lim);
+    olla_cli_human_bytes(rep->no_limit_peak_bytes, p0, sizeof p0);
+    olla_cli_human_bytes(rep->peak_bytes, peak, sizeof peak);
+    if (rep->recomputed_nodes == 0) {
+        fprintf(stderr, "  memory limit %s: the plan peaks at %s without recomputing anything; nothing recomputed\n",
+                lim, peak);
+        return;
+    }
+    char gap[64] = "";
+    if (strcmp(rep->recompute_status, "optimal") != 0 && rep->recompute_flops_bound > 0)
+        snprintf(gap, sizeof gap, ", at most %.1f%% above the least possible",
+                 olla_cli_pct(rep->recompute_extra_flops - rep->recompute_flops_bound, rep->recompute_flops_bound));
+    fprintf(stderr,
+            "  memory limit %s: peak %s instead of %s by recomputing %d %s (%d %s added), %.1f%% more compute "
+            "(%lld FLOPs; %s%s)\n",
+            lim, peak, p0, rep->recomputed_tensors, olla_cli_plural(rep->recomputed_tensors, "tensor", "tensors"),
+            rep->recomputed_nodes, olla_cli_plural(rep->recomputed_nodes, "node", "nodes"),
+            100.0 * rep->recompute_extra_fraction, (long long)rep->recompute_extra_flops, rep->recompute_status, gap);
+}
+
 static void print_summary(const char *in, const olla_report *rep)
 {
     char plain[32], shared[32], online[32], planned[32], arena[32], ran[32], best[32], ort_in[32], ort_out[32];
@@ -187,6 +216,8 @@ static void print_summary(const char *in, const olla_report *rep)
             listed ? " with sharing" : " as the runtime runs it",
             olla_cli_pct(rep->input_order_peak_bytes - rep->arena_bytes, rep->input_order_peak_bytes),
             rep->total_seconds, rep->schedule_status, rep->placement_status);
+    if (rep->memory_limit_bytes >= 0)
+        print_limit(rep);
 }
 
 /* Loads, plans and writes every output; on a failure after some output was

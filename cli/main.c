@@ -19,6 +19,7 @@ static const olla_command commands[] = {
     {"batch", olla_cmd_batch},
     {"shapes", olla_cmd_shapes},
     {"place", olla_cmd_place},
+    {"tradeoff", olla_cmd_tradeoff},
 };
 
 /* Ctrl-C: leave no partial output and stop at once. */

@@ -177,6 +177,16 @@ int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i)
         (*i)++;
         return 1;
     }
+    if (strcmp(a, "--memory-limit") == 0) {
+        olla_error err = {0};
+        if (olla_memory_limit_parse(val, &opt->memory_limit, &err) != OLLA_OK) {
+            fprintf(stderr, "olla-onnx: %s\n", err.message);
+            return -1;
+        }
+        po->memory_limit_given = 1;
+        (*i)++;
+        return 1;
+    }
     if (strcmp(a, "--time-limit") == 0) {
         if (!val || !olla_cli_parse_double(val, &opt->time_limit) || opt->time_limit <= 0) {
             fprintf(stderr, "olla-onnx: --time-limit %s: needs a positive number of seconds\n", val ? val : "");
@@ -208,6 +218,11 @@ void olla_cli_plan_opts_init(olla_cli_plan_opts *po)
 
 int olla_cli_plan_opts_env(olla_cli_plan_opts *po, const char *who)
 {
+    if (po->memory_limit_given && po->opt.keep_order) {
+        fprintf(stderr, "%s: --memory-limit cannot be combined with --keep-order: recomputation adds nodes to "
+                        "the order\n", who);
+        return 0;
+    }
     /* a site-wide default for unattended runs; --time-limit still wins */
     double t;
     const char *env = getenv("OLLA_TIME_LIMIT");

@@ -113,6 +113,20 @@ typedef struct olla_report {
     int n_unknown;                  /* tensors left out of the plan: size unknown */
     const char **unknown_names;
     char **unknown_reasons;         /* owned */
+    /* --memory-limit: all -1 (0 for the counts) without a limit */
+    int64_t memory_limit_bytes;     /* the limit the written model's peak is under */
+    int64_t no_limit_peak_bytes;    /* the peak of the plan made without a limit (what a percentage is of) */
+    int recomputed_tensors;         /* distinct tensors whose late readers read a recomputed copy */
+    int recomputed_nodes;           /* copies of nodes added to the graph */
+    int64_t recompute_extra_flops;  /* their estimated cost: FLOPs for convolutions and products, elements
+                                       written for the rest (passes/analysis/olla_node_cost.h) */
+    double recompute_extra_fraction; /* of the estimated cost of the input's nodes, each run once */
+    int64_t recompute_flops_bound;  /* no plan under the limit costs fewer extra FLOPs; -1 unknown */
+    const char *recompute_status;   /* "not needed" (the plan fits without), "optimal" (the extra cost is
+                                       proven the least), "feasible" (not proven; recompute_flops_bound says
+                                       how far it may be) */
+    const char *recompute_method;   /* "none", "greedy", "search", "ilp" */
+    int64_t recompute_peak_bound;   /* no plan, whatever it recomputes, peaks below this */
     int n_warnings;                 /* shape inference disagreeing with value_info */
     char **warnings;
 } olla_report;
@@ -148,6 +162,12 @@ olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_
  * cheap, meant to run right after loading, before any planning. */
 olla_status olla_model_check_dim_names(const olla_model *m, const olla_dim_binding *dims, int n_dims,
                                        olla_error *err);
+
+/* The curve of peak memory against extra compute: the plan made without a
+ * limit, the smallest peak recomputation reaches, and n_points plans with
+ * recomputation under limits evenly spaced between the two (at least 2). */
+olla_status olla_tradeoff_curve(const olla_model *m, const olla_options *opt, int n_points, olla_tradeoff *out,
+                                olla_error *err);
 
 /* The report as JSON text (malloc'd; NULL when out of memory). */
 char *olla_report_to_json(const olla_report *r, int pretty);

@@ -60,7 +60,8 @@ typedef struct olla_plan {
     int64_t arena_bytes;
     int64_t alignment;
     int sharing;             /* 1: planned under the runtime's buffer sharing rules; 0: every tensor its own buffer */
-    int64_t *live_input;     /* live bytes at each step of the input order */
+    int n_input_steps;       /* steps of the input order (n_nodes unless nodes were added) */
+    int64_t *live_input;     /* live bytes at each step of the input order (n_input_steps) */
     int64_t *live_planned;   /* live bytes at each step of the planned order */
     int64_t lower_bound;     /* -1 when none was computed */
     /* what the plan was made for (olla.plan "dims" and "inputs"); owned */
@@ -68,6 +69,12 @@ typedef struct olla_plan {
     olla_dim_binding *dims;    /* the symbolic dimensions bound (--dim) */
     int n_inputs;
     olla_input_shape *inputs;  /* the concrete shape of every graph input */
+    /* The model the plan is for when it is not the input: the input with
+     * copies of nodes added to recompute tensors (--memory-limit); owned,
+     * NULL when the plan is for the input itself. The indices above are
+     * its nodes'. */
+    struct olla_model *rewritten;
+    int64_t memory_limit;      /* --memory-limit in bytes ("memory_limit" in olla.plan), or -1 */
 } olla_plan;
 
 /* Writes the planned tensors as minimalloc CSV: id (the allocation index),
@@ -77,6 +84,31 @@ olla_status olla_plan_write_lifetimes(const olla_plan *plan, const char *path, o
 /* Draws the plan as SVG: live bytes over the steps for the input and the
  * planned order (peak and lower bound marked), and the arena layout. */
 olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const char *path, olla_error *err);
+
+/* ---- the curve of peak memory against extra compute (recomputation) ---- */
+typedef struct olla_tradeoff_point {
+    int64_t limit_bytes;     /* the limit the plan was searched under */
+    int64_t peak_bytes;      /* the peak of the plan found (in the order of its runs) */
+    int64_t extra_flops;     /* estimated cost of its copies */
+    double extra_fraction;   /* of the input's nodes each run once */
+    int copies;              /* nodes added */
+    int recomputed_tensors;
+    int optimal;             /* 1: the extra cost is proven the least under the limit */
+} olla_tradeoff_point;
+
+typedef struct olla_tradeoff {
+    int64_t no_limit_peak_bytes; /* the peak of the plan made without a limit */
+    int64_t smallest_peak_bytes; /* the smallest peak found at any cost */
+    int64_t peak_bound_bytes;    /* no plan, whatever it recomputes, peaks below this */
+    int n_points;
+    olla_tradeoff_point *points; /* from the no-limit peak down to the smallest; owned */
+} olla_tradeoff;
+
+void olla_tradeoff_clear(olla_tradeoff *t);
+/* One row per point: limit_bytes,peak_bytes,extra_flops,extra_fraction,copies,recomputed_tensors,status. */
+olla_status olla_tradeoff_write_csv(const olla_tradeoff *t, const char *path, olla_error *err);
+/* Peak memory (up) against extra compute (across), with the bound. */
+olla_status olla_tradeoff_write_svg(const olla_tradeoff *t, const char *title, const char *path, olla_error *err);
 
 /* ---- the runtime API: a written model's plan ---- */
 typedef struct olla_runtime_plan olla_runtime_plan;

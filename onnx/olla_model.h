@@ -37,6 +37,32 @@ typedef struct olla_meta_entry {
 olla_status olla_model_write(const olla_model *m, const int *node_order, int n_nodes, const olla_meta_entry *meta,
                              int n_meta, const char *meta_prefix, const char *out_path, olla_error *err);
 
+/* One node of a rebuilt graph: the model's node `source` as it is, or with
+ * another name, other input names or other output names (NULL: the
+ * source's; the arrays have the source's counts; "" leaves an optional
+ * input or output out). Attributes and every other field are the source's. */
+typedef struct olla_node_spec {
+    int source;
+    const char *name;
+    const char *const *inputs;
+    const char *const *outputs;
+} olla_node_spec;
+
+/* A value_info entry for `name` with the type the graph declares for
+ * `like` (value_info, graph output or input); nothing when it declares none. */
+typedef struct olla_value_alias {
+    const char *name, *like;
+} olla_value_alias;
+
+/* A new model, independent of m: m with graph.node replaced by nodes (in
+ * that order; a source may appear more than once, as copies under other
+ * output names) and value_info extended by aliases. Everything else, unknown
+ * fields included, is m's; external data references stay relative to m's
+ * folder. The caller checks that the graph it describes is well formed: the
+ * result is loaded back as any model is. */
+olla_status olla_model_rebuild(const olla_model *m, const olla_node_spec *nodes, int n_nodes,
+                               const olla_value_alias *aliases, int n_aliases, olla_model **out, olla_error *err);
+
 /* Opset version imported for a domain ("" or "ai.onnx" = default domain);
  * 0 when the domain is not imported. */
 int64_t olla_model_opset(const Onnx__ModelProto *m, const char *domain);

@@ -6,6 +6,8 @@
 #include "olla.h"
 #include "onnx/olla_graph.h"
 #include "passes/analysis/olla_dag.h"
+#include "passes/analysis/olla_graph_dag.h"
+#include "solver/olla_remat.h"
 
 /* What a graph must satisfy before planning: no planned tensor waits on an
  * unbound symbolic dimension, none of unknown size (unless allowed), no size
@@ -58,6 +60,7 @@ typedef struct olla_runtime_input {
     int keep_listing;     /* 1: write the input listing (--keep-order) */
     long search_budget;   /* evaluations for the ort search; <= 0: its default */
     double deadline;      /* a safety net (olla_now()); <= 0: none */
+    int64_t peak_limit;   /* the executed order must peak at most this (a memory limit); < 0: none */
 } olla_runtime_input;
 
 typedef struct olla_runtime_outcome {
@@ -77,5 +80,56 @@ typedef struct olla_runtime_outcome {
  * listing, or the input when that peaks higher. */
 olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *order, olla_runtime_outcome *out,
                                olla_error *err);
+
+/* Recomputation under a memory limit (pipeline/remat_stage.c). */
+typedef struct olla_remat_input {
+    const olla_graph *g;
+    const olla_dag *dag;              /* the graph's DAG under the sharing rules, of what the runtime runs */
+    const olla_graph_dag_map *map;
+    const olla_runtime_view *view;    /* NULL: the file's graph */
+    const int *order;                 /* n_ops: the order the runtime executes (the base of the search) */
+    int64_t limit;
+    long budget;                      /* work units; <= 0: the default */
+    double deadline;                  /* a safety net (olla_now()); <= 0: none */
+    int find_smallest;                /* also search the smallest peak reachable (res.smallest_peak) */
+    int plan_only;                    /* 1: find the plan, write no model */
+} olla_remat_input;
+
+typedef struct olla_remat_stage_result {
+    olla_remat_result res;
+    olla_model *model;       /* the model with the copies, in the plan's order (owned; NULL when nothing is
+                                recomputed or nothing fits) */
+    int copies;              /* nodes added */
+    int recomputed_tensors;  /* distinct tensors some reader reads from a copy */
+    double extra_cost;       /* estimated cost of the copies (olla_node_cost) */
+    double total_cost;       /* of every node of the input once */
+    int64_t planned_peak;    /* the plan's peak in the order of its runs */
+} olla_remat_stage_result;
+
+/* The problem the stage poses: the arrays behind it and the problem
+ * itself (for benchmarks and tools that run the solver themselves). */
+typedef struct olla_remat_posed {
+    olla_remat_problem problem;
+    double *cost;
+    unsigned char *copyable, *keep, *omittable, *mutated;
+    int *buffer;
+    double total_cost; /* of every node once */
+} olla_remat_posed;
+olla_status olla_remat_pose(const olla_remat_input *in, olla_remat_posed *out, olla_error *err);
+void olla_remat_posed_free(olla_remat_posed *posed);
+
+/* The remat stage of a model as olla_optimize poses it under a limit: the
+ * plan made without one (its graph, DAG and the order the runtime executes
+ * for it), and the problem posed on it (with limit 0: set it). */
+typedef struct olla_remat_setup olla_remat_setup;
+olla_status olla_remat_setup_model(const olla_model *m, const olla_options *opt, olla_remat_setup **out,
+                                   olla_error *err);
+const olla_remat_posed *olla_remat_setup_posed(const olla_remat_setup *s);
+int64_t olla_remat_setup_peak(const olla_remat_setup *s); /* of the plan made without a limit */
+void olla_remat_setup_free(olla_remat_setup *s);
+
+/* Finds the cheapest plan under in->limit that recomputes tensors, and
+ * writes it as a model (out->model) whose listing is the plan's order. */
+olla_status olla_stage_remat(const olla_remat_input *in, olla_remat_stage_result *out, olla_error *err);
 
 #endif

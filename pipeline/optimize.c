@@ -52,6 +52,7 @@ void olla_plan_free(olla_plan *plan)
     free(plan->entries);
     free(plan->live_input);
     free(plan->live_planned);
+    olla_model_free(plan->rewritten);
     free(plan);
 }
 
@@ -82,12 +83,15 @@ typedef struct run {
     olla_dag dag; /* under the sharing rules, of what the runtime runs */
     olla_graph_dag_map map;
     int *input_order, *order;        /* n_nodes; order: planned, then the one the runtime executes */
+    int *best_order;                 /* n_nodes: the planned order, kept when the runtime's replaces it */
     int *listing;                    /* n_nodes: the graph.node order to write */
     int *first, *last;               /* per DAG tensor, under order */
     int *holder, *buf_first, *buf_last; /* per DAG tensor: its buffer's owner and that buffer's lifetime */
     unsigned char *applied;          /* per in-place candidate, under order */
     int64_t *offset;                 /* per DAG tensor */
     olla_plan *plan;
+    int64_t peak_cap;                /* the runtime's order must peak at most this; < 0: no cap */
+    int done;                        /* the plan is complete (made for a rewritten model) */
 } run;
 
 static olla_status oom(run *r)
@@ -290,9 +294,11 @@ static olla_status runtime_stage(run *r)
     if (!executed)
         return oom(r);
     olla_runtime_input in = {r->g, r->have_eg ? &r->eg : NULL, &r->dag, opt->runtime, r->order, opt->keep_order, 0,
-                             opt->time_limit > 0 ? r->t0 + opt->time_limit : 0};
+                             opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, r->peak_cap};
     olla_runtime_outcome out;
     olla_status st = olla_stage_runtime(&in, r->listing, executed, &out, r->err);
+    if (st == OLLA_OK && (r->best_order = malloc(((size_t)n + 1) * sizeof(int))))
+        memcpy(r->best_order, r->order, (size_t)n * sizeof(int));
     if (st == OLLA_OK) {
         memcpy(r->order, executed, (size_t)n * sizeof(int));
         rep->unconstrained_peak_bytes = rep->peak_bytes;
@@ -462,6 +468,8 @@ static olla_status make_plan(run *r)
     for (int t = 0; t < g->n_tensors; t++)
         entry_of[t] = -1;
     plan->n_nodes = g->n_ops;
+    plan->n_input_steps = g->n_ops;
+    plan->memory_limit = r->rep->memory_limit_bytes;
     plan->alignment = r->align;
     plan->arena_bytes = r->rep->arena_bytes;
     plan->sharing = r->opt->sharing == OLLA_SHARING_RUNTIME;
@@ -551,7 +559,7 @@ static olla_status check_plan(run *r)
     olla_runtime_view view = {r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
     olla_plan_layout lay = {plan->order, offset, bytes, share, shares, plan->arena_bytes, plan->alignment,
                             plan->sharing, r->have_eg ? &view : NULL};
-    olla_status st = olla_plan_verify(g, &lay, r->err);
+    olla_status st = olla_plan_verify(g, &lay, NULL, r->err);
     free(offset);
     free(bytes);
     free(share);
@@ -570,6 +578,7 @@ static void run_free(run *r)
     olla_plan_free(r->plan);
     free(r->input_order);
     free(r->order);
+    free(r->best_order);
     free(r->listing);
     free(r->first);
     free(r->last);
@@ -586,8 +595,189 @@ static void run_free(run *r)
     olla_shape_table_free(r->types);
 }
 
-olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan_out, olla_report *rep,
-                          olla_error *err)
+static olla_status plan_model(const olla_model *m, const olla_options *opt, int64_t peak_cap, olla_plan **plan_out,
+                              olla_report *rep, olla_error *err);
+
+/* The report of the rewritten model's plan into the input's: what the
+ * written model needs and how it was found; the input's own figures stay. */
+static void merge_report(olla_report *rep, const olla_report *w)
+{
+    rep->planned_tensors = w->planned_tensors;
+    rep->heuristic_peak_bytes = w->heuristic_peak_bytes;
+    rep->peak_bytes = w->peak_bytes;
+    rep->arena_bytes = w->arena_bytes;
+    rep->lower_bound_bytes = w->lower_bound_bytes;
+    rep->schedule_seconds += w->schedule_seconds;
+    rep->placement_seconds = w->placement_seconds;
+    rep->schedule_status = w->schedule_status;
+    rep->schedule_stopped_by = w->schedule_stopped_by;
+    rep->placement_status = w->placement_status;
+    rep->joint_used = w->joint_used;
+    rep->unconstrained_peak_bytes = w->unconstrained_peak_bytes;
+    rep->executed_peak_bytes = w->executed_peak_bytes;
+    rep->ort_allocated_bytes = w->ort_allocated_bytes;
+    rep->runtime_search = w->runtime_search;
+    memcpy(rep->ort_model_note, w->ort_model_note, sizeof rep->ort_model_note);
+    rep->views = w->views;
+    rep->inplace = w->inplace;
+}
+
+/* Rounds the remaining a plan with recomputation gets to fit the runtime's
+ * order under the limit, each with a tighter target when the runtime's order
+ * of the previous one passed it. */
+#define REMAT_ROUNDS 4
+
+static olla_status limit_error(run *r, int64_t limit, const olla_remat_stage_result *rs)
+{
+    char lim[32], small[32], bound[32];
+    snprintf(lim, sizeof lim, "%lld", (long long)limit);
+    snprintf(small, sizeof small, "%lld", (long long)rs->res.smallest_peak);
+    snprintf(bound, sizeof bound, "%lld", (long long)rs->res.lower_bound);
+    if (rs->res.smallest_peak > 0)
+        return olla_error_set(r->err, OLLA_ERR_INPUT,
+                              "%s: no plan fits under the memory limit of %s bytes: the smallest peak found with "
+                              "recomputation is %s bytes, and no plan can peak below %s bytes; nothing written",
+                              r->m->path, lim, small, bound);
+    return olla_error_set(r->err, OLLA_ERR_INPUT,
+                          "%s: no plan fits under the memory limit of %s bytes: no plan can peak below %s bytes; "
+                          "nothing written",
+                          r->m->path, lim, bound);
+}
+
+/* The plan for the rewritten model, made as any plan is, with the runtime's
+ * order capped at the limit; its plan replaces this run's. */
+static olla_status plan_rewritten(run *r, const olla_remat_stage_result *rs, int64_t limit, int *fits, int64_t *over)
+{
+    olla_options o2 = *r->opt;
+    o2.memory_limit.bytes = 0;
+    o2.memory_limit.fraction = 0;
+    if (o2.time_limit > 0) {
+        double left = o2.time_limit - (olla_now() - r->t0);
+        o2.time_limit = left > 0.25 * r->opt->time_limit ? left : 0.25 * r->opt->time_limit;
+    }
+    olla_report w;
+    olla_plan *plan2 = NULL;
+    /* nothing recomputed: the input, in an order the runtime runs under the limit */
+    olla_status st = plan_model(rs->model ? rs->model : r->m, &o2, limit, &plan2, &w, r->err);
+    if (st != OLLA_OK)
+        return st;
+    /* a runtime that follows the plan holds its arena */
+    int64_t held = r->opt->runtime == OLLA_RUNTIME_LISTED && w.arena_bytes > w.peak_bytes ? w.arena_bytes : w.peak_bytes;
+    *fits = held <= limit;
+    *over = held - limit;
+    if (*fits) {
+        merge_report(r->rep, &w);
+        /* the input order's profile stays the input's */
+        free(plan2->live_input);
+        plan2->live_input = r->plan->live_input;
+        plan2->n_input_steps = r->g->n_ops;
+        r->plan->live_input = NULL;
+        olla_plan_free(r->plan);
+        r->plan = plan2;
+    } else {
+        olla_plan_free(plan2);
+    }
+    olla_report_clear(&w);
+    return OLLA_OK;
+}
+
+/* The order recomputation starts from: the best order found, which the
+ * runtime's listing is then chosen to follow (the order the runtime
+ * executes for the plan without a limit may be further from it). */
+static const int *base_order(const run *r)
+{
+    return r->best_order ? r->best_order : r->order;
+}
+
+/* --memory-limit: the limit in bytes, from the no-limit plan's peak in
+ * r->rep; the report's fields for it. */
+static int64_t resolve_limit(run *r)
+{
+    const olla_options *opt = r->opt;
+    olla_report *rep = r->rep;
+    int64_t p0 = rep->peak_bytes;
+    int64_t limit = opt->memory_limit.bytes > 0 ? opt->memory_limit.bytes
+                                                : (int64_t)(opt->memory_limit.fraction * (double)p0);
+    rep->memory_limit_bytes = limit;
+    rep->no_limit_peak_bytes = p0;
+    rep->recompute_status = "not needed";
+    rep->recompute_method = "none";
+    return limit;
+}
+
+/* Fits under limit by recomputation, aiming first at target (below the
+ * limit when a plan made without recomputation passed it by its arena). */
+static olla_status recompute_under(run *r, int64_t limit, int64_t target)
+{
+    const olla_options *opt = r->opt;
+    olla_report *rep = r->rep;
+    int64_t p0 = rep->no_limit_peak_bytes;
+    progress(r, "recomputing", p0, -1);
+    olla_runtime_view view = {r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
+    olla_status st = OLLA_OK;
+    int64_t least_over = -1;
+    for (int round = 0; st == OLLA_OK && round < REMAT_ROUNDS; round++) {
+        /* a runtime that runs its own order: the second round starts from
+         * the order it ran for the plan without a limit */
+        const int *base = round == 1 && opt->runtime != OLLA_RUNTIME_LISTED ? r->order : base_order(r);
+        if (round == 1 && base == r->order)
+            target = limit;
+        olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &view : NULL, base, target, 0,
+                               opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, 0, 0};
+        olla_remat_stage_result rs;
+        if ((st = olla_stage_remat(&in, &rs, r->err)) != OLLA_OK)
+            return st;
+        rep->recompute_peak_bound = rs.res.lower_bound;
+        if (rs.res.outcome != OLLA_REMAT_FITS) {
+            if (round > 0)
+                break; /* aiming lower found nothing: the runtime's order was the trouble */
+            { /* name the smallest peak the search reaches */
+                in.find_smallest = 1;
+                in.limit = p0;
+                if ((st = olla_stage_remat(&in, &rs, r->err)) != OLLA_OK)
+                    return st;
+                olla_model_free(rs.model);
+            }
+            return limit_error(r, limit, &rs);
+        }
+        int fits = 0;
+        int64_t over = 0;
+        st = plan_rewritten(r, &rs, limit, &fits, &over);
+        if (st == OLLA_OK && fits) {
+            rep->recomputed_tensors = rs.recomputed_tensors;
+            rep->recomputed_nodes = rs.copies;
+            rep->recompute_extra_flops = (int64_t)rs.extra_cost;
+            rep->recompute_extra_fraction = rs.total_cost > 0 ? rs.extra_cost / rs.total_cost : 0;
+            rep->recompute_flops_bound = (int64_t)rs.res.cost_bound;
+            rep->recompute_status = rs.copies == 0                          ? "not needed"
+                                    : rs.res.optimal && target == limit ? "optimal"
+                                                                        : "feasible";
+            rep->recompute_method = rs.res.method;
+            r->plan->rewritten = rs.model;
+            r->plan->memory_limit = limit;
+            r->done = 1;
+            return OLLA_OK;
+        }
+        olla_model_free(rs.model);
+        if (least_over < 0 || over < least_over)
+            least_over = over;
+        /* the runtime's order, or the arena, passed the limit: aim lower by as much, and a little more */
+        int64_t step = (over > 0 ? over : 0) + limit / 200 + r->align;
+        target = target - step > rs.res.lower_bound ? target - step : rs.res.lower_bound;
+    }
+    if (st != OLLA_OK)
+        return st;
+    return olla_error_set(r->err, OLLA_ERR_INPUT,
+                          "%s: no plan fits under the memory limit of %lld bytes as %s runs it: plans with "
+                          "recomputation meet the limit in their own order, but the best order %s runs for them "
+                          "peaks %lld bytes above it%s; nothing written",
+                          r->m->path, (long long)limit, olla_runtime_name(opt->runtime),
+                          olla_runtime_name(opt->runtime), (long long)least_over,
+                          opt->runtime == OLLA_RUNTIME_LISTED ? "" : " (--runtime listed follows the plan's order)");
+}
+
+static olla_status plan_model(const olla_model *m, const olla_options *opt, int64_t peak_cap, olla_plan **plan_out,
+                              olla_report *rep, olla_error *err)
 {
     run r;
     memset(&r, 0, sizeof r);
@@ -597,6 +787,7 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     r.err = err;
     r.t0 = olla_now();
     r.align = opt->alignment > 0 ? opt->alignment : 1;
+    r.peak_cap = peak_cap;
     *plan_out = NULL;
     memset(rep, 0, sizeof *rep);
     rep->model = m->path;
@@ -604,24 +795,39 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     rep->sharing = opt->sharing == OLLA_SHARING_RUNTIME ? "runtime" : "none";
     rep->runtime = olla_runtime_name(opt->runtime);
     rep->input_ort_allocated_bytes = rep->ort_allocated_bytes = -1;
-    olla_status st = build_graph(&r);
+    rep->memory_limit_bytes = rep->no_limit_peak_bytes = rep->recompute_flops_bound = -1;
+    rep->recompute_peak_bound = -1;
+    int limited = opt->memory_limit.bytes > 0 || opt->memory_limit.fraction > 0;
+    olla_status st = OLLA_OK;
+    if (limited && opt->keep_order)
+        st = olla_error_set(err, OLLA_ERR_USAGE, "--memory-limit cannot be combined with --keep-order: "
+                                                 "recomputation adds nodes to the order");
+    if (st == OLLA_OK)
+        st = build_graph(&r);
     if (st == OLLA_OK)
         st = build_dag(&r);
     if (st == OLLA_OK)
         st = order_stage(&r);
     if (st == OLLA_OK)
         st = runtime_stage(&r);
+    int64_t limit = limited && st == OLLA_OK ? resolve_limit(&r) : -1;
+    if (st == OLLA_OK && limited && limit < rep->peak_bytes)
+        st = recompute_under(&r, limit, limit);
     double tp = olla_now();
-    if (st == OLLA_OK)
+    if (st == OLLA_OK && !r.done)
         st = place_stage(&r);
-    if (st == OLLA_OK && opt->joint)
+    /* a runtime that follows the plan holds its arena: over the limit, recompute */
+    if (st == OLLA_OK && limited && !r.done && opt->runtime == OLLA_RUNTIME_LISTED && rep->arena_bytes > limit)
+        st = recompute_under(&r, limit, limit - (rep->arena_bytes - rep->peak_bytes));
+    if (st == OLLA_OK && opt->joint && !r.done)
         st = try_joint(&r);
-    rep->placement_seconds = olla_now() - tp;
-    if (st == OLLA_OK)
+    if (!r.done)
+        rep->placement_seconds = olla_now() - tp;
+    if (st == OLLA_OK && !r.done)
         st = make_plan(&r);
-    if (st == OLLA_OK)
+    if (st == OLLA_OK && !r.done)
         st = check_plan(&r);
-    if (st == OLLA_OK)
+    if (st == OLLA_OK && !r.done)
         st = record_bindings(&r);
     if (st == OLLA_OK) {
         rep->total_seconds = olla_now() - r.t0;
@@ -632,4 +838,150 @@ olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_pla
     }
     run_free(&r);
     return st;
+}
+
+/* The curve: the no-limit plan, then the remat stage under limits between
+ * its peak and the smallest peak found, plans only. */
+static olla_status curve(run *r, int n_points, olla_tradeoff *out)
+{
+    const olla_options *opt = r->opt;
+    olla_runtime_view view = {r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
+    int64_t p0 = r->rep->peak_bytes;
+    olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &view : NULL, base_order(r), p0, 0,
+                           opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, 1, 1};
+    olla_remat_stage_result rs;
+    olla_status st = olla_stage_remat(&in, &rs, r->err);
+    if (st != OLLA_OK)
+        return st;
+    out->no_limit_peak_bytes = p0;
+    out->smallest_peak_bytes = rs.res.smallest_peak;
+    out->peak_bound_bytes = rs.res.lower_bound;
+    if (!(out->points = calloc((size_t)n_points, sizeof *out->points)))
+        return oom(r);
+    in.find_smallest = 0;
+    for (int k = 0; k < n_points && st == OLLA_OK; k++) {
+        int64_t lim = p0 - (int64_t)((double)(p0 - out->smallest_peak_bytes) * k / (n_points - 1));
+        in.limit = lim;
+        progress(r, "recomputing", lim, out->peak_bound_bytes);
+        if ((st = olla_stage_remat(&in, &rs, r->err)) != OLLA_OK)
+            break;
+        if (rs.res.outcome != OLLA_REMAT_FITS)
+            continue; /* the search is not monotone in the limit: a point may be missing */
+        olla_tradeoff_point *pt = &out->points[out->n_points++];
+        pt->limit_bytes = lim;
+        pt->peak_bytes = rs.planned_peak;
+        pt->extra_flops = (int64_t)rs.extra_cost;
+        pt->extra_fraction = rs.total_cost > 0 ? rs.extra_cost / rs.total_cost : 0;
+        pt->copies = rs.copies;
+        pt->recomputed_tensors = rs.recomputed_tensors;
+        pt->optimal = rs.res.optimal;
+    }
+    return st;
+}
+
+void olla_tradeoff_clear(olla_tradeoff *t)
+{
+    free(t->points);
+    memset(t, 0, sizeof *t);
+}
+
+/* The plan without a limit up to the order the runtime executes: the
+ * stages the curve and the setup share. r is zeroed first; free it with
+ * run_free and the report with olla_report_clear. */
+static olla_status plan_until_runtime(run *r, olla_report *rep, const olla_model *m, const olla_options *opt,
+                                      olla_error *err)
+{
+    memset(r, 0, sizeof *r);
+    memset(rep, 0, sizeof *rep);
+    r->m = m;
+    r->opt = opt;
+    r->rep = rep;
+    r->err = err;
+    r->t0 = olla_now();
+    r->align = opt->alignment > 0 ? opt->alignment : 1;
+    r->peak_cap = -1;
+    rep->model = m->path;
+    if (opt->keep_order)
+        return olla_error_set(err, OLLA_ERR_USAGE, "--keep-order fixes the order: recomputation adds nodes to it");
+    olla_status st = build_graph(r);
+    if (st == OLLA_OK)
+        st = build_dag(r);
+    if (st == OLLA_OK)
+        st = order_stage(r);
+    if (st == OLLA_OK)
+        st = runtime_stage(r);
+    return st;
+}
+
+olla_status olla_tradeoff_curve(const olla_model *m, const olla_options *opt, int n_points, olla_tradeoff *out,
+                                olla_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (n_points < 2)
+        return olla_error_set(err, OLLA_ERR_USAGE, "a curve needs at least 2 points");
+    olla_report rep;
+    run r;
+    olla_status st = plan_until_runtime(&r, &rep, m, opt, err);
+    if (st == OLLA_OK)
+        st = curve(&r, n_points, out);
+    if (st != OLLA_OK)
+        olla_tradeoff_clear(out);
+    olla_report_clear(&rep);
+    run_free(&r);
+    return st;
+}
+
+struct olla_remat_setup {
+    run r;
+    olla_report rep;
+    olla_runtime_view view;
+    olla_remat_posed posed;
+};
+
+olla_status olla_remat_setup_model(const olla_model *m, const olla_options *opt, olla_remat_setup **out,
+                                   olla_error *err)
+{
+    olla_remat_setup *s = calloc(1, sizeof *s);
+    *out = NULL;
+    if (!s)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory planning %s", m->path);
+    olla_status st = plan_until_runtime(&s->r, &s->rep, m, opt, err);
+    if (st == OLLA_OK) {
+        run *r = &s->r;
+        s->view = (olla_runtime_view){r->have_eg ? r->eg.runs : NULL, r->have_eg ? r->eg.reads_as : NULL};
+        olla_remat_input in = {r->g, &r->dag, &r->map, r->have_eg ? &s->view : NULL, base_order(r), 0, 0, 0, 0, 1};
+        st = olla_remat_pose(&in, &s->posed, err);
+    }
+    if (st != OLLA_OK) {
+        olla_remat_setup_free(s);
+        return st;
+    }
+    *out = s;
+    return OLLA_OK;
+}
+
+const olla_remat_posed *olla_remat_setup_posed(const olla_remat_setup *s)
+{
+    return &s->posed;
+}
+
+int64_t olla_remat_setup_peak(const olla_remat_setup *s)
+{
+    return s->rep.peak_bytes;
+}
+
+void olla_remat_setup_free(olla_remat_setup *s)
+{
+    if (!s)
+        return;
+    olla_remat_posed_free(&s->posed);
+    olla_report_clear(&s->rep);
+    run_free(&s->r);
+    free(s);
+}
+
+olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan_out, olla_report *rep,
+                          olla_error *err)
+{
+    return plan_model(m, opt, -1, plan_out, rep, err);
 }

@@ -52,6 +52,20 @@ char *olla_report_to_json(const olla_report *r, int pretty)
         json_object_object_add(o, "ort_model_note", json_object_new_string(r->ort_model_note));
     json_object_object_add(o, "views", json_object_new_int(r->views));
     json_object_object_add(o, "inplace", json_object_new_int(r->inplace));
+    json_object_object_add(o, "memory_limit_bytes", opt_i64(r->memory_limit_bytes));
+    if (r->memory_limit_bytes >= 0) {
+        json_object_object_add(o, "no_limit_peak_bytes", opt_i64(r->no_limit_peak_bytes));
+        json_object_object_add(o, "recomputed_tensors", json_object_new_int(r->recomputed_tensors));
+        json_object_object_add(o, "recomputed_nodes", json_object_new_int(r->recomputed_nodes));
+        json_object_object_add(o, "recompute_extra_flops", json_object_new_int64(r->recompute_extra_flops));
+        json_object_object_add(o, "recompute_extra_fraction", json_object_new_double(r->recompute_extra_fraction));
+        json_object_object_add(o, "recompute_flops_bound", opt_i64(r->recompute_flops_bound));
+        json_object_object_add(o, "recompute_status",
+                               json_object_new_string(r->recompute_status ? r->recompute_status : ""));
+        json_object_object_add(o, "recompute_method",
+                               json_object_new_string(r->recompute_method ? r->recompute_method : ""));
+        json_object_object_add(o, "recompute_peak_bound", opt_i64(r->recompute_peak_bound));
+    }
     json_object *unknown = json_object_new_array();
     for (int i = 0; i < r->n_unknown; i++) {
         json_object *u = json_object_new_object();

@@ -21,7 +21,8 @@ olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const c
     snprintf(arena, sizeof arena, "%lld", (long long)plan->arena_bytes);
     const olla_meta_entry meta[] = {
         {OLLA_META_VERSION, OLLA_VERSION_STRING}, {OLLA_META_ARENA, arena}, {OLLA_META_PLAN, plan_json}};
-    olla_status st = olla_model_write(m, plan->listing, plan->n_nodes, meta, 3, "olla.", out_path, err);
+    const olla_model *src = plan->rewritten ? plan->rewritten : m;
+    olla_status st = olla_model_write(src, plan->listing, plan->n_nodes, meta, 3, "olla.", out_path, err);
     free(plan_json);
     return st;
 }

@@ -273,8 +273,17 @@ olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, 
     olla_runtime_view view = {have_eg ? eg.runs : NULL, have_eg ? eg.reads_as : NULL};
     olla_plan_layout lay = {order, offset, bytes, share, shares, sp.arena_bytes, sp.alignment, sp.sharing,
                             have_eg ? &view : NULL};
+    int64_t peak = 0;
     if (st == OLLA_OK)
-        st = olla_plan_verify(g, &lay, err);
+        st = olla_plan_verify(g, &lay, &peak, err);
+    if (st == OLLA_OK && sp.memory_limit >= 0 && peak > sp.memory_limit)
+        st = olla_error_set(err, OLLA_ERR_INPUT,
+                            "%s: the plan peaks at %lld bytes in the order %s executes, above its memory limit of %lld "
+                            "bytes",
+                            file, (long long)peak, olla_runtime_name(sp.runtime), (long long)sp.memory_limit);
+    if (st == OLLA_OK && sp.memory_limit >= 0 && sp.runtime == OLLA_RUNTIME_LISTED && sp.arena_bytes > sp.memory_limit)
+        st = olla_error_set(err, OLLA_ERR_INPUT, "%s: the plan's arena is %lld bytes, above its memory limit of %lld bytes",
+                            file, (long long)sp.arena_bytes, (long long)sp.memory_limit);
     if (have_eg)
         olla_exec_graph_free(&eg);
 done:

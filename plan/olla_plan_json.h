@@ -35,11 +35,14 @@ typedef struct olla_stored_plan {
     olla_runtime runtime;       /* "runtime": who executes the file; listed when absent */
     int n_order;                /* "order": the positions in graph.node in the order the runtime */
     int *order;                 /* executes them, which the offsets are for; none for listed */
+    int64_t memory_limit;       /* "memory_limit": the peak (and, for listed, the arena) must be at
+                                   most this; -1 when absent */
 } olla_stored_plan;
 
 /* {"version":2,"alignment":A,"arena_bytes":N,"sharing":"runtime"|"none",
  *  "tensors":[{"name","offset","bytes"[,"shares","sharing":"alias"|"inplace"]},...],
- *  "dims":{"batch":1},"inputs":{"x":[1,3,224,224]}[,"runtime":"ort","order":[2,0,1,...]]};
+ *  "dims":{"batch":1},"inputs":{"x":[1,3,224,224]}[,"runtime":"ort","order":[2,0,1,...]]
+ *  [,"memory_limit":N]};
  * malloc'd */
 char *olla_plan_to_json(const olla_plan *plan);
 /* Parses and validates the JSON text (types, non-negative numbers, a share

@@ -27,7 +27,9 @@ typedef struct olla_plan_layout {
  * topological, a planned tensor missing or of the wrong size, a misaligned
  * offset, a tensor beyond the arena, a share the rules do not allow (no rule
  * at that node, sizes or offsets differ, the input read later or a graph
- * output), and two buffers overlapping while both are live. */
-olla_status olla_plan_verify(const olla_graph *g, const olla_plan_layout *p, olla_error *err);
+ * output), and two buffers overlapping while both are live. peak (may be
+ * NULL) receives the largest sum of the bytes of the buffers live at one step
+ * of the order, from the lifetimes the checker computed itself. */
+olla_status olla_plan_verify(const olla_graph *g, const olla_plan_layout *p, int64_t *peak, olla_error *err);
 
 #endif

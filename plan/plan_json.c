@@ -180,6 +180,8 @@ char *olla_plan_to_json(const olla_plan *plan)
         json_object_object_add(root, "runtime", json_object_new_string(runtime_names[plan->runtime]));
         json_object_object_add(root, "order", order_to_json(plan));
     }
+    if (plan->memory_limit >= 0)
+        json_object_object_add(root, "memory_limit", json_object_new_int64(plan->memory_limit));
     const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
     char *copy = s ? strdup(s) : NULL;
     json_object_put(root);
@@ -310,6 +312,11 @@ olla_status olla_plan_from_json(const char *text, olla_stored_plan *out, olla_er
     }
     if ((st = parse_dims(root, out, err)) == OLLA_OK && (st = parse_inputs(root, out, err)) == OLLA_OK)
         st = parse_runtime(root, out, err);
+    out->memory_limit = -1;
+    json_object *lim;
+    if (st == OLLA_OK && json_object_object_get_ex(root, "memory_limit", &lim) &&
+        (!get_i64(root, "memory_limit", &out->memory_limit) || out->memory_limit < 1))
+        st = olla_error_set(err, OLLA_ERR_INPUT, "the olla.plan \"memory_limit\" is not a positive number of bytes");
 done:
     json_object_put(root);
     if (st != OLLA_OK)

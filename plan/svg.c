@@ -166,9 +166,8 @@ static void y_title(const svg_ctx *c, int top, int height, const char *title)
 
 /* ---- panel 1: live bytes ---- */
 
-static void curve(const svg_ctx *c, const int64_t *live, const char *color, const char *label)
+static void curve(const svg_ctx *c, const int64_t *live, int n, const char *color, const char *label)
 {
-    int n = c->plan->n_nodes;
     fprintf(c->f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", color);
     int buckets = n < MAX_POINTS ? n : MAX_POINTS;
     for (int b = 0; b < buckets; b++) {
@@ -236,8 +235,8 @@ static void live_panel(const svg_ctx *c, int64_t in_peak, int64_t peak)
             LIVE_TOP, PLOT_W, LIVE_H);
     y_ticks(c, &c->live, LIVE_TOP, LIVE_H, "y-ticks live-y-ticks");
     y_title(c, LIVE_TOP, LIVE_H, "live bytes");
-    curve(c, c->plan->live_input, "#999999", "input order");
-    curve(c, c->plan->live_planned, "#1f5fbf", "planned order");
+    curve(c, c->plan->live_input, c->plan->n_input_steps, "#999999", "input order");
+    curve(c, c->plan->live_planned, c->plan->n_nodes, "#1f5fbf", "planned order");
     level lv[3] = {{"input-peak", "#777777", "input-order peak", in_peak, 0, 0},
                    {"planned-peak", "#1f5fbf", "planned peak", peak, 0, 0},
                    {"lower-bound", "#2a8a2a", "lower bound", c->plan->lower_bound, 0, 0}};
@@ -383,16 +382,17 @@ olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const 
     if (st != OLLA_OK)
         return st;
     int64_t in_peak = 0, peak = 0;
-    for (int t = 0; t < plan->n_nodes; t++) {
+    for (int t = 0; t < plan->n_input_steps; t++)
         if (plan->live_input[t] > in_peak)
             in_peak = plan->live_input[t];
+    for (int t = 0; t < plan->n_nodes; t++)
         if (plan->live_planned[t] > peak)
             peak = plan->live_planned[t];
-    }
     svg_ctx c;
     c.f = out.f;
     c.plan = plan;
-    c.n = plan->n_nodes > 0 ? plan->n_nodes : 1;
+    c.n = plan->n_nodes > plan->n_input_steps ? plan->n_nodes : plan->n_input_steps;
+    c.n = c.n > 0 ? c.n : 1;
     c.steps = make_axis(c.n, 1, "");
     c.steps.max = c.n; /* the steps fill the width; ticks up to the last whole step */
     c.live = bytes_axis((double)(in_peak > plan->arena_bytes ? in_peak : plan->arena_bytes));

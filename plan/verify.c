@@ -279,7 +279,7 @@ static olla_status overlap_error(const checker *c, int t, int64_t lo, int64_t hi
 /* No two buffers live at the same step overlap: sweep the buffers by their
  * first step, keeping the live ranges sorted by offset (disjoint by
  * construction). A buffer spans its tensors' lifetimes and its owner's bytes. */
-static olla_status sweep(checker *c)
+static olla_status sweep(checker *c, int64_t *peak)
 {
     const olla_graph *g = c->g;
     const olla_plan_layout *p = c->p;
@@ -308,6 +308,27 @@ static olla_status sweep(checker *c)
     for (int t = 0; t < nt; t++)
         if (bfirst[t] >= 0 && c->buf[t] == t)
             idx[n++] = (by_first){bfirst[t], t};
+    if (peak) { /* the buffers' bytes over the steps: a difference array */
+        int steps = g->n_ops;
+        int64_t *delta = calloc((size_t)steps + 2, sizeof *delta);
+        if (!delta) {
+            st = olla_error_set(c->err, OLLA_ERR_INTERNAL, "out of memory checking the plan");
+            goto done;
+        }
+        for (int k = 0; k < n; k++) {
+            int t = idx[k].tensor;
+            delta[bfirst[t]] += p->bytes[t];
+            delta[blast[t] + 1] -= p->bytes[t];
+        }
+        int64_t live = 0;
+        *peak = 0;
+        for (int s = 0; s < steps; s++) {
+            live += delta[s];
+            if (live > *peak)
+                *peak = live;
+        }
+        free(delta);
+    }
     qsort(idx, (size_t)n, sizeof *idx, cmp_first);
     for (int k = 0; k < n && st == OLLA_OK; k++) {
         int t = idx[k].tensor, step = idx[k].first;
@@ -352,7 +373,7 @@ done:
     return st;
 }
 
-olla_status olla_plan_verify(const olla_graph *g, const olla_plan_layout *p, olla_error *err)
+olla_status olla_plan_verify(const olla_graph *g, const olla_plan_layout *p, int64_t *peak, olla_error *err)
 {
     checker c = {g, p, g->model->path, err, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     if (p->alignment < 1)
@@ -385,7 +406,7 @@ olla_status olla_plan_verify(const olla_graph *g, const olla_plan_layout *p, oll
     if (st == OLLA_OK)
         st = check_shares(&c);
     if (st == OLLA_OK)
-        st = sweep(&c);
+        st = sweep(&c, peak);
     free(c.step);
     free(c.first);
     free(c.last);

@@ -142,8 +142,8 @@ def softmax_cross_entropy(g, logits, labels, batch):
 # ------------------------------------------------------------------ models
 
 
-def make_mlp_train():
-    batch, dims = 8, [128, 256, 256, 256, 10]
+def make_mlp_train(batch=8, dims=(128, 256, 256, 256, 10), name="mlp_train"):
+    dims = list(dims)
     layers = len(dims) - 1
     g = Nodes()
     inputs = [helper.make_tensor_value_info("x", FLOAT, [batch, dims[0]]),
@@ -184,8 +184,8 @@ def make_mlp_train():
             step = g.add("Mul", ["lr", grads[p]], [f"{p}_step"])
             g.add("Sub", [p, step], [f"{p}_new"])
             outputs.append(helper.make_tensor_value_info(f"{p}_new", FLOAT, shape))
-    graph = helper.make_graph(g.nodes, "mlp_train", inputs, outputs, inits)
-    return finish(graph, "mlp_train", "4-layer MLP training step: forward, loss, backward, SGD")
+    graph = helper.make_graph(g.nodes, name, inputs, outputs, inits)
+    return finish(graph, name, f"{layers}-layer MLP training step: forward, loss, backward, SGD")
 
 
 def conv_grads(g, x, w, dy, name, need_dx):
@@ -201,9 +201,9 @@ def conv_grads(g, x, w, dy, name, need_dx):
     return dw, db, dx
 
 
-def make_cnn_train():
-    n, hw, classes = 8, 16, 10
-    chans = [3, 16, 16, 32]
+def make_cnn_train(n=8, hw=16, chans=(3, 16, 16, 32), name="cnn_train"):
+    classes = 10
+    chans = list(chans)
     g = Nodes()
     inputs = [helper.make_tensor_value_info("x", FLOAT, [n, chans[0], hw, hw]),
               helper.make_tensor_value_info("labels", FLOAT, [n, classes])]
@@ -263,8 +263,8 @@ def make_cnn_train():
         step = g.add("Mul", ["lr", grads[p]], [f"{p}_step"])
         g.add("Sub", [p, step], [f"{p}_new"])
         outputs.append(helper.make_tensor_value_info(f"{p}_new", FLOAT, shape))
-    graph = helper.make_graph(g.nodes, "cnn_train", inputs, outputs, inits)
-    return finish(graph, "cnn_train", "3-conv CNN training step with conv gradients as Conv/ConvTranspose")
+    graph = helper.make_graph(g.nodes, name, inputs, outputs, inits)
+    return finish(graph, name, "3-conv CNN training step with conv gradients as Conv/ConvTranspose")
 
 
 def make_if_loop():

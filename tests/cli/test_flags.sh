@@ -21,7 +21,7 @@ accepted() {
 }
 
 : >"$tmp/all_help"
-for sub in convert check shapes place batch; do
+for sub in convert check shapes place batch tradeoff; do
   s=$sub; [ $sub = convert ] && s=""
   for h in --help -h; do
     # shellcheck disable=SC2086

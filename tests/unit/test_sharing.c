@@ -311,7 +311,7 @@ static olla_status verify(const fixture *f, layout_arrays *a, int sharing, olla_
         order[i] = i;
     olla_plan_layout lay = {order, a->offset, a->bytes, a->share, a->shares, 64 * 16, 1, sharing, NULL};
     olla_error_clear(err);
-    return olla_plan_verify(f->g, &lay, err);
+    return olla_plan_verify(f->g, &lay, NULL, err);
 }
 
 static int tensor(const olla_graph *g, const char *name)
