@@ -63,8 +63,17 @@ typedef struct olla_memory_limit {
  * overflows 64 bits. */
 olla_status olla_memory_limit_parse(const char *text, olla_memory_limit *out, olla_error *err);
 
+/* The placement's default work budget in the pipeline: about 15 s of the
+ * exact search on a 2-core AMD EPYC virtual machine. */
+#define OLLA_PLACEMENT_DEFAULT_WORK 15000000000LL
+
 typedef struct olla_options {
-    double time_limit;        /* seconds for ordering plus placement; default 30 */
+    double time_limit;        /* seconds for ordering plus placement; default 30 (a safety net: both stop
+                                 after work budgets of their own) */
+    long long placement_work; /* the placement's work budget in units (about one entry of a section list
+                                 visited by its exact search); 0: OLLA_PLACEMENT_DEFAULT_WORK. It does not
+                                 depend on the time limit, so the same model and options give the same
+                                 arena on a quiet or a busy machine unless the time limit cuts it first */
     int64_t alignment;        /* bytes; offsets are multiples, sizes rounded up; default 64 */
     int keep_order;           /* 1: keep the input order, only place */
     int joint;                /* 1: also try order and addresses in one ILP (small graphs) */
@@ -128,6 +137,11 @@ typedef struct olla_report {
     const char *schedule_stopped_by; /* "proof", "budget" (the work budgets ended the search: the same
                                         result on any machine), "time" (the time limit did) or "kept" */
     const char *placement_status;
+    const char *placement_stopped_by; /* "none" (proven optimal, or every phase finished), "budget" (the
+                                         placement's work budget ended it: the same arena on any machine)
+                                         or "time" (the time limit cut a search: the arena may depend on
+                                         the load) */
+    long long placement_work;       /* work units the placement spent */
     int joint_used;                 /* 1: the joint ILP's plan was smaller and is the one written */
     const char *sharing;            /* "runtime" or "none" (opt->sharing) */
     const char *runtime;            /* "listed", "ort" or "ort-priority" (opt->runtime) */

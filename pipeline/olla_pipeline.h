@@ -35,13 +35,16 @@ typedef struct olla_place_input {
     const int *first, *last;      /* lifetimes of the DAG tensors, inclusive steps */
     const unsigned char *applied; /* the in-place candidates that apply under the order (dag->n_inplace), or NULL */
     int64_t alignment;
-    double time_limit;            /* seconds left for placement; <= 0: none */
+    double time_limit;            /* seconds left for placement (a safety net); <= 0: none */
+    long long work_limit;         /* the work budget in units; <= 0: OLLA_PLACEMENT_DEFAULT_WORK */
     const olla_options *opt;
 } olla_place_input;
 
 typedef struct olla_place_outcome {
     int64_t arena_bytes;
     const char *status;
+    const char *stopped_by;       /* olla_place_stop_name: "none", "budget", "time" */
+    long long work;               /* work units spent */
 } olla_place_outcome;
 
 /* Places buffers. A DAG tensor of bytes > 0 and the tensors that take its

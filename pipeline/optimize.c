@@ -376,15 +376,18 @@ static olla_status place_stage(run *r)
     if (st != OLLA_OK)
         return st;
     const olla_options *opt = r->opt;
+    /* a fixed work budget; the time left is only a safety net */
     double left = opt->time_limit > 0 ? opt->time_limit - (olla_now() - r->t0) : 0;
     olla_place_input pin = {&r->dag, r->first, r->last, r->applied, r->align,
-                            opt->time_limit > 0 ? (left > 0.1 ? left : 0.1) : 0, opt};
+                            opt->time_limit > 0 ? (left > 0.1 ? left : 0.1) : 0, opt->placement_work, opt};
     olla_place_outcome pout;
     st = olla_stage_place(&pin, r->offset, r->holder, r->buf_first, r->buf_last, &pout, r->err);
     if (st != OLLA_OK)
         return st;
     r->rep->arena_bytes = pout.arena_bytes;
     r->rep->placement_status = pout.status;
+    r->rep->placement_stopped_by = pout.stopped_by;
+    r->rep->placement_work = pout.work;
     return OLLA_OK;
 }
 
@@ -689,6 +692,8 @@ static void merge_report(olla_report *rep, const olla_report *w)
     rep->schedule_status = w->schedule_status;
     rep->schedule_stopped_by = w->schedule_stopped_by;
     rep->placement_status = w->placement_status;
+    rep->placement_stopped_by = w->placement_stopped_by;
+    rep->placement_work = w->placement_work;
     rep->joint_used = w->joint_used;
     rep->unconstrained_peak_bytes = w->unconstrained_peak_bytes;
     rep->executed_peak_bytes = w->executed_peak_bytes;

@@ -58,6 +58,9 @@ char *olla_report_to_json(const olla_report *r, int pretty)
                            json_object_new_string(r->schedule_stopped_by ? r->schedule_stopped_by : ""));
     json_object_object_add(o, "placement_status",
                            json_object_new_string(r->placement_status ? r->placement_status : ""));
+    json_object_object_add(o, "placement_stopped_by",
+                           json_object_new_string(r->placement_stopped_by ? r->placement_stopped_by : ""));
+    json_object_object_add(o, "placement_work", json_object_new_int64(r->placement_work));
     json_object_object_add(o, "joint_used", json_object_new_boolean(r->joint_used != 0));
     json_object_object_add(o, "runtime", json_object_new_string(r->runtime ? r->runtime : "ort"));
     json_object_object_add(o, "unconstrained_peak_bytes", json_object_new_int64(r->unconstrained_peak_bytes));

@@ -117,6 +117,7 @@ olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *h
     memset(&po, 0, sizeof po);
     po.alignment = in->alignment;
     po.time_limit = in->time_limit;
+    po.work_limit = in->work_limit > 0 ? in->work_limit : OLLA_PLACEMENT_DEFAULT_WORK;
     po.verbosity = in->opt->verbosity > 1 ? 1 : 0;
     olla_place_result pr;
     olla_status st = olla_place(bufs, n, &po, &pr, err);
@@ -127,6 +128,8 @@ olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *h
             offset[e] = dag->bytes[e] > 0 ? offset[holder[e]] : 0;
         out->arena_bytes = pr.arena_bytes;
         out->status = olla_place_status_name(pr.status);
+        out->stopped_by = olla_place_stop_name(pr.stopped_by);
+        out->work = pr.work;
     }
     free(bufs);
     free(keys);

@@ -106,10 +106,12 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fi
 int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, int order, int64_t *off);
 
 /* Peak split (place_split.c): stacks the buffers live at the busiest time
- * from address 0 (longest-nested first) and searches the buffers before and
- * after that time separately above them (first trying the buffers near
- * that time as one window; sides too hard are split again), within
- * capacity. Only tried when at least one buffer in 8 is live at that time.
+ * from address 0 (by end, start or length) and places the buffers before
+ * and after that time separately around them (greedily when that fits,
+ * else split again at their own busiest time, else searched), then tries
+ * the buffers near that time as one window and lets each side choose the
+ * stack, within capacity. Only tried when at least one buffer in 8 is live
+ * at that time.
  * Returns 1 (off filled), 0 (not tried or not found within w), -2 (out of
  * memory). */
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,

@@ -3,16 +3,24 @@
  * a gap; the buffers that end by p and those that start after p never meet,
  * so once the stack is fixed the two sides are independent problems. In
  * training graphs lifetimes nest (what the forward pass makes early, the
- * backward pass frees late), so stacking the peak buffers by start time
- * (the longest-nested at the bottom, as the paper's pyramid) leaves each
- * side a floor without holes. Several stacking orders are tried.
+ * backward pass frees late), so stacking the peak buffers by end time
+ * (the latest-freed at the bottom) leaves the later side a floor without
+ * holes, and by start time the earlier side. Several stacking orders are
+ * tried.
+ *
+ * Each side is first placed greedily around the fixed buffers (by size,
+ * lifetime, size x lifetime, start; first and best fit): away from the
+ * busiest times a training step's load leaves room, and a greedy pass that
+ * stays within the capacity ends the side at almost no cost. Otherwise the
+ * side is split again at its own busiest time, counting the fixed buffers
+ * live there: its buffers live then are stacked into what the fixed ones
+ * leave free, in the same orders, and when no order fits, placed by the
+ * exact search among the fixed buffers (holes included); then a short
+ * direct search. Recursively.
  *
  * When lifetimes do not nest, the buffers live near the peak are searched
  * first as one problem, cut to a window around it, and then fixed (with
- * their whole lifetimes) while the two sides are searched. A side that the
- * direct search does not finish is split the same way at the busiest time
- * of its own buffers (a window, else a stack there in several orders),
- * recursively. */
+ * their whole lifetimes) while the two sides are searched. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +28,10 @@
 #include "solver/place_internal.h"
 #include "util/olla_clock.h"
 
-enum { STACK_START, STACK_END, STACK_LENGTH, STACK_COUNT };
+/* How the buffers live at a split time are stacked: in order of start,
+ * of end (latest end lowest) or of length, each at the lowest address
+ * clear of the fixed buffers, or placed by the exact search among them. */
+enum { STACK_START, STACK_END, STACK_LENGTH, STACK_SEARCH };
 
 /* The split is only tried when at least one buffer in this many is live at
  * the peak time, as in training graphs (the forward pass's saved
@@ -83,9 +94,140 @@ static int side_direct(const olla_pitem *it, const int *idx, size_t k, const oll
     return r;
 }
 
+/* Work units charged for one greedy pass: per buffer, and per pair of
+ * buffers live at the same time (the greedy engine visits each such pair
+ * when it places the later one, through a segment tree and a heap). */
+#define OLLA_SPLIT_GREEDY_UNITS 32
+#define OLLA_SPLIT_GREEDY_PAIR_UNITS 16
+
+/* Pairs of the m buffers that are live at the same time, plus m; -1 when
+ * out of memory. */
+static long long overlapping_pairs(const olla_pitem *b, size_t m)
+{
+    int64_t *starts = malloc((m + 1) * sizeof *starts), *ends = malloc((m + 1) * sizeof *ends);
+    long long pairs = -1;
+    if (starts && ends) {
+        for (size_t i = 0; i < m; i++) {
+            starts[i] = b[i].lower;
+            ends[i] = b[i].upper;
+        }
+        olla_place_sort_i64(starts, m);
+        olla_place_sort_i64(ends, m);
+        pairs = 0;
+        for (size_t i = 0; i < m; i++) /* j starts before i ends and ends after i starts */
+            pairs += (long long)olla_place_count_below(starts, m, b[i].upper) -
+                     (long long)olla_place_count_below(ends, m, b[i].lower + 1);
+        pairs = pairs / 2 + (long long)m;
+    }
+    free(starts);
+    free(ends);
+    return pairs;
+}
+enum { GREEDY_SIZE, GREEDY_LIFE, GREEDY_AREA, GREEDY_START, GREEDY_COUNT };
+
+/* Greedy placements of one side (idx[0..k)) around the fixed buffers that
+ * meet its time span, in a few orders (size, lifetime, size x lifetime,
+ * start), first and best fit: 1 (off filled) when one stays within cap, 0
+ * when none does (or the budget is spent), -2 when out of memory. Far
+ * cheaper than a search; on training graphs, once the busiest times are
+ * stacked, the load elsewhere leaves room and a greedy pass often fits. */
+static int side_greedy(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
+                       const int64_t *fx_off, size_t nfx, int64_t cap, olla_pwork *w,
+                       int64_t *off)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t e = 0; e < k; e++) {
+        if (it[idx[e]].lower < lo)
+            lo = it[idx[e]].lower;
+        if (it[idx[e]].upper > hi)
+            hi = it[idx[e]].upper;
+    }
+    size_t nf = 0;
+    for (size_t f = 0; f < nfx; f++)
+        nf += fx[f].lower < hi && lo < fx[f].upper;
+    size_t m = nf + k;
+    olla_pitem *sub = malloc((m + 1) * sizeof *sub);
+    int64_t *pin = malloc((m + 1) * sizeof *pin), *o = malloc((m + 1) * sizeof *o);
+    olla_pkey *keys = malloc((m + 1) * sizeof *keys);
+    int *order = malloc((m + 1) * sizeof *order);
+    int r = -2;
+    if (!sub || !pin || !o || !keys || !order)
+        goto done;
+    nf = 0;
+    for (size_t f = 0; f < nfx; f++)
+        if (fx[f].lower < hi && lo < fx[f].upper) {
+            sub[nf] = fx[f];
+            pin[nf] = fx_off[f];
+            nf++;
+        }
+    for (size_t e = 0; e < k; e++) {
+        sub[nf + e] = it[idx[e]];
+        pin[nf + e] = -1;
+    }
+    long long pairs = overlapping_pairs(sub, m);
+    if (pairs < 0)
+        goto done;
+    w->used += (long long)nfx + 8 * (long long)m; /* gathering and counting */
+    r = 0;
+    for (int kind = 0; kind < GREEDY_COUNT && r == 0; kind++)
+        for (int best_fit = 0; best_fit < 2 && r == 0; best_fit++) {
+            long long units = OLLA_SPLIT_GREEDY_UNITS * (long long)m + OLLA_SPLIT_GREEDY_PAIR_UNITS * pairs;
+            if (olla_pwork_left(w) < units || olla_pwork_late(w))
+                goto done;
+            w->used += units;
+            for (size_t f = 0; f < nf; f++) /* the fixed ones first */
+                keys[f] = (olla_pkey){INT64_MIN, pin[f], (int)f};
+            for (size_t e = 0; e < k; e++) {
+                const olla_pitem *b = &sub[nf + e];
+                int64_t len = b->upper - b->lower;
+                double area = (double)len * (double)b->size;
+                int64_t key = kind == GREEDY_SIZE ? -b->size : kind == GREEDY_LIFE ? -len
+                              : kind == GREEDY_AREA ? (area > 9e18 ? INT64_MIN + 1 : -(int64_t)area)
+                              : b->lower;
+                keys[nf + e] = (olla_pkey){key, -b->size, (int)(nf + e)};
+            }
+            olla_place_sort_keys(keys, m);
+            for (size_t e = 0; e < m; e++)
+                order[e] = keys[e].idx;
+            int64_t a = olla_place_greedy(sub, m, order, pin, best_fit, o);
+            if (a < 0) {
+                r = -2;
+            } else if (a <= cap) {
+                for (size_t e = 0; e < k; e++)
+                    off[idx[e]] = o[nf + e];
+                r = 1;
+            }
+        }
+done:
+    free(sub);
+    free(pin);
+    free(o);
+    free(keys);
+    free(order);
+    return r;
+}
+
 static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
                       const int64_t *fx_off, size_t nfx, int64_t cap, olla_pwork *w,
                       int64_t *off, int depth);
+
+/* Work units of one exact search of a stack among the fixed buffers. */
+#define OLLA_SPLIT_STACK_WORK (OLLA_PLACE_WORK_PER_SECOND / 50)
+
+/* The buffers stack[0..ns), all live at one time, placed by the exact
+ * search among the fixed buffers (holes included, which a stack built in
+ * one order may fail to fill): 1 (off filled), 0 or -1 (none found), -2
+ * (out of memory). */
+static int stack_search(const olla_pitem *it, const int *stack, size_t ns, const olla_pitem *fx,
+                        const int64_t *fx_off, size_t nfx, int64_t cap, olla_pwork *w,
+                        int64_t *off)
+{
+    long long units = olla_pwork_left(w) / 4;
+    olla_pwork part = olla_pwork_part(w, units < OLLA_SPLIT_STACK_WORK ? units : OLLA_SPLIT_STACK_WORK);
+    int r = side_direct(it, stack, ns, fx, fx_off, nfx, cap, &part, off);
+    olla_pwork_join(w, &part);
+    return r;
+}
 static int side_window(const olla_pitem *it, const int *idx, size_t k, int64_t p,
                        olla_pitem *fx, int64_t *fx_off, size_t nfx, int64_t cap,
                        olla_pwork *w, int64_t *off, int depth);
@@ -100,21 +242,23 @@ static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem
 {
     if (k == 0)
         return 1;
+    int r = side_greedy(it, idx, k, fx, fx_off, nfx, cap, w, off);
+    if (r != 0)
+        return r;
     if (k <= OLLA_SPLIT_DIRECT_MAX || depth >= OLLA_SPLIT_MAX_DEPTH)
         return side_direct(it, idx, k, fx, fx_off, nfx, cap, w, off);
-    /* the top sides keep most of the budget for the direct search, which
-     * finishes on nested traces; deeper sides get a short try */
+    /* the side's own busiest time stacked first: cheap when it works;
+     * then a short direct search */
+    r = side_split(it, idx, k, fx, fx_off, nfx, cap, w, off, depth + 1);
+    if (r == 1 || r == -2 || olla_pwork_left(w) == 0 || olla_pwork_late(w))
+        return r == 1 || r == -2 ? r : -1;
     long long quick = olla_pwork_left(w) / (depth == 0 ? 4 : 8);
     if (depth > 0 && quick > OLLA_SPLIT_QUICK)
         quick = OLLA_SPLIT_QUICK;
     olla_pwork q = olla_pwork_part(w, quick);
-    int r = side_direct(it, idx, k, fx, fx_off, nfx, cap, &q, off);
+    r = side_direct(it, idx, k, fx, fx_off, nfx, cap, &q, off);
     olla_pwork_join(w, &q);
-    if (r == 1 || r == 0 || r == -2)
-        return r;
-    if (olla_pwork_left(w) == 0 || olla_pwork_late(w))
-        return -1;
-    return side_split(it, idx, k, fx, fx_off, nfx, cap, w, off, depth + 1);
+    return r;
 }
 
 /* The side's buffers live within OLLA_SPLIT_WINDOW steps of p, cut to that
@@ -202,8 +346,8 @@ static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla
     size_t m = 0;
     for (size_t f = 0; f < nfx; f++)
         m += fx[f].lower < hi && lo < fx[f].upper;
-    olla_pitem *all = malloc((k + 1) * sizeof *all);
-    olla_pkey *keys = malloc((2 * k + 1) * sizeof *keys);
+    olla_pitem *all = malloc((k + m + 1) * sizeof *all);
+    olla_pkey *keys = malloc((2 * (k + m) + 1) * sizeof *keys);
     olla_pitem *nfx_it = malloc((k + m + 1) * sizeof *nfx_it);
     int64_t *nfx_off = malloc((k + m + 1) * sizeof *nfx_off);
     int *before = malloc((k + 1) * sizeof *before);
@@ -218,9 +362,15 @@ static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla
             nfx_it[nf] = fx[f];
             nfx_off[nf++] = fx_off[f];
         }
+    /* the busiest time counts the fixed buffers too (cut to the side's span) */
     for (size_t e = 0; e < k; e++)
         all[e] = it[idx[e]];
-    int64_t p = peak_time(all, k, keys);
+    for (size_t f = 0; f < nf; f++) {
+        all[k + f] = nfx_it[f];
+        all[k + f].lower = all[k + f].lower < lo ? lo : all[k + f].lower;
+        all[k + f].upper = all[k + f].upper > hi ? hi : all[k + f].upper;
+    }
+    int64_t p = peak_time(all, k + nf, keys);
     size_t nl = 0, nr = 0, ns = 0;
     for (size_t e = 0; e < k; e++) {
         int i = idx[e];
@@ -234,10 +384,7 @@ static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla
     r = 0;
     if (ns == 0 || nl == k || nr == k)
         goto done;
-    r = side_window(it, idx, k, p, nfx_it, nfx_off, nf, cap, w, off, depth);
-    if (r == 1 || r == -2)
-        goto done;
-    static const int orders[] = {STACK_END, STACK_START, STACK_LENGTH};
+    static const int orders[] = {STACK_END, STACK_START, STACK_LENGTH, STACK_SEARCH};
     const int no = (int)(sizeof orders / sizeof orders[0]);
     for (int a = 0; a < no && r != 1 && r != -2; a++) {
         if (olla_pwork_left(w) == 0 || olla_pwork_late(w)) {
@@ -245,6 +392,22 @@ static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla
             break;
         }
         int kind = orders[a];
+        if (kind == STACK_SEARCH) {
+            int q = stack_search(it, stack, ns, nfx_it, nfx_off, nf, cap, w, off);
+            if (q != 1) {
+                r = q == -2 ? -2 : r;
+                continue;
+            }
+            for (size_t e = 0; e < ns; e++) {
+                nfx_it[nf + e] = it[stack[e]];
+                nfx_off[nf + e] = off[stack[e]];
+            }
+            int r1 = side(it, before, nl, nfx_it, nfx_off, nf + ns, cap, w, off, depth);
+            int r2 = r1 == 1 ? side(it, after, nr, nfx_it, nfx_off, nf + ns, cap, w, off, depth)
+                             : r1;
+            r = r1 == -2 || r2 == -2 ? -2 : r1 == 1 && r2 == 1 ? 1 : -1;
+            continue;
+        }
         for (size_t e = 0; e < ns; e++) {
             const olla_pitem *b = &it[stack[e]];
             keys[e] = kind == STACK_START ? (olla_pkey){b->lower, -b->upper, stack[e]}
@@ -259,6 +422,7 @@ static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla
             int64_t at = 0;
             for (int moved = 1; moved;) {
                 moved = 0;
+                w->used += (long long)(nf + e);
                 for (size_t f = 0; f < nf + e; f++)
                     if (nfx_it[f].lower < it[i].upper && it[i].lower < nfx_it[f].upper &&
                         nfx_off[f] < at + it[i].size && at < nfx_off[f] + nfx_it[f].size) {
@@ -278,6 +442,8 @@ static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla
                          : r1;
         r = r1 == -2 || r2 == -2 ? -2 : r1 == 1 && r2 == 1 ? 1 : -1;
     }
+    if (r != 1 && r != -2 && olla_pwork_left(w) > 0 && !olla_pwork_late(w))
+        r = side_window(it, idx, k, p, nfx_it, nfx_off, nf, cap, w, off, depth);
 done:
     free(all);
     free(keys);
@@ -410,17 +576,17 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwor
         goto done; /* more live at p than the capacity */
     if (ns * OLLA_SPLIT_MIN_SHARE < n)
         goto done; /* few long-lived buffers: not a nested trace */
-    /* attempts: a window around the peak, the later side chooses the
-     * stack, the stack by end time, the earlier side chooses, by start
-     * time, by length */
-    static const int attempts[] = {-3, -2, STACK_END, -1, STACK_START, STACK_LENGTH};
+    /* attempts: the stack by end time, by start time, by length (cheap
+     * when the sides' greedy placements fit), a window around the peak,
+     * the later side chooses the stack, the earlier side chooses */
+    static const int attempts[] = {STACK_END, STACK_START, STACK_LENGTH, -3, -2, -1};
     const int na = (int)(sizeof attempts / sizeof attempts[0]);
     for (int a = 0; a < na && r == 0; a++) {
         double now = olla_now();
         if (olla_pwork_left(w) == 0 || olla_pwork_late(w))
             break;
-        /* the first attempt gets half the budget, the others equal shares */
-        olla_pwork part = olla_pwork_part(w, olla_pwork_left(w) / (a == 0 ? 2 : na - a));
+        /* each attempt an equal share of what is left */
+        olla_pwork part = olla_pwork_part(w, olla_pwork_left(w) / (na - a));
         int kind = attempts[a], r1, r2;
         if (kind == -3) {
             r1 = r2 = 0;
