@@ -40,6 +40,15 @@ static int olla_test_failures;
 
 #define OLLA_TEST(name) static void name(void)
 
+/* 1 when OLLA_TEST_QUICK is set (and not "0"): the sanitizer build sets it
+ * (tests/CMakeLists.txt), and tests that generate many cases then check
+ * fewer of them; the normal build runs them all. */
+static inline int olla_test_quick(void)
+{
+    const char *q = getenv("OLLA_TEST_QUICK");
+    return q && *q && strcmp(q, "0") != 0;
+}
+
 typedef void (*olla_test_fn)(void);
 typedef struct {
     const char *name;
