@@ -93,8 +93,13 @@ static int stuck(driver *d)
     return olla_pwork_left(&d->work) == 0 || olla_pwork_late(&d->work);
 }
 
+/* The probe at the lower bound gets this fraction of the part's whole
+ * budget (3e9 units of the default 15e9), whatever the split spent before. */
+#define OLLA_PLACE_BOUND_PROBE_SHARE 5
+
 /* Minimizes: a probe at the lower bound (reaching it ends everything), then
- * bisection between the proven bound and the best arena. Each probe gets a
+ * bisection between the proven bound and the best arena. The first probe
+ * gets a fifth of the part's budget (at most what is left), the others a
  * quarter of the budget left; a probe that gives up sends the bisection
  * higher without raising the proven bound. */
 static int minimize(driver *d)
@@ -104,6 +109,11 @@ static int minimize(driver *d)
     while (lo <= hi && d->ub > d->target && !stuck(d)) {
         int64_t cap = first ? lo : lo + (hi - lo) / 2;
         long long units = olla_pwork_left(&d->work) / 4;
+        if (first) {
+            units = d->work.limit / OLLA_PLACE_BOUND_PROBE_SHARE;
+            if (units > olla_pwork_left(&d->work))
+                units = olla_pwork_left(&d->work);
+        }
         if (units < OLLA_PLACE_MIN_PROBE)
             units = olla_pwork_left(&d->work);
         first = 0;
