@@ -1,6 +1,6 @@
 /* olla-onnx: the shape-inference engine. Builds the table of value types of
  * a model: graph inputs and initializers, then every node in a topological
- * order, each through its rule (passes/shape_*.c), merged with value_info. */
+ * order, each through its rule (passes/shapes/shape_*.c), merged with value_info. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,11 +5,9 @@
 # inside the input tree skipped, the progress line on a terminal, the
 # default -j, and Ctrl-C: one message, finished records kept, no partial file.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-5} ; SRC=${OLLA_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+cli_tmp
 mkdir -p "$tmp/in/sub/deeper"
 cp "$SRC/models/mlp_train.onnx" "$tmp/in/"
 cp "$SRC/models/cnn_train.onnx" "$tmp/in/sub/"
@@ -87,5 +85,4 @@ if /usr/bin/python3 -c 'import onnx' 2>/dev/null && command -v setsid >/dev/null
   [ -z "$left" ] && "$OLLA" check "$tmp/so/a_quick.onnx" >/dev/null && ok || bad "Ctrl-C left: $left"
   grep -q a_quick "$tmp/so/.olla-batch-stamps" && ok || bad "Ctrl-C: the finished model's stamp is lost"
 fi
-echo "batch: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "batch"

@@ -6,11 +6,9 @@
 # against the installed tree both ways (pkg-config, find_package), and its
 # planned model passes the installed command's check.
 set -u
+. "$(dirname "$0")/lib.sh"
 BIN=${OLLA_BINARY_DIR:?} ; SRC=${OLLA_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+cli_tmp
 P=$tmp/p
 cmake --install "$BIN" --prefix "$P" >/dev/null || { echo "FAIL: cmake --install"; exit 1; }
 for f in bin/olla-onnx bin/olla-arena-exec share/man/man1/olla-onnx.1 \
@@ -98,5 +96,4 @@ if cmake -S "$tmp/proj" -B "$tmp/proj/build" -DCMAKE_PREFIX_PATH="$P" >"$tmp/cm.
 else
   bad "build with find_package(olla-onnx): $(tail -8 "$tmp/cm.log")"
 fi
-echo "install: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "install"
