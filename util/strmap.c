@@ -1,3 +1,5 @@
+/* olla-onnx: the string -> index hash map of olla_strmap.h (open
+ * addressing, linear probing, FNV-1a). */
 #include "util/olla_strmap.h"
 
 #include <stdint.h>

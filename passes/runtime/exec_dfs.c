@@ -52,9 +52,7 @@ struct olla_exec_dfs {
     int *point_node, *point_start, *point_children, *point_of;
 };
 
-/* ================================================================
- * Workspace
- * ================================================================ */
+/* ---- Workspace ---- */
 
 void olla_exec_dfs_free(olla_exec_dfs *d)
 {
@@ -259,9 +257,7 @@ olla_status olla_exec_dfs_new(const olla_exec_graph *eg, olla_exec_dfs **out, ol
     return OLLA_OK;
 }
 
-/* ================================================================
- * The search
- * ================================================================ */
+/* ---- The search ---- */
 
 static int key_less(const olla_exec_dfs *d, int a, int b)
 {
@@ -417,9 +413,7 @@ int olla_exec_dfs_point(const olla_exec_dfs *d, int p, const int **children, int
     return d->point_start[p + 1] - d->point_start[p];
 }
 
-/* ================================================================
- * The listing
- * ================================================================ */
+/* ---- The listing ---- */
 
 /* The "before" relation of a listing as CSR: a -> b when a must be listed
  * before b: every dependency, and each entered child after the child

@@ -1,3 +1,6 @@
+/* The placement driver (solver/olla_place.h): optimal against brute force
+ * on small random instances, capacity mode, alignment, common factors, the
+ * validator, edge cases and a large trace. */
 #include <unistd.h>
 
 #include "olla_test.h"

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Every repository path a source file or a document names exists, so that a
-# comment never sends a reader to a file that moved. A path is a word that
+# Comments a newcomer can follow:
+# - every source file opens with a comment saying what it holds (C files
+#   from their first line; scripts right after the #! line);
+# - section banners have one style, /* ---- name ---- */ (a banner opening
+#   a longer comment: /* ---- name ----);
+# - every repository path a source file or a document names exists, so that
+#   a comment never sends a reader to a file that moved. A path is a word that
 # starts with one of the repository's top folders (passes/shapes/shapes.c,
 # tests/cli/lib.sh, scripts/setup.sh); it counts as found when it exists
 # from the top of the repository or from the naming file's folder, with or
@@ -18,6 +23,22 @@ cd "$SRC" || { echo "FAIL: no source tree at $SRC"; exit 1; }
 command -v git >/dev/null || cli_skip "git not found"
 git rev-parse --is-inside-work-tree >/dev/null 2>&1 || cli_skip "$SRC is not a git checkout"
 
+# ---- opening lines
+for f in $(git ls-files -- '*.c' '*.h'); do
+    head -n 1 "$f" | grep -qE '^(/\*|//)' && ok || bad "$f: the first line is not a comment"
+done
+for f in $(git ls-files -- '*.sh' '*.py' '*.mjs'); do
+    awk 'NR == 1 && /^#!/ { next } { print; exit }' "$f" | grep -qE '^(#|"""|r"""|//|/\*)' && ok ||
+        bad "$f: no comment opens it"
+done
+
+# ---- one banner style
+while IFS= read -r hit; do
+    line=${hit#*:*:}
+    [[ "$line" =~ ^[[:space:]]*/\*\ ----\ .+\ ----(\ \*/)?$ ]] && ok || bad "${hit%%:*}: banner not in the /* ---- name ---- */ style: $line"
+done < <(git grep -nE '^\s*/\* ?(-{3,}|={3,})' -- '*.c' '*.h')
+
+# ---- paths that exist
 tops='\.ci|bench|cli|cmake|docs|examples|fuzz|include|models|onnx|passes|pipeline|plan|python|scripts|solver|tests|util'
 # Words that look like paths but name something else: ONNX's own source tree
 # and a pair of Python packages.
@@ -53,4 +74,4 @@ echo "$names path names in $(echo "$files" | wc -l) files"
 # A floor: the sources name far more paths than this; fewer means the
 # pattern above stopped matching.
 [ "$names" -ge 300 ] && ok || bad "only $names path names found"
-cli_finish "comment paths"
+cli_finish "comments"
