@@ -6,6 +6,8 @@
 #   cli_on_exit 'cmd'         # also run cmd on exit (before $tmp goes)
 #   cond && ok || bad "what went wrong"
 #   cli_skip "why"            # exit 77: ctest reports the test skipped
+#   cli_missing "why"         # some checks cannot run here: the others run,
+#                             # then cli_finish exits 77 if none failed
 #   cli_need_python onnx numpy  # cli_skip unless $PY imports them
 #   cli_finish NAME [WHY]     # "NAME: P passed, F failed"; exit 1 on a
 #                             # failure or when no check ran at all; 77
@@ -35,6 +37,14 @@ cli_skip() {
     exit 77
 }
 
+# Some checks cannot run here (a tool or data set is missing): says so now,
+# and cli_finish then reports the test skipped (77) if nothing failed.
+cli_missing_why=""
+cli_missing() {
+    echo "not run: $*"
+    cli_missing_why="${cli_missing_why:+$cli_missing_why; }$*"
+}
+
 # Commands to run on exit, in the order given, then $tmp removed.
 cli_on_exit() {
     cli_exit_cmds="$cli_exit_cmds$1;"
@@ -61,8 +71,8 @@ cli_need_python() {
 }
 
 # The closing line and the exit status: 1 on a failure or when no check
-# ran; else, with a second argument (why some checks could not run, e.g.
-# the shared corpus is missing), 77 (skipped); else 0.
+# ran; else, when some checks could not run (cli_missing, or a second
+# argument saying why, e.g. the shared corpus is missing), 77; else 0.
 cli_finish() {
     echo "$1: $pass passed, $fail failed"
     if [ $((pass + fail)) -eq 0 ]; then
@@ -70,6 +80,7 @@ cli_finish() {
         exit 1
     fi
     [ "$fail" -eq 0 ] || exit 1
-    [ $# -lt 2 ] || cli_skip "$2"
+    [ $# -lt 2 ] || cli_missing "$2"
+    [ -z "$cli_missing_why" ] || cli_skip "$cli_missing_why"
     exit 0
 }

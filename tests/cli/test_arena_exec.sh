@@ -12,6 +12,8 @@ cli_need_python onnx  # tests/tools/dim_names.py reads the models
 models=("$SRC"/models/*.onnx)
 if [ -d "${OLLA_CORPUS:-}" ]; then
   models+=("$OLLA_CORPUS"/train/*_bs1.onnx "$OLLA_CORPUS"/ort-training/*.onnx "$OLLA_CORPUS"/infer/*.onnx)
+else
+  cli_missing "no corpus at '${OLLA_CORPUS:-}' (OLLA_CORPUS): only models/ is run"
 fi
 shared=0 # plans that share at least one buffer
 for m in "${models[@]}"; do

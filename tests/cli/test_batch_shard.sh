@@ -116,5 +116,7 @@ if command -v taskset >/dev/null; then
   taskset -c 0 "$OLLA" batch -v --shard 0/1 "$tmp/part" "$tmp/part_out" 2>"$tmp/tv1"
   grep -q "olla-onnx batch: 7 models in shard 0/1, 1 at a time (1 CPU this process may use)" "$tmp/tv1" && ok ||
     bad "under taskset -c 0: $(head -1 "$tmp/tv1")"
+else
+  cli_missing "the CPU-count check needs taskset (util-linux)"
 fi
 cli_finish "batch shard"

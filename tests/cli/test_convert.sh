@@ -85,6 +85,8 @@ grep -q "mlp_train.onnx: ordering" "$tmp/verr" && grep -q "mlp_train.onnx: place
 if command -v script >/dev/null; then
   script -qec "\"$OLLA\" \"$SRC/models/mlp_train.onnx\" \"$tmp/tty.onnx\"" /dev/null > "$tmp/tty.log" 2>&1
   grep -q $'\r\033\[K' "$tmp/tty.log" && grep -q "ordering" "$tmp/tty.log" && ok || bad "no live line on a terminal"
+else
+  cli_missing "the live-line check needs script(1) (bsdutils)"
 fi
 # --version and --help
 "$OLLA" --version | grep -qE "^olla-onnx [0-9]+\.[0-9]+\.[0-9]+$" && ok || bad "--version"

@@ -20,7 +20,7 @@ models=("$src"/models/*.onnx)
 if [ -n "${OLLA_CORPUS:-}" ] && [ -d "$OLLA_CORPUS/infer" ]; then
   models+=("$OLLA_CORPUS"/infer/*.onnx)
 else
-  echo "note: corpus not found; only models/ is checked"
+  cli_missing "no corpus at '${OLLA_CORPUS:-}/infer' (OLLA_CORPUS): only models/ is checked"
 fi
 
 peak_of() { # model, dims...: the peak order_peak.py reports

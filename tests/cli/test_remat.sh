@@ -73,7 +73,8 @@ EOF
 
 # ---- under limits, in every runtime and sharing mode
 ort_ok=0
-if command -v node >/dev/null && [ -d "$SRC/tests/ort/node_modules/onnxruntime-node" ]; then ort_ok=1; fi
+if command -v node >/dev/null && [ -d "$SRC/tests/ort/node_modules/onnxruntime-node" ]; then ort_ok=1
+else cli_missing "the ONNX Runtime output comparisons need node and tests/ort/node_modules (scripts/setup_ort.sh)"; fi
 copies_seen=0
 for m in unet_infer mlp_deep_train; do
   for rt in listed ort ort-priority; do

@@ -270,7 +270,7 @@ if command -v node >/dev/null && [ -d "$SRC/tests/ort/node_modules/onnxruntime-n
     out=$(node "$SRC/tests/ort/compare.mjs" $pair 2>&1) && ok || bad "ONNX Runtime: $out"
   done
 else
-  echo "note: node or onnxruntime-node missing; the ONNX Runtime comparison is skipped"
+  cli_missing "the ONNX Runtime comparison needs node and tests/ort/node_modules (scripts/setup_ort.sh)"
 fi
 
 cli_finish "wild"
