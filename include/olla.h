@@ -82,7 +82,9 @@ typedef struct olla_options {
     olla_runtime runtime;     /* who executes the written model; default OLLA_RUNTIME_ORT */
     int strict_shapes;        /* 1: an inferred type that disagrees with a declared one is an error
                                  (by default the declared one is used, with a warning) */
-    int verbosity;            /* 0 quiet, 1 summary, 2 details */
+    int verbosity;            /* which diagnostics reach log (olla_log_level): 0 none, 1 warnings (default),
+                                 2 details too (olla-onnx -v); 3 also lets the scheduling ILP's solver
+                                 (CBC) print its own log on stdout, the one output not routed through log */
     const olla_dim_binding *dims; /* --dim NAME=VALUE bindings */
     int n_dims;
     const olla_input_shape *input_shapes; /* --input-shape NAME=D1,D2,... */
@@ -90,6 +92,9 @@ typedef struct olla_options {
     olla_memory_limit memory_limit; /* no limit by default; not with keep_order */
     olla_progress_fn progress;    /* may be NULL */
     void *progress_ctx;
+    olla_log_fn log;              /* diagnostics (olla_error.h); NULL: dropped. The library
+                                     itself never prints */
+    void *log_ctx;
 } olla_options;
 
 void olla_options_init(olla_options *opt);

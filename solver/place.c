@@ -56,7 +56,7 @@ typedef struct driver {
     const olla_pitem *it;
     size_t n;
     olla_pwork work;
-    int verbosity;
+    const olla_logger *log;
     int64_t *best, *tmp;
     int64_t ub, lb;  /* best arena, proven bound */
     int64_t target;  /* the whole instance's max live: no need to go lower */
@@ -78,11 +78,10 @@ static int try_cap(driver *d, int64_t cap, long long units)
     double t = olla_now();
     int r = olla_place_search(d->it, d->n, cap, &part, d->tmp);
     olla_pwork_join(&d->work, &part);
-    if (d->verbosity)
-        fprintf(stderr, "place: search at %lld: %s after %lld units, %.3f s\n", (long long)cap,
-                r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_NONE ? "none exists"
-                : r == OLLA_SEARCH_GAVE_UP ? "gave up" : r == OLLA_SEARCH_NOMEM ? "out of memory"
-                : "too large to search", part.used, olla_now() - t);
+    olla_log(d->log, OLLA_LOG_DETAIL, "place: search at %lld: %s after %lld units, %.3f s", (long long)cap,
+             r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_NONE ? "none exists"
+             : r == OLLA_SEARCH_GAVE_UP ? "gave up" : r == OLLA_SEARCH_NOMEM ? "out of memory"
+             : "too large to search", part.used, olla_now() - t);
     if (r == OLLA_SEARCH_FOUND)
         keep_if_better(d);
     return r;
@@ -131,7 +130,7 @@ static int split(driver *d)
 {
     olla_pwork part = olla_pwork_part(&d->work, olla_pwork_left(&d->work) / 3);
     int r = olla_place_split(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part, d->tmp,
-                             d->verbosity);
+                             d->log);
     olla_pwork_join(&d->work, &part);
     if (r == 1)
         keep_if_better(d);
@@ -187,8 +186,7 @@ static int bound_window(driver *d, olla_pwork *w, const olla_pitem *win, size_t 
     }
     olla_pwork_join(w, &part);
     if (lo > d->lb) {
-        if (d->verbosity)
-            fprintf(stderr, "place: window of %zu buffers: bound %lld\n", k, (long long)lo);
+        olla_log(d->log, OLLA_LOG_DETAIL, "place: window of %zu buffers: bound %lld", k, (long long)lo);
         d->lb = lo;
     }
     return r;
@@ -270,7 +268,7 @@ static olla_status ilp(driver *d, olla_error *err)
         return OLLA_OK;
     int64_t arena = d->ub, bound = d->lb;
     olla_status st = olla_place_ilp(d->it, d->n, d->best, d->ub, d->lb, &d->work, d->tmp, &arena,
-                                    &bound, d->verbosity, err);
+                                    &bound, d->log, err);
     if (st != OLLA_OK)
         return st;
     if (arena < d->ub) {
@@ -300,13 +298,12 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
 {
     d->lb = olla_place_items_max_live(d->it, d->n);
     d->ub = olla_place_heuristic(d->it, d->n, d->best, d->lb > d->target ? d->lb : d->target,
-                                 &d->work, d->verbosity);
+                                 &d->work, d->log);
     if (d->lb < 0 || d->ub < 0)
         return no_memory(err, d->n);
     *heur = d->ub;
-    if (d->verbosity)
-        fprintf(stderr, "place: part of %zu buffers, lower bound %lld, heuristic %lld\n", d->n,
-                (long long)d->lb, (long long)d->ub);
+    olla_log(d->log, OLLA_LOG_DETAIL, "place: part of %zu buffers, lower bound %lld, heuristic %lld", d->n,
+             (long long)d->lb, (long long)d->ub);
     if (cap >= 0) {
         if (d->lb > cap) {
             *ps = OLLA_PLACE_NO_FIT;
@@ -431,7 +428,7 @@ static olla_status place_parts(const olla_pitem *it, size_t m, const olla_place_
         for (size_t e = 0; e < k; e++)
             sub[e] = it[ord[start[p] + e]];
         long long share = (long long)((double)olla_pwork_left(all) * (double)k / (double)rest);
-        d = (driver){sub, k, olla_pwork_part(all, share), opt->verbosity, d.best, d.tmp, 0, 0,
+        d = (driver){sub, k, olla_pwork_part(all, share), opt->log, d.best, d.tmp, 0, 0,
                      target};
         olla_place_status ps = OLLA_PLACE_HEURISTIC;
         int64_t heur = 0;
@@ -447,8 +444,8 @@ static olla_status place_parts(const olla_pitem *it, size_t m, const olla_place_
         out->no_fit |= ps == OLLA_PLACE_NO_FIT;
         out->not_found |= ps == OLLA_PLACE_NOT_FOUND;
     }
-    if (opt->verbosity && np > 1)
-        fprintf(stderr, "place: %zu independent parts\n", np);
+    if (np > 1)
+        olla_log(opt->log, OLLA_LOG_DETAIL, "place: %zu independent parts", np);
     free(ord);
     free(start);
     free(sub);
@@ -533,11 +530,10 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
         res->stopped_by = stop_reason(res->status, all.stopped);
         res->work = all.used;
         res->seconds = olla_now() - t0;
-        if (opt->verbosity)
-            fprintf(stderr, "place: %zu buffers, bound %lld, heuristic %lld, arena %lld (units of "
-                    "%lld), %lld work units, stopped by %s\n", m, (long long)out.lb,
-                    (long long)out.heur, (long long)out.arena, (long long)align, all.used,
-                    olla_place_stop_name(res->stopped_by));
+        olla_log(opt->log, OLLA_LOG_DETAIL,
+                 "place: %zu buffers, bound %lld, heuristic %lld, arena %lld (units of %lld), %lld work units, "
+                 "stopped by %s", m, (long long)out.lb, (long long)out.heur, (long long)out.arena,
+                 (long long)align, all.used, olla_place_stop_name(res->stopped_by));
     }
     free(off);
     free(it);

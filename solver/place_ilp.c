@@ -87,7 +87,7 @@ static int64_t repack(const olla_pitem *it, size_t n, const int64_t *off, int64_
 
 olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, int64_t ub,
                            int64_t lb, olla_pwork *w, int64_t *off, int64_t *arena,
-                           int64_t *bound, int verbosity, olla_error *err)
+                           int64_t *bound, const olla_logger *log, olla_error *err)
 {
     memcpy(off, warm, n * sizeof *off);
     *arena = ub;
@@ -129,7 +129,7 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
             Cbc_deleteModel(m);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "address ILP: out of memory");
     }
-    Cbc_setLogLevel(m, verbosity > 1 ? 1 : 0);
+    Cbc_setLogLevel(m, olla_log_wants(log, OLLA_LOG_SOLVER_OUTPUT) ? 1 : 0);
     double M = (double)ub;
     char name[32];
     for (size_t i = 0; i < n; i++) {
@@ -193,8 +193,8 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
                          : olla_error_set(err, OLLA_ERR_INTERNAL, "address ILP: out of memory");
     if (st != OLLA_OK)
         goto done;
-    if (crash && verbosity)
-        fprintf(stderr, "place: CBC crashed (signal %d); the address ILP is skipped\n", crash);
+    if (crash)
+        olla_log(log, OLLA_LOG_DETAIL, "place: CBC crashed (signal %d); the address ILP is skipped", crash);
     addr_head h = {NAN, 0, 0, 0, 0};
     if (finished)
         memcpy(&h, res, sizeof h);
@@ -228,9 +228,8 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
     }
     if (*bound > *arena)
         *bound = *arena;
-    if (verbosity)
-        fprintf(stderr, "place: address ILP with %zu pairs: arena %lld, bound %lld\n", np,
-                (long long)*arena, (long long)*bound);
+    olla_log(log, OLLA_LOG_DETAIL, "place: address ILP with %zu pairs: arena %lld, bound %lld", np,
+             (long long)*arena, (long long)*bound);
 done:
     free(res);
     Cbc_deleteModel(m);
