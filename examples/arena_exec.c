@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olla.h"
 #include "olla_plan.h"
 #include "onnx/olla_model.h"
 #include "util/olla_strmap.h"

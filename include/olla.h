@@ -4,7 +4,23 @@
  *   olla_model_load()  -> olla_optimize() -> olla_write_model()
  *
  * A planned tensor is every tensor a node produces (graph outputs included)
- * whose size is known. Graph inputs and initializers belong to the caller. */
+ * whose size is known. Graph inputs and initializers belong to the caller.
+ *
+ * Processes, threads and global state:
+ * - One call at a time per process. The stop request (olla_stop_requested)
+ *   and the record of the files olla_write_model() is writing or has written
+ *   (olla_write_abandon(), olla_write_forget()) are process-wide, and a few
+ *   calls keep scratch buffers in static storage. A host that plans several
+ *   models at once uses processes, as `olla-onnx batch` does (the Python
+ *   package holds a lock around each call).
+ * - With a time limit, each ILP solve (CBC) runs in a child process the call
+ *   fork()s and reaps before it returns, killed at its deadline; stdout and
+ *   stderr are flushed first. The child ends with _exit().
+ * - The placement's exact search runs on two threads that the call starts
+ *   and joins before it returns; they start with every signal blocked, so
+ *   signals and their handlers stay the calling thread's.
+ * - The library prints nothing (olla_options.log, olla_error.h) and installs
+ *   no signal handler. */
 #ifndef OLLA_H
 #define OLLA_H
 
@@ -38,13 +54,6 @@ void olla_model_free(olla_model *m);
  * "placement", "checking"), seconds since the start, and for the solver
  * phases the best peak or arena so far and the proven bound (-1 unknown). */
 typedef void (*olla_progress_fn)(void *ctx, const char *phase, double elapsed, int64_t best, int64_t bound);
-
-/* The memory model a plan is made in. */
-typedef enum olla_sharing {
-    OLLA_SHARING_RUNTIME = 0, /* the runtime's: views alias their input, kernels that allow it write in place
-                                 (ONNX Runtime's CPU kernel declarations, passes/runtime/sharing_rules.c) */
-    OLLA_SHARING_NONE = 1     /* every node output a buffer of its own (the OLLA paper's) */
-} olla_sharing;
 
 /* --memory-limit: the written model's peak, in the memory model and the
  * execution order the plan is made for (olla_options.sharing, .runtime),
@@ -101,7 +110,7 @@ void olla_options_init(olla_options *opt);
 
 /* What ONNX Runtime for Node holds for the input and the written model under
  * one choice of its two memory settings (a model of its allocation planner,
- * CPU memory arena and memory pattern: passes/runtime/olla_ort_memory.h), with
+ * CPU memory arena and memory pattern), with
  * graph optimizations off, sequential, one thread. Bytes are -1 when not
  * modelled. */
 typedef struct olla_ort_setting_figures {
@@ -122,8 +131,16 @@ enum {
     OLLA_ORT_N_SETTINGS
 };
 
+/* What olla_optimize() found. Who owns its pointers:
+ * - warnings, unknown_reasons and the unknown_names array belong to the
+ *   report: olla_report_clear() frees them;
+ * - model and the strings unknown_names points to are borrowed from the
+ *   model planned: valid until olla_model_free();
+ * - every other string (the statuses) is a constant of the library, valid
+ *   for the life of the process; the values each can take are listed. */
 typedef struct olla_report {
-    const char *model;
+    const char *model;              /* the path the model was loaded from, or the name given to
+                                       olla_model_load_bytes() ("<memory>" by default) */
     int nodes;
     int tensors;
     int planned_tensors;
@@ -141,7 +158,9 @@ typedef struct olla_report {
     const char *schedule_status;    /* "kept", "heuristic", "feasible", "optimal" */
     const char *schedule_stopped_by; /* "proof", "budget" (the work budgets ended the search: the same
                                         result on any machine), "time" (the time limit did) or "kept" */
-    const char *placement_status;
+    const char *placement_status;   /* "heuristic" (nothing proven), "feasible" (improved by the search, not
+                                       proven), "optimal" (the arena equals a proven lower bound, or the search
+                                       was exhaustive) */
     const char *placement_stopped_by; /* "none" (proven optimal, or every phase finished), "budget" (the
                                          placement's work budget ended it: the same arena on any machine)
                                          or "time" (the time limit cut a search: the arena may depend on
@@ -154,14 +173,19 @@ typedef struct olla_report {
     int64_t input_executed_peak_bytes; /* our peak of the order the runtime executes for the input */
     int64_t executed_peak_bytes;       /* ... for the written model: the plan's order (= peak_bytes) */
     int64_t input_ort_allocated_bytes; /* what ONNX Runtime allocates for those two orders (a model of its
-                                          CPU planner, passes/runtime/olla_ort_memory.h); -1 unless ort */
+                                          CPU planner); -1 unless ort */
     int64_t ort_allocated_bytes;
     /* ORT's default memory settings (arena and memory pattern on): the first
      * run and the peak over three runs; -1 unless ort */
     int64_t input_ort_default_allocated_bytes, ort_default_allocated_bytes;
     int64_t input_ort_default_steady_bytes, ort_default_steady_bytes;
     olla_ort_setting_figures ort_settings[OLLA_ORT_N_SETTINGS]; /* every setting (OLLA_ORT_*) */
-    const char *runtime_search;     /* how the listing was chosen ("plan runs", "input kept", ...) */
+    const char *runtime_search;     /* how the listing was chosen: "none" (runtime "listed": the plan's order
+                                       is the listing); for "ort": "plan runs" (ONNX Runtime runs the plan's
+                                       order itself), "input kept" (nothing better than the input's listing),
+                                       "converged", "budget", "bound" or "deadline" (how the search over
+                                       listings ended), "kept" (keep_order), "search failed" (out of memory);
+                                       for "ort-priority": "listed" or "input kept" */
     /* The saving as the runtime sees it: what it holds for the input and for the written model.
      * saving_basis "ort_allocated": ONNX Runtime's planner (input_ort_allocated_bytes,
      * ort_allocated_bytes); "executed_peak": the peaks of the orders the runtime executes, where
@@ -172,27 +196,27 @@ typedef struct olla_report {
     char ort_model_note[1024];      /* why ONNX Runtime's allocation is not modelled, or "" */
     int views, inplace;             /* planned tensors that view another's buffer, or are written in place */
     int n_unknown;                  /* tensors left out of the plan: size unknown */
-    const char **unknown_names;
-    char **unknown_reasons;         /* owned */
+    const char **unknown_names;     /* n_unknown names (the array owned, the names borrowed) */
+    char **unknown_reasons;         /* n_unknown one-line reasons (owned) */
     /* --memory-limit: all -1 (0 for the counts) without a limit */
     int64_t memory_limit_bytes;     /* the limit the written model's peak is under */
     int64_t no_limit_peak_bytes;    /* the peak of the plan made without a limit (what a percentage is of) */
     int recomputed_tensors;         /* distinct tensors whose late readers read a recomputed copy */
     int recomputed_nodes;           /* copies of nodes added to the graph */
     int64_t recompute_extra_flops;  /* their estimated cost: FLOPs for convolutions and products, elements
-                                       written for the rest (passes/analysis/olla_node_cost.h) */
+                                       written for the rest */
     double recompute_extra_fraction; /* of the estimated cost of the input's nodes, each run once */
     int64_t recompute_flops_bound;  /* no plan under the limit costs fewer extra FLOPs; -1 unknown */
     const char *recompute_status;   /* "not needed" (the plan fits without), "optimal" (the extra cost is
                                        proven the least), "feasible" (not proven; recompute_flops_bound says
-                                       how far it may be) */
-    const char *recompute_method;   /* "none", "greedy", "search", "ilp" */
+                                       how far it may be); NULL without a limit */
+    const char *recompute_method;   /* "none", "greedy", "search", "ilp"; NULL without a limit */
     int64_t recompute_peak_bound;   /* no plan, whatever it recomputes, peaks below this */
     int n_warnings;                 /* shape inference disagreeing with value_info; the first
                                        n_binding_warnings are caused by the bindings (--dim,
                                        --input-shape): a declared size they make differ from the
                                        inferred one, a dimension the model fixes changed */
-    char **warnings;
+    char **warnings;                /* n_warnings one-line messages (owned) */
     int n_binding_warnings;
 } olla_report;
 
@@ -224,7 +248,10 @@ void olla_write_abandon(void);
  * (a Python session), once a run's outputs are complete. */
 void olla_write_forget(void);
 
-/* Set (from a signal handler, say) to ask long phases to stop early. */
+/* Set (from a signal handler, say) to ask long phases to stop early: every
+ * call in progress in the process ends its searches as the time limit would
+ * and returns its best plan so far. Process-wide; the library never clears
+ * it, so a host that goes on after a stop sets it back to 0 itself. */
 extern volatile sig_atomic_t olla_stop_requested;
 
 /* Verifies a written model on its own: topological node order, every planned

@@ -36,6 +36,13 @@ typedef enum olla_buffer_share {
     OLLA_BUFFER_INPLACE = 2 /* written over the tensor it shares, which dies at that node */
 } olla_buffer_share;
 
+/* The memory model a plan is made in (olla_options.sharing). */
+typedef enum olla_sharing {
+    OLLA_SHARING_RUNTIME = 0, /* the runtime's: views alias their input, kernels that allow it write in place
+                                 (ONNX Runtime's CPU kernel declarations) */
+    OLLA_SHARING_NONE = 1     /* every node output a buffer of its own (the OLLA paper's) */
+} olla_sharing;
+
 /* ---- the plan as the planner makes it ---- */
 typedef struct olla_plan_entry {
     int tensor;       /* index in the graph */

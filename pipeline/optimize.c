@@ -59,7 +59,7 @@ void olla_plan_free(olla_plan *plan)
     free(plan->live_input);
     free(plan->live_planned);
     free(plan->step_index);
-    olla_model_free(plan->rewritten);
+    olla_model_destroy(plan->rewritten);
     free(plan);
 }
 
@@ -826,7 +826,7 @@ static olla_status recompute_under(run *r, int64_t limit, int64_t target)
                 in.limit = p0;
                 if ((st = olla_stage_remat(&in, &rs, r->err)) != OLLA_OK)
                     return st;
-                olla_model_free(rs.model);
+                olla_model_destroy(rs.model);
             }
             return limit_error(r, limit, &rs);
         }
@@ -848,7 +848,7 @@ static olla_status recompute_under(run *r, int64_t limit, int64_t target)
             r->done = 1;
             return OLLA_OK;
         }
-        olla_model_free(rs.model);
+        olla_model_destroy(rs.model);
         if (least_over < 0 || over < least_over)
             least_over = over;
         /* the runtime's order, or the arena, passed the limit: aim lower by as much, and a little more */

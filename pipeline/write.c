@@ -58,6 +58,16 @@ void olla_write_forget(void)
     olla_file_forget();
 }
 
+olla_status olla_model_load(const char *path, olla_model **out, olla_error *err)
+{
+    return olla_model_load_file(path, out, err);
+}
+
+void olla_model_free(olla_model *m)
+{
+    olla_model_destroy(m);
+}
+
 olla_status olla_model_load_bytes(const void *data, size_t len, const char *name, const char *dir, olla_model **out,
                                   olla_error *err)
 {
