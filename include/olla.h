@@ -50,6 +50,18 @@ olla_status olla_model_load_bytes(const void *data, size_t len, const char *name
                                   olla_error *err);
 void olla_model_free(olla_model *m);
 
+/* The main graph as the model lists it, for a host that executes a plan
+ * without an ONNX reader of its own (the example runtime olla-arena-exec).
+ * Strings are borrowed from the model: valid until olla_model_free(). */
+size_t olla_model_node_count(const olla_model *m);
+/* Node i of graph.node: returns its op_type and gives its input and output
+ * names ("" for an optional one left out); NULL when i is out of range. */
+const char *olla_model_node(const olla_model *m, size_t i, size_t *n_inputs, const char *const **inputs,
+                            size_t *n_outputs, const char *const **outputs);
+size_t olla_model_output_count(const olla_model *m);
+/* The name of graph output i, or NULL when i is out of range. */
+const char *olla_model_output_name(const olla_model *m, size_t i);
+
 /* Progress of a long run: the phase ("shapes", "graph", "ordering",
  * "placement", "checking"), seconds since the start, and for the solver
  * phases the best peak or arena so far and the proven bound (-1 unknown). */

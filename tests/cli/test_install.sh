@@ -4,7 +4,8 @@
 # a pkg-config file and a CMake package config. A small program that plans a
 # model through olla.h and reads the plan back through olla_plan.h builds
 # against the installed tree both ways (pkg-config, find_package), and its
-# planned model passes the installed command's check.
+# planned model passes the installed command's check; the example runtime's
+# source (examples/arena_exec.c) builds against the installed tree alone.
 set -u
 BIN=${OLLA_BINARY_DIR:?} ; SRC=${OLLA_SOURCE_DIR:?}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -97,6 +98,19 @@ if cmake -S "$tmp/proj" -B "$tmp/proj/build" -DCMAKE_PREFIX_PATH="$P" >"$tmp/cm.
   ok; consumer_ok "$tmp/proj/build/use" cmake
 else
   bad "build with find_package(olla-onnx): $(tail -8 "$tmp/cm.log")"
+fi
+# 3. the example runtime's source builds against the installed tree alone
+# (no header of the source tree), runs a planned model, and still catches a
+# corrupted plan
+if cc -std=c11 -Wall -Werror $san "$SRC/examples/arena_exec.c" -o "$tmp/arena_exec" $flags 2>"$tmp/ex.err"; then
+  ok
+  "$P/bin/olla-onnx" -q "$SRC/models/cnn_train.onnx" "$tmp/cnn.onnx" && ok || bad "planning cnn_train"
+  "$tmp/arena_exec" "$tmp/cnn.onnx" >"$tmp/ex.out" 2>&1 && grep -q "no tensor overwritten" "$tmp/ex.out" && ok ||
+    bad "the example built from the installed tree: $(cat "$tmp/ex.out")"
+  "$tmp/arena_exec" --corrupt "$tmp/cnn.onnx" >"$tmp/ex.out" 2>&1 && bad "the example missed a corrupted plan" ||
+    { grep -q "was overwritten" "$tmp/ex.out" && ok || bad "corrupted plan: $(cat "$tmp/ex.out")"; }
+else
+  bad "examples/arena_exec.c does not build against the installed headers: $(head -5 "$tmp/ex.err")"
 fi
 echo "install: $pass passed, $fail failed"
 [ $fail -eq 0 ]
