@@ -41,26 +41,26 @@ typedef struct olla_model olla_model;
 
 /* Reads and validates a model file: protobuf well-formed, a graph present,
  * external data references safe and present (never read). */
-olla_status olla_model_load(const char *path, olla_model **out, olla_error *err);
+OLLA_API olla_status olla_model_load(const char *path, olla_model **out, olla_error *err);
 /* The same from a serialized ModelProto in memory (copied; data may go
  * once this returns). name is what messages and the report call the model
  * (NULL: "<memory>"); dir is the folder its external data is relative to,
  * or NULL: then a model that references external data is an error. */
-olla_status olla_model_load_bytes(const void *data, size_t len, const char *name, const char *dir, olla_model **out,
+OLLA_API olla_status olla_model_load_bytes(const void *data, size_t len, const char *name, const char *dir, olla_model **out,
                                   olla_error *err);
-void olla_model_free(olla_model *m);
+OLLA_API void olla_model_free(olla_model *m);
 
 /* The main graph as the model lists it, for a host that executes a plan
  * without an ONNX reader of its own (the example runtime olla-arena-exec).
  * Strings are borrowed from the model: valid until olla_model_free(). */
-size_t olla_model_node_count(const olla_model *m);
+OLLA_API size_t olla_model_node_count(const olla_model *m);
 /* Node i of graph.node: returns its op_type and gives its input and output
  * names ("" for an optional one left out); NULL when i is out of range. */
-const char *olla_model_node(const olla_model *m, size_t i, size_t *n_inputs, const char *const **inputs,
+OLLA_API const char *olla_model_node(const olla_model *m, size_t i, size_t *n_inputs, const char *const **inputs,
                             size_t *n_outputs, const char *const **outputs);
-size_t olla_model_output_count(const olla_model *m);
+OLLA_API size_t olla_model_output_count(const olla_model *m);
 /* The name of graph output i, or NULL when i is out of range. */
-const char *olla_model_output_name(const olla_model *m, size_t i);
+OLLA_API const char *olla_model_output_name(const olla_model *m, size_t i);
 
 /* Progress of a long run: the phase ("shapes", "graph", "ordering",
  * "placement", "checking"), seconds since the start, and for the solver
@@ -82,7 +82,7 @@ typedef struct olla_memory_limit {
  * above 0 and at most 100). OLLA_ERR_USAGE with a one-line message for
  * anything else: empty, not a number, 0, negative, over 100%, a size that
  * overflows 64 bits. */
-olla_status olla_memory_limit_parse(const char *text, olla_memory_limit *out, olla_error *err);
+OLLA_API olla_status olla_memory_limit_parse(const char *text, olla_memory_limit *out, olla_error *err);
 
 /* The placement's default work budget in the pipeline: about 15 s of the
  * exact search on a 2-core AMD EPYC virtual machine. */
@@ -118,7 +118,7 @@ typedef struct olla_options {
     void *log_ctx;
 } olla_options;
 
-void olla_options_init(olla_options *opt);
+OLLA_API void olla_options_init(olla_options *opt);
 
 /* What ONNX Runtime for Node holds for the input and the written model under
  * one choice of its two memory settings (a model of its allocation planner,
@@ -234,47 +234,47 @@ typedef struct olla_report {
 
 /* Plans a model. On success *plan and *report are filled; free with
  * olla_plan_free and olla_report_clear. */
-olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan, olla_report *report,
+OLLA_API olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan, olla_report *report,
                           olla_error *err);
-void olla_plan_free(olla_plan *plan);
-void olla_report_clear(olla_report *report);
+OLLA_API void olla_plan_free(olla_plan *plan);
+OLLA_API void olla_report_clear(olla_report *report);
 
 /* Writes the model with its nodes in plan order and the plan in
  * metadata_props (olla.version, olla.arena_bytes, olla.plan), through a
  * temporary file and a rename. External data is made available next to
  * out_path when it goes to another folder. */
-olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const char *out_path, olla_error *err);
+OLLA_API olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const char *out_path, olla_error *err);
 
 /* The bytes olla_write_model() writes, in memory (*bytes malloc'd): the
  * same bytes, byte for byte. External data is left where the model's
  * references point (nothing is copied). */
-olla_status olla_write_model_bytes(const olla_model *m, const olla_plan *plan, uint8_t **bytes, size_t *len,
+OLLA_API olla_status olla_write_model_bytes(const olla_model *m, const olla_plan *plan, uint8_t **bytes, size_t *len,
                                    olla_error *err);
 
 /* Async-signal-safe: removes the temporary file olla_write_model() is
  * writing, if any, and the outputs this process already renamed into place,
  * so an interrupted run leaves no output behind. */
-void olla_write_abandon(void);
+OLLA_API void olla_write_abandon(void);
 /* Forgets the outputs written so far, so that a later olla_write_abandon()
  * leaves them in place: for a process that writes one model after another
  * (a Python session), once a run's outputs are complete. */
-void olla_write_forget(void);
+OLLA_API void olla_write_forget(void);
 
 /* Set (from a signal handler, say) to ask long phases to stop early: every
  * call in progress in the process ends its searches as the time limit would
  * and returns its best plan so far. Process-wide; the library never clears
  * it, so a host that goes on after a stop sets it back to 0 itself. */
-extern volatile sig_atomic_t olla_stop_requested;
+OLLA_API extern volatile sig_atomic_t olla_stop_requested;
 
 /* Verifies a written model on its own: topological node order, every planned
  * tensor in the plan with its true (aligned) size, no two tensors live at the
  * same step overlapping, and the arena bounding every tensor. */
-olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_error *err);
+OLLA_API olla_status olla_check_model(const olla_model *m, const olla_options *opt, olla_error *err);
 
 /* OLLA_ERR_USAGE naming the first binding whose name no symbolic dimension
  * of the model uses (a typo such as --dim bacth=32 would else be ignored);
  * cheap, meant to run right after loading, before any planning. */
-olla_status olla_model_check_dim_names(const olla_model *m, const olla_dim_binding *dims, int n_dims,
+OLLA_API olla_status olla_model_check_dim_names(const olla_model *m, const olla_dim_binding *dims, int n_dims,
                                        olla_error *err);
 
 /* Which bindings a model can take, for a batch over models that name their
@@ -283,7 +283,7 @@ olla_status olla_model_check_dim_names(const olla_model *m, const olla_dim_bindi
  * reads names), shape_used[j] = 1 when m has a graph input fed at run time
  * (not an initializer) named shapes[j].name whose declared rank (if any) is
  * shapes[j].rank, 2 when it has that input with another rank, else 0. */
-void olla_model_bindings_used(const olla_model *m, const olla_dim_binding *dims, int n_dims, unsigned char *dim_used,
+OLLA_API void olla_model_bindings_used(const olla_model *m, const olla_dim_binding *dims, int n_dims, unsigned char *dim_used,
                               const olla_input_shape *shapes, int n_shapes, unsigned char *shape_used);
 
 /* What `olla-onnx shapes` prints: the element type, shape, bytes and source
@@ -291,19 +291,19 @@ void olla_model_bindings_used(const olla_model *m, const olla_dim_binding *dims,
  * inferred under opt's dims, input_shapes and strict_shapes; use_value_info
  * 0 ignores the model's value_info (what inference alone finds). A dims
  * name that no dimension of the model uses is OLLA_ERR_USAGE. */
-olla_status olla_model_shapes_json(const olla_model *m, const olla_options *opt, int use_value_info, char **json,
+OLLA_API olla_status olla_model_shapes_json(const olla_model *m, const olla_options *opt, int use_value_info, char **json,
                                    olla_error *err);
 
 /* The curve of peak memory against extra compute: the plan made without a
  * limit, the smallest peak recomputation reaches, and n_points plans with
  * recomputation under limits evenly spaced between the two (at least 2). */
-olla_status olla_tradeoff_curve(const olla_model *m, const olla_options *opt, int n_points, olla_tradeoff *out,
+OLLA_API olla_status olla_tradeoff_curve(const olla_model *m, const olla_options *opt, int n_points, olla_tradeoff *out,
                                 olla_error *err);
 
 /* The report as JSON text (malloc'd; NULL when out of memory). */
-char *olla_report_to_json(const olla_report *r, int pretty);
+OLLA_API char *olla_report_to_json(const olla_report *r, int pretty);
 /* The --report JSON. */
-olla_status olla_report_write_json(const olla_report *r, const char *path, olla_error *err);
+OLLA_API olla_status olla_report_write_json(const olla_report *r, const char *path, olla_error *err);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,14 @@
 #ifndef OLLA_ERROR_H
 #define OLLA_ERROR_H
 
+/* Marks the public API: the only symbols a shared object built from the
+ * library exports (the library is compiled with -fvisibility=hidden). */
+#if defined(__GNUC__) || defined(__clang__)
+#define OLLA_API __attribute__((visibility("default")))
+#else
+#define OLLA_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,9 +33,9 @@ typedef struct olla_error {
 
 /* Sets code and message (printf-style) unless an error is already recorded,
  * so the first, most specific failure wins. Returns code. */
-olla_status olla_error_set(olla_error *err, olla_status code, const char *fmt, ...)
+OLLA_API olla_status olla_error_set(olla_error *err, olla_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void olla_error_clear(olla_error *err);
+OLLA_API void olla_error_clear(olla_error *err);
 
 /* How much a diagnostic matters. olla_options.verbosity delivers the levels
  * up to its value: 0 none, 1 warnings, 2 details too. */

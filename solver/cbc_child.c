@@ -17,6 +17,10 @@
 
 #include "solver/olla_schedule.h"
 
+/* Seconds the parent waits for the child at a time before it looks at
+ * olla_stop_requested again. */
+#define OLLA_CBC_STOP_SLICE 0.1
+
 /* writes all of buf, returns 0 on failure */
 static int write_all(int fd, const void *buf, size_t len)
 {
@@ -41,6 +45,9 @@ static int read_all_until(int fd, void *buf, size_t len, double deadline)
         double left = deadline - olla_now();
         if (left <= 0 || olla_stop_requested)
             return 0;
+        /* in slices, so that a stop request ends the wait within one */
+        if (left > OLLA_CBC_STOP_SLICE)
+            left = OLLA_CBC_STOP_SLICE;
         struct pollfd pfd = {fd, POLLIN, 0};
         int pr = poll(&pfd, 1, (int)(left * 1000.0) + 1);
         if (pr < 0 && errno == EINTR)
