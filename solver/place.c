@@ -108,7 +108,7 @@ static int minimize(driver *d)
         first = 0;
         int r = try_cap(d, cap, units);
         if (r == OLLA_SEARCH_NOMEM)
-            return -2;
+            return OLLA_SEARCH_NOMEM;
         if (r == OLLA_SEARCH_TOO_LARGE)
             break;
         if (r == OLLA_SEARCH_FOUND) {
@@ -168,7 +168,7 @@ static size_t window_items(const olla_pitem *it, size_t n, int64_t t, int64_t w,
 
 /* Bisects the window's optimum between d->lb and d->ub - 1 with the exact
  * search; only proofs (no placement within a capacity) raise d->lb.
- * Returns 1 when a search gave up, -2 when out of memory, else 0. */
+ * Returns 1 when a search gave up, OLLA_SEARCH_NOMEM when out of memory, else 0. */
 static int bound_window(driver *d, olla_pwork *w, const olla_pitem *win, size_t k, int64_t *woff)
 {
     olla_pwork part = olla_pwork_part(w, olla_pwork_left(w) / 4);
@@ -182,7 +182,7 @@ static int bound_window(driver *d, olla_pwork *w, const olla_pitem *win, size_t 
         else if (q == OLLA_SEARCH_FOUND)
             hi = cap - 1;
         else
-            r = q == OLLA_SEARCH_NOMEM ? -2 : 1;
+            r = q == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 1;
     }
     olla_pwork_join(w, &part);
     if (lo > d->lb) {
@@ -211,7 +211,7 @@ static int window_bound(driver *d)
     olla_pwork budget = olla_pwork_part(&d->work, units < OLLA_PLACE_BOUND_WORK ? units : OLLA_PLACE_BOUND_WORK);
     int r = 0;
     if (!ev || !win || !woff) {
-        r = -2;
+        r = OLLA_SEARCH_NOMEM;
         goto done;
     }
     /* the load after the last start at each time, busiest first */
@@ -229,7 +229,7 @@ static int window_bound(driver *d)
     }
     olla_place_sort_keys(ev, ns);
     int nw = 0;
-    for (size_t e = 0; e < ns && nw < OLLA_PLACE_BOUND_WINDOWS && d->lb < d->ub && r != -2; e++) {
+    for (size_t e = 0; e < ns && nw < OLLA_PLACE_BOUND_WINDOWS && d->lb < d->ub && r != OLLA_SEARCH_NOMEM; e++) {
         int64_t t = ev[e].k2, reach = 0;
         int seen = 0;
         for (int k = 0; k < nw; k++)
@@ -258,7 +258,7 @@ done:
     free(ev);
     free(win);
     free(woff);
-    return r == -2 ? -2 : 0;
+    return r == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 0;
 }
 
 /* The address ILP on a small part, from the best placement. */
@@ -325,8 +325,9 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
     /* the split (aimed at max live), the windows' bound when it fails, then
      * the bisection between the bound and the best arena */
     int searched = d->n <= OLLA_PLACE_SEARCH_MAX_BUFFERS;
-    if ((searched && open_gap(d) && split(d) == -2) || (open_gap(d) && window_bound(d) == -2) ||
-        (searched && open_gap(d) && minimize(d) == -2))
+    if ((searched && open_gap(d) && split(d) == OLLA_SEARCH_NOMEM) ||
+        (open_gap(d) && window_bound(d) == OLLA_SEARCH_NOMEM) ||
+        (searched && open_gap(d) && minimize(d) == OLLA_SEARCH_NOMEM))
         return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
     *ps = OLLA_PLACE_HEURISTIC;
     return ilp(d, err);

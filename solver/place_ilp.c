@@ -23,6 +23,10 @@
  * time limit. */
 #define OLLA_PLACE_ILP_NODE_UNITS 4096
 #define OLLA_PLACE_ILP_SECONDS 60.0
+/* At most this many CBC nodes whatever the budget (CBC takes an int), and
+ * never less than this many seconds for a solve. */
+#define OLLA_PLACE_ILP_MAX_NODES 1000000
+#define OLLA_PLACE_ILP_MIN_SECONDS 0.01
 
 typedef struct pair {
     int i, j;
@@ -178,10 +182,12 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
     Cbc_setParameter(m, "timeMode", "elapsed");
     /* the budget: a node limit (deterministic); the time only as a safety net */
     long long nodes = olla_pwork_left(w) / OLLA_PLACE_ILP_NODE_UNITS;
-    Cbc_setMaximumNodes(m, nodes > 1000000 ? 1000000 : nodes < 1 ? 1 : (int)nodes);
+    Cbc_setMaximumNodes(m, nodes > OLLA_PLACE_ILP_MAX_NODES ? OLLA_PLACE_ILP_MAX_NODES
+                           : nodes < 1                      ? 1
+                                                            : (int)nodes);
     double seconds = w->deadline > 0 ? w->deadline - olla_now() : OLLA_PLACE_ILP_SECONDS;
-    if (seconds < 0.01)
-        seconds = 0.01;
+    if (seconds < OLLA_PLACE_ILP_MIN_SECONDS)
+        seconds = OLLA_PLACE_ILP_MIN_SECONDS;
     /* with a time limit CBC runs in a child process killed at the deadline:
      * its root LP does not check the limit, and a crash inside it is not
      * fatal here */

@@ -24,6 +24,8 @@
 #define DP_WORK 100000000L     /* per exact search: states x candidates */
 #define DP_MAX_STATES 2000000L
 #define WINDOW_STATES 150000L  /* per window size, all windows together */
+/* The ILP is not started with less time than this left. */
+#define ILP_MIN_SECONDS 0.05
 
 typedef struct {
     const olla_dag *dag;
@@ -295,7 +297,7 @@ static void exact(sched *s)
 static void ilp(sched *s)
 {
     double left = s->deadline > 0 ? s->deadline - olla_now() : 0;
-    if (s->deadline > 0 && left <= 0.05)
+    if (s->deadline > 0 && left <= ILP_MIN_SECONDS)
         return;
     olla_ilp_info info;
     olla_error ierr = {0};
