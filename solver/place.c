@@ -38,6 +38,7 @@
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
 #include "util/olla_clock.h"
+#include "util/olla_arith.h"
 
 /* Parts with more buffers get the heuristics only: the exact search's
  * section lists grow with buffers times sections, and on such traces the
@@ -357,16 +358,6 @@ static olla_status fill_items(olla_buffer *bufs, size_t n, int64_t align, olla_p
     return OLLA_OK;
 }
 
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 
 /* The items sorted by start, cut where no item is live across: part p is
  * ord[start[p] .. start[p + 1]). Returns the number of parts, or 0 when out
@@ -507,7 +498,7 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
         return st;
     int64_t g = 0;
     for (size_t k = 0; k < m; k++)
-        g = gcd64(it[k].size, g);
+        g = olla_gcd64(it[k].size, g);
     if (g > 1) {
         for (size_t k = 0; k < m; k++)
             it[k].size /= g;

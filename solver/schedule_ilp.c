@@ -28,6 +28,7 @@
 #include "solver/olla_ilp_matrix.h"
 #include "solver/olla_schedule.h"
 #include "util/olla_log.h"
+#include "util/olla_arith.h"
 
 #define MAX_COLS 100000L /* larger models do not get past the root relaxation in minutes */
 /* The search's work budget: branch-and-bound nodes (CBC alone is
@@ -81,16 +82,6 @@ static int sort_by_step(int *v, int n, const int *key)
     free(count);
     free(tmp);
     return 1;
-}
-
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
 }
 
 typedef struct {
@@ -201,7 +192,7 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
     int64_t g = 0;
     for (int e = 0; e < nt; e++)
         if (dag->bytes[e] > 0)
-            g = gcd64(dag->bytes[e], g);
+            g = olla_gcd64(dag->bytes[e], g);
     if (g == 0)
         g = 1;
     /* columns: 0 = peak, then S, then L */
