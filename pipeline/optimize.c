@@ -705,6 +705,12 @@ static void merge_report(olla_report *rep, const olla_report *w)
     rep->unconstrained_peak_bytes = w->unconstrained_peak_bytes;
     rep->executed_peak_bytes = w->executed_peak_bytes;
     rep->ort_allocated_bytes = w->ort_allocated_bytes;
+    for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) { /* the written side of each memory setting */
+        rep->ort_settings[k].first_run_bytes = w->ort_settings[k].first_run_bytes;
+        rep->ort_settings[k].steady_bytes = w->ort_settings[k].steady_bytes;
+    }
+    rep->ort_default_allocated_bytes = w->ort_default_allocated_bytes;
+    rep->ort_default_steady_bytes = w->ort_default_steady_bytes;
     rep->runtime_search = w->runtime_search;
     memcpy(rep->ort_model_note, w->ort_model_note, sizeof rep->ort_model_note);
     rep->views = w->views;

@@ -57,15 +57,32 @@ static int holds_subgraph(const Onnx__NodeProto *node)
     return 0;
 }
 
-/* The operator may be copied, and this node holds no subgraph and reads no
- * outer-scope value. */
+/* A BatchNormalization in training mode (training_mode set, or the running
+ * statistics among its outputs as before opset 14) updates state: like
+ * BatchNormInternal it may write the statistics into its inputs. */
+static int batch_norm_training(const olla_op *o, const Onnx__NodeProto *node)
+{
+    if (!o->op_type || strcmp(o->op_type, "BatchNormalization") != 0)
+        return 0;
+    if (node->n_output > 1)
+        return 1;
+    for (size_t a = 0; a < node->n_attribute; a++) {
+        const Onnx__AttributeProto *at = node->attribute[a];
+        if (at->name && strcmp(at->name, "training_mode") == 0 && at->i != 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The operator may be copied, and this node holds no subgraph, reads no
+ * outer-scope value and is no batch normalization in training mode. */
 static int op_recomputable(const olla_graph *g, int op)
 {
     const olla_op *o = &g->ops[op];
     const Onnx__NodeProto *node = g->model->proto->graph->node[o->proto_index];
     char name[96];
     return olla_op_recomputable(o->domain, o->op_type, aten_operator(node, name, sizeof name)) &&
-           !holds_subgraph(node) && o->n_inputs == o->n_explicit_inputs;
+           !holds_subgraph(node) && o->n_inputs == o->n_explicit_inputs && !batch_norm_training(o, node);
 }
 
 typedef olla_remat_posed problem_arrays;

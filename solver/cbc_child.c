@@ -17,9 +17,6 @@
 
 #include "solver/olla_schedule.h"
 
-/* Seconds the parent waits for the child at a time before it looks at
- * olla_stop_requested again. */
-#define OLLA_CBC_STOP_SLICE 0.1
 /* CBC's own limit in the child: this share of the time limit less a margin,
  * so that it stops by itself and reports its best result before the parent's
  * deadline; never below the floor. */
@@ -48,6 +45,10 @@ static int write_all(int fd, const void *buf, size_t len)
     return 1;
 }
 
+/* How often, in milliseconds, the wait for the solver looks at
+ * olla_stop_requested. */
+#define STOP_POLL_MS 100
+
 /* reads all of buf before the deadline, returns 0 on failure or timeout */
 static int read_all_until(int fd, void *buf, size_t len, double deadline)
 {
@@ -56,11 +57,11 @@ static int read_all_until(int fd, void *buf, size_t len, double deadline)
         double left = deadline - olla_now();
         if (left <= 0 || olla_stop_requested)
             return 0;
-        /* in slices, so that a stop request ends the wait within one */
-        if (left > OLLA_CBC_STOP_SLICE)
-            left = OLLA_CBC_STOP_SLICE;
+        /* a stop request set by another thread (a host's caller waiting on
+         * Ctrl-C) interrupts no poll here: wake up every STOP_POLL_MS to see it */
         struct pollfd pfd = {fd, POLLIN, 0};
-        int pr = poll(&pfd, 1, (int)(left * 1000.0) + 1);
+        int wait_ms = left * 1000.0 < STOP_POLL_MS ? (int)(left * 1000.0) + 1 : STOP_POLL_MS;
+        int pr = poll(&pfd, 1, wait_ms);
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr < 0)

@@ -11,7 +11,10 @@
  * are whatever the allocator held), optimizers and gradient accumulators
  * (AdamOptimizer, AdamWOptimizer, SGDOptimizer, Lamb, InPlaceAccumulator,
  * ZeroGradient, clipping), control flow (If, Loop, Scan: a node holding a
- * subgraph), sequences and optionals, events and communication. */
+ * subgraph), sequences and optionals, events and communication, batch
+ * normalization in training mode (BatchNormInternal here; a
+ * BatchNormalization with training_mode set or running statistics among its
+ * outputs is refused where the node is seen, pipeline/remat_stage.c). */
 #ifndef OLLA_RECOMPUTE_H
 #define OLLA_RECOMPUTE_H
 

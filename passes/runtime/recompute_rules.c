@@ -41,9 +41,13 @@ static const char *const onnx_ops[] = {
  * InPlaceAccumulator(V2), ZeroGradient, InplaceClipGradNorm (they update
  * state); BitmaskDropout, BiasDropout, Dropout and the other random ops;
  * PassThrough, RecordEvent, WaitEvent, YieldOp, PythonOp (side effects,
- * synchronisation or host code); the communication ops. */
+ * synchronisation or host code); the communication ops; BatchNormInternal
+ * (ONNX Runtime writes the updated running statistics into its
+ * running_mean and running_var inputs when those outputs are not asked
+ * for, as a copy's never are: measured, the original's statistics then
+ * hold the update twice). */
 static const char *const ms_ops[] = {
-    "AveragePoolGrad", "BatchNormInternal", "BatchNormalizationGrad", "BiasAdd", "BiasFastGeluGrad_dX", "BiasGelu",
+    "AveragePoolGrad", "BatchNormalizationGrad", "BiasAdd", "BiasFastGeluGrad_dX", "BiasGelu",
     "BiasGeluGrad_dX", "BiasSoftmax", "BroadcastGradientArgs", "ConcatTraining", "ConvGrad", "ConvTransposeGrad",
     "DivGrad", "DropoutGrad", "ExpandDims", "FastGelu", "FastGeluGrad", "FusedConv", "FusedGemm", "FusedMatMul",
     "GatherElementsGrad", "GatherGrad", "GatherNDGrad", "Gelu", "GeluGrad", "InvertibleLayerNormalizationGrad",

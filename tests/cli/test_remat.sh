@@ -101,6 +101,19 @@ assert (r["recomputed_nodes"] > 0) == (r["recompute_extra_flops"] > 0), r
 assert 0 <= r["recompute_extra_fraction"] < 10, r
 assert r["recompute_peak_bound"] <= r["peak_bytes"], r
 EOF
+        # the ONNX Runtime figures of the written side are the written model's:
+        # those of the file planned again with its listing kept
+        if [ $rt = ort ] && [ $sh = runtime ]; then
+          "$OLLA" -q --keep-order --report "$rep.again" "$out" "$out.again.onnx" 2>"$tmp/e" &&
+            $PY - "$rep" "$rep.again" <<'EOF' && ok || bad "$m $rt $lim: the written side's ONNX Runtime figures are not the written model's: $(cat "$tmp/e")"
+import json, sys
+r, again = (json.load(open(p)) for p in sys.argv[1:3])
+assert r["ort_allocated_bytes"] == again["input_ort_allocated_bytes"], (r["ort_allocated_bytes"], again["input_ort_allocated_bytes"])
+for w, a in zip(r["ort_settings"], again["ort_settings"]):
+    assert w["first_run_bytes"] == a["input_first_run_bytes"] and w["steady_bytes"] == a["input_steady_bytes"], (w, a)
+assert r["ort_default_allocated_bytes"] == again["input_ort_default_allocated_bytes"], r
+EOF
+        fi
         if [ $ort_ok -eq 1 ] && [ $sh = runtime ]; then
           node "$SRC/tests/ort/compare.mjs" "$tmp/m/$m.onnx" "$out" >"$tmp/c" 2>&1 && ok || bad "ORT outputs $m $rt $lim: $(tail -2 "$tmp/c")"
         fi

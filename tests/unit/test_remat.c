@@ -59,6 +59,7 @@ OLLA_TEST(recompute_rules)
         {"com.microsoft", "InPlaceAccumulatorV2", NULL, 0},
         {"com.microsoft", "ZeroGradient", NULL, 0},
         {"com.microsoft", "PassThrough", NULL, 0},
+        {"com.microsoft", "BatchNormInternal", NULL, 0},
         {"org.pytorch.aten", "ATen", "bernoulli", 0},
         {"org.pytorch.aten", "ATen", "native_dropout", 0},
         {"org.pytorch.aten", "ATen", "empty_like", 0},
