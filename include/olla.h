@@ -46,8 +46,8 @@ OLLA_API olla_status olla_model_load(const char *path, olla_model **out, olla_er
  * once this returns). name is what messages and the report call the model
  * (NULL: "<memory>"); dir is the folder its external data is relative to,
  * or NULL: then a model that references external data is an error. */
-OLLA_API olla_status olla_model_load_bytes(const void *data, size_t len, const char *name, const char *dir, olla_model **out,
-                                  olla_error *err);
+OLLA_API olla_status olla_model_load_bytes(const void *data, size_t len, const char *name, const char *dir,
+                                           olla_model **out, olla_error *err);
 OLLA_API void olla_model_free(olla_model *m);
 
 /* The main graph as the model lists it, for a host that executes a plan
@@ -57,7 +57,7 @@ OLLA_API size_t olla_model_node_count(const olla_model *m);
 /* Node i of graph.node: returns its op_type and gives its input and output
  * names ("" for an optional one left out); NULL when i is out of range. */
 OLLA_API const char *olla_model_node(const olla_model *m, size_t i, size_t *n_inputs, const char *const **inputs,
-                            size_t *n_outputs, const char *const **outputs);
+                                     size_t *n_outputs, const char *const **outputs);
 OLLA_API size_t olla_model_output_count(const olla_model *m);
 /* The name of graph output i, or NULL when i is out of range. */
 OLLA_API const char *olla_model_output_name(const olla_model *m, size_t i);
@@ -235,7 +235,7 @@ typedef struct olla_report {
 /* Plans a model. On success *plan and *report are filled; free with
  * olla_plan_free and olla_report_clear. */
 OLLA_API olla_status olla_optimize(const olla_model *m, const olla_options *opt, olla_plan **plan, olla_report *report,
-                          olla_error *err);
+                                   olla_error *err);
 OLLA_API void olla_plan_free(olla_plan *plan);
 OLLA_API void olla_report_clear(olla_report *report);
 
@@ -243,13 +243,14 @@ OLLA_API void olla_report_clear(olla_report *report);
  * metadata_props (olla.version, olla.arena_bytes, olla.plan), through a
  * temporary file and a rename. External data is made available next to
  * out_path when it goes to another folder. */
-OLLA_API olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const char *out_path, olla_error *err);
+OLLA_API olla_status olla_write_model(const olla_model *m, const olla_plan *plan, const char *out_path,
+                                      olla_error *err);
 
 /* The bytes olla_write_model() writes, in memory (*bytes malloc'd): the
  * same bytes, byte for byte. External data is left where the model's
  * references point (nothing is copied). */
 OLLA_API olla_status olla_write_model_bytes(const olla_model *m, const olla_plan *plan, uint8_t **bytes, size_t *len,
-                                   olla_error *err);
+                                            olla_error *err);
 
 /* Async-signal-safe: removes the temporary file olla_write_model() is
  * writing, if any, and the outputs this process already renamed into place,
@@ -275,7 +276,7 @@ OLLA_API olla_status olla_check_model(const olla_model *m, const olla_options *o
  * of the model uses (a typo such as --dim bacth=32 would else be ignored);
  * cheap, meant to run right after loading, before any planning. */
 OLLA_API olla_status olla_model_check_dim_names(const olla_model *m, const olla_dim_binding *dims, int n_dims,
-                                       olla_error *err);
+                                                olla_error *err);
 
 /* Which bindings a model can take, for a batch over models that name their
  * dimensions and inputs differently: dim_used[i] = 1 when a symbolic
@@ -283,22 +284,23 @@ OLLA_API olla_status olla_model_check_dim_names(const olla_model *m, const olla_
  * reads names), shape_used[j] = 1 when m has a graph input fed at run time
  * (not an initializer) named shapes[j].name whose declared rank (if any) is
  * shapes[j].rank, 2 when it has that input with another rank, else 0. */
-OLLA_API void olla_model_bindings_used(const olla_model *m, const olla_dim_binding *dims, int n_dims, unsigned char *dim_used,
-                              const olla_input_shape *shapes, int n_shapes, unsigned char *shape_used);
+OLLA_API void olla_model_bindings_used(const olla_model *m, const olla_dim_binding *dims, int n_dims,
+                                       unsigned char *dim_used, const olla_input_shape *shapes, int n_shapes,
+                                       unsigned char *shape_used);
 
 /* What `olla-onnx shapes` prints: the element type, shape, bytes and source
  * of every tensor of the main graph as one JSON document (*json malloc'd),
  * inferred under opt's dims, input_shapes and strict_shapes; use_value_info
  * 0 ignores the model's value_info (what inference alone finds). A dims
  * name that no dimension of the model uses is OLLA_ERR_USAGE. */
-OLLA_API olla_status olla_model_shapes_json(const olla_model *m, const olla_options *opt, int use_value_info, char **json,
-                                   olla_error *err);
+OLLA_API olla_status olla_model_shapes_json(const olla_model *m, const olla_options *opt, int use_value_info,
+                                            char **json, olla_error *err);
 
 /* The curve of peak memory against extra compute: the plan made without a
  * limit, the smallest peak recomputation reaches, and n_points plans with
  * recomputation under limits evenly spaced between the two (at least 2). */
 OLLA_API olla_status olla_tradeoff_curve(const olla_model *m, const olla_options *opt, int n_points, olla_tradeoff *out,
-                                olla_error *err);
+                                         olla_error *err);
 
 /* The report as JSON text (malloc'd; NULL when out of memory). */
 OLLA_API char *olla_report_to_json(const olla_report *r, int pretty);

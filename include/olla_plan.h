@@ -121,7 +121,8 @@ OLLA_API void olla_tradeoff_clear(olla_tradeoff *t);
 /* One row per point: limit_bytes,peak_bytes,extra_flops,extra_fraction,copies,recomputed_tensors,status. */
 OLLA_API olla_status olla_tradeoff_write_csv(const olla_tradeoff *t, const char *path, olla_error *err);
 /* Peak memory (up) against extra compute (across), with the bound. */
-OLLA_API olla_status olla_tradeoff_write_svg(const olla_tradeoff *t, const char *title, const char *path, olla_error *err);
+OLLA_API olla_status olla_tradeoff_write_svg(const olla_tradeoff *t, const char *title, const char *path,
+                                             olla_error *err);
 
 /* ---- the runtime API: a written model's plan ---- */
 typedef struct olla_runtime_plan olla_runtime_plan;
@@ -176,8 +177,8 @@ OLLA_API const char *olla_runtime_plan_input_at(const olla_runtime_plan *p, size
  * records, or when the plan records no input shapes at all: the arena would
  * be too small or laid out for other sizes. Inputs not given are not
  * checked. */
-OLLA_API olla_status olla_runtime_plan_check_inputs(const olla_runtime_plan *p, const olla_input_shape *shapes, size_t n,
-                                           olla_error *err);
+OLLA_API olla_status olla_runtime_plan_check_inputs(const olla_runtime_plan *p, const olla_input_shape *shapes,
+                                                    size_t n, olla_error *err);
 
 #ifdef __cplusplus
 }
