@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olla.h"
 #include "olla_bindings.h"
 #include "onnx/olla_graph.h"
 #include "onnx/olla_model.h"

@@ -5,6 +5,7 @@
  * process). Float tensors; [n] is 4n bytes. */
 #pragma GCC diagnostic ignored "-Wunused-function" /* model_builder.h: helpers this file does not use */
 #include "model_builder.h"
+#include "olla.h"
 #include "olla_test.h"
 #include "onnx/olla_graph.h"
 #include "onnx/olla_model.h"

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "olla.h"
 #include "olla_test.h"
 #include "onnx/olla_model.h"
 #include "passes/shapes/olla_shapes.h"
