@@ -14,9 +14,9 @@
 #   input and the rewrite at graph optimization level `all`; for the CNN, batch
 #   normalization copied too (remat_by_hand.py --allow BatchNormInternal);
 #   per row: outputs bit-identical to the input's (at the same --opt) or not,
-#   heap, change, ORT's
-#   planner's prediction (tests/ort_predict, when built), the run's seconds as
-#   a ratio to the input's in the same table;
+#   heap, change, ORT's planner's prediction (ort_predict, built from
+#   tests/tools/ort_predict.c, when built), the run's seconds as a ratio to
+#   the input's in the same table;
 # - when the runtime runs the copies (train_run.mjs --order, copy_lateness.py).
 #
 #   bench/ort_remat_bench.sh [BUILD_DIR]        (default: build)

@@ -5,8 +5,9 @@
 # planned with olla-onnx's defaults (--runtime ort) and measured in the
 # process (tests/ort/measure.sh, first run, graph optimizations off) for the
 # input and the written model, beside the model of ORT's planner
-# (tests/ort_predict, counted as the measurement counts) and the plan's arena
-# and lower bound (what a runtime following the plan would need).
+# (ort_predict, built from tests/tools/ort_predict.c, counted as the
+# measurement counts) and the plan's arena and lower bound (what a runtime
+# following the plan would need).
 #
 #   bench/ort_written_bench.sh [BUILD_DIR]      (default: build)
 set -u

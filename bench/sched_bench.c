@@ -10,9 +10,18 @@
 #include "util/olla_clock.h"
 #include "solver/olla_schedule.h"
 
+/* -v LEVEL: the scheduler's lines on stderr (2 its stages, 3 CBC's log too) */
+static void print_line(void *ctx, olla_log_level level, const char *message)
+{
+    (void)ctx;
+    (void)level;
+    fprintf(stderr, "%s\n", message);
+}
+
 int main(int argc, char **argv)
 {
-    olla_schedule_options opt = {60.0, 1, 0};
+    olla_schedule_options opt = {60.0, 1, NULL};
+    olla_logger log = {print_line, NULL, 0};
     int first = 1;
     const char *dump = NULL;
     int ilp_only = 0;
@@ -30,7 +39,8 @@ int main(int argc, char **argv)
             opt.use_ilp = 0;
             first++;
         } else if (strcmp(argv[first], "-v") == 0 && first + 1 < argc) {
-            opt.verbosity = atoi(argv[first + 1]);
+            log.level = atoi(argv[first + 1]);
+            opt.log = &log;
             first += 2;
         } else {
             fprintf(stderr, "usage: sched_bench [-t seconds] [-n | -i] [-v level] [-o dir] file.dag...\n");
@@ -62,7 +72,7 @@ int main(int argc, char **argv)
             olla_ilp_info info;
             double t0 = olla_now();
             int64_t in = peak_of(&f.dag, input);
-            olla_status st = olla_sched_ilp(&f.dag, input, 0, opt.time_limit, opt.verbosity, order, &info, &err);
+            olla_status st = olla_sched_ilp(&f.dag, input, 0, opt.time_limit, opt.log, order, &info, &err);
             const char *base = strrchr(argv[i], '/');
             base = base ? base + 1 : argv[i];
             if (st != OLLA_OK)

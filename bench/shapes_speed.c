@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "olla.h"
 #include "onnx/olla_model.h"
 #include "passes/shapes/olla_shapes.h"
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/batch.h"
+#include "util/olla_arith.h"
 
 #define MAX_SHARDS 1000000
 
@@ -51,10 +52,7 @@ int olla_batch_parse_shard(const char *text, olla_batch_shard *out)
 
 uint64_t olla_batch_path_hash(const char *rel)
 {
-    uint64_t h = 14695981039346656037ULL;
-    for (const unsigned char *s = (const unsigned char *)rel; *s; s++)
-        h = (h ^ *s) * 1099511628211ULL;
-    return h;
+    return olla_fnv1a(OLLA_FNV1A_START, rel);
 }
 
 int olla_batch_in_shard(const olla_batch_shard *sh, const char *rel)

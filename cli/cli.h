@@ -31,6 +31,9 @@ int olla_cli_parse_alignment(const char *s, long long *out);
  * when the text is not one. */
 int olla_cli_parse_input_shape(const char *arg, olla_input_shape *out, char *msg, size_t size);
 
+/* The library's diagnostics (olla_options.log), a line each on stderr. */
+void olla_cli_log(void *ctx, olla_log_level level, const char *message);
+
 /* Planning options shared by the converting sub-commands. */
 typedef struct olla_cli_plan_opts {
     olla_options opt;

@@ -34,6 +34,7 @@
 #include "cli/cli.h"
 #include "util/olla_clock.h"
 #include "util/olla_file.h"
+#include "util/olla_arith.h"
 
 #define LINE_WIDTH 79
 
@@ -353,14 +354,6 @@ static void paths_of(const batch *b, const job *j, char *in, char *out, size_t n
     snprintf(out, n, "%s/%s", b->out_dir, j->rel);
 }
 
-/* FNV-1a, 64 bits */
-static uint64_t hash_text(uint64_t h, const char *s)
-{
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* The key of a model: its file's identity (size, modification time, inode)
  * and the options. */
 static void job_key(const batch *b, job *j, const struct stat *si)
@@ -368,7 +361,7 @@ static void job_key(const batch *b, job *j, const struct stat *si)
     char id[160];
     snprintf(id, sizeof id, "|%s|%lld|%lld.%09ld|%llu", j->rel, (long long)si->st_size, (long long)si->st_mtim.tv_sec,
              si->st_mtim.tv_nsec, (unsigned long long)si->st_ino);
-    uint64_t h = hash_text(hash_text(14695981039346656037ULL, b->options_text), id);
+    uint64_t h = olla_fnv1a(olla_fnv1a(OLLA_FNV1A_START, b->options_text), id);
     snprintf(j->key, sizeof j->key, "%016llx", (unsigned long long)h);
 }
 

@@ -43,6 +43,7 @@ typedef struct {
     const char *in, *out;
     olla_place_options opt;
     int online;
+    int verbose; /* -v given this many times: 1 the search's lines, 2 CBC's own log too */
 } place_args;
 
 /* A flag with a number after it: --capacity, --time-limit, --align. 0 when
@@ -95,7 +96,7 @@ static int parse_args(place_args *pa, int argc, char **argv)
         } else if (strcmp(a, "--online") == 0) {
             pa->online = 1;
         } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
-            pa->opt.verbosity++;
+            pa->verbose++;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "olla-onnx place: unknown option '%s' (see olla-onnx place --help)\n", a);
             return OLLA_ERR_USAGE;
@@ -115,12 +116,15 @@ static int parse_args(place_args *pa, int argc, char **argv)
 
 int olla_cmd_place(int argc, char **argv)
 {
-    place_args pa = {NULL, NULL, {1, 30.0, 0, 0, 0}, 0};
+    place_args pa = {NULL, NULL, {1, 30.0, 0, NULL, 0}, 0, 0};
     int rc = parse_args(&pa, argc, argv);
     if (rc >= 0)
         return rc;
     const char *in = pa.in, *out = pa.out;
     olla_place_options opt = pa.opt;
+    int level = pa.verbose == 0 ? 0 : pa.verbose == 1 ? OLLA_LOG_DETAIL : OLLA_LOG_SOLVER_OUTPUT;
+    olla_logger log = {olla_cli_log, NULL, level};
+    opt.log = &log;
     int online = pa.online;
 
     olla_error err = {0};

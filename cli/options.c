@@ -211,10 +211,18 @@ int olla_cli_plan_option(olla_cli_plan_opts *po, int argc, char **argv, int *i)
     return 0;
 }
 
+void olla_cli_log(void *ctx, olla_log_level level, const char *message)
+{
+    (void)ctx;
+    (void)level; /* the levels wanted are chosen by olla_options.verbosity */
+    fprintf(stderr, "%s\n", message);
+}
+
 void olla_cli_plan_opts_init(olla_cli_plan_opts *po)
 {
     memset(po, 0, sizeof *po);
     olla_options_init(&po->opt);
+    po->opt.log = olla_cli_log;
 }
 
 int olla_cli_plan_opts_env(olla_cli_plan_opts *po, const char *who)

@@ -1,3 +1,5 @@
+/* olla-onnx: small helpers of the command line: strict number parsing for
+ * option values, and singular or plural words for messages. */
 #include <errno.h>
 #include <stdlib.h>
 

@@ -22,9 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "olla_plan.h"
-#include "onnx/olla_model.h"
-#include "util/olla_strmap.h"
+#include "olla.h"
 
 typedef struct {
     int64_t offset, bytes;
@@ -34,15 +32,84 @@ typedef struct {
     int produced;
 } slot;
 
+/* One node of the graph: borrowed from the model (olla_model_node). */
 typedef struct {
-    const Onnx__GraphProto *g;
+    const char *op_type;
+    size_t n_input, n_output;
+    const char *const *input, *const *output;
+} node_view;
+
+/* Tensor name -> slot, open addressing over a power-of-two table. */
+typedef struct {
+    const char **names;
+    int *slots;
+    size_t mask;
+} name_index;
+
+typedef struct {
+    const olla_model *m;
+    size_t n_node;
     const int *order; /* node positions in execution order, or NULL: graph.node's */
     slot *slots;
     size_t n;
-    olla_strmap idx;
+    name_index idx;
     uint8_t *arena;
     int64_t arena_bytes;
 } exec;
+
+static size_t name_hash(const char *s)
+{
+    size_t h = 5381;
+    while (*s)
+        h = h * 33 + (unsigned char)*s++;
+    return h;
+}
+
+static int index_init(name_index *ix, size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n + 1)
+        cap *= 2;
+    ix->names = calloc(cap, sizeof *ix->names);
+    ix->slots = calloc(cap, sizeof *ix->slots);
+    ix->mask = cap - 1;
+    return ix->names && ix->slots;
+}
+
+/* The position of name in the table, or of the empty entry where it goes. */
+static size_t index_find(const name_index *ix, const char *name)
+{
+    size_t i = name_hash(name) & ix->mask;
+    while (ix->names[i] && strcmp(ix->names[i], name) != 0)
+        i = (i + 1) & ix->mask;
+    return i;
+}
+
+static int index_get(const name_index *ix, const char *name)
+{
+    size_t i = index_find(ix, name);
+    return ix->names[i] ? ix->slots[i] : -1;
+}
+
+static void index_put(name_index *ix, const char *name, int slot_k)
+{
+    size_t i = index_find(ix, name);
+    ix->names[i] = name;
+    ix->slots[i] = slot_k;
+}
+
+static void index_free(name_index *ix)
+{
+    free(ix->names);
+    free(ix->slots);
+}
+
+static node_view node(const exec *x, size_t v)
+{
+    node_view nv;
+    nv.op_type = olla_model_node(x->m, v, &nv.n_input, &nv.input, &nv.n_output, &nv.output);
+    return nv;
+}
 
 static uint32_t word_at(uint32_t tag, uint64_t addr)
 {
@@ -82,7 +149,7 @@ static int intact(const uint8_t *arena, const slot *s)
 
 static int slot_of(const exec *x, const char *name)
 {
-    return name && name[0] ? olla_strmap_get(&x->idx, name) : -1;
+    return name && name[0] ? index_get(&x->idx, name) : -1;
 }
 
 /* the node run at step s */
@@ -94,12 +161,14 @@ static size_t node_at(const exec *x, size_t s)
 /* 1 when a node after step s reads the tensor of slot k, or it is a graph output */
 static int read_after(const exec *x, size_t s, int k)
 {
-    for (size_t w = s + 1; w < x->g->n_node; w++)
-        for (size_t i = 0; i < x->g->node[node_at(x, w)]->n_input; i++)
-            if (slot_of(x, x->g->node[node_at(x, w)]->input[i]) == k)
+    for (size_t w = s + 1; w < x->n_node; w++) {
+        node_view nv = node(x, node_at(x, w));
+        for (size_t i = 0; i < nv.n_input; i++)
+            if (slot_of(x, nv.input[i]) == k)
                 return 1;
-    for (size_t i = 0; i < x->g->n_output; i++)
-        if (slot_of(x, x->g->output[i]->name) == k)
+    }
+    for (size_t i = 0; i < olla_model_output_count(x->m); i++)
+        if (slot_of(x, olla_model_output_name(x->m, i)) == k)
             return 1;
     return 0;
 }
@@ -110,14 +179,14 @@ static int read_after(const exec *x, size_t s, int k)
  * checked after it writes, as for a real one). */
 static int corrupt(exec *x, int as_share)
 {
-    const Onnx__GraphProto *g = x->g;
-    for (size_t st = 0; st < g->n_node; st++)
-        for (size_t i = 0, v = node_at(x, st); i < g->node[v]->n_input; i++) {
-            int in = slot_of(x, g->node[v]->input[i]);
+    for (size_t st = 0; st < x->n_node; st++) {
+        node_view nv = node(x, node_at(x, st));
+        for (size_t i = 0; i < nv.n_input; i++) {
+            int in = slot_of(x, nv.input[i]);
             if (in < 0 || x->slots[in].bytes < 4 || !read_after(x, st, in))
                 continue;
-            for (size_t o = 0; o < g->node[v]->n_output; o++) {
-                int out = slot_of(x, g->node[v]->output[o]);
+            for (size_t o = 0; o < nv.n_output; o++) {
+                int out = slot_of(x, nv.output[o]);
                 if (out < 0 || x->slots[out].bytes < 4 || x->slots[out].offset == x->slots[in].offset)
                     continue;
                 slot *s = &x->slots[out];
@@ -128,11 +197,12 @@ static int corrupt(exec *x, int as_share)
                     s->share = OLLA_BUFFER_INPLACE;
                     s->shares = in;
                 }
-                fprintf(stderr, "olla-arena-exec: corrupting: '%s' %s '%s'\n", g->node[v]->output[o],
-                        as_share ? "written in place over" : "moved onto", g->node[v]->input[i]);
+                fprintf(stderr, "olla-arena-exec: corrupting: '%s' %s '%s'\n", nv.output[o],
+                        as_share ? "written in place over" : "moved onto", nv.input[i]);
                 return 1;
             }
         }
+    }
     return 0;
 }
 
@@ -142,7 +212,7 @@ static int load_slots(exec *x, const olla_runtime_plan *plan)
     x->n = olla_runtime_plan_allocation_count(plan);
     x->arena_bytes = olla_runtime_plan_arena_bytes(plan);
     x->slots = calloc(x->n + 1, sizeof *x->slots);
-    if (!x->slots || !olla_strmap_init(&x->idx, x->n))
+    if (!x->slots || !index_init(&x->idx, x->n))
         return 0;
     for (size_t k = 0; k < x->n; k++) {
         const olla_allocation *a = olla_runtime_plan_allocation(plan, k);
@@ -151,20 +221,19 @@ static int load_slots(exec *x, const olla_runtime_plan *plan)
         s->bytes = a->bytes;
         s->tag = (uint32_t)k + 1;
         s->share = a->share;
-        s->shares = a->shares ? olla_strmap_get(&x->idx, a->shares) : -1;
+        s->shares = a->shares ? index_get(&x->idx, a->shares) : -1;
         if (s->share == OLLA_BUFFER_VIEW && s->shares >= 0)
             s->tag = x->slots[s->shares].tag;
-        if (!olla_strmap_put(&x->idx, a->name, (int)k))
-            return 0;
+        index_put(&x->idx, a->name, (int)k);
     }
     return 1;
 }
 
 /* 1 when output slot k of node v is an in-place write over its input slot in */
-static int written_over(const exec *x, const Onnx__NodeProto *node, int in)
+static int written_over(const exec *x, const node_view *nv, int in)
 {
-    for (size_t o = 0; o < node->n_output; o++) {
-        int k = slot_of(x, node->output[o]);
+    for (size_t o = 0; o < nv->n_output; o++) {
+        int k = slot_of(x, nv->output[o]);
         if (k >= 0 && x->slots[k].share == OLLA_BUFFER_INPLACE && x->slots[k].shares == in)
             return 1;
     }
@@ -175,15 +244,15 @@ static int written_over(const exec *x, const Onnx__NodeProto *node, int in)
  * input it wrote over in place is gone on purpose). */
 static int check_inputs(exec *x, size_t v, int after, size_t *checks)
 {
-    const Onnx__NodeProto *node = x->g->node[v];
-    for (size_t i = 0; i < node->n_input; i++) {
-        int k = slot_of(x, node->input[i]);
-        if (k < 0 || (after && written_over(x, node, k)))
+    node_view nv = node(x, v);
+    for (size_t i = 0; i < nv.n_input; i++) {
+        int k = slot_of(x, nv.input[i]);
+        if (k < 0 || (after && written_over(x, &nv, k)))
             continue;
         (*checks)++;
         if (!x->slots[k].produced || !intact(x->arena, &x->slots[k])) {
-            fprintf(stderr, "olla-arena-exec: '%s' was overwritten before node %zu (%s) %s it\n", node->input[i], v,
-                    node->op_type, after ? "finished reading" : "read");
+            fprintf(stderr, "olla-arena-exec: '%s' was overwritten before node %zu (%s) %s it\n", nv.input[i], v,
+                    nv.op_type, after ? "finished reading" : "read");
             return 1;
         }
     }
@@ -194,14 +263,14 @@ static int check_inputs(exec *x, size_t v, int after, size_t *checks)
  * writes nothing, anything else writes its pattern. */
 static int write_outputs(exec *x, const olla_runtime_plan *plan, size_t v, size_t *next_alloc)
 {
-    const Onnx__NodeProto *node = x->g->node[v];
-    for (size_t o = 0; o < node->n_output; o++) {
-        int k = slot_of(x, node->output[o]);
+    node_view nv = node(x, v);
+    for (size_t o = 0; o < nv.n_output; o++) {
+        int k = slot_of(x, nv.output[o]);
         if (k < 0)
             continue;
         if ((size_t)k != *next_alloc) {
             fprintf(stderr, "olla-arena-exec: node %zu allocates '%s', but allocation %zu of the plan is '%s'\n", v,
-                    node->output[o], *next_alloc,
+                    nv.output[o], *next_alloc,
                     *next_alloc < x->n ? olla_runtime_plan_allocation(plan, *next_alloc)->name : "(none)");
             return 1;
         }
@@ -216,16 +285,16 @@ static int write_outputs(exec *x, const olla_runtime_plan *plan, size_t v, size_
 static int run(exec *x, const olla_runtime_plan *plan, size_t *checks)
 {
     size_t next_alloc = 0;
-    for (size_t s = 0; s < x->g->n_node; s++) {
+    for (size_t s = 0; s < x->n_node; s++) {
         size_t v = node_at(x, s);
         if (check_inputs(x, v, 0, checks) || write_outputs(x, plan, v, &next_alloc) || check_inputs(x, v, 1, checks))
             return 1;
     }
-    for (size_t i = 0; i < x->g->n_output; i++) {
-        int k = slot_of(x, x->g->output[i]->name);
+    for (size_t i = 0; i < olla_model_output_count(x->m); i++) {
+        int k = slot_of(x, olla_model_output_name(x->m, i));
         if (k >= 0 && !intact(x->arena, &x->slots[k])) {
             fprintf(stderr, "olla-arena-exec: graph output '%s' was overwritten before the end\n",
-                    x->g->output[i]->name);
+                    olla_model_output_name(x->m, i));
             return 1;
         }
     }
@@ -262,12 +331,13 @@ int main(int argc, char **argv)
     }
     exec x;
     memset(&x, 0, sizeof x);
-    x.g = m->proto->graph;
+    x.m = m;
+    x.n_node = olla_model_node_count(m);
     size_t n_order = 0;
     x.order = olla_runtime_plan_order(plan, &n_order);
     int rc = 0;
-    if (x.order && n_order != x.g->n_node) {
-        fprintf(stderr, "olla-arena-exec: the plan's order has %zu nodes, the model %zu\n", n_order, x.g->n_node);
+    if (x.order && n_order != x.n_node) {
+        fprintf(stderr, "olla-arena-exec: the plan's order has %zu nodes, the model %zu\n", n_order, x.n_node);
         olla_runtime_plan_free(plan);
         olla_model_free(m);
         return 1;
@@ -285,7 +355,7 @@ int main(int argc, char **argv)
     }
     free(x.arena);
     free(x.slots);
-    olla_strmap_free(&x.idx);
+    index_free(&x.idx);
     olla_runtime_plan_free(plan);
     olla_model_free(m);
     return rc;

@@ -26,7 +26,7 @@ typedef struct olla_input_shape {
 } olla_input_shape;
 
 /* The runtime that executes the written model, and so the order the plan is
- * made for (passes/runtime/olla_exec_order.h models each). */
+ * made for (the planner models the order each executes). */
 typedef enum olla_runtime {
     OLLA_RUNTIME_LISTED = 0,      /* runs graph.node as listed (olla_plan.h users) */
     OLLA_RUNTIME_ORT = 1,         /* ONNX Runtime's default order: depth first from the leaves */

@@ -36,6 +36,13 @@ typedef enum olla_buffer_share {
     OLLA_BUFFER_INPLACE = 2 /* written over the tensor it shares, which dies at that node */
 } olla_buffer_share;
 
+/* The memory model a plan is made in (olla_options.sharing). */
+typedef enum olla_sharing {
+    OLLA_SHARING_RUNTIME = 0, /* the runtime's: views alias their input, kernels that allow it write in place
+                                 (ONNX Runtime's CPU kernel declarations) */
+    OLLA_SHARING_NONE = 1     /* every node output a buffer of its own (the OLLA paper's) */
+} olla_sharing;
+
 /* ---- the plan as the planner makes it ---- */
 typedef struct olla_plan_entry {
     int tensor;       /* index in the graph */
@@ -85,11 +92,11 @@ typedef struct olla_plan {
 
 /* Writes the planned tensors as minimalloc CSV: id (the allocation index),
  * lower, upper (live on [lower, upper) in planned steps), size, offset. */
-olla_status olla_plan_write_lifetimes(const olla_plan *plan, const char *path, olla_error *err);
+OLLA_API olla_status olla_plan_write_lifetimes(const olla_plan *plan, const char *path, olla_error *err);
 
 /* Draws the plan as SVG: live bytes over the steps for the input and the
  * planned order (peak and lower bound marked), and the arena layout. */
-olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const char *path, olla_error *err);
+OLLA_API olla_status olla_plan_write_svg(const olla_plan *plan, const char *title, const char *path, olla_error *err);
 
 /* ---- the curve of peak memory against extra compute (recomputation) ---- */
 typedef struct olla_tradeoff_point {
@@ -110,11 +117,12 @@ typedef struct olla_tradeoff {
     olla_tradeoff_point *points; /* from the no-limit peak down to the smallest; owned */
 } olla_tradeoff;
 
-void olla_tradeoff_clear(olla_tradeoff *t);
+OLLA_API void olla_tradeoff_clear(olla_tradeoff *t);
 /* One row per point: limit_bytes,peak_bytes,extra_flops,extra_fraction,copies,recomputed_tensors,status. */
-olla_status olla_tradeoff_write_csv(const olla_tradeoff *t, const char *path, olla_error *err);
+OLLA_API olla_status olla_tradeoff_write_csv(const olla_tradeoff *t, const char *path, olla_error *err);
 /* Peak memory (up) against extra compute (across), with the bound. */
-olla_status olla_tradeoff_write_svg(const olla_tradeoff *t, const char *title, const char *path, olla_error *err);
+OLLA_API olla_status olla_tradeoff_write_svg(const olla_tradeoff *t, const char *title, const char *path,
+                                             olla_error *err);
 
 /* ---- the runtime API: a written model's plan ---- */
 typedef struct olla_runtime_plan olla_runtime_plan;
@@ -130,47 +138,47 @@ typedef struct olla_allocation {
 
 /* Reads the olla.plan metadata of a model file (the rest of the model is
  * parsed but not kept). */
-olla_status olla_runtime_plan_load(const char *model_path, olla_runtime_plan **out, olla_error *err);
+OLLA_API olla_status olla_runtime_plan_load(const char *model_path, olla_runtime_plan **out, olla_error *err);
 /* The same from the olla.plan JSON text itself. */
-olla_status olla_runtime_plan_parse(const char *plan_json, olla_runtime_plan **out, olla_error *err);
-void olla_runtime_plan_free(olla_runtime_plan *p);
+OLLA_API olla_status olla_runtime_plan_parse(const char *plan_json, olla_runtime_plan **out, olla_error *err);
+OLLA_API void olla_runtime_plan_free(olla_runtime_plan *p);
 
-int64_t olla_runtime_plan_arena_bytes(const olla_runtime_plan *p);
-int64_t olla_runtime_plan_alignment(const olla_runtime_plan *p);
+OLLA_API int64_t olla_runtime_plan_arena_bytes(const olla_runtime_plan *p);
+OLLA_API int64_t olla_runtime_plan_alignment(const olla_runtime_plan *p);
 /* 1 when the plan was made under the runtime's sharing rules: some
  * allocations are then views or in-place writes (olla_allocation.share). */
-int olla_runtime_plan_sharing(const olla_runtime_plan *p);
+OLLA_API int olla_runtime_plan_sharing(const olla_runtime_plan *p);
 /* The runtime the plan was made for, and the order it executes the model's
  * nodes in (positions in graph.node, *n of them): the allocations come in
  * that order. For OLLA_RUNTIME_LISTED the order is graph.node's own and
  * NULL is returned. */
-olla_runtime olla_runtime_plan_runtime(const olla_runtime_plan *p);
-const int *olla_runtime_plan_order(const olla_runtime_plan *p, size_t *n);
+OLLA_API olla_runtime olla_runtime_plan_runtime(const olla_runtime_plan *p);
+OLLA_API const int *olla_runtime_plan_order(const olla_runtime_plan *p, size_t *n);
 /* Offset of a tensor by name, or -1 when the plan does not place it. */
-int64_t olla_runtime_plan_offset(const olla_runtime_plan *p, const char *name);
+OLLA_API int64_t olla_runtime_plan_offset(const olla_runtime_plan *p, const char *name);
 /* Allocation requests in execution order. */
-size_t olla_runtime_plan_allocation_count(const olla_runtime_plan *p);
-const olla_allocation *olla_runtime_plan_allocation(const olla_runtime_plan *p, size_t k);
+OLLA_API size_t olla_runtime_plan_allocation_count(const olla_runtime_plan *p);
+OLLA_API const olla_allocation *olla_runtime_plan_allocation(const olla_runtime_plan *p, size_t k);
 
 /* What the plan was made for: the symbolic dimensions it bound (--dim) and
  * the shape of every graph input fed at run time. Plans written before
  * olla-onnx recorded them have none. */
-size_t olla_runtime_plan_dim_count(const olla_runtime_plan *p);
+OLLA_API size_t olla_runtime_plan_dim_count(const olla_runtime_plan *p);
 /* Name and value of the i-th bound dimension; NULL when i is out of range. */
-const char *olla_runtime_plan_dim_at(const olla_runtime_plan *p, size_t i, int64_t *value);
+OLLA_API const char *olla_runtime_plan_dim_at(const olla_runtime_plan *p, size_t i, int64_t *value);
 /* Value a dimension was bound to, or -1 when the plan records no such name. */
-int64_t olla_runtime_plan_dim(const olla_runtime_plan *p, const char *name);
-size_t olla_runtime_plan_input_count(const olla_runtime_plan *p);
+OLLA_API int64_t olla_runtime_plan_dim(const olla_runtime_plan *p, const char *name);
+OLLA_API size_t olla_runtime_plan_input_count(const olla_runtime_plan *p);
 /* Name, rank and sizes (borrowed) of the i-th graph input; NULL when out of range. */
-const char *olla_runtime_plan_input_at(const olla_runtime_plan *p, size_t i, int *rank, const int64_t **dims);
+OLLA_API const char *olla_runtime_plan_input_at(const olla_runtime_plan *p, size_t i, int *rank, const int64_t **dims);
 /* The shapes a runtime is about to run with (n entries, by input name).
  * OLLA_ERR_INPUT, with a message naming the input and both shapes, when one
  * differs from the shape the plan was made for, names no input the plan
  * records, or when the plan records no input shapes at all: the arena would
  * be too small or laid out for other sizes. Inputs not given are not
  * checked. */
-olla_status olla_runtime_plan_check_inputs(const olla_runtime_plan *p, const olla_input_shape *shapes, size_t n,
-                                           olla_error *err);
+OLLA_API olla_status olla_runtime_plan_check_inputs(const olla_runtime_plan *p, const olla_input_shape *shapes,
+                                                    size_t n, olla_error *err);
 
 #ifdef __cplusplus
 }

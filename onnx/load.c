@@ -36,7 +36,7 @@ static char *dir_of(const char *path)
     return d;
 }
 
-void olla_model_free(olla_model *m)
+void olla_model_destroy(olla_model *m)
 {
     if (!m)
         return;
@@ -89,19 +89,19 @@ olla_status olla_model_load_buffer(const uint8_t *data, size_t len, const char *
     m->path = strdup(name);
     m->dir = dir ? strdup(dir) : NULL;
     if (!m->path || (dir && !m->dir)) {
-        olla_model_free(m);
+        olla_model_destroy(m);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory loading %s", name);
     }
     st = olla_external_check(m, err);
     if (st != OLLA_OK) {
-        olla_model_free(m);
+        olla_model_destroy(m);
         return st;
     }
     *out = m;
     return OLLA_OK;
 }
 
-olla_status olla_model_load(const char *path, olla_model **out, olla_error *err)
+olla_status olla_model_load_file(const char *path, olla_model **out, olla_error *err)
 {
     *out = NULL;
     int fd = open(path, O_RDONLY);

@@ -15,14 +15,17 @@ typedef struct olla_model {
     char *dir;               /* folder external data is relative to */
 } olla_model;
 
-/* Reads and validates a model file: protobuf well-formed, a graph present,
- * external data references safe and present (never read). */
-olla_status olla_model_load(const char *path, olla_model **out, olla_error *err);
+/* The loading behind the public olla_model_load(), olla_model_load_bytes()
+ * and olla_model_free() (include/olla.h, which declares those once; the
+ * pipeline defines them over these). Reads and validates a model file:
+ * protobuf well-formed, a graph present, external data references safe and
+ * present (never read). */
+olla_status olla_model_load_file(const char *path, olla_model **out, olla_error *err);
 /* Same from bytes in memory; dir is the folder for external data (may be NULL:
  * then any external reference is an error). */
 olla_status olla_model_load_buffer(const uint8_t *data, size_t len, const char *name, const char *dir,
                                    olla_model **out, olla_error *err);
-void olla_model_free(olla_model *m);
+void olla_model_destroy(olla_model *m);
 
 /* One metadata_props entry. */
 typedef struct olla_meta_entry {

@@ -1,5 +1,6 @@
 /* olla-onnx: ONNX element types, their names and sizes. */
 #include "onnx/olla_value_type.h"
+#include "util/olla_arith.h"
 
 #include <stddef.h>
 
@@ -47,17 +48,15 @@ int64_t olla_value_bytes(const olla_value_type *t)
     for (int i = 0; i < t->rank; i++) {
         if (t->dims[i].value < 0)
             return -1;
-        uint64_t d = (uint64_t)t->dims[i].value;
-        if (d != 0 && count > UINT64_MAX / d)
+        if (!olla_mul_u64(count, (uint64_t)t->dims[i].value, &count))
             overflow = 1;
-        else
-            count *= d;
     }
     if (overflow)
         return -2;
     if (count == 0)
         return 0;
-    if (count > (uint64_t)INT64_MAX / (uint64_t)bits)
+    uint64_t total_bits;
+    if (!olla_mul_u64(count, (uint64_t)bits, &total_bits) || total_bits > (uint64_t)INT64_MAX)
         return -2;
-    return (int64_t)((count * (uint64_t)bits + 7) / 8);
+    return (int64_t)((total_bits + 7) / 8);
 }

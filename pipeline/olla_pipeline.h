@@ -8,6 +8,11 @@
 #include "passes/analysis/olla_dag.h"
 #include "passes/analysis/olla_graph_dag.h"
 #include "solver/olla_remat.h"
+#include "util/olla_log.h"
+
+/* Where opt's diagnostics go: opt->log, with the levels opt->verbosity
+ * asks for, at most max_level. */
+olla_logger olla_options_logger(const olla_options *opt, int max_level);
 
 /* What a graph must satisfy before planning: no planned tensor waits on an
  * unbound symbolic dimension, none of unknown size (unless allowed), no size

@@ -35,6 +35,12 @@ void olla_options_init(olla_options *opt)
     opt->runtime = OLLA_RUNTIME_ORT;
 }
 
+olla_logger olla_options_logger(const olla_options *opt, int max_level)
+{
+    olla_logger lg = {opt->log, opt->log_ctx, opt->verbosity < max_level ? opt->verbosity : max_level};
+    return lg;
+}
+
 void olla_plan_free(olla_plan *plan)
 {
     if (!plan)
@@ -53,7 +59,7 @@ void olla_plan_free(olla_plan *plan)
     free(plan->live_input);
     free(plan->live_planned);
     free(plan->step_index);
-    olla_model_free(plan->rewritten);
+    olla_model_destroy(plan->rewritten);
     free(plan);
 }
 
@@ -424,8 +430,8 @@ static olla_status try_joint(run *r)
     long cols = 0;
     const char *skip = joint_skip_reason(r, &cols);
     if (skip) {
-        if (r->opt->verbosity >= 2)
-            fprintf(stderr, "olla: joint ILP skipped: %s; the two-step plan is kept\n", skip);
+        olla_logger log = olla_options_logger(r->opt, OLLA_LOG_DETAIL);
+        olla_log(&log, OLLA_LOG_DETAIL, "olla: joint ILP skipped: %s; the two-step plan is kept", skip);
         return OLLA_OK;
     }
     int n = r->dag.n_nodes, nt = r->dag.n_tensors;
@@ -440,8 +446,9 @@ static olla_status try_joint(run *r)
         st = oom(r);
     } else if (olla_joint_solve(&r->dag, r->order, r->offset, r->align, left, jorder, joff, &jarena, &proven,
                                 &jerr) != OLLA_OK) {
-        if (r->opt->verbosity >= 1)
-            fprintf(stderr, "olla-onnx: warning: joint ILP failed (%s); the two-step plan is kept\n", jerr.message);
+        olla_logger log = olla_options_logger(r->opt, OLLA_LOG_WARNING);
+        olla_log(&log, OLLA_LOG_WARNING, "olla-onnx: warning: joint ILP failed (%s); the two-step plan is kept",
+                 jerr.message);
     } else if (jarena < r->rep->arena_bytes) {
         memcpy(r->order, jorder, (size_t)n * sizeof(int));
         memcpy(r->listing, jorder, (size_t)n * sizeof(int));
@@ -825,7 +832,7 @@ static olla_status recompute_under(run *r, int64_t limit, int64_t target)
                 in.limit = p0;
                 if ((st = olla_stage_remat(&in, &rs, r->err)) != OLLA_OK)
                     return st;
-                olla_model_free(rs.model);
+                olla_model_destroy(rs.model);
             }
             return limit_error(r, limit, &rs);
         }
@@ -847,7 +854,7 @@ static olla_status recompute_under(run *r, int64_t limit, int64_t target)
             r->done = 1;
             return OLLA_OK;
         }
-        olla_model_free(rs.model);
+        olla_model_destroy(rs.model);
         if (least_over < 0 || over < least_over)
             least_over = over;
         /* the runtime's order, or the arena, passed the limit: aim lower by as much, and a little more */

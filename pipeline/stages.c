@@ -27,7 +27,8 @@ olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const 
     memset(&so, 0, sizeof so);
     so.time_limit = opt->time_limit > 0 ? opt->time_limit * ORDER_TIME_SHARE : 0;
     so.use_ilp = 1;
-    so.verbosity = opt->verbosity;
+    olla_logger log = olla_options_logger(opt, OLLA_LOG_SOLVER_OUTPUT);
+    so.log = &log;
     olla_schedule_result sr;
     olla_status st = olla_schedule(dag, input_order, &so, order, &sr, err);
     if (st != OLLA_OK)
@@ -118,7 +119,8 @@ olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *h
     po.alignment = in->alignment;
     po.time_limit = in->time_limit;
     po.work_limit = in->work_limit > 0 ? in->work_limit : OLLA_PLACEMENT_DEFAULT_WORK;
-    po.verbosity = in->opt->verbosity > 1 ? 1 : 0;
+    olla_logger log = olla_options_logger(in->opt, OLLA_LOG_DETAIL); /* CBC's own log only for the order */
+    po.log = &log;
     olla_place_result pr;
     olla_status st = olla_place(bufs, n, &po, &pr, err);
     if (st == OLLA_OK) {

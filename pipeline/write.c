@@ -58,6 +58,46 @@ void olla_write_forget(void)
     olla_file_forget();
 }
 
+olla_status olla_model_load(const char *path, olla_model **out, olla_error *err)
+{
+    return olla_model_load_file(path, out, err);
+}
+
+void olla_model_free(olla_model *m)
+{
+    olla_model_destroy(m);
+}
+
+size_t olla_model_node_count(const olla_model *m)
+{
+    return m->proto->graph->n_node;
+}
+
+const char *olla_model_node(const olla_model *m, size_t i, size_t *n_inputs, const char *const **inputs,
+                            size_t *n_outputs, const char *const **outputs)
+{
+    const Onnx__GraphProto *g = m->proto->graph;
+    if (i >= g->n_node)
+        return NULL;
+    const Onnx__NodeProto *node = g->node[i];
+    *n_inputs = node->n_input;
+    *inputs = (const char *const *)node->input;
+    *n_outputs = node->n_output;
+    *outputs = (const char *const *)node->output;
+    return node->op_type ? node->op_type : "";
+}
+
+size_t olla_model_output_count(const olla_model *m)
+{
+    return m->proto->graph->n_output;
+}
+
+const char *olla_model_output_name(const olla_model *m, size_t i)
+{
+    const Onnx__GraphProto *g = m->proto->graph;
+    return i < g->n_output && g->output[i]->name ? g->output[i]->name : NULL;
+}
+
 olla_status olla_model_load_bytes(const void *data, size_t len, const char *name, const char *dir, olla_model **out,
                                   olla_error *err)
 {

@@ -1,3 +1,6 @@
+/* olla-onnx: the plan as JSON in the model's metadata (olla.plan): written
+ * from an olla_plan, and read back, checked field by field, into an
+ * olla_stored_plan. */
 #include "plan/olla_plan_json.h"
 
 #include <json-c/json.h>

@@ -74,7 +74,7 @@ olla_status olla_runtime_plan_load(const char *model_path, olla_runtime_plan **o
 {
     *out = NULL;
     olla_model *m = NULL;
-    olla_status st = olla_model_load(model_path, &m, err);
+    olla_status st = olla_model_load_file(model_path, &m, err);
     if (st != OLLA_OK)
         return st;
     const char *json = NULL;
@@ -88,7 +88,7 @@ olla_status olla_runtime_plan_load(const char *model_path, olla_runtime_plan **o
                             model_path);
     else
         st = olla_runtime_plan_parse(json, out, err);
-    olla_model_free(m);
+    olla_model_destroy(m);
     return st;
 }
 

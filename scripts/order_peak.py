@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """Peak live bytes of a model's intermediate tensors under its listed node
 order, and the best of a number of random valid orders: an independent
-cross-check of the liveness rules of passes/olla_dag.h and a quick way to see
+cross-check of the liveness rules of passes/analysis/olla_dag.h and a quick way to see
 how much a model leaves to reordering.
 
     /usr/bin/python3 scripts/order_peak.py model.onnx [--dim name=value ...] [--align A] [--random N] [--seed S]
 
-Liveness (as in passes/olla_dag.h): only tensors produced by top-level nodes
+Liveness (as in passes/analysis/olla_dag.h): only tensors produced by top-level nodes
 count (graph inputs and initializers do not); a tensor is live from its
 producer's step to its last consumer's step; a graph output to the last step;
 a tensor nobody consumes only at its producer's step. A node with subgraphs

@@ -17,6 +17,18 @@
 
 #include "solver/olla_schedule.h"
 
+/* CBC's own limit in the child: this share of the time limit less a margin,
+ * so that it stops by itself and reports its best result before the parent's
+ * deadline; never below the floor. */
+#define OLLA_CBC_TIME_SHARE 0.85
+#define OLLA_CBC_TIME_MARGIN 0.05
+#define OLLA_CBC_MIN_SECONDS 0.01
+/* Grace after the deadline for the child's status word, its error message
+ * and its result: it may still be writing them. */
+#define OLLA_CBC_GRACE_CODE 0.05
+#define OLLA_CBC_GRACE_MESSAGE 0.2
+#define OLLA_CBC_GRACE_RESULT 0.3
+
 /* writes all of buf, returns 0 on failure */
 static int write_all(int fd, const void *buf, size_t len)
 {
@@ -119,9 +131,9 @@ olla_status olla_cbc_child_run(olla_cbc_solve_fn fn, void *ctx, void *out, size_
         child_signals(parent);
         olla_error cerr = {0};
         /* leave CBC a margin to stop by itself and report its best result */
-        double lim = 0.85 * time_limit - 0.05;
-        if (lim < 0.01)
-            lim = 0.01;
+        double lim = OLLA_CBC_TIME_SHARE * time_limit - OLLA_CBC_TIME_MARGIN;
+        if (lim < OLLA_CBC_MIN_SECONDS)
+            lim = OLLA_CBC_MIN_SECONDS;
         int code = (int)fn(ctx, lim, buf, &cerr);
         int sent = write_all(fds[1], &code, sizeof code);
         if (sent && code != OLLA_OK)
@@ -133,11 +145,11 @@ olla_status olla_cbc_child_run(olla_cbc_solve_fn fn, void *ctx, void *out, size_
     close(fds[1]);
     int code = -1;
     char msg[sizeof err->message];
-    int ok = read_all_until(fds[0], &code, sizeof code, deadline + 0.05);
+    int ok = read_all_until(fds[0], &code, sizeof code, deadline + OLLA_CBC_GRACE_CODE);
     if (ok && code != OLLA_OK)
-        ok = read_all_until(fds[0], msg, sizeof msg, deadline + 0.2);
+        ok = read_all_until(fds[0], msg, sizeof msg, deadline + OLLA_CBC_GRACE_MESSAGE);
     else if (ok)
-        ok = read_all_until(fds[0], buf, out_len, deadline + 0.3);
+        ok = read_all_until(fds[0], buf, out_len, deadline + OLLA_CBC_GRACE_RESULT);
     close(fds[0]);
     if (!ok)
         kill(pid, SIGKILL);

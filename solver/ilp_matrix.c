@@ -1,3 +1,5 @@
+/* olla-onnx: the sparse ILP matrix of olla_ilp_matrix.h: triplets added
+ * row by row, then converted to CBC's column-major arrays. */
 #include "solver/olla_ilp_matrix.h"
 
 #include <stdlib.h>

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "olla_error.h"
+#include "util/olla_log.h"
 
 typedef struct olla_buffer {
     int64_t lower, upper; /* live on [lower, upper) */
@@ -21,7 +22,7 @@ typedef struct olla_place_options {
     double time_limit; /* seconds, <= 0: no overall limit (each exact search is
                         * then stopped after 10 s and the ILP after 60 s) */
     int64_t capacity;  /* 0: minimize the arena; > 0: find a placement within it */
-    int verbosity;     /* 0 quiet, 1 one line per phase on stderr */
+    const olla_logger *log; /* NULL: quiet; an OLLA_LOG_DETAIL line a phase */
     long long work_limit; /* searches' total work budget in units (about one
                            * section-list entry visited by the exact search);
                            * 0: OLLA_PLACE_WORK_PER_SECOND * time_limit / 2,

@@ -8,11 +8,12 @@
 #include "passes/analysis/olla_dag.h"
 #include "passes/runtime/olla_exec_order.h"
 #include "util/olla_clock.h"
+#include "util/olla_log.h"
 
 typedef struct olla_schedule_options {
     double time_limit; /* seconds for the whole ordering step, <=0 = no limit */
     int use_ilp;       /* 0 = heuristics only */
-    int verbosity;     /* 0 quiet; >=2 progress lines on stderr */
+    const olla_logger *log; /* NULL: quiet; an OLLA_LOG_DETAIL line a stage */
 } olla_schedule_options;
 
 typedef struct olla_schedule_result {
@@ -110,8 +111,8 @@ typedef struct olla_ilp_info {
     int64_t bound;
     int n_cols, n_rows;
 } olla_ilp_info;
-olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit, int verbosity,
-                           int *order, olla_ilp_info *info, olla_error *err);
+olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit,
+                           const olla_logger *log, int *order, olla_ilp_info *info, olla_error *err);
 
 /* ---- the best order ONNX Runtime can be made to run ---- */
 

@@ -3,6 +3,7 @@
 
 #include "solver/olla_online_alloc.h"
 #include "solver/place_internal.h"
+#include "util/olla_grow.h"
 
 typedef struct block {
     int64_t addr, size;
@@ -22,14 +23,10 @@ typedef struct heap {
 
 static int fl_add(heap *h, int i)
 {
-    if (h->nfree == h->flcap) {
-        size_t nc = h->flcap * 2 + 64;
-        int *g = realloc(h->fl, nc * sizeof *g);
-        if (!g)
-            return -1;
-        h->fl = g;
-        h->flcap = nc;
-    }
+    int *g = olla_grow(h->fl, &h->flcap, h->nfree + 1, sizeof *g);
+    if (!g)
+        return -1;
+    h->fl = g;
     h->b[i].pos = (int)h->nfree;
     h->fl[h->nfree++] = i;
     return 0;
@@ -45,14 +42,10 @@ static void fl_del(heap *h, int i)
 
 static int new_block(heap *h, int64_t addr, int64_t size, int prev, int next, int is_free)
 {
-    if (h->n == h->cap) {
-        size_t nc = h->cap * 2 + 64;
-        block *g = realloc(h->b, nc * sizeof *g);
-        if (!g)
-            return -1;
-        h->b = g;
-        h->cap = nc;
-    }
+    block *g = olla_grow(h->b, &h->cap, h->n + 1, sizeof *g);
+    if (!g)
+        return -1;
+    h->b = g;
     h->b[h->n] = (block){addr, size, prev, next, is_free, 1, -1};
     int i = (int)h->n++;
     if (is_free && fl_add(h, i) < 0)

@@ -38,6 +38,7 @@
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
 #include "util/olla_clock.h"
+#include "util/olla_arith.h"
 
 /* Parts with more buffers get the heuristics only: the exact search's
  * section lists grow with buffers times sections, and on such traces the
@@ -56,7 +57,7 @@ typedef struct driver {
     const olla_pitem *it;
     size_t n;
     olla_pwork work;
-    int verbosity;
+    const olla_logger *log;
     int64_t *best, *tmp;
     int64_t ub, lb;  /* best arena, proven bound */
     int64_t target;  /* the whole instance's max live: no need to go lower */
@@ -78,11 +79,10 @@ static int try_cap(driver *d, int64_t cap, long long units)
     double t = olla_now();
     int r = olla_place_search(d->it, d->n, cap, &part, d->tmp);
     olla_pwork_join(&d->work, &part);
-    if (d->verbosity)
-        fprintf(stderr, "place: search at %lld: %s after %lld units, %.3f s\n", (long long)cap,
-                r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_NONE ? "none exists"
-                : r == OLLA_SEARCH_GAVE_UP ? "gave up" : r == OLLA_SEARCH_NOMEM ? "out of memory"
-                : "too large to search", part.used, olla_now() - t);
+    olla_log(d->log, OLLA_LOG_DETAIL, "place: search at %lld: %s after %lld units, %.3f s", (long long)cap,
+             r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_NONE ? "none exists"
+             : r == OLLA_SEARCH_GAVE_UP ? "gave up" : r == OLLA_SEARCH_NOMEM ? "out of memory"
+             : "too large to search", part.used, olla_now() - t);
     if (r == OLLA_SEARCH_FOUND)
         keep_if_better(d);
     return r;
@@ -119,7 +119,7 @@ static int minimize(driver *d)
         first = 0;
         int r = try_cap(d, cap, units);
         if (r == OLLA_SEARCH_NOMEM)
-            return -2;
+            return OLLA_SEARCH_NOMEM;
         if (r == OLLA_SEARCH_TOO_LARGE)
             break;
         if (r == OLLA_SEARCH_FOUND) {
@@ -141,7 +141,7 @@ static int split(driver *d)
 {
     olla_pwork part = olla_pwork_part(&d->work, olla_pwork_left(&d->work) / 3);
     int r = olla_place_split(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part, d->tmp,
-                             d->verbosity);
+                             d->log);
     olla_pwork_join(&d->work, &part);
     if (r == 1)
         keep_if_better(d);
@@ -179,7 +179,7 @@ static size_t window_items(const olla_pitem *it, size_t n, int64_t t, int64_t w,
 
 /* Bisects the window's optimum between d->lb and d->ub - 1 with the exact
  * search; only proofs (no placement within a capacity) raise d->lb.
- * Returns 1 when a search gave up, -2 when out of memory, else 0. */
+ * Returns 1 when a search gave up, OLLA_SEARCH_NOMEM when out of memory, else 0. */
 static int bound_window(driver *d, olla_pwork *w, const olla_pitem *win, size_t k, int64_t *woff)
 {
     olla_pwork part = olla_pwork_part(w, olla_pwork_left(w) / 4);
@@ -193,12 +193,11 @@ static int bound_window(driver *d, olla_pwork *w, const olla_pitem *win, size_t 
         else if (q == OLLA_SEARCH_FOUND)
             hi = cap - 1;
         else
-            r = q == OLLA_SEARCH_NOMEM ? -2 : 1;
+            r = q == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 1;
     }
     olla_pwork_join(w, &part);
     if (lo > d->lb) {
-        if (d->verbosity)
-            fprintf(stderr, "place: window of %zu buffers: bound %lld\n", k, (long long)lo);
+        olla_log(d->log, OLLA_LOG_DETAIL, "place: window of %zu buffers: bound %lld", k, (long long)lo);
         d->lb = lo;
     }
     return r;
@@ -223,7 +222,7 @@ static int window_bound(driver *d)
     olla_pwork budget = olla_pwork_part(&d->work, units < OLLA_PLACE_BOUND_WORK ? units : OLLA_PLACE_BOUND_WORK);
     int r = 0;
     if (!ev || !win || !woff) {
-        r = -2;
+        r = OLLA_SEARCH_NOMEM;
         goto done;
     }
     /* the load after the last start at each time, busiest first */
@@ -241,7 +240,7 @@ static int window_bound(driver *d)
     }
     olla_place_sort_keys(ev, ns);
     int nw = 0;
-    for (size_t e = 0; e < ns && nw < OLLA_PLACE_BOUND_WINDOWS && d->lb < d->ub && r != -2; e++) {
+    for (size_t e = 0; e < ns && nw < OLLA_PLACE_BOUND_WINDOWS && d->lb < d->ub && r != OLLA_SEARCH_NOMEM; e++) {
         int64_t t = ev[e].k2, reach = 0;
         int seen = 0;
         for (int k = 0; k < nw; k++)
@@ -270,7 +269,7 @@ done:
     free(ev);
     free(win);
     free(woff);
-    return r == -2 ? -2 : 0;
+    return r == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 0;
 }
 
 /* The address ILP on a small part, from the best placement. */
@@ -280,7 +279,7 @@ static olla_status ilp(driver *d, olla_error *err)
         return OLLA_OK;
     int64_t arena = d->ub, bound = d->lb;
     olla_status st = olla_place_ilp(d->it, d->n, d->best, d->ub, d->lb, &d->work, d->tmp, &arena,
-                                    &bound, d->verbosity, err);
+                                    &bound, d->log, err);
     if (st != OLLA_OK)
         return st;
     if (arena < d->ub) {
@@ -310,13 +309,12 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
 {
     d->lb = olla_place_items_max_live(d->it, d->n);
     d->ub = olla_place_heuristic(d->it, d->n, d->best, d->lb > d->target ? d->lb : d->target,
-                                 &d->work, d->verbosity);
+                                 &d->work, d->log);
     if (d->lb < 0 || d->ub < 0)
         return no_memory(err, d->n);
     *heur = d->ub;
-    if (d->verbosity)
-        fprintf(stderr, "place: part of %zu buffers, lower bound %lld, heuristic %lld\n", d->n,
-                (long long)d->lb, (long long)d->ub);
+    olla_log(d->log, OLLA_LOG_DETAIL, "place: part of %zu buffers, lower bound %lld, heuristic %lld", d->n,
+             (long long)d->lb, (long long)d->ub);
     if (cap >= 0) {
         if (d->lb > cap) {
             *ps = OLLA_PLACE_NO_FIT;
@@ -338,8 +336,9 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
     /* the split (aimed at max live), the windows' bound when it fails, then
      * the bisection between the bound and the best arena */
     int searched = d->n <= OLLA_PLACE_SEARCH_MAX_BUFFERS;
-    if ((searched && open_gap(d) && split(d) == -2) || (open_gap(d) && window_bound(d) == -2) ||
-        (searched && open_gap(d) && minimize(d) == -2))
+    if ((searched && open_gap(d) && split(d) == OLLA_SEARCH_NOMEM) ||
+        (open_gap(d) && window_bound(d) == OLLA_SEARCH_NOMEM) ||
+        (searched && open_gap(d) && minimize(d) == OLLA_SEARCH_NOMEM))
         return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
     *ps = OLLA_PLACE_HEURISTIC;
     return ilp(d, err);
@@ -367,16 +366,6 @@ static olla_status fill_items(olla_buffer *bufs, size_t n, int64_t align, olla_p
     }
     *m = k;
     return OLLA_OK;
-}
-
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
 }
 
 
@@ -441,7 +430,7 @@ static olla_status place_parts(const olla_pitem *it, size_t m, const olla_place_
         for (size_t e = 0; e < k; e++)
             sub[e] = it[ord[start[p] + e]];
         long long share = (long long)((double)olla_pwork_left(all) * (double)k / (double)rest);
-        d = (driver){sub, k, olla_pwork_part(all, share), opt->verbosity, d.best, d.tmp, 0, 0,
+        d = (driver){sub, k, olla_pwork_part(all, share), opt->log, d.best, d.tmp, 0, 0,
                      target};
         olla_place_status ps = OLLA_PLACE_HEURISTIC;
         int64_t heur = 0;
@@ -457,8 +446,8 @@ static olla_status place_parts(const olla_pitem *it, size_t m, const olla_place_
         out->no_fit |= ps == OLLA_PLACE_NO_FIT;
         out->not_found |= ps == OLLA_PLACE_NOT_FOUND;
     }
-    if (opt->verbosity && np > 1)
-        fprintf(stderr, "place: %zu independent parts\n", np);
+    if (np > 1)
+        olla_log(opt->log, OLLA_LOG_DETAIL, "place: %zu independent parts", np);
     free(ord);
     free(start);
     free(sub);
@@ -519,7 +508,7 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
         return st;
     int64_t g = 0;
     for (size_t k = 0; k < m; k++)
-        g = gcd64(it[k].size, g);
+        g = olla_gcd64(it[k].size, g);
     if (g > 1) {
         for (size_t k = 0; k < m; k++)
             it[k].size /= g;
@@ -543,11 +532,10 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
         res->stopped_by = stop_reason(res->status, all.stopped);
         res->work = all.used;
         res->seconds = olla_now() - t0;
-        if (opt->verbosity)
-            fprintf(stderr, "place: %zu buffers, bound %lld, heuristic %lld, arena %lld (units of "
-                    "%lld), %lld work units, stopped by %s\n", m, (long long)out.lb,
-                    (long long)out.heur, (long long)out.arena, (long long)align, all.used,
-                    olla_place_stop_name(res->stopped_by));
+        olla_log(opt->log, OLLA_LOG_DETAIL,
+                 "place: %zu buffers, bound %lld, heuristic %lld, arena %lld (units of %lld), %lld work units, "
+                 "stopped by %s", m, (long long)out.lb, (long long)out.heur, (long long)out.arena,
+                 (long long)align, all.used, olla_place_stop_name(res->stopped_by));
     }
     free(off);
     free(it);

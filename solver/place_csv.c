@@ -7,6 +7,7 @@
 
 #include "solver/olla_place.h"
 #include "util/olla_file.h"
+#include "util/olla_grow.h"
 
 enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_NEEDED };
 static const char *const col_names[COL_NEEDED] = {"id", "lower", "upper", "size"};
@@ -34,14 +35,10 @@ static int split(char *line, char ***fields, size_t *cap)
     int k = 0;
     char *p = line;
     for (;;) {
-        if ((size_t)k == *cap) {
-            size_t nc = *cap ? *cap * 2 : 16;
-            char **g = realloc(*fields, nc * sizeof *g);
-            if (!g)
-                return -1;
-            *fields = g;
-            *cap = nc;
-        }
+        char **g = olla_grow(*fields, cap, (size_t)k + 1, sizeof *g);
+        if (!g)
+            return -1;
+        *fields = g;
         char *end = strchr(p, ',');
         if (end)
             *end = '\0';

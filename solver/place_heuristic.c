@@ -202,7 +202,7 @@ static long long pass_cost(const olla_pitem *it, size_t n)
 }
 
 int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
-                             olla_pwork *w, int verbosity)
+                             olla_pwork *w, const olla_logger *log)
 {
     if (n == 0)
         return 0;
@@ -225,9 +225,8 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64
             best = -1;
             break;
         }
-        if (verbosity)
-            fprintf(stderr, "place: heuristic %s: %lld (%.3f s)\n", portfolio[k].name,
-                    (long long)a, olla_now() - t);
+        olla_log(log, OLLA_LOG_DETAIL, "place: heuristic %s: %lld (%.3f s)", portfolio[k].name, (long long)a,
+                 olla_now() - t);
         if (a < best) {
             best = a;
             memcpy(off, tmp, n * sizeof *off);

@@ -23,6 +23,10 @@
  * time limit. */
 #define OLLA_PLACE_ILP_NODE_UNITS 4096
 #define OLLA_PLACE_ILP_SECONDS 60.0
+/* At most this many CBC nodes whatever the budget (CBC takes an int), and
+ * never less than this many seconds for a solve. */
+#define OLLA_PLACE_ILP_MAX_NODES 1000000
+#define OLLA_PLACE_ILP_MIN_SECONDS 0.01
 
 typedef struct pair {
     int i, j;
@@ -87,7 +91,7 @@ static int64_t repack(const olla_pitem *it, size_t n, const int64_t *off, int64_
 
 olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, int64_t ub,
                            int64_t lb, olla_pwork *w, int64_t *off, int64_t *arena,
-                           int64_t *bound, int verbosity, olla_error *err)
+                           int64_t *bound, const olla_logger *log, olla_error *err)
 {
     memcpy(off, warm, n * sizeof *off);
     *arena = ub;
@@ -129,7 +133,7 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
             Cbc_deleteModel(m);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "address ILP: out of memory");
     }
-    Cbc_setLogLevel(m, verbosity > 1 ? 1 : 0);
+    Cbc_setLogLevel(m, olla_log_wants(log, OLLA_LOG_SOLVER_OUTPUT) ? 1 : 0);
     double M = (double)ub;
     char name[32];
     for (size_t i = 0; i < n; i++) {
@@ -178,10 +182,12 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
     Cbc_setParameter(m, "timeMode", "elapsed");
     /* the budget: a node limit (deterministic); the time only as a safety net */
     long long nodes = olla_pwork_left(w) / OLLA_PLACE_ILP_NODE_UNITS;
-    Cbc_setMaximumNodes(m, nodes > 1000000 ? 1000000 : nodes < 1 ? 1 : (int)nodes);
+    Cbc_setMaximumNodes(m, nodes > OLLA_PLACE_ILP_MAX_NODES ? OLLA_PLACE_ILP_MAX_NODES
+                           : nodes < 1                      ? 1
+                                                            : (int)nodes);
     double seconds = w->deadline > 0 ? w->deadline - olla_now() : OLLA_PLACE_ILP_SECONDS;
-    if (seconds < 0.01)
-        seconds = 0.01;
+    if (seconds < OLLA_PLACE_ILP_MIN_SECONDS)
+        seconds = OLLA_PLACE_ILP_MIN_SECONDS;
     /* with a time limit CBC runs in a child process killed at the deadline:
      * its root LP does not check the limit, and a crash inside it is not
      * fatal here */
@@ -193,8 +199,8 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
                          : olla_error_set(err, OLLA_ERR_INTERNAL, "address ILP: out of memory");
     if (st != OLLA_OK)
         goto done;
-    if (crash && verbosity)
-        fprintf(stderr, "place: CBC crashed (signal %d); the address ILP is skipped\n", crash);
+    if (crash)
+        olla_log(log, OLLA_LOG_DETAIL, "place: CBC crashed (signal %d); the address ILP is skipped", crash);
     addr_head h = {NAN, 0, 0, 0, 0};
     if (finished)
         memcpy(&h, res, sizeof h);
@@ -228,9 +234,8 @@ olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, 
     }
     if (*bound > *arena)
         *bound = *arena;
-    if (verbosity)
-        fprintf(stderr, "place: address ILP with %zu pairs: arena %lld, bound %lld\n", np,
-                (long long)*arena, (long long)*bound);
+    olla_log(log, OLLA_LOG_DETAIL, "place: address ILP with %zu pairs: arena %lld, bound %lld", np,
+             (long long)*arena, (long long)*bound);
 done:
     free(res);
     Cbc_deleteModel(m);

@@ -77,7 +77,7 @@ int64_t olla_place_heuristic_one(const olla_pitem *it, size_t n, int k, int64_t 
  * single heuristic's), or -1 when out of memory. Stops early once the arena
  * reaches lb; the deadline of w (a safety net) stops it too. */
 int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
-                             olla_pwork *w, int verbosity);
+                             olla_pwork *w, const olla_logger *log);
 
 /* Outcomes of the exact search. */
 enum {
@@ -115,7 +115,7 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
  * Returns 1 (off filled), 0 (not tried or not found within w), -2 (out of
  * memory). */
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
-                     int64_t *off, int verbosity);
+                     int64_t *off, const olla_logger *log);
 
 /* Address ILP (place_ilp.c): minimizes the arena starting from warm (arena ub).
  * On return *arena and off hold the best placement found (never worse than
@@ -124,6 +124,6 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwor
  * error. */
 olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, int64_t ub,
                            int64_t lb, olla_pwork *w, int64_t *off, int64_t *arena,
-                           int64_t *bound, int verbosity, olla_error *err);
+                           int64_t *bound, const olla_logger *log, olla_error *err);
 
 #endif

@@ -45,7 +45,7 @@ order_key olla_search_offset_key(const sctx *c, int b)
 
 static int okeys_reserve(sctx *c, size_t need)
 {
-    olla_pkey *grown = olla_search_grow(c->okeys, &c->okeys_cap, need, sizeof *c->okeys);
+    olla_pkey *grown = olla_grow(c->okeys, &c->okeys_cap, need, sizeof *c->okeys);
     if (!grown)
         return -2;
     c->okeys = grown;
@@ -54,7 +54,7 @@ static int okeys_reserve(sctx *c, size_t need)
 
 static int ftrail_push(sctx *c, int j)
 {
-    trail_entry *grown = olla_search_grow(c->ftrail, &c->ftrail_cap, c->ftrail_top + 1,
+    trail_entry *grown = olla_grow(c->ftrail, &c->ftrail_cap, c->ftrail_top + 1,
                                           sizeof *c->ftrail);
     if (!grown)
         return -2;

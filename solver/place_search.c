@@ -198,7 +198,7 @@ static int search_parts(sctx *c, int parts)
 static int dfs_node(sctx *c)
 {
     if (olla_search_node_stops(c))
-        return -1;
+        return OLLA_SEARCH_GAVE_UP;
     int parts = olla_search_split(c);
     if (parts < 0)
         return parts;
@@ -257,7 +257,7 @@ static int dfs_node(sctx *c)
     }
     size_t base = c->cand_top, nc = 0;
     if (olla_search_cand_reserve(c, base + (size_t)(c->sec_start[s + 1] - c->sec_start[s])) < 0)
-        return -2;
+        return OLLA_SEARCH_NOMEM;
     int64_t nf;
     for (int64_t p = c->sec_start[s]; p < c->sec_start[s + 1]; p++) {
         int b = c->sec_buf[p];
@@ -315,7 +315,7 @@ static int dfs_node(sctx *c)
             c->cut[j]--;
         for (int j = c->sb[b]; j < c->se[b] && r == 0; j++)
             if (olla_search_raise(c, (size_t)j, c->floor_[j], &lo, &hi) < 0)
-                r = -2;
+                r = OLLA_SEARCH_NOMEM;
         if (r == 0 && range_ok(c, lo, hi))
             r = dfs(c);
         olla_search_undo(c, mark);
@@ -338,7 +338,7 @@ static int dfs_node(sctx *c)
         int lo = (int)s, hi = (int)s + 1;
         c->floor_[s] = nf;
         if (olla_search_raise(c, s, nf, &lo, &hi) < 0)
-            r = -2;
+            r = OLLA_SEARCH_NOMEM;
         else if (range_ok(c, lo, hi))
             r = dfs(c);
         olla_search_undo(c, mark);
@@ -366,7 +366,7 @@ static int build_fixed(sctx *c, const int64_t *pts)
         return 0;
     c->ob_start = calloc(c->nsec + 2, sizeof *c->ob_start);
     if (!c->ob_start)
-        return -2;
+        return OLLA_SEARCH_NOMEM;
     size_t total = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (size_t f = 0; f < c->nfixed; f++) {
@@ -392,7 +392,7 @@ static int build_fixed(sctx *c, const int64_t *pts)
             c->ob_hi = malloc((total + 1) * sizeof *c->ob_hi);
             c->ob_suf = malloc((total + 1) * sizeof *c->ob_suf);
             if (!c->ob_lo || !c->ob_hi || !c->ob_suf)
-                return -2;
+                return OLLA_SEARCH_NOMEM;
             /* the second pass advances ob_start[j + 1] from ob_start[j] */
             memmove(c->ob_start + 1, c->ob_start, c->nsec * sizeof *c->ob_start);
             c->ob_start[0] = 0;
@@ -451,7 +451,7 @@ static int build(sctx *c)
     if (!pts || !keys || !c->sb || !c->se || !c->twin || !c->placed || !c->h) {
         free(pts);
         free(keys);
-        return -2;
+        return OLLA_SEARCH_NOMEM;
     }
     size_t np = 0;
     for (size_t i = 0; i < n; i++) {
@@ -483,19 +483,19 @@ static int build(sctx *c)
     if (total > 50000000) { /* too large to search */
         free(pts);
         free(keys);
-        return -3;
+        return OLLA_SEARCH_TOO_LARGE;
     }
     if (c->deadline > 0 && olla_now() > c->deadline) { /* out of time */
         c->timed_out = 1;
         free(pts);
         free(keys);
-        return -1;
+        return OLLA_SEARCH_GAVE_UP;
     }
     c->floor0 = calloc(c->nsec + 1, sizeof *c->floor0);
     if (!c->floor0) {
         free(pts);
         free(keys);
-        return -2;
+        return OLLA_SEARCH_NOMEM;
     }
     int r = build_fixed(c, pts);
     free(pts);
@@ -514,7 +514,7 @@ static int build(sctx *c)
     c->cand = malloc(c->cand_cap * sizeof *c->cand);
     if (!c->sec_start || !c->sec_buf || !c->floor_ || !c->rem || !c->cut || !c->rank || !c->rkeys || !c->cand) {
         free(keys);
-        return -2;
+        return OLLA_SEARCH_NOMEM;
     }
     /* identical buffers: sorted next to each other by (lower, upper, size) */
     for (size_t i = 0; i < n; i++)
@@ -524,7 +524,7 @@ static int build(sctx *c)
         if ((k & 1023) == 0 && c->deadline > 0 && olla_now() > c->deadline) {
             c->timed_out = 1;
             free(keys);
-            return -1;
+            return OLLA_SEARCH_GAVE_UP;
         }
         int i = keys[k].idx;
         c->twin[i] = -1;
@@ -560,7 +560,7 @@ static int reset(sctx *c, int offset_order, int order)
     if (!keys || !fill) {
         free(keys);
         free(fill);
-        return -2;
+        return OLLA_SEARCH_NOMEM;
     }
     c->order = order;
     if (offset_order) { /* the bytes live in each section, for offset_key */
@@ -599,7 +599,7 @@ static int reset(sctx *c, int offset_order, int order)
             c->timed_out = 1;
             free(keys);
             free(fill);
-            return -1; /* out of time: the search gives up */
+            return OLLA_SEARCH_GAVE_UP; /* out of time: the search gives up */
         }
         int i = keys[k].idx;
         c->rank[i] = (int)k;
@@ -745,11 +745,11 @@ static int run_round(worker *w, int round, long long share)
             c->work_limit = share > c->work ? share : c->work;
             r = offset_order ? olla_search_offset_run(c) : dfs(c);
             if (offset_order && r == 0)
-                r = -1; /* exhausted: no proof (see the offset-order search) */
+                r = OLLA_SEARCH_GAVE_UP; /* exhausted: no proof (see the offset-order search) */
             w->units[pos] = c->work;
             share -= c->work;
         }
-        if (r != -1) {
+        if (r != OLLA_SEARCH_GAVE_UP) {
             w->r = r;
             w->pos = pos;
             finish_at(c->stop_pos, pos);
@@ -819,7 +819,7 @@ static int worker_init(worker *w, const olla_pitem *it, size_t n, const olla_pit
     w->sch = sch;
     w->first = parity * (OLLA_SEARCH_CONFIGS / 2);
     w->last = w->first + OLLA_SEARCH_CONFIGS / 2;
-    w->r = -1;
+    w->r = OLLA_SEARCH_GAVE_UP;
     w->pos = INT32_MAX;
     w->cut_pos = INT32_MAX;
     return build(&w->c);
@@ -890,11 +890,11 @@ static void run_schedule(worker *w, int64_t *off2)
         return;
     sctx_free(&w[1].c); /* all pointers NULL if never built */
     memset(&w[1], 0, sizeof w[1]);
-    w[1].r = -1;
+    w[1].r = OLLA_SEARCH_GAVE_UP;
     w[1].pos = INT32_MAX;
     schedule_reset(w[0].sch, 1);
     memset(w[0].units, 0, sizeof w[0].units);
-    w[0].r = -1;
+    w[0].r = OLLA_SEARCH_GAVE_UP;
     w[0].pos = INT32_MAX;
     w[0].c.timed_out = 0;
     w[0].c.max_depth = OLLA_SEARCH_DEPTH_CALLER;

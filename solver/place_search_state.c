@@ -27,7 +27,7 @@ int olla_search_raise(sctx *c, size_t j, int64_t v, int *lo, int *hi)
         int b = c->sec_buf[p];
         if (c->placed[b] || c->h[b] >= v)
             continue;
-        trail_entry *trail = olla_search_grow(c->trail, &c->trail_cap, c->trail_top + 1,
+        trail_entry *trail = olla_grow(c->trail, &c->trail_cap, c->trail_top + 1,
                                               sizeof *c->trail);
         if (!trail)
             return -1;
@@ -50,25 +50,10 @@ void olla_search_undo(sctx *c, size_t mark)
     }
 }
 
-/* The array items of *cap item_size-byte items, grown to hold at least need
- * of them (doubling, so that pushes cost amortized constant time): the same
- * or a moved array (never NULL when it succeeds, even for need 0), *cap
- * updated; NULL when out of memory, items and *cap unchanged. */
-void *olla_search_grow(void *items, size_t *cap, size_t need, size_t item_size)
-{
-    if (items && need <= *cap)
-        return items;
-    size_t grown_cap = need * 2 + 64;
-    void *grown = realloc(items, grown_cap * item_size);
-    if (grown)
-        *cap = grown_cap;
-    return grown;
-}
-
 /* Grows the candidate stack to hold need entries. */
 int olla_search_cand_reserve(sctx *c, size_t need)
 {
-    int *grown = olla_search_grow(c->cand, &c->cand_cap, need, sizeof *c->cand);
+    int *grown = olla_grow(c->cand, &c->cand_cap, need, sizeof *c->cand);
     if (!grown)
         return -2;
     c->cand = grown;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "solver/place_internal.h"
+#include "util/olla_grow.h"
 
 /* the section search's candidate orders (then a random one each round) */
 enum { ORDER_LIFE, ORDER_SIZE, ORDER_AREA, ORDER_COUNT };
@@ -76,7 +77,6 @@ typedef struct sctx {
 /* Orders keys: k[0], k[1], k[2], then the index. */
 int olla_search_cmp_key(const void *a, const void *b);
 /* Grows the candidate stack to hold need entries; -2 when out of memory. */
-void *olla_search_grow(void *items, size_t *cap, size_t need, size_t item_size);
 int olla_search_cand_reserve(sctx *c, size_t need);
 int olla_search_node_stops(sctx *c);
 /* Raises the height of every buffer still to place live in section j to at

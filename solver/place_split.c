@@ -542,7 +542,7 @@ done:
 }
 
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
-                     int64_t *off, int verbosity)
+                     int64_t *off, const olla_logger *log)
 {
     if (n == 0)
         return 1;
@@ -620,10 +620,9 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwor
             r2 = r1 == 1 ? side(it, after, nr, fx, fx_off, ns, capacity, &part, off, 0) : 0;
         }
         olla_pwork_join(w, &part);
-        if (verbosity)
-            fprintf(stderr, "place: split at time %lld (%zu stacked, %zu before, %zu after), "
-                    "attempt %d: %d, %d, %.3f s\n", (long long)p, ns, nl, nr, a, r1, r2,
-                    olla_now() - now);
+        olla_log(log, OLLA_LOG_DETAIL,
+                 "place: split at time %lld (%zu stacked, %zu before, %zu after), attempt %d: %d, %d, %.3f s",
+                 (long long)p, ns, nl, nr, a, r1, r2, olla_now() - now);
         if (r1 == -2 || r2 == -2)
             r = -2;
         else if (r1 == 1 && r2 == 1)

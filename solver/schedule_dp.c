@@ -10,6 +10,7 @@
 #include "passes/analysis/olla_analysis.h"
 #include "util/olla_clock.h"
 #include "solver/olla_schedule.h"
+#include "util/olla_bits.h"
 
 typedef struct {
     int words;
@@ -128,13 +129,11 @@ typedef struct {
     const int64_t *outb, *deadb;
 } dp_scope;
 
-#define BIT(k, i) (((k)[(i) >> 6] >> ((i)&63)) & 1u)
-
 /* 1 when node x has run in state s */
 static int has_run(const dp_scope *d, const uint64_t *s, int x)
 {
     int i = d->loc[x];
-    return i >= 0 ? (int)BIT(s, i) : d->step[x] < d->lo;
+    return i >= 0 ? olla_bit_get(s, (size_t)i) : d->step[x] < d->lo;
 }
 
 static int ready_in(const dp_scope *d, const uint64_t *s, int v)
@@ -219,7 +218,7 @@ moves:
         if (best >= ub)
             continue;
         memcpy(key, s, (size_t)W * sizeof *key);
-        key[c >> 6] |= (uint64_t)1 << (c & 63);
+        olla_bit_set(key, (size_t)c);
         long before = b->n;
         if (!layer_put(b, key, best, live - freed_by(d, s, v), (int)i, v))
             return 0;
@@ -240,7 +239,7 @@ static olla_status dp_core(const olla_dag *dag, const int64_t *outb, const int64
                            long *states_left, double deadline, int *out, int64_t *peak, int *outcome,
                            olla_error *err)
 {
-    int W = (ncand + 63) / 64;
+    int W = (int)olla_bits_words((size_t)ncand);
     *outcome = OLLA_DP_GAVE_UP;
     *peak = 0;
     if (ncand == 0) {

@@ -27,6 +27,8 @@
 #include "solver/olla_cbc_child.h"
 #include "solver/olla_ilp_matrix.h"
 #include "solver/olla_schedule.h"
+#include "util/olla_log.h"
+#include "util/olla_arith.h"
 
 #define MAX_COLS 100000L /* larger models do not get past the root relaxation in minutes */
 /* The search's work budget: branch-and-bound nodes (CBC alone is
@@ -80,16 +82,6 @@ static int sort_by_step(int *v, int n, const int *key)
     free(count);
     free(tmp);
     return 1;
-}
-
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
 }
 
 typedef struct {
@@ -146,8 +138,8 @@ static int add_inplace_terms(olla_ilp_matrix *m, const win *w, const olla_dag *d
     return 1;
 }
 
-static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit, int verbosity,
-                             int *order, olla_ilp_info *info, olla_error *err)
+static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit,
+                             const olla_logger *log, int *order, olla_ilp_info *info, olla_error *err)
 {
     int n = dag->n_nodes, nt = dag->n_tensors;
     memset(info, 0, sizeof *info);
@@ -200,7 +192,7 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
     int64_t g = 0;
     for (int e = 0; e < nt; e++)
         if (dag->bytes[e] > 0)
-            g = gcd64(dag->bytes[e], g);
+            g = olla_gcd64(dag->bytes[e], g);
     if (g == 0)
         g = 1;
     /* columns: 0 = peak, then S, then L */
@@ -414,7 +406,7 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
         for (int t = asap[v]; t < alap[v]; t++)
             Cbc_setInteger(model, S(&w, v, t));
     Cbc_setObjSense(model, 1.0);
-    Cbc_setLogLevel(model, verbosity >= 3 ? 1 : 0);
+    Cbc_setLogLevel(model, olla_log_wants(log, OLLA_LOG_SOLVER_OUTPUT) ? 1 : 0);
     if (time_limit > 0) {
         Cbc_setParameter(model, "timeMode", "elapsed");
         Cbc_setMaximumSeconds(model, time_limit);
@@ -434,8 +426,7 @@ static olla_status ilp_solve(const olla_dag *dag, const int *start, int64_t lb_h
             }
         Cbc_setMIPStartI(model, k, start_idx, start_val);
     }
-    if (verbosity >= 2)
-        fprintf(stderr, "olla: scheduling ILP: %d columns, %d rows, %ld nonzeros\n", nc, m.nrows, m.n);
+    olla_log(log, OLLA_LOG_DETAIL, "olla: scheduling ILP: %d columns, %d rows, %ld nonzeros", nc, m.nrows, m.n);
     Cbc_solve(model);
     const double *sol = Cbc_bestSolution(model);
     double bp = Cbc_getBestPossibleObjValue(model);
@@ -496,7 +487,7 @@ typedef struct {
     const olla_dag *dag;
     const int *start;
     int64_t lb_hint;
-    int verbosity;
+    const olla_logger *log;
 } ilp_args;
 
 /* result layout: olla_ilp_info, then the order */
@@ -505,31 +496,31 @@ static olla_status ilp_child(void *ctx, double cbc_limit, void *out, olla_error 
     const ilp_args *a = ctx;
     olla_ilp_info *info = out;
     int *order = (int *)((char *)out + sizeof(olla_ilp_info));
-    return ilp_solve(a->dag, a->start, a->lb_hint, cbc_limit, a->verbosity, order, info, err);
+    return ilp_solve(a->dag, a->start, a->lb_hint, cbc_limit, a->log, order, info, err);
 }
 
 /* With a time limit CBC runs in a child process killed at the deadline
  * (solver/olla_cbc_child.h). */
-olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit, int verbosity,
-                           int *order, olla_ilp_info *info, olla_error *err)
+olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit,
+                           const olla_logger *log, int *order, olla_ilp_info *info, olla_error *err)
 {
     memset(info, 0, sizeof *info);
     if (time_limit <= 0)
-        return ilp_solve(dag, start, lb_hint, 0, verbosity, order, info, err);
+        return ilp_solve(dag, start, lb_hint, 0, log, order, info, err);
     int n = dag->n_nodes;
     size_t len = sizeof(olla_ilp_info) + (size_t)n * sizeof(int);
     char *buf = calloc(len, 1);
     if (!buf)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory starting the ILP solver");
-    ilp_args a = {dag, start, lb_hint, verbosity};
+    ilp_args a = {dag, start, lb_hint, log};
     int finished = 0, crash = 0;
     olla_status st = olla_cbc_child_run(ilp_child, &a, buf, len, time_limit, &finished, &crash, err);
     if (st != OLLA_OK || !finished) {
         free(buf);
-        if (st == OLLA_OK && crash && verbosity >= 2)
-            fprintf(stderr, "olla: CBC crashed (signal %d); the scheduling ILP is skipped\n", crash);
-        else if (st == OLLA_OK && verbosity >= 2)
-            fprintf(stderr, "olla: ILP stopped at the time limit without a result\n");
+        if (st == OLLA_OK && crash)
+            olla_log(log, OLLA_LOG_DETAIL, "olla: CBC crashed (signal %d); the scheduling ILP is skipped", crash);
+        else if (st == OLLA_OK)
+            olla_log(log, OLLA_LOG_DETAIL, "olla: ILP stopped at the time limit without a result");
         return st;
     }
     memcpy(info, buf, sizeof *info);

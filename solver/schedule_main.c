@@ -24,6 +24,8 @@
 #define DP_WORK 100000000L     /* per exact search: states x candidates */
 #define DP_MAX_STATES 2000000L
 #define WINDOW_STATES 150000L  /* per window size, all windows together */
+/* The ILP is not started with less time than this left. */
+#define ILP_MIN_SECONDS 0.05
 
 typedef struct {
     const olla_dag *dag;
@@ -68,8 +70,7 @@ static int time_left(const sched *s)
 
 static void say(const sched *s, const char *what, int64_t value)
 {
-    if (s->opt->verbosity >= 2)
-        fprintf(stderr, "olla: %-30s %lld (%.3f s)\n", what, (long long)value, olla_now() - s->t0);
+    olla_log(s->opt->log, OLLA_LOG_DETAIL, "olla: %-30s %lld (%.3f s)", what, (long long)value, olla_now() - s->t0);
 }
 
 static void raise_lb(sched *s, int64_t b, const char *what)
@@ -88,8 +89,8 @@ static void offer(sched *s, const int *order, int source, const char *name)
     olla_error oom = {0};
     if (olla_dag_peak(s->dag, order, &pk, NULL, NULL, &oom) != OLLA_OK)
         return; /* out of memory: the candidate is not kept */
-    if (s->opt->verbosity >= 2)
-        fprintf(stderr, "olla: order %-24s peak %lld (%.3f s)\n", name, (long long)pk, olla_now() - s->t0);
+    olla_log(s->opt->log, OLLA_LOG_DETAIL, "olla: order %-24s peak %lld (%.3f s)", name, (long long)pk,
+             olla_now() - s->t0);
     if (pk < s->best_peak) {
         s->best_peak = pk;
         s->source = source;
@@ -265,9 +266,8 @@ static int segments(sched *s, olla_error *err)
             raise_lb(s, s->best_peak, "segments solved");
     }
     olla_error_clear(err);
-    if (s->opt->verbosity >= 2)
-        fprintf(stderr, "olla: %d segments, %s (%.3f s)\n", nseg, solved ? "all solved" : "not all solved",
-                olla_now() - s->t0);
+    olla_log(s->opt->log, OLLA_LOG_DETAIL, "olla: %d segments, %s (%.3f s)", nseg,
+             solved ? "all solved" : "not all solved", olla_now() - s->t0);
     return nseg == 1 && solved == 0;
 }
 
@@ -286,29 +286,28 @@ static void exact(sched *s)
             raise_lb(s, s->best_peak, "exact search");
         }
     }
-    if (s->opt->verbosity >= 2)
-        fprintf(stderr, "olla: exact search: %s (%.3f s)\n",
-                outcome == OLLA_DP_FOUND         ? "best order found"
-                : outcome == OLLA_DP_NONE_BETTER ? "no better order exists"
-                                                 : "gave up (its budget of states)",
-                olla_now() - s->t0);
+    olla_log(s->opt->log, OLLA_LOG_DETAIL, "olla: exact search: %s (%.3f s)",
+             outcome == OLLA_DP_FOUND         ? "best order found"
+             : outcome == OLLA_DP_NONE_BETTER ? "no better order exists"
+                                              : "gave up (its budget of states)",
+             olla_now() - s->t0);
 }
 
 /* the ILP, warm-started with the best order and given the bound */
 static void ilp(sched *s)
 {
     double left = s->deadline > 0 ? s->deadline - olla_now() : 0;
-    if (s->deadline > 0 && left <= 0.05)
+    if (s->deadline > 0 && left <= ILP_MIN_SECONDS)
         return;
     olla_ilp_info info;
     olla_error ierr = {0};
-    if (olla_sched_ilp(s->dag, s->best, s->lb, s->deadline > 0 ? left : 0, s->opt->verbosity, s->work, &info,
+    if (olla_sched_ilp(s->dag, s->best, s->lb, s->deadline > 0 ? left : 0, s->opt->log, s->work, &info,
                        &ierr) == OLLA_OK) {
         if (info.found)
             offer(s, s->work, 2, "ilp");
         raise_lb(s, info.bound, "ilp bound");
-    } else if (s->opt->verbosity >= 2) {
-        fprintf(stderr, "olla: the scheduling ILP is skipped: %s\n", ierr.message);
+    } else {
+        olla_log(s->opt->log, OLLA_LOG_DETAIL, "olla: the scheduling ILP is skipped: %s", ierr.message);
     }
 }
 
@@ -360,9 +359,8 @@ static void stages(sched *s, olla_schedule_result *res, olla_error *err)
         closure_bounds(s, err);
     if (!proven(s) && time_left(s))
         pair_bound(s, err);
-    if (s->opt->verbosity >= 2)
-        fprintf(stderr, "olla: heuristic peak %lld, lower bound %lld (%.3f s)\n", (long long)s->best_peak,
-                (long long)s->lb, olla_now() - s->t0);
+    olla_log(s->opt->log, OLLA_LOG_DETAIL, "olla: heuristic peak %lld, lower bound %lld (%.3f s)",
+             (long long)s->best_peak, (long long)s->lb, olla_now() - s->t0);
     if (!proven(s) && time_left(s))
         windows(s, err);
     int whole = !proven(s) && time_left(s) && segments(s, err);
@@ -378,7 +376,7 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     double t0 = olla_now();
     if (!dag || !order_out || !res)
         return olla_error_set(err, OLLA_ERR_USAGE, "olla_schedule needs a graph, an output order and a result");
-    static const olla_schedule_options dflt = {0, 1, 0};
+    static const olla_schedule_options dflt = {0, 1, NULL};
     if (!opt)
         opt = &dflt;
     sched s;

@@ -50,9 +50,7 @@ static uint64_t next_random(ort_search *s)
     return s->rng >> 33;
 }
 
-/* ================================================================
- * Evaluation
- * ================================================================ */
+/* ---- Evaluation ---- */
 
 /* 1 when the search must stop: budget, bound or deadline (and says which). */
 static int must_stop(ort_search *s)
@@ -120,9 +118,7 @@ static void accept(ort_search *s, int *exec, int64_t c)
     }
 }
 
-/* ================================================================
- * Moves
- * ================================================================ */
+/* ---- Moves ---- */
 
 /* Move m of point p (children c[0..k)): m < k-1 swaps c[m] and c[m+1]
  * (c[m+1] entered first); m = k-1 + j (j in 1..k-1) enters c[j] first; the
@@ -210,9 +206,7 @@ static void perturb(ort_search *s, olla_error *err)
         restore_best(s);
 }
 
-/* ================================================================
- * The driver
- * ================================================================ */
+/* ---- The driver ---- */
 
 static void search_free(ort_search *s)
 {

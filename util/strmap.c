@@ -1,4 +1,7 @@
+/* olla-onnx: the string -> index hash map of olla_strmap.h (open
+ * addressing, linear probing, FNV-1a). */
 #include "util/olla_strmap.h"
+#include "util/olla_arith.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -6,12 +9,7 @@
 
 static uint64_t hash_str(const char *s)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return h;
+    return olla_fnv1a(OLLA_FNV1A_START, s);
 }
 
 int olla_strmap_init(olla_strmap *m, size_t expected)

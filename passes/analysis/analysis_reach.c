@@ -4,10 +4,11 @@
 #include <string.h>
 
 #include "passes/analysis/olla_analysis.h"
+#include "util/olla_bits.h"
 
 static int bit(const uint64_t *row, int u)
 {
-    return (int)((row[u >> 6] >> (u & 63)) & 1u);
+    return olla_bit_get(row, (size_t)u);
 }
 
 static int popcount_row(const uint64_t *row, int words)
@@ -39,7 +40,7 @@ olla_status olla_reach_build(const olla_dag *dag, olla_reach *r, olla_error *err
                               "ordered without it",
                               n, 2.0 * (double)n * (double)n / 8e9, OLLA_REACH_MAX_NODES);
     r->n = n;
-    r->words = (n + 63) / 64;
+    r->words = (int)olla_bits_words((size_t)n);
     size_t cells = (size_t)n * (size_t)r->words + 1;
     r->anc = calloc(cells, sizeof *r->anc);
     r->desc = calloc(cells, sizeof *r->desc);
@@ -66,7 +67,7 @@ olla_status olla_reach_build(const olla_dag *dag, olla_reach *r, olla_error *err
             const uint64_t *ru = r->anc + (size_t)u * W;
             for (int w = 0; w < W; w++)
                 row[w] |= ru[w];
-            row[u >> 6] |= (uint64_t)1 << (u & 63);
+            olla_bit_set(row, (size_t)u);
         }
     }
     for (int i = n - 1; i >= 0; i--) {
@@ -77,7 +78,7 @@ olla_status olla_reach_build(const olla_dag *dag, olla_reach *r, olla_error *err
             uint64_t *ru = r->desc + (size_t)u * W;
             for (int w = 0; w < W; w++)
                 ru[w] |= rv[w];
-            ru[v >> 6] |= (uint64_t)1 << (v & 63);
+            olla_bit_set(ru, (size_t)v);
         }
     }
     for (int v = 0; v < n; v++) {
@@ -162,7 +163,7 @@ static void count_chunk(const olla_dag *dag, const int *order, const int *pstart
                 for (int w = 0; w < CHUNK_WORDS; w++)
                     row[w] |= ru[w];
                 if (u >= lo && u < hi)
-                    row[(u - lo) >> 6] |= (uint64_t)1 << ((u - lo) & 63);
+                    olla_bit_set(row, (size_t)(u - lo));
             }
         } else { /* v's row into its producers' */
             for (int k = pstart[v]; k < pstart[v + 1]; k++) {
@@ -170,7 +171,7 @@ static void count_chunk(const olla_dag *dag, const int *order, const int *pstart
                 for (int w = 0; w < CHUNK_WORDS; w++)
                     ru[w] |= row[w];
                 if (v >= lo && v < hi)
-                    ru[(v - lo) >> 6] |= (uint64_t)1 << ((v - lo) & 63);
+                    olla_bit_set(ru, (size_t)(v - lo));
             }
         }
     }

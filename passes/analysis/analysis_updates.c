@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "passes/analysis/olla_analysis.h"
+#include "util/olla_bits.h"
 
 static const char *const update_ops[] = {
     "InPlaceAccumulatorV2", "InPlaceAccumulator", "AdamWOptimizer", "AdamOptimizer", "SGDOptimizerV2",
@@ -115,7 +116,7 @@ static int topo_init(topo_state *t, const olla_dag *dag, const int *fwd)
     t->x_to = malloc(sz * sizeof(int));
     t->xp_next = malloc(sz * sizeof(int));
     t->xs_next = malloc(sz * sizeof(int));
-    size_t words = ((size_t)n + 63) / 64 + 1;
+    size_t words = olla_bits_words((size_t)n) + 1;
     t->pending = calloc(words, sizeof(uint64_t));
     t->moved = calloc(words, sizeof(uint64_t));
     t->pushed = malloc(sz * sizeof(int));
@@ -152,7 +153,7 @@ static void anc_push(topo_state *t, int u)
         return;
     t->seen[u] = t->stamp;
     int p = t->pos[u];
-    t->pending[p >> 6] |= (uint64_t)1 << (p & 63);
+    olla_bit_set(t->pending, (size_t)p);
     t->pushed[t->npushed++] = p;
 }
 
@@ -204,7 +205,7 @@ static int anc_has(topo_state *t, int v, int x)
     if (x == v || t->pos[x] > t->pos[v])
         return 0;
     for (int p; (p = anc_next(t, t->pos[x])) >= 0;) {
-        t->pending[p >> 6] &= ~((uint64_t)1 << (p & 63));
+        olla_bit_clear(t->pending, (size_t)p);
         anc_expand(t, t->at[p]);
     }
     return t->seen[x] == t->stamp;
@@ -272,9 +273,9 @@ static void topo_add(topo_state *t, int u, int a)
     /* the positions they hold, in order, read off a bit per position; the
      * backward set (marked by the last walk) takes the lowest of them */
     for (int i = 0; i < nf; i++)
-        t->moved[t->pos[t->fw[i]] >> 6] |= (uint64_t)1 << (t->pos[t->fw[i]] & 63);
+        olla_bit_set(t->moved, (size_t)t->pos[t->fw[i]]);
     for (int i = 0; i < nb; i++)
-        t->moved[t->pos[t->bw[i]] >> 6] |= (uint64_t)1 << (t->pos[t->bw[i]] & 63);
+        olla_bit_set(t->moved, (size_t)t->pos[t->bw[i]]);
     int k = 0, ib = 0, jf = 0;
     for (int w = lo >> 6; w <= hi >> 6; w++)
         for (uint64_t bits = t->moved[w]; bits; bits &= bits - 1) {

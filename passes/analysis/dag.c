@@ -1,6 +1,7 @@
 /* olla-onnx: the scheduling DAG, its builder, topological orders and the
  * liveness rules every other stage relies on. */
 #include "passes/analysis/olla_dag.h"
+#include "util/olla_grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,27 +14,24 @@ struct olla_dag_builder {
     int *producer;
     int64_t *bytes;
     unsigned char *is_output;
-    int n_tensors, cap_tensors;
+    int n_tensors;
+    size_t cap_producer, cap_bytes, cap_is_output;
     dag_use *uses;
-    int n_uses, cap_uses;
+    int n_uses;
+    size_t cap_uses;
     int *ip_node, *ip_in, *ip_out; /* in-place candidates in the order given */
-    int n_inplace, cap_inplace;
+    int n_inplace;
+    size_t cap_ip_node, cap_ip_in, cap_ip_out;
     int oom;
 };
 
-static int grow(void **p, int *cap, int need, size_t elem)
+/* Makes *ints hold need entries (olla_grow); 0 when out of memory. */
+static int grow_ints(int **ints, size_t *cap, size_t need)
 {
-    if (need <= *cap)
-        return 1;
-    int nc = *cap ? *cap : 16;
-    while (nc < need)
-        nc *= 2;
-    void *q = realloc(*p, (size_t)nc * elem);
-    if (!q)
-        return 0;
-    *p = q;
-    *cap = nc;
-    return 1;
+    int *g = olla_grow(*ints, cap, need, sizeof *g);
+    if (g)
+        *ints = g;
+    return g != NULL;
 }
 
 olla_dag_builder *olla_dag_builder_new(int n_nodes_hint, int n_tensors_hint)
@@ -61,15 +59,17 @@ void olla_dag_builder_free(olla_dag_builder *b)
 int olla_dag_builder_tensor(olla_dag_builder *b, int producer, int64_t bytes, int is_output)
 {
     int n = b->n_tensors;
-    int cap = b->cap_tensors;
-    int c1 = cap, c2 = cap;
-    if (!grow((void **)&b->producer, &c1, n + 1, sizeof *b->producer) ||
-        !grow((void **)&b->bytes, &c2, n + 1, sizeof *b->bytes) ||
-        !grow((void **)&b->is_output, &cap, n + 1, sizeof *b->is_output)) {
+    size_t need = (size_t)n + 1;
+    int64_t *by = grow_ints(&b->producer, &b->cap_producer, need)
+                      ? olla_grow(b->bytes, &b->cap_bytes, need, sizeof *by) : NULL;
+    if (by)
+        b->bytes = by;
+    unsigned char *out = by ? olla_grow(b->is_output, &b->cap_is_output, need, sizeof *out) : NULL;
+    if (!out) {
         b->oom = 1;
         return -1;
     }
-    b->cap_tensors = cap;
+    b->is_output = out;
     b->producer[n] = producer;
     b->bytes[n] = bytes;
     b->is_output[n] = (unsigned char)(is_output != 0);
@@ -81,10 +81,12 @@ void olla_dag_builder_use(olla_dag_builder *b, int node, int tensor)
 {
     if (tensor < 0)
         return;
-    if (!grow((void **)&b->uses, &b->cap_uses, b->n_uses + 1, sizeof *b->uses)) {
+    dag_use *uses = olla_grow(b->uses, &b->cap_uses, (size_t)b->n_uses + 1, sizeof *uses);
+    if (!uses) {
         b->oom = 1;
         return;
     }
+    b->uses = uses;
     b->uses[b->n_uses].node = node;
     b->uses[b->n_uses].tensor = tensor;
     b->n_uses++;
@@ -92,9 +94,10 @@ void olla_dag_builder_use(olla_dag_builder *b, int node, int tensor)
 
 void olla_dag_builder_inplace(olla_dag_builder *b, int node, int in, int out)
 {
-    int n = b->n_inplace, c1 = b->cap_inplace, c2 = b->cap_inplace;
-    if (!grow((void **)&b->ip_node, &c1, n + 1, sizeof(int)) || !grow((void **)&b->ip_in, &c2, n + 1, sizeof(int)) ||
-        !grow((void **)&b->ip_out, &b->cap_inplace, n + 1, sizeof(int))) {
+    int n = b->n_inplace;
+    size_t need = (size_t)n + 1;
+    if (!grow_ints(&b->ip_node, &b->cap_ip_node, need) || !grow_ints(&b->ip_in, &b->cap_ip_in, need) ||
+        !grow_ints(&b->ip_out, &b->cap_ip_out, need)) {
         b->oom = 1;
         return;
     }

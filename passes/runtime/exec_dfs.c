@@ -25,6 +25,7 @@
 
 #include "passes/runtime/exec_heap.h"
 #include "passes/runtime/olla_exec_order.h"
+#include "util/olla_bits.h"
 
 struct olla_exec_dfs {
     const olla_exec_graph *eg;
@@ -52,9 +53,7 @@ struct olla_exec_dfs {
     int *point_node, *point_start, *point_children, *point_of;
 };
 
-/* ================================================================
- * Workspace
- * ================================================================ */
+/* ---- Workspace ---- */
 
 void olla_exec_dfs_free(olla_exec_dfs *d)
 {
@@ -137,7 +136,7 @@ static long set_slot(const olla_exec_dfs *d, int s, int i)
 static int rel_get(const olla_exec_dfs *d, int s, int k, int i, int j)
 {
     long b = d->rel_start[s] + (long)i * k + j;
-    return (int)((d->rel_bits[b >> 6] >> (b & 63)) & 1);
+    return olla_bit_get(d->rel_bits, (size_t)b);
 }
 
 /* One pass: rows[v] gets the queried ops with qidx in [lo, lo + 64 *
@@ -157,7 +156,7 @@ static void rel_pass(olla_exec_dfs *d, const int *order, const int *qidx, int lo
             for (int w = 0; w < REL_WORDS; w++)
                 row[w] |= pr[w];
             if (q >= lo && q < hi)
-                row[(q - lo) >> 6] |= (uint64_t)1 << ((q - lo) & 63);
+                olla_bit_set(row, (size_t)(q - lo));
         }
     }
     for (int s = 0; s <= n; s++) {
@@ -171,9 +170,9 @@ static void rel_pass(olla_exec_dfs *d, const int *order, const int *qidx, int lo
                 continue;
             for (int b = 0; b < k; b++) {
                 const uint64_t *rb = rows + (size_t)mem[b] * REL_WORDS;
-                if (b != a && ((rb[(q - lo) >> 6] >> ((q - lo) & 63)) & 1)) {
+                if (b != a && olla_bit_get(rb, (size_t)(q - lo))) {
                     long bit = d->rel_start[s] + (long)a * k + b;
-                    d->rel_bits[bit >> 6] |= (uint64_t)1 << (bit & 63);
+                    olla_bit_set(d->rel_bits, (size_t)bit);
                     d->below_any[set_slot(d, s, a)] = 1;
                 }
             }
@@ -205,7 +204,7 @@ static int build_relation(olla_exec_dfs *d)
                 qidx[mem[i]] = nq++;
     }
     if (ok) {
-        d->rel_bits = calloc((size_t)(bits + 63) / 64 + 1, sizeof *d->rel_bits);
+        d->rel_bits = calloc(olla_bits_words((size_t)bits) + 1, sizeof *d->rel_bits);
         ok = d->rel_bits != NULL;
     }
     for (int lo = 0; ok && lo < nq; lo += 64 * REL_WORDS)
@@ -259,9 +258,7 @@ olla_status olla_exec_dfs_new(const olla_exec_graph *eg, olla_exec_dfs **out, ol
     return OLLA_OK;
 }
 
-/* ================================================================
- * The search
- * ================================================================ */
+/* ---- The search ---- */
 
 static int key_less(const olla_exec_dfs *d, int a, int b)
 {
@@ -417,9 +414,7 @@ int olla_exec_dfs_point(const olla_exec_dfs *d, int p, const int **children, int
     return d->point_start[p + 1] - d->point_start[p];
 }
 
-/* ================================================================
- * The listing
- * ================================================================ */
+/* ---- The listing ---- */
 
 /* The "before" relation of a listing as CSR: a -> b when a must be listed
  * before b: every dependency, and each entered child after the child

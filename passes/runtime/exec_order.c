@@ -7,9 +7,7 @@
 
 #include "passes/runtime/exec_heap.h"
 
-/* ================================================================
- * Runtime names
- * ================================================================ */
+/* ---- Runtime names ---- */
 
 static const char *const runtime_names[] = {"listed", "ort", "ort-priority"};
 
@@ -29,9 +27,7 @@ olla_status olla_runtime_parse(const char *name, olla_runtime *rt, olla_error *e
                           name ? name : "");
 }
 
-/* ================================================================
- * The exec graph: allocation and CSR helpers
- * ================================================================ */
+/* ---- The exec graph: allocation and CSR helpers ---- */
 
 void olla_exec_graph_free(olla_exec_graph *eg)
 {
@@ -109,9 +105,7 @@ olla_status olla_exec_graph_from_edges(int n_ops, const int *pred_start, const i
     return st;
 }
 
-/* ================================================================
- * Load-time rewrites: Constants and RemoveDuplicateCastTransformer
- * ================================================================ */
+/* ---- Load-time rewrites: Constants and RemoveDuplicateCastTransformer ---- */
 
 enum type_group { GROUP_UNKNOWN = -1, GROUP_BOOL, GROUP_INTEGER, GROUP_UNSIGNED, GROUP_FLOAT };
 enum { T_FLOAT = 1, T_UINT8, T_INT8, T_UINT16, T_INT16, T_INT32, T_INT64, T_STRING, T_BOOL, T_FLOAT16, T_DOUBLE,
@@ -300,9 +294,7 @@ static void cast_pass_free(cast_pass *cp)
     free(cp->entry_op);
 }
 
-/* ================================================================
- * Building the exec graph of an olla_graph
- * ================================================================ */
+/* ---- Building the exec graph of an olla_graph ---- */
 
 /* The CSR rows of producers of every op: of the tensors it reads after
  * resolving merges (cp, or NULL for the graph as read), keeping producers
@@ -436,9 +428,7 @@ done:
     return st;
 }
 
-/* ================================================================
- * The orders
- * ================================================================ */
+/* ---- The orders ---- */
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -578,9 +568,7 @@ olla_status olla_exec_order(const olla_graph *g, olla_runtime rt, const int *lis
     return st;
 }
 
-/* ================================================================
- * Completing an executed order with the ops that do not run
- * ================================================================ */
+/* ---- Completing an executed order with the ops that do not run ---- */
 
 /* Emits op v after the ops it needs that do not run and are not emitted
  * yet (depth first over dep lists, iteratively). Such an op is emitted only

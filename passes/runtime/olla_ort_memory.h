@@ -213,7 +213,7 @@ int olla_ort_memory_buffer_of(const olla_ort_memory *m, int t);
  * node reads it or a tensor sharing it) or t owns no freeable buffer. */
 int olla_ort_memory_release_step(const olla_ort_memory *m, int t);
 
-/* ------------------------------------------------------------ sessions
+/* ---- sessions ----
  *
  * What a session holds over several runs under ORT's memory settings
  * (ort_session.c). onnxruntime-node's defaults are the CPU memory arena on

@@ -28,7 +28,7 @@
  * OrtValues, and a 40-byte record. */
 static const int64_t RUN_LIST_ENTRY_BYTES[] = {32, 32, 24, 40};
 
-/* ------------------------------------------------------------ helpers */
+/* ---- helpers ---- */
 
 static int64_t counted(const olla_ort_memory *m, int64_t bytes)
 {
@@ -66,7 +66,7 @@ olla_ort_memory_options olla_ort_memory_tensors_only(void)
     return (olla_ort_memory_options){0, 0, 0, NULL, NULL};
 }
 
-/* ------------------------------------------------------------ context */
+/* ---- context ---- */
 
 /* The class key of a declared type: element size, rank, each dim as a value
  * or a name; NULL (matches nothing) for non-tensors, strings, unknown ranks
@@ -342,7 +342,7 @@ olla_status olla_ort__memory_new(const olla_graph *sized, const olla_graph *decl
     return OLLA_OK;
 }
 
-/* ------------------------------------------------------------ evaluation: setup */
+/* ---- evaluation: setup ---- */
 
 static olla_status order_error(const olla_ort_memory *m, olla_error *err, int op, const char *what)
 {
@@ -456,7 +456,7 @@ static olla_status count_uses(olla_ort_memory *m, const int *executed, int n, ol
     return OLLA_OK;
 }
 
-/* ------------------------------------------------------------ evaluation: planning */
+/* ---- evaluation: planning ---- */
 
 /* ORT's Reuse(): t takes the buffer of value src. */
 static void share(olla_ort_memory *m, int src, int t, olla_ort_buffer_kind kind)
@@ -555,7 +555,7 @@ static void plan_node(olla_ort_memory *m, int op, int pc)
     }
 }
 
-/* ------------------------------------------------------------ evaluation: the run */
+/* ---- evaluation: the run ---- */
 
 typedef struct run_state {
     int64_t tensors, book;     /* live counted bytes */

@@ -92,7 +92,7 @@ static size_t attr_ints(const olla_graph *g, int op, const char *name, int64_t *
     return a->n_ints;
 }
 
-/* ---------------------------------------------------------------- Conv */
+/* ---- Conv ---- */
 
 /* The convolution's geometry as MlasConvPrepare sees it (mlas/lib/convolve.cpp). */
 typedef struct conv_geometry {
@@ -181,7 +181,7 @@ static int64_t conv_transpose_scratch(const olla_graph *g, int op, int64_t min_b
     return block(4 * kernel_dim * product(x.d + 2, x.rank - 2), min_block);
 }
 
-/* ---------------------------------------------------------------- MatMul */
+/* ---- MatMul ---- */
 
 /* The number of GEMMs MatMulComputeHelper splits a MatMul into (1 when the
  * batch dims of B are all 1 and fold into A's rows). */
@@ -220,7 +220,7 @@ static int64_t matmul_scratch(const olla_graph *g, int op, int64_t min_block)
     return bytes;
 }
 
-/* ---------------------------------------------------------------- others */
+/* ---- others ---- */
 
 /* providers/cpu/nn/lrn.cc: a scale buffer the size of X and a padded square
  * of (C + size - 1) * H * W floats. */

@@ -116,7 +116,7 @@ static int fail_oom(session *x)
     return 0;
 }
 
-/* ------------------------------------------------------------ the heap */
+/* ---- the heap ---- */
 
 static int heap_alloc(session *x, int64_t bytes, int64_t malloc_counted, heap_ref *r)
 {
@@ -154,7 +154,7 @@ static int temp_alloc(session *x, const olla_ort_memory *m, int64_t bytes, heap_
     return heap_alloc(x, bytes, counted(m, bytes), r);
 }
 
-/* ------------------------------------------------------------ the memory pattern */
+/* ---- the memory pattern ---- */
 
 static void pattern_trace(pattern_planner *p, int t, int64_t size)
 {
@@ -209,7 +209,7 @@ static void pattern_free(pattern_planner *p, int t)
         }
 }
 
-/* ------------------------------------------------------------ tensors */
+/* ---- tensors ---- */
 
 /* A tensor the memory pattern covers: its own buffer, a tensor, not a string. */
 static int traced(const olla_ort_memory *m, int t)
@@ -294,7 +294,7 @@ static void release_after(session *x, frame *f, int pos)
 
 static int run_frame(session *x, frame *f, int run);
 
-/* ------------------------------------------------------------ control flow */
+/* ---- control flow ---- */
 
 static int op_out(const olla_ort_memory *m, int op, int k)
 {
@@ -453,7 +453,7 @@ static int run_scan(session *x, frame *f, int op)
     return 1;
 }
 
-/* ------------------------------------------------------------ one execution of a frame */
+/* ---- one execution of a frame ---- */
 
 static int run_node(session *x, frame *f, int op, int pos)
 {
@@ -567,7 +567,7 @@ static int run_frame(session *x, frame *f, int run)
     return 1;
 }
 
-/* ------------------------------------------------------------ the frames */
+/* ---- the frames ---- */
 
 static void frame_free(frame *f)
 {
@@ -681,7 +681,7 @@ static int frame_init(frame *f, const olla_ort_memory *m, const int *order, int 
     return 1;
 }
 
-/* ------------------------------------------------------------ the session */
+/* ---- the session ---- */
 
 olla_status olla_ort__replay(olla_ort_memory *m, const int *executed, int n_executed, const olla_ort_settings *s,
                              olla_ort_session_result *result, olla_error *err)

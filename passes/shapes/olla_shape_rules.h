@@ -1,8 +1,8 @@
 /* olla-onnx: the interface between the shape-inference engine
- * (passes/shapes.c) and the per-operator rules.
+ * (passes/shapes/shapes.c) and the per-operator rules.
  *
  * How to add an operator family:
- *   1. Create passes/shape_<family>.c. Write one static rule per operator (or
+ *   1. Create passes/shapes/shape_<family>.c. Write one static rule per operator (or
  *      one shared by several operators) with the signature olla_shape_rule_fn.
  *   2. At the end of the file export the table
  *          const olla_shape_rule_entry olla_shape_rules_<family>[] = {
@@ -10,7 +10,7 @@
  *              {"com.microsoft", "ConvGrad", rule_conv_grad},
  *              {NULL, NULL, NULL}};
  *   3. Declare it in the list below and add one line to the families[] array in
- *      passes/shape_registry.c.
+ *      passes/shapes/shape_registry.c.
  *
  * A rule reads the node through the olla_shape_ctx accessors below and sets
  * each output it can with olla_shape_set_out*(). Outputs it leaves unset
@@ -231,7 +231,7 @@ olla_shape_rule_fn olla_shape_find_rule(const char *domain, const char *op_type)
 /* Every family table, for tests that walk all rules; *n gets the count. */
 const olla_shape_rule_entry *const *olla_shape_rule_families(size_t *n);
 
-/* Family tables (passes/shape_<family>.c). */
+/* Family tables (passes/shapes/shape_<family>.c). */
 extern const olla_shape_rule_entry olla_shape_rules_elementwise[];
 extern const olla_shape_rule_entry olla_shape_rules_manip[];
 extern const olla_shape_rule_entry olla_shape_rules_linalg[];

@@ -1,6 +1,6 @@
 /* olla-onnx: internals of shape inference shared by the engine
- * (passes/shapes.c), the rule context (passes/shape_ctx.c) and the stores
- * (passes/shape_store.c). Not for rules: they use olla_shape_rules.h. */
+ * (passes/shapes/shapes.c), the rule context (passes/shapes/shape_ctx.c) and the stores
+ * (passes/shapes/shape_store.c). Not for rules: they use olla_shape_rules.h. */
 #ifndef OLLA_SHAPE_ENGINE_H
 #define OLLA_SHAPE_ENGINE_H
 

@@ -1,12 +1,13 @@
 /* olla-onnx: the shape-inference engine. Builds the table of value types of
  * a model: graph inputs and initializers, then every node in a topological
- * order, each through its rule (passes/shape_*.c), merged with value_info. */
+ * order, each through its rule (passes/shapes/shape_*.c), merged with value_info. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "passes/shapes/shape_engine.h"
 #include "util/olla_line.h"
+#include "util/olla_grow.h"
 
 #define MAX_DEPTH 64
 
@@ -24,14 +25,10 @@ static olla_shape_entry *scope_put(olla_shape_table *t, olla_shape_scope *s, con
             *index = i;
         return &s->entries[i];
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        olla_shape_entry *e = realloc(s->entries, cap * sizeof *e);
-        if (!e)
-            return NULL;
-        s->entries = e;
-        s->cap = cap;
-    }
+    olla_shape_entry *e = olla_grow(s->entries, &s->cap, s->n + 1, sizeof *e);
+    if (!e)
+        return NULL;
+    s->entries = e;
     i = s->n++;
     memset(&s->entries[i], 0, sizeof s->entries[i]);
     s->entries[i].name = key;
@@ -838,14 +835,10 @@ static olla_status keep_scope(olla_shape_table *t, const Onnx__GraphProto *paren
         if (t->kept[i].scope.graph == s->graph)
             k = &t->kept[i];
     if (!k) {
-        if (t->n_kept == t->cap_kept) {
-            size_t cap = t->cap_kept ? 2 * t->cap_kept : 8;
-            olla_shape_kept *p = realloc(t->kept, cap * sizeof *p);
-            if (!p)
-                return OLLA_ERR_INTERNAL;
-            t->kept = p;
-            t->cap_kept = cap;
-        }
+        olla_shape_kept *p = olla_grow(t->kept, &t->cap_kept, t->n_kept + 1, sizeof *p);
+        if (!p)
+            return OLLA_ERR_INTERNAL;
+        t->kept = p;
         k = &t->kept[t->n_kept++];
         memset(k, 0, sizeof *k);
     }

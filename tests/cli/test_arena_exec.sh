@@ -6,11 +6,14 @@
 # allow.
 set -u
 OLLA=${OLLA:?} ; EXEC=${OLLA_ARENA_EXEC:?} ; SRC=${OLLA_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
+. "$(dirname "$0")/lib.sh"
+cli_tmp
+cli_need_python onnx  # tests/tools/dim_names.py reads the models
 models=("$SRC"/models/*.onnx)
 if [ -d "${OLLA_CORPUS:-}" ]; then
   models+=("$OLLA_CORPUS"/train/*_bs1.onnx "$OLLA_CORPUS"/ort-training/*.onnx "$OLLA_CORPUS"/infer/*.onnx)
+else
+  cli_missing "no corpus at '${OLLA_CORPUS:-}' (OLLA_CORPUS): only models/ is run"
 fi
 shared=0 # plans that share at least one buffer
 for m in "${models[@]}"; do
@@ -20,24 +23,23 @@ for m in "${models[@]}"; do
   dims=$(/usr/bin/python3 "$SRC/tests/tools/dim_names.py" "$m" batch=2 batch_size=2 seq=3)
   # shellcheck disable=SC2086
   if ! "$OLLA" -q --sharing $sharing --time-limit 10 $dims "$m" "$tmp/$name.onnx" 2>"$tmp/err"; then
-    echo "FAIL: $name did not plan: $(cat "$tmp/err")"; fail=$((fail+1)); continue
+    bad "$name did not plan: $(cat "$tmp/err")"; continue
   fi
   grep -q '"sharing":"alias"\|"sharing":"inplace"' "$tmp/$name.onnx" && shared=$((shared+1))
-  if "$EXEC" "$tmp/$name.onnx" >/dev/null 2>"$tmp/err"; then pass=$((pass+1)); else echo "FAIL: $name: $(cat "$tmp/err")"; fail=$((fail+1)); fi
+  if "$EXEC" "$tmp/$name.onnx" >/dev/null 2>"$tmp/err"; then ok; else bad "$name: $(cat "$tmp/err")"; fi
   # a corrupted offset, and a share the rules do not allow, must be caught
   # (models with a node whose planned input is read again later)
   for how in --corrupt --corrupt-share; do
     if "$EXEC" $how "$tmp/$name.onnx" >/dev/null 2>"$tmp/err"; then
-      echo "FAIL: $name: $how went unnoticed"; fail=$((fail+1))
+      bad "$name: $how went unnoticed"
     elif grep -q "nothing to corrupt" "$tmp/err"; then
       :
     else
-      grep -q "was overwritten" "$tmp/err" && pass=$((pass+1)) || { echo "FAIL: $name $how: $(cat "$tmp/err")"; fail=$((fail+1)); }
+      grep -q "was overwritten" "$tmp/err" && ok || bad "$name $how: $(cat "$tmp/err")"
     fi
   done
   rm -f "$tmp"/*.bin
  done
 done
-[ $shared -gt 5 ] && pass=$((pass+1)) || { echo "FAIL: only $shared plans share a buffer"; fail=$((fail+1)); }
-echo "arena-exec: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+[ $shared -gt 5 ] && ok || bad "only $shared plans share a buffer"
+cli_finish "arena-exec"

@@ -5,11 +5,9 @@
 # inside the input tree skipped, the progress line on a terminal, the
 # default -j, and Ctrl-C: one message, finished records kept, no partial file.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-5} ; SRC=${OLLA_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+cli_tmp
 mkdir -p "$tmp/in/sub/deeper"
 cp "$SRC/models/mlp_train.onnx" "$tmp/in/"
 cp "$SRC/models/cnn_train.onnx" "$tmp/in/sub/"
@@ -71,6 +69,8 @@ if command -v script >/dev/null; then
   tr '\r' '\n' <"$tmp/tty" | sed 's/\x1b\[K//g' | grep '^\[[0-9]*/4\] ' >"$tmp/prog"
   grep -q '^\[4/4\] 3 ok, 0 unchanged, 1 failed' "$tmp/prog" && grep -q '^\[[0-3]/4\] .*; .*\.onnx$' "$tmp/prog" &&
     [ -z "$(awk 'length($0) > 79' "$tmp/prog")" ] && ok || bad "progress line: $(cat -v "$tmp/tty" | head -5)"
+else
+  cli_missing "the terminal checks need script(1) (bsdutils)"
 fi
 # Ctrl-C (SIGINT to the whole process group, as a terminal sends it)
 if /usr/bin/python3 -c 'import onnx' 2>/dev/null && command -v setsid >/dev/null; then
@@ -86,6 +86,7 @@ if /usr/bin/python3 -c 'import onnx' 2>/dev/null && command -v setsid >/dev/null
   [ "$(wc -l <"$tmp/ri.jsonl")" -eq 1 ] && grep -q '"status":"ok"' "$tmp/ri.jsonl" && ok || bad "Ctrl-C: report $(cat "$tmp/ri.jsonl" 2>&1)"
   [ -z "$left" ] && "$OLLA" check "$tmp/so/a_quick.onnx" >/dev/null && ok || bad "Ctrl-C left: $left"
   grep -q a_quick "$tmp/so/.olla-batch-stamps" && ok || bad "Ctrl-C: the finished model's stamp is lost"
+else
+  cli_missing "the Ctrl-C checks need /usr/bin/python3 with onnx and setsid (util-linux)"
 fi
-echo "batch: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "batch"

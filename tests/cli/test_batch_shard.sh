@@ -10,14 +10,12 @@
 # file. Bad --shard values are usage errors. The default -j follows the CPUs
 # the process may use (taskset), not the node's.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
 export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-20}
 PY=/usr/bin/python3
-if ! $PY -c 'import onnx' 2>/dev/null; then echo "skip: $PY lacks onnx (scripts/setup.sh --test)"; exit 77; fi
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+cli_need_python onnx
+cli_tmp
 
 GOOD=30; DAMAGED=3
 $PY "$SRC/tests/tools/make_zoo.py" "$tmp/zoo" $GOOD --bad $DAMAGED --seed 3 >/dev/null || { echo "FAIL: make_zoo.py"; exit 1; }
@@ -118,6 +116,7 @@ if command -v taskset >/dev/null; then
   taskset -c 0 "$OLLA" batch -v --shard 0/1 "$tmp/part" "$tmp/part_out" 2>"$tmp/tv1"
   grep -q "olla-onnx batch: 7 models in shard 0/1, 1 at a time (1 CPU this process may use)" "$tmp/tv1" && ok ||
     bad "under taskset -c 0: $(head -1 "$tmp/tv1")"
+else
+  cli_missing "the CPU-count check needs taskset (util-linux)"
 fi
-echo "batch shard: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "batch shard"

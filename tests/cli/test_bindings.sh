@@ -5,15 +5,13 @@
 # corpus part is skipped when the corpus is absent; the small models are made
 # here by /usr/bin/python3 with onnx.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?}
 export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-2}
 PY=/usr/bin/python3
 CORPUS=${OLLA_CORPUS:-}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
-if ! $PY -c 'import onnx' 2>/dev/null; then echo "skip: $PY lacks onnx"; exit 77; fi
+cli_tmp
+cli_need_python onnx
 
 # ---- every model of corpus/infer and ort-training: plan with --dim, check with no flags
 if [ -n "$CORPUS" ] && [ -d "$CORPUS/infer" ]; then
@@ -129,5 +127,4 @@ usage_error "check: wrong rank" "olla-onnx check: " "$OLLA" check --input-shape 
 "$OLLA" batch -q --input-shape q=-3 "$tmp/in" "$tmp/bout2" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || bad "batch bad --input-shape: exit $rc: $(cat "$tmp/err")"
 
-echo "bindings: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "bindings"

@@ -2,11 +2,9 @@
 # The command on bundled models: the report, the summary, the checker,
 # external data written to another folder, and re-planning a planned model.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-5} ; SRC=${OLLA_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+cli_tmp
 
 # report keys and summary
 "$OLLA" --report "$tmp/r.json" "$SRC/models/mlp_train.onnx" "$tmp/mlp.onnx" 2>"$tmp/summary" || bad "mlp_train did not plan"
@@ -87,9 +85,10 @@ grep -q "mlp_train.onnx: ordering" "$tmp/verr" && grep -q "mlp_train.onnx: place
 if command -v script >/dev/null; then
   script -qec "\"$OLLA\" \"$SRC/models/mlp_train.onnx\" \"$tmp/tty.onnx\"" /dev/null > "$tmp/tty.log" 2>&1
   grep -q $'\r\033\[K' "$tmp/tty.log" && grep -q "ordering" "$tmp/tty.log" && ok || bad "no live line on a terminal"
+else
+  cli_missing "the live-line check needs script(1) (bsdutils)"
 fi
 # --version and --help
 "$OLLA" --version | grep -qE "^olla-onnx [0-9]+\.[0-9]+\.[0-9]+$" && ok || bad "--version"
 "$OLLA" --help | grep -q -- "--time-limit" && ok || bad "--help"
-echo "convert: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "convert"

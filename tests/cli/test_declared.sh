@@ -5,13 +5,11 @@
 # made here by /usr/bin/python3 with onnx: an ONNX Runtime optimizer graph
 # (one AdamWOptimizer node) as training artifacts have it.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?}
 PY=/usr/bin/python3
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
-if ! $PY -c 'import onnx' 2>/dev/null; then echo "skip: $PY lacks onnx"; exit 77; fi
+cli_tmp
+cli_need_python onnx
 
 $PY - "$tmp" <<'PY'
 import sys, onnx
@@ -99,5 +97,4 @@ mkdir -p "$tmp/in" && cp "$tmp/adamw_bool.onnx" "$tmp/in/"
 grep -q '"status":"failed"' "$tmp/r.jsonl" && grep -q "strict-shapes" "$tmp/r.jsonl" && ok \
   || bad "batch --strict-shapes: report: $(cat "$tmp/r.jsonl")"
 
-echo "declared: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "declared"

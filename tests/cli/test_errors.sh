@@ -2,17 +2,17 @@
 # Each bad input: the exact message, exit code 1, and no output file.
 set -u
 OLLA=${OLLA:?} ; export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-5} ; SRC=${OLLA_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
+. "$(dirname "$0")/lib.sh"
+cli_tmp
 expect() { # expect CODE "message substring" args...
   local code=$1 msg=$2; shift 2
   rm -f "$tmp/out.onnx"
   local err; err=$("$OLLA" "$@" 2>&1 >/dev/null); local rc=$?
-  if [ "$rc" -ne "$code" ]; then echo "FAIL: $* exited $rc, wanted $code: $err"; fail=$((fail+1)); return; fi
-  if ! grep -qF -- "$msg" <<<"$err"; then echo "FAIL: $*: message '$err' lacks '$msg'"; fail=$((fail+1)); return; fi
-  if [ "$(printf '%s' "$err" | wc -l)" -gt 0 ]; then echo "FAIL: $*: more than one line: $err"; fail=$((fail+1)); return; fi
-  if ls "$tmp" | grep -q .; then echo "FAIL: $*: left files behind: $(ls "$tmp")"; fail=$((fail+1)); return; fi
-  pass=$((pass+1))
+  if [ "$rc" -ne "$code" ]; then bad "$* exited $rc, wanted $code: $err"; return; fi
+  if ! grep -qF -- "$msg" <<<"$err"; then bad "$*: message '$err' lacks '$msg'"; return; fi
+  if [ "$(printf '%s' "$err" | wc -l)" -gt 0 ]; then bad "$*: more than one line: $err"; return; fi
+  if ls "$tmp" | grep -q .; then bad "$*: left files behind: $(ls "$tmp")"; return; fi
+  ok
 }
 B=$SRC/models/bad
 expect 1 "not_onnx.onnx: not an ONNX model: unsupported protobuf wire type 4 at byte 0 in the model" "$B/not_onnx.onnx" "$tmp/out.onnx"
@@ -32,7 +32,7 @@ expect 1 "have no size: they depend on graph input 'x', whose dimension batch ha
 mkdir -p "$tmp/m"; cp "$SRC/models/external_data.onnx" "$tmp/m/"; ln -s "$SRC/models/external_data.bin" "$tmp/m/external_data.bin"; cp "$SRC/models/external_data_bias.bin" "$tmp/m/"
 rm -f "$tmp/out.onnx"
 err=$("$OLLA" "$tmp/m/external_data.onnx" "$tmp/m/out.onnx" 2>&1); rc=$?
-if [ $rc -eq 1 ] && grep -qF "outside the model's folder" <<<"$err" && [ ! -e "$tmp/m/out.onnx" ]; then pass=$((pass+1)); else echo "FAIL: symlink escape: rc=$rc $err"; fail=$((fail+1)); fi
+if [ $rc -eq 1 ] && grep -qF "outside the model's folder" <<<"$err" && [ ! -e "$tmp/m/out.onnx" ]; then ok; else bad "symlink escape: rc=$rc $err"; fi
 rm -rf "$tmp/m"
 # usage errors exit 2
 expect 2 "usage: olla-onnx" "$B/cycle.onnx"
@@ -45,7 +45,7 @@ expect 2 "--time-limit -1: needs a positive number" --time-limit -1 a b
 expect 2 "too many arguments" a b c
 expect 2 "--dim batch=3: 'batch' is already bound to 2; give each name once" --dim batch=2 --dim batch=3 a b
 # a copy, so that a binary that wrongly plans in place cannot touch the source tree
-mdir=$(mktemp -d); trap 'rm -rf "$tmp" "$mdir"' EXIT
+mdir=$(mktemp -d); cli_on_exit 'rm -rf "$mdir"'
 cp "$SRC/models/mlp_train.onnx" "$mdir/"; M=$mdir/mlp_train.onnx
 OLLA_TIME_LIMIT=abc expect 2 "OLLA_TIME_LIMIT=abc: needs a positive number of seconds" "$M" "$tmp/out.onnx"
 OLLA_TIME_LIMIT=-3 expect 2 "OLLA_TIME_LIMIT=-3: needs a positive number of seconds" "$M" "$tmp/out.onnx"
@@ -76,5 +76,4 @@ expect 2 "--dim batch=3: 'batch' is already bound to 2" check --dim batch=2 --di
 expect 2 "olla-onnx check: --dim bacth=1: $M has no symbolic dimension named 'bacth'" check --dim bacth=1 "$M"
 expect 2 "olla-onnx shapes: --dim bacth=1: $M has no symbolic dimension named 'bacth'" shapes --dim bacth=1 "$M"
 expect 2 "olla-onnx place: --align 3: needs a power of two" place --align 3 a.csv b.csv
-echo "errors: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "errors"

@@ -5,13 +5,11 @@
 # names; and the flags of all the help texts, the flag literals of cli/*.c, the
 # README's Usage section and the man page are one and the same set.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
 PY=/usr/bin/python3
 T=$SRC/tests/tools/doc_flags.py
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+cli_tmp
 
 # accepted SUB FLAG: the sub-command does not call FLAG unknown
 accepted() {
@@ -61,5 +59,4 @@ same() { # same A B: two flag lists are equal, else the differences
 same source help   # accepted by the code = named in --help
 same help readme   # named in --help = documented in the README's Usage section
 same help man      # = documented in the man page
-echo "flags: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "flags"

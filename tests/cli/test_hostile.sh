@@ -3,12 +3,10 @@
 # message, and no output file; corrupted models never crash the tool.
 # The models are made here (by /usr/bin/python3 with onnx, or byte by byte).
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-2} ; SRC=${OLLA_SOURCE_DIR:?}
 PY=/usr/bin/python3
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+cli_tmp
 # expect FILE "exact message" [options...]: exit 1, exactly "olla-onnx: MESSAGE", no output
 expect() {
   local f=$1 msg=$2; shift 2
@@ -21,7 +19,7 @@ expect() {
   if ls "$tmp" | grep -q '^out\.onnx'; then bad "$(basename "$f"): left an output file"; return; fi
   ok
 }
-if ! $PY -c 'import onnx' 2>/dev/null; then echo "skip: $PY lacks onnx"; exit 77; fi
+cli_need_python onnx
 
 # ---- a reference reading of the top level of the protobuf wire format,
 # written from the format's specification: the error a loader must report
@@ -307,5 +305,4 @@ expect_check "${P}_duplicate.onnx" "${P}_duplicate.onnx: the plan lists '$first'
 expect_check "${P}_missing.onnx" "${P}_missing.onnx: planned tensor '$first' is missing from the plan"
 expect_check "${P}_deep.onnx" "${P}_deep.onnx: the olla.plan metadata is not valid JSON (nesting too deep)"
 
-echo "hostile: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "hostile"

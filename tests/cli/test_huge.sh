@@ -5,13 +5,11 @@
 # that passes check; and a 200,000-node training graph is planned within
 # --time-limit 60 and 4 GiB of memory.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
 PY=/usr/bin/python3
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
-if ! $PY -c 'import onnx' 2>/dev/null; then echo "skip: $PY lacks onnx"; exit 77; fi
+cli_tmp
+cli_need_python onnx
 # measure OUT CMD...: runs CMD; writes "exit_code wall_seconds peak_rss_kib" to OUT
 cat >"$tmp/measure.py" <<'PY'
 import resource, subprocess, sys, time
@@ -97,5 +95,4 @@ if [ "${OLLA_HUGE_SKIP:-0}" != 1 ]; then
   [ "$rss" -lt 4194304 ] && ok || bad "200k-node run peaked at $rss KiB, not under 4 GiB"
   "$OLLA" check "$tmp/g200k.out.onnx" >/dev/null 2>&1 && ok || bad "the 200k-node plan fails check"
 fi
-echo "huge: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "huge"

@@ -4,13 +4,13 @@
 # a pkg-config file and a CMake package config. A small program that plans a
 # model through olla.h and reads the plan back through olla_plan.h builds
 # against the installed tree both ways (pkg-config, find_package), and its
-# planned model passes the installed command's check.
+# planned model passes the installed command's check; the example runtime's
+# source (examples/arena_exec.c) builds against the installed tree alone;
+# only the public API is exported from a shared object made of the library.
 set -u
+. "$(dirname "$0")/lib.sh"
 BIN=${OLLA_BINARY_DIR:?} ; SRC=${OLLA_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+cli_tmp
 P=$tmp/p
 cmake --install "$BIN" --prefix "$P" >/dev/null || { echo "FAIL: cmake --install"; exit 1; }
 for f in bin/olla-onnx bin/olla-arena-exec share/man/man1/olla-onnx.1 \
@@ -98,5 +98,35 @@ if cmake -S "$tmp/proj" -B "$tmp/proj/build" -DCMAKE_PREFIX_PATH="$P" >"$tmp/cm.
 else
   bad "build with find_package(olla-onnx): $(tail -8 "$tmp/cm.log")"
 fi
-echo "install: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+# 3. the example runtime's source builds against the installed tree alone
+# (no header of the source tree), runs a planned model, and still catches a
+# corrupted plan
+if cc -std=c11 -Wall -Werror $san "$SRC/examples/arena_exec.c" -o "$tmp/arena_exec" $flags 2>"$tmp/ex.err"; then
+  ok
+  "$P/bin/olla-onnx" -q "$SRC/models/cnn_train.onnx" "$tmp/cnn.onnx" && ok || bad "planning cnn_train"
+  "$tmp/arena_exec" "$tmp/cnn.onnx" >"$tmp/ex.out" 2>&1 && grep -q "no tensor overwritten" "$tmp/ex.out" && ok ||
+    bad "the example built from the installed tree: $(cat "$tmp/ex.out")"
+  "$tmp/arena_exec" --corrupt "$tmp/cnn.onnx" >"$tmp/ex.out" 2>&1 && bad "the example missed a corrupted plan" ||
+    { grep -q "was overwritten" "$tmp/ex.out" && ok || bad "corrupted plan: $(cat "$tmp/ex.out")"; }
+else
+  bad "examples/arena_exec.c does not build against the installed headers: $(head -5 "$tmp/ex.err")"
+fi
+# 4. a shared object made of the whole installed library exports the public
+# API only: every olla_ symbol it exports is declared in an installed
+# header, and none of protobuf-c's onnx__ symbols (a build with the Python
+# module compiles the library position-independent, as a shared object needs)
+if grep -q '^OLLA_PYTHON:BOOL=ON' "$BIN/CMakeCache.txt" 2>/dev/null; then
+  if cc -shared $san -o "$tmp/libwhole.so" -Wl,--whole-archive "$lib" -Wl,--no-whole-archive 2>"$tmp/so.err"; then
+    nm -D --defined-only "$tmp/libwhole.so" | awk '{print $3}' >"$tmp/exports"
+    n_api=$(grep -c '^olla_' "$tmp/exports")
+    [ "$n_api" -gt 20 ] && ok || bad "the shared object exports $n_api olla_ symbols"
+    grep -q '^onnx__' "$tmp/exports" && bad "onnx__ symbols exported: $(grep -c '^onnx__' "$tmp/exports")" || ok
+    leaked=$(grep '^olla_' "$tmp/exports" | while read -r s; do grep -qw "$s" "$P"/include/*.h || echo "$s"; done)
+    [ -z "$leaked" ] && ok || bad "internal symbols exported: $(echo $leaked | head -c 300)"
+  else
+    bad "a shared object from libolla.a: $(head -3 "$tmp/so.err")"
+  fi
+else
+  cli_missing "the library is not position-independent without OLLA_PYTHON; exports not checked"
+fi
+cli_finish "install"

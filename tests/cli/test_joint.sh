@@ -3,11 +3,9 @@
 # the two-step plan; every output passes the checker and the report says
 # whether the joint plan was used.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+cli_tmp
 arena() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["arena_bytes"])' "$1"; }
 
 # too big for the joint ILP: the two-step plan, with the reason in a verbose line
@@ -35,5 +33,4 @@ for m in infer_small multi_output if_loop; do
   "$OLLA" check "$tmp/b.onnx" >/dev/null && ok || bad "$m: check of the --joint output"
 done
 
-echo "joint: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+cli_finish "joint"

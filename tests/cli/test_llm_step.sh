@@ -9,13 +9,11 @@
 # which is at least their sum.
 # Needs /usr/bin/python3 with torch and onnx; exits 77 (skipped) without.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
 PY=/usr/bin/python3
-if ! $PY -c 'import torch, onnx' 2>/dev/null; then echo "skipped: $PY cannot import torch and onnx"; exit 77; fi
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+cli_need_python torch onnx
+cli_tmp
 
 for arch in gpt2 llama; do
   for opt in sgd adamw; do
@@ -70,5 +68,4 @@ if sys.argv[3] == "adamw":
 PY
   done
 done
-echo "llm step: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "llm step"

@@ -8,38 +8,28 @@
 set -u
 src="${OLLA_SOURCE_DIR:?OLLA_SOURCE_DIR must point at the source tree}"
 py=/usr/bin/python3
-if ! "$py" -c 'import onnx, numpy' 2>/dev/null; then
-  echo "skipped: $py cannot import onnx and numpy"; exit 77
-fi
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-failures=0
+. "$src/tests/cli/lib.sh"
+PY=$py cli_need_python onnx numpy
+cli_tmp
+work=$tmp
 
 if ! "$py" "$src/scripts/make_models.py" --out "$work/models" >"$work/log" 2>&1; then
   echo "FAILED: make_models.py: $(tail -3 "$work/log")"; exit 1
 fi
 # The generator must be deterministic: a second run gives the same bytes.
 "$py" "$src/scripts/make_models.py" --out "$work/again" >/dev/null 2>&1
-if ! diff -r "$work/models" "$work/again" >/dev/null; then
-  echo "FAILED: two runs of make_models.py differ"; failures=$((failures + 1))
-fi
+diff -r "$work/models" "$work/again" >/dev/null && ok || bad "two runs of make_models.py differ"
 
 versions="$("$py" -c 'import onnx, numpy; print(f"onnx {onnx.__version__}, numpy {numpy.__version__}")')"
 if grep -qF "Generated with $versions." "$src/models/README.md"; then
   if diff -r -x README.md "$src/models" "$work/models"; then
-    echo "ok: committed models equal a fresh run of make_models.py ($versions)"
+    ok "committed models equal a fresh run of make_models.py ($versions)"
   else
-    echo "FAILED: committed models differ from make_models.py output; run scripts/make_models.py and commit"
-    failures=$((failures + 1))
+    bad "committed models differ from make_models.py output; run scripts/make_models.py and commit"
   fi
 else
-  echo "note: $versions differs from the versions in models/README.md; byte comparison not done"
+  cli_missing "$versions differs from the versions in models/README.md; byte comparison not done"
 fi
 
-if "$py" "$src/scripts/check_models.py" "$src/models"; then
-  echo "ok: check_models.py"
-else
-  failures=$((failures + 1))
-fi
-[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
-echo "models ok"
+"$py" "$src/scripts/check_models.py" "$src/models" && ok "check_models.py" || bad "check_models.py"
+cli_finish "models"

@@ -11,26 +11,25 @@ src="${OLLA_SOURCE_DIR:?OLLA_SOURCE_DIR must point at the source tree}"
 py=/usr/bin/python3
 . "$src/tests/ort/ort_env.sh"
 ort_skip_unless_ready onnx
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+. "$src/tests/cli/lib.sh"
+cli_tmp
+work=$tmp
 
 # expect CODE PATTERN -- compare args...: exit code and a line of output
 expect() {
   local code="$1" pattern="$2"; shift 3
   local out rc
   out="$(node "$ort/compare.mjs" "$@" 2>&1)"; rc=$?
-  if [ "$rc" -ne "$code" ]; then fail "compare.mjs $* exited $rc, expected $code: $out"; return; fi
-  if ! grep -qE -- "$pattern" <<<"$out"; then fail "compare.mjs $*: output lacks /$pattern/: $out"; return; fi
-  echo "ok: compare.mjs $* -> $rc"
+  if [ "$rc" -ne "$code" ]; then bad "compare.mjs $* exited $rc, expected $code: $out"; return; fi
+  if ! grep -qE -- "$pattern" <<<"$out"; then bad "compare.mjs $*: output lacks /$pattern/: $out"; return; fi
+  ok "compare.mjs $* -> $rc"
 }
 
 # permute IN OUT SEED: a permuted copy that really moved nodes
 permute() {
   local msg
-  msg="$("$py" "$src/scripts/permute_nodes.py" "$1" "$2" --seed "$3" 2>&1)" || { fail "permute_nodes.py $1: $msg"; return 1; }
-  if grep -qE ': 0 of [0-9]+ nodes moved' <<<"$msg"; then fail "permute_nodes.py $1 moved no node: $msg"; return 1; fi
+  msg="$("$py" "$src/scripts/permute_nodes.py" "$1" "$2" --seed "$3" 2>&1)" || { bad "permute_nodes.py $1: $msg"; return 1; }
+  if grep -qE ': 0 of [0-9]+ nodes moved' <<<"$msg"; then bad "permute_nodes.py $1 moved no node: $msg"; return 1; fi
 }
 
 m="$src/models"
@@ -49,15 +48,15 @@ expect 0 "dimension 'batch' is not bound by --dim; using 1" -- "$m/symbolic_dims
 
 # One-ulp changes are caught and the output is named.
 "$py" "$src/scripts/alter_initializer.py" "$m/infer_small.onnx" "$work/infer_small.alt.onnx" --name stem_W 2>/dev/null ||
-  fail "alter_initializer.py infer_small"
+  bad "alter_initializer.py infer_small"
 expect 1 "^FAIL .*: output 'y' differs" -- "$m/infer_small.onnx" "$work/infer_small.alt.onnx"
 "$py" "$src/scripts/alter_initializer.py" "$m/mlp_train.onnx" "$work/mlp_train.alt.onnx" --name lr 2>/dev/null ||
-  fail "alter_initializer.py mlp_train"
+  bad "alter_initializer.py mlp_train"
 expect 1 "^FAIL .*: output 'W0_new' differs" -- "$m/mlp_train.onnx" "$work/mlp_train.alt.onnx"
 # ... and also when only the permuted side is altered.
 if [ -f "$work/infer_small.perm.onnx" ]; then
   "$py" "$src/scripts/alter_initializer.py" "$work/infer_small.perm.onnx" "$work/infer_small.perm.alt.onnx" \
-    --name c_W 2>/dev/null || fail "alter_initializer.py infer_small.perm"
+    --name c_W 2>/dev/null || bad "alter_initializer.py infer_small.perm"
   expect 1 "^FAIL .*: output 'y' differs" -- "$m/infer_small.onnx" "$work/infer_small.perm.alt.onnx"
 fi
 
@@ -79,11 +78,11 @@ if [ -n "${OLLA_CORPUS:-}" ] && [ -d "$OLLA_CORPUS/infer" ]; then
   for f in "$OLLA_CORPUS"/infer/*.onnx; do
     name="$(basename "$f" .onnx)"
     expect 0 "^PASS .*$name.onnx: 1 outputs identical" -- "$f" "$f" --dim batch=2
-    "$py" "$src/scripts/permute_nodes.py" "$f" "$work/$name.perm.onnx" --seed 5 2>/dev/null || fail "permute $f"
+    "$py" "$src/scripts/permute_nodes.py" "$f" "$work/$name.perm.onnx" --seed 5 2>/dev/null || bad "permute $f"
     expect 0 "^PASS .*$name.onnx: 1 outputs identical" -- "$f" "$work/$name.perm.onnx" --dim batch=2
   done
 else
-  echo "note: corpus not found; corpus models not compared"
+  cli_missing "no corpus at '${OLLA_CORPUS:-}/infer' (OLLA_CORPUS): corpus models not compared"
 fi
 
 # The driver tests/cli/test_ort.sh, with stand-in converters.
@@ -92,11 +91,11 @@ fi
 driver() {
   local code="$1" pattern="$2" out rc
   out="$(OLLA_ORT_MODELS="$3" OLLA_ORT_CONVERTER="$4" bash "$src/tests/cli/test_ort.sh" 2>&1)"; rc=$?
-  if [ "$rc" -ne "$code" ]; then fail "test_ort.sh with '$4' on '$3' exited $rc, expected $code: $out"; return; fi
+  if [ "$rc" -ne "$code" ]; then bad "test_ort.sh with '$4' on '$3' exited $rc, expected $code: $out"; return; fi
   if ! tr '\n' ' ' <<<"$out" | grep -qE -- "$pattern"; then
-    fail "test_ort.sh with '$4': output lacks /$pattern/: $out"; return
+    bad "test_ort.sh with '$4': output lacks /$pattern/: $out"; return
   fi
-  echo "ok: test_ort.sh with '$4' -> $rc"
+  ok "test_ort.sh with '$4' -> $rc"
 }
 permuter="$py $src/scripts/permute_nodes.py {in} {out} --seed 3"
 driver 0 "ort: 3 passed, 1 skipped, 0 failed $" \
@@ -128,5 +127,4 @@ else
   echo "note: this ONNX Runtime does not crash on $work/crash.onnx; crash handling not exercised"
 fi
 
-if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
-echo "all compare.mjs checks passed"
+cli_finish "ort compare"

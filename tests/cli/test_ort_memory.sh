@@ -18,11 +18,9 @@ py=/usr/bin/python3
 predict="${OLLA_ORT_PREDICT:-$bin/tests/ort_predict}"
 ort_skip_unless_ready onnx counter
 [ -x "$predict" ] || { echo "FAILED: no ort_predict at $predict"; exit 1; }
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
+. "$src/tests/cli/lib.sh"
+cli_tmp
+work=$tmp
 
 "$py" "$ort/make_memory_models.py" "$work" || { echo "FAILED: make_memory_models.py"; exit 1; }
 
@@ -32,24 +30,23 @@ within() { [ $(( ($1 - $2) * ($1 - $2) * 1000000 )) -le $(( $2 * $2 )) ]; }
 for model in "$work"/*.onnx; do
   name="$(basename "$model" .onnx)"
   pred_line="$("$predict" "$model" --dim batch=64 --decisions 2>"$work/decisions")" ||
-    { fail "$name: ort_predict: $pred_line $(cat "$work/decisions")"; continue; }
+    { bad "$name: ort_predict: $pred_line $(cat "$work/decisions")"; continue; }
   pred="$(json_int predicted_peak_bytes "$pred_line")"
   while read -r m tensor kind; do
     [ "$m" = "$name" ] || continue
     got="$(awk -v t="$tensor" '$3 == t {print $4}' "$work/decisions")"
-    [ "$got" = "$kind" ] && ok "$name: $tensor is $kind" || fail "$name: $tensor is '$got', the rule says $kind"
+    [ "$got" = "$kind" ] && ok "$name: $tensor is $kind" || bad "$name: $tensor is '$got', the rule says $kind"
   done <"$work/expect.txt"
   meas=""
   for attempt in 1 2; do  # a second process when Node's own allocations fell into the first
     line="$("$ort/measure.sh" --lib "$lib" "$model" --dim batch=64 --runs 1 2>/dev/null)" ||
-      { fail "$name: measure.sh failed: $line"; break; }
+      { bad "$name: measure.sh failed: $line"; break; }
     meas="$(json_int peak_bytes "$line")"
     within "$pred" "$meas" && break
   done
   [ -n "$meas" ] || continue
   if within "$pred" "$meas"; then ok "$name: predicted $pred, measured $meas"
-  else fail "$name: predicted $pred bytes, ONNX Runtime allocated $meas"; fi
+  else bad "$name: predicted $pred bytes, ONNX Runtime allocated $meas"; fi
 done
 
-[ "$failures" -eq 0 ] && echo "PASS" && exit 0
-echo "$failures failure(s)"; exit 1
+cli_finish "ort memory"

@@ -34,10 +34,9 @@ py=/usr/bin/python3
 predict="${OLLA_ORT_PREDICT:-$bin/tests/ort_predict}"
 ort_skip_unless_ready onnx counter
 [ -x "$predict" ] || { echo "FAILED: no ort_predict at $predict"; exit 1; }
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+. "$src/tests/cli/lib.sh"
+cli_tmp
+work=$tmp
 
 made="$work/made"
 mkdir -p "$made"
@@ -46,7 +45,7 @@ if [ -n "${OLLA_ORT_MEMORY_MODELS:-}" ]; then
   read -r -a models <<<"$OLLA_ORT_MEMORY_MODELS"
 else
   models=()
-  if [ -d "$corpus/infer" ]; then models+=("$corpus"/infer/*.onnx); else echo "note: no corpus at $corpus/infer"; fi
+  if [ -d "$corpus/infer" ]; then models+=("$corpus"/infer/*.onnx); else cli_missing "no corpus at $corpus/infer"; fi
   models+=("$src"/models/*.onnx)
   for m in steer bookkeeping nested_if loop scan loop_trip_input; do models+=("$made/$m.onnx"); done
   if [ -d "$corpus/onnx-node" ]; then  # a node whose op_type is If, Loop or Scan (NodeProto field 4)
@@ -74,7 +73,7 @@ while IFS=$'\t' read -r model symbolic uses_batch; do
     out="$work/b$batch/$name.onnx"; rep="$work/b$batch/$name.json"
     if ! "$OLLA" -q --time-limit 20 "${dims[@]}" --report "$rep" "$model" "$out" 2>"$work/conv.err"; then
       if optional "$model"; then echo "skip: $name batch=$batch: olla-onnx cannot plan it: $(head -1 "$work/conv.err")"
-      else fail "$name batch=$batch: olla-onnx: $(cat "$work/conv.err")"; fi
+      else bad "$name batch=$batch: olla-onnx: $(cat "$work/conv.err")"; fi
       continue
     fi
     printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$rep" "$model" "$out" "$batch" >>"$work/cases.tsv"
@@ -116,7 +115,7 @@ for batch in 1 32; do
 done
 # A skip outside onnx-node is a failure.
 while read -r model; do
-  optional "$model" || fail "ONNX Runtime cannot run $(name_of "$model"): $(grep -hF "\"model\":\"$model\"" "${measured[@]#*=}" | head -1)"
+  optional "$model" || bad "ONNX Runtime cannot run $(name_of "$model"): $(grep -hF "\"model\":\"$model\"" "${measured[@]#*=}" | head -1)"
 done < <(cat "${measured[@]#*=}" /dev/null | "$py" -c '
 import json, sys
 for line in sys.stdin:
@@ -146,20 +145,19 @@ fi
 grep -E "^(FAILED|skip)" "$work/check.out"
 grep -c "^ok" "$work/check.out" | sed 's/^/ok: /; s/$/ checks of reports against the process/'
 tail -1 "$work/check.out"
-[ "$rc" -eq 0 ] || failures=$((failures + 1))
+[ "$rc" -eq 0 ] && ok || bad "tests/tools/ort_settings_check.py: the reports and the process differ (above)"
 
 # The bookkeeping model needs the bookkeeping: the tensors alone miss.
 if [ -z "${OLLA_ORT_MEMORY_MODELS:-}" ]; then
   meas="$(grep -F "\"model\":\"$made/bookkeeping.onnx\",\"arena\":false,\"pattern\":true" "$work/measured_b1.jsonl" |
           sed -n 's/.*"first_run_bytes":\([0-9]*\).*/\1/p')"
   bare="$(json_int predicted_peak_bytes "$("$predict" "$made/bookkeeping.onnx" --tensors-only 2>&1)")"
-  if [ -z "$meas" ] || [ -z "$bare" ]; then fail "bookkeeping: measured '$meas', tensors alone '$bare'"
+  if [ -z "$meas" ] || [ -z "$bare" ]; then bad "bookkeeping: measured '$meas', tensors alone '$bare'"
   else
     miss=$((meas - bare)); [ "$miss" -lt 0 ] && miss=$((-miss))
-    [ $((miss * 200)) -gt "$meas" ] && echo "ok: bookkeeping: the tensors alone miss by $miss bytes: the bookkeeping counts" ||
-      fail "bookkeeping: the tensors alone ($bare) are within 0.5% of $meas: the model does not exercise the bookkeeping"
+    [ $((miss * 200)) -gt "$meas" ] && ok "bookkeeping: the tensors alone miss by $miss bytes: the bookkeeping counts" ||
+      bad "bookkeeping: the tensors alone ($bare) are within 0.5% of $meas: the model does not exercise the bookkeeping"
   fi
 fi
 
-[ "$failures" -eq 0 ] && echo "PASS" && exit 0
-echo "$failures failure(s)"; exit 1
+cli_finish "ort memory corpus"

@@ -30,11 +30,9 @@ src="${OLLA_SOURCE_DIR:?OLLA_SOURCE_DIR must point at the source tree}"
 py=/usr/bin/python3
 . "$src/tests/ort/ort_env.sh"
 ort_training_skip_unless_ready
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
+. "$src/tests/cli/lib.sh"
+cli_tmp
+work=$tmp
 gen="$src/scripts/make_training_models.py"
 if ! "$py" -c 'import onnx, numpy, torch' 2>"$work/py.err"; then
   echo "FAILED: /usr/bin/python3 cannot import onnx, numpy and torch (bash scripts/setup.sh --test installs them): $(cat "$work/py.err")"
@@ -56,12 +54,12 @@ dump() {
   if run "$name" "$dir/$kind.onnx" --dump "$work/$name.dump" "$@"; then
     pairs+=("$dir/$kind.json" "$work/$name.dump")
   else
-    fail "$name: train_run.mjs: $(cat "$work/$name.err")"
+    bad "$name: train_run.mjs: $(cat "$work/$name.err")"
   fi
 }
-"$py" "$gen" "$work/sgd" --expose-grads >/dev/null || fail "make_training_models.py (sgd) failed"
+"$py" "$gen" "$work/sgd" --expose-grads >/dev/null || bad "make_training_models.py (sgd) failed"
 "$py" "$gen" "$work/acc" --expose-grads --update accumulate --symbolic-batch --depth 3 --width 16 --loss ce \
-  --image 10 --seq 8 --heads 2 --classes 5 >/dev/null || fail "make_training_models.py (accumulate) failed"
+  --image 10 --seq 8 --heads 2 --classes 5 >/dev/null || bad "make_training_models.py (accumulate) failed"
 for kind in mlp cnn transformer; do
   dump "sgd_$kind" "$work/sgd" "$kind"
   dump "acc_$kind" "$work/acc" "$kind" --dim batch=3 --seed 1
@@ -71,7 +69,7 @@ out="$("$py" "$ort/check_training_grads.py" "${pairs[@]}")"
 if [ $? -eq 0 ] && [ "${#pairs[@]}" -eq 14 ]; then
   ok "7 steps: $(grep -c '^ok' <<<"$out") loss, gradient and update checks against torch"
 else
-  fail "gradient checks: $(grep -v '^ok' <<<"$out")"
+  bad "gradient checks: $(grep -v '^ok' <<<"$out")"
 fi
 resets="$("$py" -c 'import json, numpy, sys
 for d in sys.argv[1:]:
@@ -79,9 +77,9 @@ for d in sys.argv[1:]:
     f = [e["file"] for e in m["inputs"] if e["name"] == "lazy_reset_grad"][0]
     print(int(numpy.load(d + "/" + f)[0]), end="")' "$work"/acc_*.dump)"
 [[ "$resets" == *0* && "$resets" == *1* ]] && ok "the accumulation was checked with lazy_reset_grad true and false" ||
-  fail "the seeds never fed lazy_reset_grad both values: $resets"
+  bad "the seeds never fed lazy_reset_grad both values: $resets"
 [ "$(field '.inputs[] | select(.name == "x") | .shape[0]' acc_cnn)" = 3 ] && ok "the symbolic batch is bound by --dim" ||
-  fail "acc_cnn: x is not fed at batch 3: $(cat "$work/acc_cnn.json")"
+  bad "acc_cnn: x is not fed at batch 3: $(cat "$work/acc_cnn.json")"
 
 # The reference must notice a wrong gradient and a model that is not the one described.
 "$py" - "$work/sgd_cnn.dump" <<'EOF'
@@ -91,12 +89,12 @@ f = [e["file"] for e in m["outputs"] if e["name"] == "conv1.weight_grad"][0]
 a = numpy.load(d + "/" + f); a.flat[int(numpy.abs(a).argmax())] *= 1.01; numpy.save(d + "/" + f, a)
 EOF
 out="$("$py" "$ort/check_training_grads.py" "$work/sgd/cnn.json" "$work/sgd_cnn.dump")" &&
-  fail "a gradient whose largest element changed by 1% passed: $out" ||
+  bad "a gradient whose largest element changed by 1% passed: $out" ||
   { grep -q "^FAILED: conv1.weight gradient" <<<"$out" && ok "a gradient whose largest element changed by 1% is caught" ||
-    fail "the perturbed gradient is not named: $out"; }
+    bad "the perturbed gradient is not named: $out"; }
 jq '.heads = 2' "$work/sgd/transformer.json" >"$work/wrong_heads.json"
 out="$("$py" "$ort/check_training_grads.py" "$work/wrong_heads.json" "$work/sgd_transformer.dump")" &&
-  fail "a reference with 2 heads matched the 4-head step: $out" || ok "a reference with other heads does not match"
+  bad "a reference with 2 heads matched the 4-head step: $out" || ok "a reference with other heads does not match"
 
 # Every tensor has a value_info, as traced graphs do.
 out="$("$py" - "$work/sgd" "$work/acc" <<'EOF'
@@ -111,34 +109,34 @@ for d in sys.argv[1:]:
             print(f"{d}/{kind}.onnx: no value_info for {missing[:3]}" if missing else f"{d}/{kind}.onnx: untyped value_info")
 EOF
 )"
-[ -z "$out" ] && ok "every tensor of the generated steps has an element type and a shape" || fail "$out"
+[ -z "$out" ] && ok "every tensor of the generated steps has an element type and a shape" || bad "$out"
 
 # --- Determinism and the heap figure.
 "$py" "$gen" "$work/mid" --kinds cnn --depth 4 --width 16 --image 64 --batch 48 >/dev/null &&
 "$py" "$gen" "$work/mid" --kinds transformer --depth 4 --width 64 --seq 256 --heads 4 --batch 4 >/dev/null ||
-  fail "make_training_models.py (mid sizes) failed"
+  bad "make_training_models.py (mid sizes) failed"
 if run det1 "$work/mid/transformer.onnx" && run det2 "$work/mid/transformer.onnx"; then
   h1="$(field '[.outputs[].sha256] | join(",")' det1)"; h2="$(field '[.outputs[].sha256] | join(",")' det2)"
   a1="$(field .heap_bytes det1)"; a2="$(field .heap_bytes det2)"; start="$(field .heap_start_bytes det1)"
   [ "$h1" = "$h2" ] && ok "two processes give the same $(field '.outputs | length' det1) output hashes" ||
-    fail "outputs differ between two runs"
+    bad "outputs differ between two runs"
   [ "$a1" = "$a2" ] && [ "$a1" -gt "$start" ] && ok "two processes give the same heap figure, $a1 bytes (start $start)" ||
-    fail "heap figures $a1 and $a2 (start $start): not equal, or the step did not grow the heap"
-  [ $((a1 % 65536)) -eq 0 ] && ok "the heap grows in whole 64 KiB pages" || fail "heap $a1 is not a multiple of 64 KiB"
+    bad "heap figures $a1 and $a2 (start $start): not equal, or the step did not grow the heap"
+  [ $((a1 % 65536)) -eq 0 ] && ok "the heap grows in whole 64 KiB pages" || bad "heap $a1 is not a multiple of 64 KiB"
 else
-  fail "the mid-size transformer step does not run: $(cat "$work/det1.err" "$work/det2.err")"
+  bad "the mid-size transformer step does not run: $(cat "$work/det1.err" "$work/det2.err")"
 fi
 
 # --- The runtime's fixed overhead: what a one-Neg graph needs beyond its input and output.
-"$py" "$gen" "$work/ovh" --kinds overhead --width 1048576 --batch 4 >/dev/null || fail "make_training_models.py overhead failed"
+"$py" "$gen" "$work/ovh" --kinds overhead --width 1048576 --batch 4 >/dev/null || bad "make_training_models.py overhead failed"
 overhead=0
 if run ovh "$work/ovh/overhead.onnx"; then
   overhead=$(( $(field .heap_bytes ovh) - 2 * 4 * 1048576 * 4 ))
   [ "$overhead" -gt 0 ] && [ "$overhead" -lt "$(field .heap_start_bytes ovh)" ] &&
     ok "fixed overhead $overhead bytes (heap starts at $(field .heap_start_bytes ovh))" ||
-    fail "fixed overhead $overhead out of (0, heap start)"
+    bad "fixed overhead $overhead out of (0, heap start)"
 else
-  fail "the overhead model does not run: $(cat "$work/ovh.err")"
+  bad "the overhead model does not run: $(cat "$work/ovh.err")"
 fi
 
 # --- Recomputation by hand: bit-identical outputs, lower heap, copies run late.
@@ -146,32 +144,32 @@ fi
 remat() {
   local name="$1" model="$2" keep="$3" out rc
   "$py" "$ort/remat_by_hand.py" "$model" "$work/$name.remat.onnx" --keep "$keep" >"$work/$name.remat.txt" ||
-    { fail "$name: remat_by_hand.py failed"; return; }
+    { bad "$name: remat_by_hand.py failed"; return; }
   out="$(node "$ort/train_compare.mjs" "$model" "$work/$name.remat.onnx" 2>&1)"; rc=$?
   if [ "$rc" -ne 0 ] || [ "$(jq -r .identical <<<"$out")" != true ]; then
-    fail "$name: the rewritten step differs (exit $rc): $out"; return
+    bad "$name: the rewritten step differs (exit $rc): $out"; return
   fi
   local saved a b
   saved="$(jq .heap_saved_bytes <<<"$out")"; a="$(jq .a.heap_bytes <<<"$out")"; b="$(jq .b.heap_bytes <<<"$out")"
   ok "$name: $(jq .outputs <<<"$out") outputs bit-identical after recomputing $(jq .recomputed_tensors "$work/$name.remat.txt") tensors"
   [ "$saved" -gt "$overhead" ] && [ "$overhead" -gt 0 ] &&
     ok "$name: heap $a -> $b bytes, lower by $saved > the fixed overhead $overhead" ||
-    fail "$name: heap $a -> $b bytes, saved $saved, not more than the fixed overhead $overhead"
+    bad "$name: heap $a -> $b bytes, saved $saved, not more than the fixed overhead $overhead"
 }
 remat transformer "$work/mid/transformer.onnx" 'residual|embed\.out'
 remat cnn "$work/mid/cnn.onnx" 'relu|pool'
 jq -e '.copied_ops | has("BatchNormInternal") | not' "$work/cnn.remat.txt" >/dev/null &&
   ok "batch normalization is not recomputed (it updates its running statistics in its input buffers)" ||
-  fail "remat_by_hand.py copied BatchNormInternal: $(cat "$work/cnn.remat.txt")"
+  bad "remat_by_hand.py copied BatchNormInternal: $(cat "$work/cnn.remat.txt")"
 
 "$py" "$ort/remat_by_hand.py" "$work/sgd/transformer.onnx" "$work/t_small.onnx" --keep 'residual|embed\.out' >/dev/null &&
 if run order "$work/t_small.onnx" --order; then
   jq -r '.executed[]' "$work/order.json" >"$work/order.txt"
   late="$("$py" "$ort/copy_lateness.py" "$work/sgd/transformer.onnx" "$work/t_small.onnx" "$work/order.txt")"
   [ "$(jq '.late_fraction >= 0.9 and .gap_median <= 1' <<<"$late")" = true ] &&
-    ok "the runtime runs the copies late: $(jq -c "{copies, gap_median, gap_p90, late_fraction}" <<<"$late")" || fail "copies run early: $late"
+    ok "the runtime runs the copies late: $(jq -c "{copies, gap_median, gap_p90, late_fraction}" <<<"$late")" || bad "copies run early: $late"
 else
-  fail "train_run.mjs --order: $(cat "$work/order.err")"
+  bad "train_run.mjs --order: $(cat "$work/order.err")"
 fi
 
 # olla-onnx's own rewrite (--memory-limit): bit-identical outputs; a lower heap
@@ -182,18 +180,18 @@ limit() {
   local name="$1" model="$2" lim="$3" out rc predicted saved
   if ! "$OLLA" -q --memory-limit "$lim" --report "$work/$name.report.json" "$model" "$work/$name.onnx" \
        >"$work/$name.olla" 2>&1; then
-    fail "$name: olla-onnx --memory-limit $lim: $(cat "$work/$name.olla")"; return
+    bad "$name: olla-onnx --memory-limit $lim: $(cat "$work/$name.olla")"; return
   fi
   out="$(node "$ort/train_compare.mjs" "$model" "$work/$name.onnx" 2>&1)"; rc=$?
   if [ "$rc" -ne 0 ] || [ "$(jq -r .identical <<<"$out")" != true ]; then
-    fail "$name: the written model's outputs differ (exit $rc): $out"; return
+    bad "$name: the written model's outputs differ (exit $rc): $out"; return
   fi
   predicted=$(jq '.input_ort_allocated_bytes - .ort_allocated_bytes' "$work/$name.report.json")
   saved="$(jq .heap_saved_bytes <<<"$out")"
   ok "$name: $(jq .recomputed_nodes "$work/$name.report.json") nodes recomputed, $(jq .outputs <<<"$out") outputs bit-identical"
   if [ "$predicted" -gt "$overhead" ]; then
     [ "$saved" -gt 0 ] && ok "$name: heap lower by $saved bytes (predicted $predicted > the fixed overhead $overhead)" ||
-      fail "$name: the plan lowers ORT's allocation by $predicted bytes, the heap by $saved"
+      bad "$name: the plan lowers ORT's allocation by $predicted bytes, the heap by $saved"
   else
     ok "$name: predicted saving $predicted is within the fixed overhead $overhead; heap change $saved not judged"
   fi
@@ -210,23 +208,23 @@ for place in consumer backward-start; do
   "$py" "$ort/remat_by_hand.py" "$work/sgd/cnn.onnx" "$work/c_$place.onnx" --keep 'relu|pool' --place "$place" >/dev/null &&
     run "c_$place" "$work/c_$place.onnx" --order && jq -r '.executed[]' "$work/c_$place.json" >"$work/c_$place.txt" &&
     "$py" "$ort/copy_lateness.py" "$work/sgd/cnn.onnx" "$work/c_$place.onnx" "$work/c_$place.txt" >"$work/c_$place.late" ||
-    fail "cnn --place $place: $(cat "$work/c_$place.err" 2>/dev/null)"
+    bad "cnn --place $place: $(cat "$work/c_$place.err" 2>/dev/null)"
 done
 conv_gaps() { jq -c '[.gaps[] | select(.[2] == "Conv") | .[0]]' "$work/c_$1.late"; }
 [ "$(jq '[.gaps[] | select(.[2] == "Conv") | .[0]] | length > 0 and all(. == 0)' "$work/c_backward-start.late")" = true ] &&
   [ "$(jq '[.gaps[] | select(.[2] == "Conv") | .[0]] | any(. > 0)' "$work/c_consumer.late")" = true ] &&
   ok "Conv copies listed before the backward pass run right before their readers (gaps $(conv_gaps backward-start)); listed before their readers they run earlier (gaps $(conv_gaps consumer))" ||
-  fail "copy placement: backward-start $(cat "$work/c_backward-start.late"), consumer $(cat "$work/c_consumer.late")"
+  bad "copy placement: backward-start $(cat "$work/c_backward-start.late"), consumer $(cat "$work/c_consumer.late")"
 
 # A rewrite that changes what is computed is reported, naming the outputs.
 "$py" "$src/scripts/alter_initializer.py" --name fc1.scale "$work/sgd/mlp.onnx" "$work/mlp_scale.onnx" >/dev/null 2>&1
 out="$(node "$ort/train_compare.mjs" "$work/sgd/mlp.onnx" "$work/mlp_scale.onnx" 2>&1)"; rc=$?
 [ "$rc" -eq 1 ] && grep -q '"identical":false' <<<"$out" && grep -q "'loss': output bytes differ" <<<"$out" &&
   ok "a one-ulp change of a constant is reported, naming the outputs" ||
-  fail "train_compare.mjs on a changed constant: exit $rc: $out"
+  bad "train_compare.mjs on a changed constant: exit $rc: $out"
 out="$(node "$ort/train_compare.mjs" "$work/sgd/mlp.onnx" "$work/sgd/cnn.onnx" 2>&1)"; rc=$?
 [ "$rc" -eq 1 ] && grep -q "input of B only" <<<"$out" && ok "models with other inputs are not identical" ||
-  fail "train_compare.mjs mlp cnn: exit $rc: $out"
+  bad "train_compare.mjs mlp cnn: exit $rc: $out"
 
 # --- Bad input.
 # expect CODE PATTERN ARGS...: train_run.mjs exits CODE and says PATTERN on stderr.
@@ -234,7 +232,7 @@ expect() {
   local code="$1" pattern="$2"; shift 2
   node "$ort/train_run.mjs" "$@" >"$work/e.out" 2>"$work/e.err"; local rc=$?
   if [ "$rc" -eq "$code" ] && grep -qE -- "$pattern" "$work/e.err"; then ok "train_run.mjs $* -> $rc"
-  else fail "train_run.mjs $*: exit $rc (expected $code), stderr: $(cat "$work/e.err")"; fi
+  else bad "train_run.mjs $*: exit $rc (expected $code), stderr: $(cat "$work/e.err")"; fi
 }
 "$py" - "$work" <<'EOF'
 import sys
@@ -267,10 +265,9 @@ sed -i 's/var b=d\*(1+\.2\/p);/&&/' "$work/bundle.js"
 OLLA_ORT_TRAINING_BUNDLE="$work/bundle.js" expect 3 "occurs 2 times, expected exactly once" "$work/sgd/mlp.onnx"
 out="$(node "$ort/train_compare.mjs" "$work/sgd/mlp.onnx" 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] && grep -q "give exactly two models" <<<"$out" && ok "train_compare.mjs with one model is a usage error" ||
-  fail "train_compare.mjs one model: exit $rc: $out"
+  bad "train_compare.mjs one model: exit $rc: $out"
 out="$(node "$ort/train_compare.mjs" "$work/sgd/mlp.onnx" "$work/aten.onnx" 2>&1)"; rc=$?
 [ "$rc" -eq 3 ] && grep -q "aten.onnx could not be run" <<<"$out" && grep -q "ATen has no kernel" <<<"$out" &&
-  ok "train_compare.mjs names the model that cannot run" || fail "train_compare.mjs with an unrunnable model: exit $rc: $out"
+  ok "train_compare.mjs names the model that cannot run" || bad "train_compare.mjs with an unrunnable model: exit $rc: $out"
 
-if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
-echo "all checks passed"
+cli_finish "ort training"

@@ -19,11 +19,9 @@ py=/usr/bin/python3
 if [ ! -d "$corpus/ort-training" ]; then echo "skipped: no corpus at $corpus/ort-training"; exit 77; fi
 . "$src/tests/ort/ort_env.sh"
 ort_training_skip_unless_ready
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
+. "$src/tests/cli/lib.sh"
+cli_tmp
+work=$tmp
 if ! "$py" -c 'import onnx' 2>/dev/null; then
   echo "FAILED: /usr/bin/python3 cannot import onnx (bash scripts/setup.sh --test installs it)"; exit 1
 fi
@@ -39,15 +37,15 @@ for model in "$corpus"/ort-training/*training_model.onnx; do
   n=$((n + 1))
   base="$(basename "$model" .onnx)"
   if ! run "$base.1" "$model" --dim batch_size=4 || ! run "$base.2" "$model" --dim batch_size=4; then
-    fail "$base does not run: $(cat "$work/$base.1.err" "$work/$base.2.err")"; continue
+    bad "$base does not run: $(cat "$work/$base.1.err" "$work/$base.2.err")"; continue
   fi
   [ "$(field '[.outputs[].sha256]|join(",")' "$base.1")" = "$(field '[.outputs[].sha256]|join(",")' "$base.2")" ] &&
     [ "$(field .heap_bytes "$base.1")" = "$(field .heap_bytes "$base.2")" ] &&
     ok "$base: runs, $(field '.outputs|length' "$base.1") outputs and heap $(field .heap_bytes "$base.1") the same in two processes" ||
-    fail "$base: two runs differ"
+    bad "$base: two runs differ"
   if ! "$py" "$ort/expose_accumulators.py" "$model" "$work/$base.x.onnx" >/dev/null ||
      ! run "$base.x" "$work/$base.x.onnx" --dim batch_size=4 --dump "$work/$base.x.dump"; then
-    fail "$base with exposed gradients: $(cat "$work/$base.x.err" 2>/dev/null)"; continue
+    bad "$base with exposed gradients: $(cat "$work/$base.x.err" 2>/dev/null)"; continue
   fi
   changed="$("$py" - "$work/$base.x.dump" <<'EOF'
 import json, sys
@@ -67,32 +65,31 @@ EOF
   exposed="$(field '[.outputs[]|select(.name|endswith(".buffer.out"))]|length' "$base.x")"
   [ "$exposed" -gt 0 ] && [ "$changed" = "$exposed" ] &&
     ok "$base: $exposed accumulated gradients exposed, finite, each changed its buffer" ||
-    fail "$base: $changed of $exposed exposed gradient buffers changed"
+    bad "$base: $changed of $exposed exposed gradient buffers changed"
   loss="$("$py" -c 'import onnx, sys; print(onnx.load(sys.argv[1]).graph.output[0].name)' "$model")"
   if "$py" "$ort/remat_by_hand.py" "$work/$base.x.onnx" "$work/$base.r.onnx" --keep 'a^' --loss "$loss" >"$work/$base.r.txt"; then
     out="$(node "$ort/train_compare.mjs" "$work/$base.x.onnx" "$work/$base.r.onnx" --dim batch_size=4 2>&1)"
     [ "$(jq -r .identical <<<"$out" 2>/dev/null)" = true ] &&
       ok "$base: recomputing $(jq .recomputed_tensors "$work/$base.r.txt") activations leaves the outputs bit-identical" ||
-      fail "$base: recomputed by hand: $out"
+      bad "$base: recomputed by hand: $out"
   else
-    fail "$base: remat_by_hand.py: $(cat "$work/$base.r.txt")"
+    bad "$base: remat_by_hand.py: $(cat "$work/$base.r.txt")"
   fi
 done
-[ "$n" -gt 0 ] && ok "$n training artifacts" || fail "no *training_model.onnx in $corpus/ort-training"
+[ "$n" -gt 0 ] && ok "$n training artifacts" || bad "no *training_model.onnx in $corpus/ort-training"
 
 for model in "$corpus"/ort-training/*optimizer_model.onnx; do
   [ -f "$model" ] || continue
   run opt "$model"; rc=$?
   [ "$rc" -eq 1 ] && grep -q "is a sequence; the harness can feed tensors only" "$work/opt.err" &&
-    ok "$(basename "$model"): cannot run, sequence inputs (said)" || fail "$(basename "$model"): exit $rc: $(cat "$work/opt.err")"
+    ok "$(basename "$model"): cannot run, sequence inputs (said)" || bad "$(basename "$model"): exit $rc: $(cat "$work/opt.err")"
 done
 
 for model in "$corpus"/train/*_bs1.onnx; do
   [ -f "$model" ] || continue
   run traced "$model"; rc=$?
   [ "$rc" -eq 1 ] && grep -q "operator org.pytorch.aten:ATen has no kernel" "$work/traced.err" &&
-    ok "$(basename "$model"): does not load, ATen named" || fail "$(basename "$model"): exit $rc: $(cat "$work/traced.err")"
+    ok "$(basename "$model"): does not load, ATen named" || bad "$(basename "$model"): exit $rc: $(cat "$work/traced.err")"
 done
 
-if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
-echo "all checks passed"
+cli_finish "ort training corpus"

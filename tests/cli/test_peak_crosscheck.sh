@@ -11,22 +11,23 @@ set -u
 src="${OLLA_SOURCE_DIR:?OLLA_SOURCE_DIR must point at the source tree}"
 OLLA="${OLLA:?OLLA must name the olla-onnx binary}"
 py=/usr/bin/python3
-if ! "$py" -c 'import onnx' 2>/dev/null; then echo "skipped: $py cannot import onnx"; exit 77; fi
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+. "$src/tests/cli/lib.sh"
+PY=$py cli_need_python onnx
+cli_tmp
+work=$tmp
 
 models=("$src"/models/*.onnx)
 if [ -n "${OLLA_CORPUS:-}" ] && [ -d "$OLLA_CORPUS/infer" ]; then
   models+=("$OLLA_CORPUS"/infer/*.onnx)
 else
-  echo "note: corpus not found; only models/ is checked"
+  cli_missing "no corpus at '${OLLA_CORPUS:-}/infer' (OLLA_CORPUS): only models/ is checked"
 fi
 
 peak_of() { # model, dims...: the peak order_peak.py reports
   "$py" "$src/scripts/order_peak.py" "$@" --align 64 --random 0 | grep -oE '[0-9]+ bytes' | tail -n 1 | cut -d' ' -f1
 }
 
-checked=0 failed=0 i=0
+i=0
 for in in "${models[@]}"; do
   i=$((i + 1))
   wd="$work/$i"; mkdir -p "$wd"
@@ -39,18 +40,15 @@ sys.exit(0 if any(d.dim_param == "batch" for v in g.input for d in v.type.tensor
 PY
   then dims=(--dim batch=2); fi
   if ! "$OLLA" -q --align 64 --time-limit 5 "${dims[@]}" --report "$wd/r.json" "$in" "$wd/out.onnx" >"$wd/log" 2>&1; then
-    echo "FAIL $in: conversion failed: $(tail -n 1 "$wd/log")"; failed=$((failed + 1)); continue
+    bad "$in: conversion failed: $(tail -n 1 "$wd/log")"; continue
   fi
   read -r olla_in olla_out < <("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["input_order_peak_bytes"], r["peak_bytes"])' "$wd/r.json")
   py_in="$(peak_of "$in" "${dims[@]}")"
   py_out="$(peak_of "$wd/out.onnx" "${dims[@]}" --plan-shares)"
   if [ "$olla_in" = "$py_in" ] && [ "$olla_out" = "$py_out" ]; then
-    echo "ok $in: input order $py_in bytes, planned order $py_out bytes"
-    checked=$((checked + 1))
+    ok "$in: input order $py_in bytes, planned order $py_out bytes"
   else
-    echo "FAIL $in: report says input order $olla_in, planned $olla_out; order_peak.py says $py_in, $py_out"
-    failed=$((failed + 1))
+    bad "$in: report says input order $olla_in, planned $olla_out; order_peak.py says $py_in, $py_out"
   fi
 done
-echo "peaks: $checked agree, $failed differ"
-[ "$failed" -eq 0 ] && [ "$checked" -gt 0 ]
+cli_finish "peaks"

@@ -6,14 +6,12 @@
 # placed; and the line is gone before the summary. In a log, -v gives one
 # plain line per phase, and -q nothing.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
 PY=/usr/bin/python3
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
-command -v script >/dev/null || { echo "skip: script(1) is missing (package bsdutils)"; exit 77; }
-$PY -c 'import onnx' 2>/dev/null || { echo "skip: $PY lacks onnx"; exit 77; }
+cli_tmp
+command -v script >/dev/null || cli_skip "script(1) is missing (package bsdutils)"
+cli_need_python onnx
 m=$tmp/a_model_with_a_rather_long_name_that_would_not_fit_on_one_terminal_line_at_all.onnx
 # 150 layers: the exact searches take a few seconds, so the ordering phase lasts
 $PY "$SRC/bench/huge_gen.py" 150 "$m" >/dev/null
@@ -46,5 +44,4 @@ grep -q '^.*a_model.*: 144 nodes, ' "$tmp/lines" && ok || bad "no summary: $(tai
 ! grep -q ': ordering ' "$tmp/log" && ok || bad "progress lines in a log without -v"
 "$OLLA" -q --time-limit 2 "$m" "$tmp/o4.onnx" 2>"$tmp/log"
 [ ! -s "$tmp/log" ] && ok || bad "-q printed: $(cat "$tmp/log")"
-echo "progress: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "progress"

@@ -9,15 +9,13 @@
 # Models: scripts/make_remat_models.py (activations dominate) and the
 # bundled training graphs.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
 PY=/usr/bin/python3
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+cli_tmp
 jnum() { $PY -c "import json,sys; v=json.load(open(sys.argv[1])).get(sys.argv[2]); print('null' if v is None else v)" "$1" "$2"; }
 
-if ! $PY -c 'import onnx' 2>/dev/null; then echo "skipped: /usr/bin/python3 cannot import onnx"; exit 77; fi
+cli_need_python onnx
 $PY "$SRC/scripts/make_remat_models.py" --out "$tmp/m" >/dev/null || { echo "FAIL: make_remat_models.py"; exit 1; }
 
 # ---- usage errors: exit 2 before the model is read (the model does not exist)
@@ -75,7 +73,8 @@ EOF
 
 # ---- under limits, in every runtime and sharing mode
 ort_ok=0
-if command -v node >/dev/null && [ -d "$SRC/tests/ort/node_modules/onnxruntime-node" ]; then ort_ok=1; fi
+if command -v node >/dev/null && [ -d "$SRC/tests/ort/node_modules/onnxruntime-node" ]; then ort_ok=1
+else cli_missing "the ONNX Runtime output comparisons need node and tests/ort/node_modules (scripts/setup_ort.sh)"; fi
 copies_seen=0
 for m in unet_infer mlp_deep_train; do
   for rt in listed ort ort-priority; do
@@ -153,5 +152,4 @@ for m in mlp_train cnn_train; do
     [ $rc -eq 1 ] && grep -q "no plan fits" "$tmp/e" && ok || bad "$m 90%: exit $rc, $(cat "$tmp/e")"
   fi
 done
-echo "remat: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "remat"

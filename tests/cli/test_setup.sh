@@ -5,11 +5,9 @@
 # the second installs what the suite needs); .ci/run runs the test setup and
 # then exactly the README's test command; a plain configure builds no tests.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+cli_tmp
 run=$(bash "$SRC/scripts/setup.sh" --list | tr '\n' ' ')
 all=$(bash "$SRC/scripts/setup.sh" --test --list | tr '\n' ' ')
 for p in cmake gcc pkg-config protobuf-c-compiler libprotobuf-c-dev coinor-libcbc-dev libonnx-dev libjson-c-dev; do
@@ -54,5 +52,4 @@ if cmake -S "$SRC" -B "$tmp/b" >/dev/null 2>&1; then
 else
   bad "plain configure failed"
 fi
-echo "setup: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "setup"

@@ -4,13 +4,11 @@
 # file; a solver running in a child process goes with it; and a signal at
 # any moment of a short conversion leaves either the whole output or nothing.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
 PY=/usr/bin/python3
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
-if ! $PY -c 'import onnx' 2>/dev/null; then echo "skip: $PY lacks onnx"; exit 77; fi
+cli_tmp
+cli_need_python onnx
 MSG="olla-onnx: interrupted; no output written"
 # the olla-onnx process started as PID: PID itself, or the process under a
 # wrapper script (the sanitizer build wraps $OLLA, and a shell started in the
@@ -112,5 +110,4 @@ PY
   elif [ $seen -eq 0 ] && [ $rc -eq 0 ]; then echo "note: the copy finished before it could be interrupted"
   else bad "SIGINT during the copy of external data: exit $rc, left: $left, stderr '$(cat "$tmp/err")'"; fi
 fi
-echo "sigint: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "sigint"

@@ -10,17 +10,16 @@
 # Every daemon started is stopped by its PID. Skipped (77) only where Slurm
 # cannot run: not root, or slurm-wlm or munge not installed.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=$(realpath "${OLLA:?}") ; SRC=${OLLA_SOURCE_DIR:?}  # the tasks run in another folder
 export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-20}
 PY=/usr/bin/python3
 . "$SRC/tests/tools/slurm_cluster.sh"
 why=$(slurm_cluster_missing)
-if [ -n "$why" ]; then echo "skip: no Slurm cluster can start here: $why"; exit 77; fi
-if ! $PY -c 'import onnx' 2>/dev/null; then echo "skip: $PY lacks onnx (scripts/setup.sh --test)"; exit 77; fi
-tmp=$(mktemp -d); trap 'slurm_cluster_stop; rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+[ -z "$why" ] || cli_skip "no Slurm cluster can start here: $why"
+cli_need_python onnx
+cli_tmp
+cli_on_exit 'slurm_cluster_stop'
 
 GOOD=24; DAMAGED=2
 $PY "$SRC/tests/tools/make_zoo.py" "$tmp/zoo" $GOOD --bad $DAMAGED --seed 7 >/dev/null || { echo "FAIL: make_zoo.py"; exit 1; }
@@ -95,5 +94,4 @@ slurm_cluster_stop
 left=""
 for p in $pids; do slurm_running "$p" && left="$left $p"; done
 [ -z "$left" ] && ok || bad "daemons still running: $left"
-echo "slurm: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "slurm"

@@ -7,12 +7,10 @@
 # (tests/tools/svg_geometry.py). Skipped (77) when Chromium is absent
 # (scripts/setup.sh --test installs it) and everything else passed.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-5} ; SRC=${OLLA_SOURCE_DIR:?}
 PY=/usr/bin/python3
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+cli_tmp
 "$OLLA" -q --svg "$tmp/plan.svg" --report "$tmp/r.json" "$SRC/models/cnn_train.onnx" "$tmp/out.onnx" || bad "--svg run failed"
 [ -f "$tmp/out.onnx" ] && ok || bad "no model written alongside the SVG"
 grep -q "<svg" "$tmp/plan.svg" && grep -q "Arena layout" "$tmp/plan.svg" && ok || bad "not an SVG with both panels"
@@ -40,10 +38,7 @@ names=$(sed -n '/<g class="names"/,/<\/g>/p' "$tmp/big.svg" | grep -c '<text')
 
 chrome=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chrome" ]; then
-  echo "svg: $pass passed, $fail failed"
-  [ $fail -eq 0 ] || exit 1
-  echo "skip: chromium not found; the rendering checks need it (bash scripts/setup.sh --test installs it)"
-  exit 77
+  cli_finish "svg" "chromium not found; the rendering checks need it (bash scripts/setup.sh --test installs it)"
 fi
 browse() { # browse PROFILE ARGS...: headless Chromium with the flags this machine needs
   local profile=$1; shift
@@ -64,5 +59,4 @@ done
 # the lower bound is in the picture where it is in the report (not a drawn-off copy)
 grep -q '"lower_bound_bytes": *[0-9]' "$tmp/r.json" && grep -q 'class="level lower-bound"' "$tmp/plan.svg" && ok ||
   bad "cnn_train has a lower bound in its report but no lower-bound line"
-echo "svg: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "svg"

@@ -19,14 +19,12 @@
 # Needs /usr/bin/python3 with onnx and numpy; exits 77 (skipped) without them.
 # ONNX Runtime checks run when node and tests/ort/node_modules are there.
 set -u
+. "$(dirname "$0")/lib.sh"
 OLLA=${OLLA:?} ; SRC=${OLLA_SOURCE_DIR:?}
 export OLLA_TIME_LIMIT=${OLLA_TIME_LIMIT:-5}
 PY=/usr/bin/python3
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
-if ! $PY -c 'import onnx, numpy' 2>/dev/null; then echo "skip: $PY lacks onnx or numpy"; exit 77; fi
+cli_tmp
+cli_need_python onnx numpy
 W=$tmp/m
 $PY "$SRC/tests/tools/make_wild_models.py" "$W" >"$tmp/facts" || { echo "FAIL: make_wild_models.py"; exit 1; }
 fact() { sed -n "s/^$1=//p" "$tmp/facts"; }
@@ -272,8 +270,7 @@ if command -v node >/dev/null && [ -d "$SRC/tests/ort/node_modules/onnxruntime-n
     out=$(node "$SRC/tests/ort/compare.mjs" $pair 2>&1) && ok || bad "ONNX Runtime: $out"
   done
 else
-  echo "note: node or onnxruntime-node missing; the ONNX Runtime comparison is skipped"
+  cli_missing "the ONNX Runtime comparison needs node and tests/ort/node_modules (scripts/setup_ort.sh)"
 fi
 
-echo "wild: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+cli_finish "wild"

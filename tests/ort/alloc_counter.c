@@ -74,7 +74,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* ---------------------------------------------------------------- real functions */
+/* ---- real functions ---- */
 
 typedef struct real_functions {
     void *(*malloc)(size_t);
@@ -153,7 +153,7 @@ static int real_ready(void)
 }
 
 
-/* ---------------------------------------------------------------- block table */
+/* ---- block table ---- */
 
 /* Open addressing with linear probing; key 0 is an empty slot. */
 typedef struct block_entry {
@@ -273,7 +273,7 @@ __attribute__((constructor)) static void alloc_counter_init(void)
     pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
 }
 
-/* ---------------------------------------------------------------- counting */
+/* ---- counting ---- */
 
 static void add_to_sum(window_sum *sum, size_t size)
 {
@@ -442,7 +442,7 @@ static void before_free(void *p)
         (void)untrack_block(p);
 }
 
-/* ---------------------------------------------------------------- wrappers */
+/* ---- wrappers ---- */
 
 EXPORT void *malloc(size_t size)
 {

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olla.h"
 #include "onnx/olla_graph.h"
 #include "onnx/olla_model.h"
 #include "passes/analysis/olla_dag.h"

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olla.h"
 #include "olla_bindings.h"
 #include "onnx/olla_graph.h"
 #include "onnx/olla_model.h"
@@ -51,7 +52,7 @@ static int fail(const char *what, const olla_error *err)
     return 1;
 }
 
-/* ---------------------------------------------------------------- ORT's default order */
+/* ---- ORT's default order ---- */
 
 static int is_constant(const olla_graph *g, int op)
 {
@@ -77,7 +78,7 @@ static int default_order(tool *t)
     return ok;
 }
 
-/* ---------------------------------------------------------------- order from a file */
+/* ---- order from a file ---- */
 
 static int op_by_ort_name(const tool *t, const char *name)
 {
@@ -129,7 +130,7 @@ static int read_order(tool *t, const char *path)
     return ok;
 }
 
-/* ---------------------------------------------------------------- main */
+/* ---- main ---- */
 
 static int build(tool *t, const char *path, const olla_dim_binding *dims, int n_dims, olla_error *err)
 {

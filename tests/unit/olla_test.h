@@ -1,5 +1,10 @@
 /* olla-onnx: a minimal unit-test harness. Each test file defines tests with
- * OLLA_TEST(name) and lists them in OLLA_TEST_MAIN(...). */
+ * OLLA_TEST(name) and lists them in OLLA_TEST_MAIN(...).
+ *
+ * A test whose data is missing (the shared corpus) calls olla_test_skip and
+ * returns: the program then exits 77, which ctest reports as skipped
+ * (SKIP_RETURN_CODE), unless another check failed (exit 1). A test never
+ * passes without having checked anything. */
 #ifndef OLLA_TEST_H
 #define OLLA_TEST_H
 
@@ -9,6 +14,14 @@
 #include <string.h>
 
 static int olla_test_failures;
+static int olla_test_skips;
+
+/* Marks the running test skipped and says why; the caller returns. */
+static inline void olla_test_skip(const char *why)
+{
+    printf("skipped: %s\n", why);
+    olla_test_skips++;
+}
 
 #define OLLA_CHECK(cond)                                                          \
     do {                                                                          \
@@ -59,19 +72,25 @@ typedef struct {
 
 static inline int olla_test_run(const olla_test_case *cases, int n)
 {
-    int passed = 0, failed = 0;
+    int passed = 0, skipped = 0, failed = 0;
     for (int i = 0; i < n; i++) {
-        int before = olla_test_failures;
+        int before = olla_test_failures, skips_before = olla_test_skips;
         cases[i].fn();
-        if (olla_test_failures == before) {
-            passed++;
-        } else {
+        if (olla_test_failures != before) {
             failed++;
             fprintf(stderr, "FAIL %s\n", cases[i].name);
+        } else if (olla_test_skips != skips_before) {
+            skipped++;
+            printf("SKIP %s\n", cases[i].name);
+        } else {
+            passed++;
         }
     }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    if (skipped)
+        printf("%d passed, %d skipped, %d failed\n", passed, skipped, failed);
+    else
+        printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : skipped ? 77 : 0;
 }
 
 #define OLLA_TEST_MAIN(...)                                                          \

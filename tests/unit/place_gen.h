@@ -69,7 +69,7 @@ static inline int place_gen_push(place_gen_list *l, int64_t lower, int64_t upper
     return (int)(l->n - 1);
 }
 
-/* ---- training steps ---------------------------------------------------- */
+/* ---- training steps ---- */
 
 enum { PLACE_GEN_INCEPTION, PLACE_GEN_DENSENET };
 
@@ -449,7 +449,7 @@ static inline long place_gen_train(int family, int batch, int inplace, uint64_t 
     return count;
 }
 
-/* ---- compiler traces --------------------------------------------------- */
+/* ---- compiler traces ---- */
 
 /* A heavy-tailed size in bytes: 64 * Pareto(alpha 1.1) from 1, capped at
  * 2^20 units (64 MiB), a multiple of 64. */

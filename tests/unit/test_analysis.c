@@ -1,3 +1,6 @@
+/* The graph analyses (passes/analysis/): windows, levels, reachability,
+ * early-update edges and the output bound, each checked against every
+ * order or by brute force on small and random graphs. */
 #include "dag_eval.h"
 #include "olla_test.h"
 #include "passes/analysis/olla_analysis.h"

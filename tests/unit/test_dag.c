@@ -1,3 +1,5 @@
+/* The DAG's liveness rules on hand-built graphs: peak of a chain, stable
+ * topological order and cycles, a tensor nobody reads. */
 #include "dag_eval.h"
 #include "olla_test.h"
 #include "passes/analysis/olla_dag.h"

@@ -16,9 +16,7 @@
 #include "passes/runtime/olla_exec_order.h"
 #include "passes/shapes/olla_shapes.h"
 
-/* ================================================================
- * Models
- * ================================================================ */
+/* ---- Models ---- */
 
 typedef struct test_model {
     mb_model mb;
@@ -167,9 +165,7 @@ static int run_named(const olla_graph *g, olla_runtime rt, const char *const *na
     return n;
 }
 
-/* ================================================================
- * Hand-built models
- * ================================================================ */
+/* ---- Hand-built models ---- */
 
 OLLA_TEST(test_ort_order_by_hand)
 {
@@ -353,9 +349,7 @@ OLLA_TEST(test_runtime_names)
     OLLA_CHECK_STR_CONTAINS(err.message, "unknown runtime 'tvm'; choose ort, ort-priority or listed");
 }
 
-/* ================================================================
- * Brute force on small random graphs
- * ================================================================ */
+/* ---- Brute force on small random graphs ---- */
 
 #define MAXN 8
 

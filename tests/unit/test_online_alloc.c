@@ -1,3 +1,5 @@
+/* The online caching allocator model (solver/olla_online_alloc.h) step by
+ * step: reuse, split and coalesce, best fit, segments never merged. */
 #include "olla_test.h"
 #include "solver/olla_online_alloc.h"
 

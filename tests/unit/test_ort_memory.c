@@ -5,6 +5,7 @@
  * process). Float tensors; [n] is 4n bytes. */
 #pragma GCC diagnostic ignored "-Wunused-function" /* model_builder.h: helpers this file does not use */
 #include "model_builder.h"
+#include "olla.h"
 #include "olla_test.h"
 #include "onnx/olla_graph.h"
 #include "onnx/olla_model.h"
@@ -23,7 +24,7 @@ typedef struct fixture {
     olla_error err;
 } fixture;
 
-/* ------------------------------------------------------------ building */
+/* ---- building ---- */
 
 /* A float tensor type of the given dims; -1 is the symbolic dim "N". */
 static Onnx__ValueInfoProto *value(fixture *f, const char *name, int rank, long long d0, long long d1, long long d2,
@@ -142,7 +143,7 @@ static olla_ort_buffer_kind kind_of(const fixture *f, const char *tensor)
     return olla_ort_memory_buffer_kind(f->mem, tensor_named(f, tensor));
 }
 
-/* ------------------------------------------------------------ planner rules */
+/* ---- planner rules ---- */
 
 /* a = -x; Relu, Sigmoid and Relu write into a's buffer; y = -d (output).
  * One buffer for the chain, then y beside it: 4000 + 4000. */
@@ -356,7 +357,7 @@ OLLA_TEST(test_rank_zero_never_reuses)
     done(&f);
 }
 
-/* ------------------------------------------------------------ orders */
+/* ---- orders ---- */
 
 /* Ops left out: a dropped Cast pair reads through to its input; anything
  * else left out, an op twice, or a reader before its producer is an error. */
@@ -416,7 +417,7 @@ OLLA_TEST(test_the_order_changes_the_peak)
     done(&f);
 }
 
-/* ------------------------------------------------------------ scratch and bookkeeping */
+/* ---- scratch and bookkeeping ---- */
 
 static int64_t conv_peak(long long c, long long hw, long long filters, long long k, int pad)
 {
@@ -495,7 +496,7 @@ OLLA_TEST(test_run_bookkeeping)
     done(&f);
 }
 
-/* ------------------------------------------------------------ control flow
+/* ---- control flow ----
  *
  * [1024] floats (T = 4,096 bytes); blocks of 4 KiB and more counted, no
  * bookkeeping, no output copies: the tensors alone, as ORT's frames hold

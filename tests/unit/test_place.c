@@ -1,50 +1,26 @@
+/* The placement driver (solver/olla_place.h): optimal against brute force
+ * on small random instances, capacity mode, alignment, common factors, the
+ * validator, edge cases and a large trace. */
 #include <unistd.h>
 
 #include "olla_test.h"
+#include "olla_test_gen.h"
 #include "solver/olla_place.h"
 
 /* Deterministic pseudo-random numbers for generated instances. */
 static uint64_t rng_state = 88172645463325252ULL;
 static int64_t rnd(int64_t lo, int64_t hi) /* in [lo, hi] */
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return lo + (int64_t)(rng_state % (uint64_t)(hi - lo + 1));
+    return olla_test_rng_range(&rng_state, lo, hi);
 }
 
-static int overlap_time(const olla_buffer *a, const olla_buffer *b)
-{
-    return a->lower < b->upper && b->lower < a->upper;
-}
-
-/* Brute force, independent of the solver: is there an assignment of offsets
- * (each buffer somewhere in [0, arena - size]) with no two buffers live at the
- * same time overlapping? Plain backtracking over every offset. */
-static int fits_brute(const olla_buffer *b, int n, int64_t *off, int k, int64_t arena)
-{
-    if (k == n)
-        return 1;
-    for (int64_t o = 0; o + b[k].size <= arena; o++) {
-        int ok = 1;
-        for (int j = 0; j < k && ok; j++)
-            if (overlap_time(&b[j], &b[k]) && o < off[j] + b[j].size && off[j] < o + b[k].size)
-                ok = 0;
-        if (!ok)
-            continue;
-        off[k] = o;
-        if (fits_brute(b, n, off, k + 1, arena))
-            return 1;
-    }
-    return 0;
-}
-
+/* The least arena brute force fits b[0..n) in (independent of the solver). */
 static int64_t brute_optimum(const olla_buffer *b, int n)
 {
-    int64_t off[8];
-    for (int64_t arena = 0;; arena++)
-        if (fits_brute(b, n, off, 0, arena))
-            return arena;
+    olla_pitem it[8];
+    for (int i = 0; i < n; i++)
+        it[i] = (olla_pitem){b[i].lower, b[i].upper, b[i].size};
+    return olla_test_brute_optimum(it, n);
 }
 
 static void random_instance(olla_buffer *b, int n, int64_t tmax, int64_t smax)

@@ -1,3 +1,5 @@
+/* The minimalloc CSV reader and writer: malformed rows named by line, a
+ * missing file, columns in any order, a failed write that leaves nothing. */
 #include <unistd.h>
 
 #include "olla_test.h"

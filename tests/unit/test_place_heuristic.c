@@ -1,20 +1,8 @@
 /* The greedy heuristics on their own. */
 #include "olla_test.h"
+#include "olla_test_gen.h"
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
-
-static void check_valid(const olla_pitem *it, size_t n, const int64_t *off, int64_t arena)
-{
-    olla_buffer *b = malloc(n * sizeof *b);
-    OLLA_CHECK(b != NULL);
-    if (!b)
-        return;
-    for (size_t i = 0; i < n; i++)
-        b[i] = (olla_buffer){it[i].lower, it[i].upper, it[i].size, off[i]};
-    olla_error err = {0};
-    OLLA_CHECK(olla_place_validate(b, n, arena, 1, &err) == OLLA_OK);
-    free(b);
-}
 
 /* A training step: activation i is produced at step i of the forward pass
  * and freed at its mirror step 2N - i of the backward pass (nested
@@ -39,7 +27,7 @@ OLLA_TEST(test_training_pyramid)
     int64_t lb = olla_place_items_max_live(it, n);
     int64_t arena = olla_place_heuristic(it, n, off, lb, &(olla_pwork){0, 0, 0, 0}, 0);
     OLLA_CHECK_EQ_I64(arena, lb);
-    check_valid(it, n, off, arena);
+    olla_test_check_valid(it, n, off, arena);
 }
 
 /* When no greedy order reaches the bound, the best arena is still valid,
@@ -62,7 +50,7 @@ OLLA_TEST(test_random_heuristic_bounds)
         OLLA_CHECK(arena >= lb);
         OLLA_CHECK(arena <= sum);
         OLLA_CHECK_EQ_I64(olla_place_items_arena(it, off, 300), arena);
-        check_valid(it, 300, off, arena);
+        olla_test_check_valid(it, 300, off, arena);
     }
 }
 

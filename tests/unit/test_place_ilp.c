@@ -1,36 +1,15 @@
 /* The address ILP on its own (the driver only reaches it when the search
  * cannot prove optimality in time). */
 #include "olla_test.h"
+#include "olla_test_gen.h"
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
 #include "util/olla_clock.h"
 
 static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
-static int64_t rnd(int64_t lo, int64_t hi)
+static int64_t rnd(int64_t lo, int64_t hi) /* in [lo, hi] */
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return lo + (int64_t)(rng_state % (uint64_t)(hi - lo + 1));
-}
-
-static int fits_brute(const olla_pitem *b, int n, int64_t *off, int k, int64_t arena)
-{
-    if (k == n)
-        return 1;
-    for (int64_t o = 0; o + b[k].size <= arena; o++) {
-        int ok = 1;
-        for (int j = 0; j < k && ok; j++)
-            if (b[j].lower < b[k].upper && b[k].lower < b[j].upper && o < off[j] + b[j].size &&
-                off[j] < o + b[k].size)
-                ok = 0;
-        if (!ok)
-            continue;
-        off[k] = o;
-        if (fits_brute(b, n, off, k + 1, arena))
-            return 1;
-    }
-    return 0;
+    return olla_test_rng_range(&rng_state, lo, hi);
 }
 
 /* Starting from a deliberately poor placement (everything stacked), the
@@ -47,7 +26,7 @@ OLLA_TEST(test_ilp_optimum)
             warm[i] = sum;
             sum += it[i].size;
         }
-        for (opt = 0; !fits_brute(it, n, tmp, 0, opt); opt++)
+        for (opt = 0; !olla_test_fits_brute(it, n, tmp, 0, opt, NULL); opt++)
             ;
         int64_t lb = olla_place_items_max_live(it, (size_t)n), arena = 0, bound = 0;
         olla_error err = {0};

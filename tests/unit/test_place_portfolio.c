@@ -1,16 +1,14 @@
 /* The heuristic portfolio, the greedy engine against a plain quadratic
  * reference, the independent parts, and the deterministic work budget. */
 #include "olla_test.h"
+#include "olla_test_gen.h"
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
 
 static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
 static int64_t rnd(int64_t lo, int64_t hi) /* in [lo, hi] */
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return lo + (int64_t)(rng_state % (uint64_t)(hi - lo + 1));
+    return olla_test_rng_range(&rng_state, lo, hi);
 }
 
 /* Instances of three shapes: uniform random, a training step (nested
@@ -88,16 +86,6 @@ static int64_t reference(const olla_pitem *it, size_t n, const int *order, int b
     return arena;
 }
 
-static void check_valid(const olla_pitem *it, size_t n, const int64_t *off, int64_t arena)
-{
-    olla_buffer *b = malloc((n + 1) * sizeof *b);
-    for (size_t i = 0; i < n; i++)
-        b[i] = (olla_buffer){it[i].lower, it[i].upper, it[i].size, off[i]};
-    olla_error err = {0};
-    OLLA_CHECK(olla_place_validate(b, n, arena, 1, &err) == OLLA_OK);
-    free(b);
-}
-
 /* The segment-tree engine gives exactly the reference's offsets, in random
  * orders, first fit and best fit. */
 OLLA_TEST(test_greedy_matches_reference)
@@ -125,7 +113,7 @@ OLLA_TEST(test_greedy_matches_reference)
             for (size_t i = 0; i < n; i++)
                 same &= a[i] == b[i];
             OLLA_CHECK(same);
-            check_valid(it, n, b, ga);
+            olla_test_check_valid(it, n, b, ga);
         }
     }
 }
@@ -145,11 +133,11 @@ OLLA_TEST(test_portfolio_never_worse)
         olla_pwork w = {0, 0, 0, 0};
         int64_t best = olla_place_heuristic(it, n, off, 0, &w, 0);
         OLLA_CHECK(best > 0);
-        check_valid(it, n, off, best);
+        olla_test_check_valid(it, n, off, best);
         int64_t worst = 0;
         for (int k = 0; k < olla_place_heuristic_count(); k++) {
             int64_t a = olla_place_heuristic_one(it, n, k, tmp);
-            check_valid(it, n, tmp, a);
+            olla_test_check_valid(it, n, tmp, a);
             OLLA_CHECK(best <= a);
             if (a > worst)
                 worst = a;

@@ -3,6 +3,7 @@
  * heuristics would have found; and its offset-order search alone, in each
  * of its buffer orders. */
 #include "olla_test.h"
+#include "olla_test_gen.h"
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
 #include "util/olla_clock.h"
@@ -11,31 +12,9 @@
 #define UNLIMITED (&(olla_pwork){1LL << 50, 0, 0, 0})
 
 static uint64_t rng_state = 0x853C49E6748FEA9BULL;
-static int64_t rnd(int64_t lo, int64_t hi)
+static int64_t rnd(int64_t lo, int64_t hi) /* in [lo, hi] */
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return lo + (int64_t)(rng_state % (uint64_t)(hi - lo + 1));
-}
-
-static int fits_brute(const olla_pitem *b, int n, int64_t *off, int k, int64_t arena)
-{
-    if (k == n)
-        return 1;
-    for (int64_t o = 0; o + b[k].size <= arena; o++) {
-        int ok = 1;
-        for (int j = 0; j < k && ok; j++)
-            if (b[j].lower < b[k].upper && b[k].lower < b[j].upper && o < off[j] + b[j].size &&
-                off[j] < o + b[k].size)
-                ok = 0;
-        if (!ok)
-            continue;
-        off[k] = o;
-        if (fits_brute(b, n, off, k + 1, arena))
-            return 1;
-    }
-    return 0;
+    return olla_test_rng_range(&rng_state, lo, hi);
 }
 
 /* Max live bytes by a plain scan over time steps (times are small here). */
@@ -53,15 +32,6 @@ static int64_t max_live(const olla_pitem *it, int n, int64_t tmax)
     return best;
 }
 
-static void check_placement(const olla_pitem *it, int n, const int64_t *off, int64_t cap)
-{
-    olla_buffer b[16];
-    for (int i = 0; i < n; i++)
-        b[i] = (olla_buffer){it[i].lower, it[i].upper, it[i].size, off[i]};
-    olla_error err = {0};
-    OLLA_CHECK(olla_place_validate(b, (size_t)n, cap, 1, &err) == OLLA_OK);
-}
-
 static void run_family(const int64_t *sizes, int nsizes, int trials, int64_t tmax)
 {
     int gaps = 0, before = olla_test_failures;
@@ -74,13 +44,13 @@ static void run_family(const int64_t *sizes, int nsizes, int trials, int64_t tma
             it[i] = (olla_pitem){l, rnd(l + 1, tmax), sizes[rnd(0, nsizes - 1)]};
         }
         int64_t live = max_live(it, n, tmax), opt = live;
-        while (!fits_brute(it, n, tmp, 0, opt))
+        while (!olla_test_fits_brute(it, n, tmp, 0, opt, NULL))
             opt++;
         gaps += opt > live;
         int r = olla_place_search(it, (size_t)n, opt, UNLIMITED, off);
         OLLA_CHECK_EQ_I64(r, 1);
         if (r == 1)
-            check_placement(it, n, off, opt);
+            olla_test_check_valid(it, n, off, opt);
         OLLA_CHECK_EQ_I64(olla_place_search(it, (size_t)n, opt - 1, UNLIMITED, off), 0);
         /* the offset-order search alone, in each of its orders: it finds a
          * placement at the optimum and exhausts below it (its pruning rules
@@ -89,7 +59,7 @@ static void run_family(const int64_t *sizes, int nsizes, int trials, int64_t tma
             r = olla_place_offset_search(it, (size_t)n, opt, order, off);
             OLLA_CHECK_EQ_I64(r, 1);
             if (r == 1)
-                check_placement(it, n, off, opt);
+                olla_test_check_valid(it, n, off, opt);
             OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off), 0);
         }
         if (olla_test_failures != before) {
@@ -141,7 +111,7 @@ OLLA_TEST(test_search_gap_instances)
             b[i] = x;
         }
         OLLA_CHECK_EQ_I64(olla_place_search(b, 9, 17, UNLIMITED, off), 1);
-        check_placement(b, 9, off, 17);
+        olla_test_check_valid(b, 9, off, 17);
         OLLA_CHECK_EQ_I64(olla_place_search(b, 9, 16, UNLIMITED, off), 0);
     }
     /* the driver reports the proven bound */
@@ -185,7 +155,7 @@ OLLA_TEST(test_search_vs_ilp)
         int r = olla_place_search(it, (size_t)n, arena, UNLIMITED, off);
         OLLA_CHECK_EQ_I64(r, 1);
         if (r == 1)
-            check_placement(it, n, off, arena);
+            olla_test_check_valid(it, n, off, arena);
         OLLA_CHECK_EQ_I64(olla_place_search(it, (size_t)n, arena - 1, UNLIMITED, off), 0);
     }
     fprintf(stderr, "compared %d instances with the ILP, %d with a gap\n", compared, gaps);
@@ -225,7 +195,7 @@ OLLA_TEST(test_offset_search_on_gap_instances)
             int r = olla_place_offset_search(it, (size_t)n, opt, order, off);
             OLLA_CHECK_EQ_I64(r, 1);
             if (r == 1)
-                check_placement(it, n, off, opt);
+                olla_test_check_valid(it, n, off, opt);
             OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off), 0);
         }
     }

@@ -1,6 +1,7 @@
 /* The exact search with fixed buffers (against brute force) and the split at
  * the busiest time on training-like nested instances (must reach max live). */
 #include "olla_test.h"
+#include "olla_test_gen.h"
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
 #include "util/olla_clock.h"
@@ -9,38 +10,9 @@
 #define UNLIMITED (&(olla_pwork){1LL << 50, 0, 0, 0})
 
 static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
-static int64_t rnd(int64_t lo, int64_t hi)
+static int64_t rnd(int64_t lo, int64_t hi) /* in [lo, hi] */
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return lo + (int64_t)(rng_state % (uint64_t)(hi - lo + 1));
-}
-
-static int meets(const olla_pitem *a, int64_t oa, const olla_pitem *b, int64_t ob)
-{
-    return a->lower < b->upper && b->lower < a->upper && oa < ob + b->size && ob < oa + a->size;
-}
-
-/* Some placement of b[k..n) within arena, clear of the fixed buffers. */
-static int fits_brute(const olla_pitem *b, int n, int64_t *off, int k, int64_t arena,
-                      const olla_pitem *fx, const int64_t *fx_off, int nf)
-{
-    if (k == n)
-        return 1;
-    for (int64_t o = 0; o + b[k].size <= arena; o++) {
-        int ok = 1;
-        for (int j = 0; j < k && ok; j++)
-            ok = !meets(&b[k], o, &b[j], off[j]);
-        for (int j = 0; j < nf && ok; j++)
-            ok = !meets(&b[k], o, &fx[j], fx_off[j]);
-        if (!ok)
-            continue;
-        off[k] = o;
-        if (fits_brute(b, n, off, k + 1, arena, fx, fx_off, nf))
-            return 1;
-    }
-    return 0;
+    return olla_test_rng_range(&rng_state, lo, hi);
 }
 
 static void check_clear(const olla_pitem *b, int n, const int64_t *off, int64_t arena,
@@ -49,9 +21,9 @@ static void check_clear(const olla_pitem *b, int n, const int64_t *off, int64_t 
     for (int i = 0; i < n; i++) {
         OLLA_CHECK(off[i] >= 0 && off[i] + b[i].size <= arena);
         for (int j = 0; j < i; j++)
-            OLLA_CHECK(!meets(&b[i], off[i], &b[j], off[j]));
+            OLLA_CHECK(!olla_test_collide(&b[i], off[i], &b[j], off[j]));
         for (int j = 0; j < nf; j++)
-            OLLA_CHECK(!meets(&b[i], off[i], &fx[j], fx_off[j]));
+            OLLA_CHECK(!olla_test_collide(&b[i], off[i], &fx[j], fx_off[j]));
     }
 }
 
@@ -84,11 +56,12 @@ OLLA_TEST(test_search_fixed_vs_brute)
             int64_t l = rnd(0, 7);
             it[i] = (olla_pitem){l, rnd(l + 1, 8), rnd(1, 4)};
         }
+        const olla_test_fixed fixed = {fx, fx_off, nf};
         int64_t opt = top;
         for (int i = 0; i < n; i++)
             if (it[i].size > opt)
                 opt = it[i].size;
-        while (!fits_brute(it, n, tmp, 0, opt, fx, fx_off, nf))
+        while (!olla_test_fits_brute(it, n, tmp, 0, opt, &fixed))
             opt++;
         int before = olla_test_failures;
         int r = olla_place_search_fixed(it, (size_t)n, fx, fx_off, (size_t)nf, opt, UNLIMITED, off);

@@ -1,3 +1,5 @@
+/* The runtime plan API (include/olla_plan.h): parsing and queries, shared
+ * allocations, bad plans refused, the dims and inputs a plan was made for. */
 #include "olla.h"
 #include "olla_plan.h"
 #include "olla_test.h"

@@ -1,3 +1,5 @@
+/* The ordering search (solver/olla_schedule.h): heuristics, exact search and
+ * ILP against brute force, training steps, bounds, limits and budgets. */
 #include <stdio.h>
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-/* Shape rules of convolutions and pooling (passes/shape_conv.c). */
+/* Shape rules of convolutions and pooling (passes/shapes/shape_conv.c). */
 #include "olla_test.h"
 #include "shape_case.h"
 

@@ -1,4 +1,4 @@
-/* Shape rules of the elementwise (passes/shape_elementwise.c), shape
+/* Shape rules of the elementwise (passes/shapes/shape_elementwise.c), shape
  * manipulation (shape_manip.c), reduction (shape_reduce.c), matrix product
  * (shape_linalg.c) and training/contrib (shape_training.c) families. */
 #include "olla_test.h"

@@ -1,4 +1,4 @@
-/* Shape rules of data-dependent operators (passes/shape_datadep.c): sizes
+/* Shape rules of data-dependent operators (passes/shapes/shape_datadep.c): sizes
  * computed when the deciding value is a constant, unknown with a reason
  * otherwise. */
 #include "olla_test.h"

@@ -1,5 +1,5 @@
-/* Shape rules of image, text and attention operators (passes/shape_misc.c)
- * and of the recent and auxiliary operators (passes/shape_extra.c). */
+/* Shape rules of image, text and attention operators (passes/shapes/shape_misc.c)
+ * and of the recent and auxiliary operators (passes/shapes/shape_extra.c). */
 #include "olla_test.h"
 #include "shape_case.h"
 

@@ -1,5 +1,5 @@
-/* Shape rules of normalization (passes/shape_norm.c) and recurrent
- * operators (passes/shape_rnn.c). */
+/* Shape rules of normalization (passes/shapes/shape_norm.c) and recurrent
+ * operators (passes/shapes/shape_rnn.c). */
 #include "olla_test.h"
 #include "shape_case.h"
 

@@ -1,5 +1,5 @@
-/* Shape rules of quantization (passes/shape_quant.c) and random generators
- * (passes/shape_random.c). */
+/* Shape rules of quantization (passes/shapes/shape_quant.c) and random generators
+ * (passes/shapes/shape_random.c). */
 #include "olla_test.h"
 #include "shape_case.h"
 

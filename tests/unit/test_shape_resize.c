@@ -1,4 +1,4 @@
-/* Shape rules of Resize and Upsample (passes/shape_resize.c). */
+/* Shape rules of Resize and Upsample (passes/shapes/shape_resize.c). */
 #include "olla_test.h"
 #include "shape_case.h"
 

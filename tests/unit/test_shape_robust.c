@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "olla_test.h"
+#include "olla_test_gen.h"
 #include "passes/shapes/olla_shape_rules.h"
 #include "shape_case.h"
 
@@ -23,12 +24,9 @@ static const olla_shape_rule_entry *const tables[] = {
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
-static uint32_t rnd(uint32_t n)
+static uint32_t rnd(uint32_t n) /* in [0, n) */
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return n ? (uint32_t)(rng_state % n) : 0;
+    return olla_test_rng_below(&rng_state, n);
 }
 
 static const char *const attr_names[] = {

@@ -1,4 +1,4 @@
-/* Shape rules of sequence and optional values (passes/shape_seq.c). */
+/* Shape rules of sequence and optional values (passes/shapes/shape_seq.c). */
 #include "olla_test.h"
 #include "shape_case.h"
 

@@ -1,4 +1,4 @@
-/* Shape rules of signal processing (passes/shape_signal.c). */
+/* Shape rules of signal processing (passes/shapes/shape_signal.c). */
 #include "olla_test.h"
 #include "shape_case.h"
 

@@ -1,3 +1,5 @@
+/* The buffer-sharing rules of ONNX Runtime (passes/runtime/olla_sharing.h):
+ * views, in-place activations by opset and type, training operators. */
 #include "olla_test.h"
 #include "onnx.pb-c.h"
 #include "passes/runtime/olla_sharing.h"
