@@ -1,6 +1,7 @@
 /* olla-onnx: local improvement of an order: move nodes that hold tensors live
  * at the peak step to the other side of it, within their windows, while the
  * (peak, number of steps at the peak) pair drops. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -75,21 +76,13 @@ static void window(const ls_ctx *c, int v, int *lo, int *hi)
 
 #define CHAIN_MAX 16
 
-/* Moves v, and the nodes before the peak step `at` whose results only the
- * moved nodes read, to just after the peak step, keeping their order. Valid
- * when every reader of v runs after the peak. Returns 0 when not applicable;
- * saved receives the previous order for undo. */
-static int chain_move(ls_ctx *c, int v, int at, int *saved, int *tmp, unsigned char *in_chain)
+/* v and, growing from it, the producers whose results only the gathered
+ * nodes read and that run before step `before` (INT_MAX: any): chain[0..)
+ * (at most CHAIN_MAX, v first), each marked in in_chain. Returns how many. */
+static int private_producers(const ls_ctx *c, int v, int before, int *chain, unsigned char *in_chain)
 {
     const olla_dag *d = c->dag;
-    int n = d->n_nodes;
-    for (int k = d->out_start[v]; k < d->out_start[v + 1]; k++) {
-        int e = d->out_list[k];
-        for (int j = d->sink_start[e]; j < d->sink_start[e + 1]; j++)
-            if (c->step[d->sink_list[j]] <= at)
-                return 0;
-    }
-    int chain[CHAIN_MAX], nch = 0;
+    int nch = 0;
     chain[nch++] = v;
     in_chain[v] = 1;
     for (int grew = 1; grew && nch < CHAIN_MAX;) {
@@ -98,7 +91,7 @@ static int chain_move(ls_ctx *c, int v, int at, int *saved, int *tmp, unsigned c
             int x = chain[i];
             for (int k = d->in_start[x]; k < d->in_start[x + 1] && nch < CHAIN_MAX; k++) {
                 int u = d->producer[d->in_list[k]];
-                if (in_chain[u] || c->step[u] >= at)
+                if (in_chain[u] || c->step[u] >= before)
                     continue;
                 int only = 1;
                 for (int q = d->out_start[u]; q < d->out_start[u + 1] && only; q++) {
@@ -117,6 +110,25 @@ static int chain_move(ls_ctx *c, int v, int at, int *saved, int *tmp, unsigned c
             }
         }
     }
+    return nch;
+}
+
+/* Moves v, and the nodes before the peak step `at` whose results only the
+ * moved nodes read, to just after the peak step, keeping their order. Valid
+ * when every reader of v runs after the peak. Returns 0 when not applicable;
+ * saved receives the previous order for undo. */
+static int chain_move(ls_ctx *c, int v, int at, int *saved, int *tmp, unsigned char *in_chain)
+{
+    const olla_dag *d = c->dag;
+    int n = d->n_nodes;
+    for (int k = d->out_start[v]; k < d->out_start[v + 1]; k++) {
+        int e = d->out_list[k];
+        for (int j = d->sink_start[e]; j < d->sink_start[e + 1]; j++)
+            if (c->step[d->sink_list[j]] <= at)
+                return 0;
+    }
+    int chain[CHAIN_MAX];
+    int nch = private_producers(c, v, at, chain, in_chain);
     int ok = nch > 1; /* a single node is covered by the plain moves */
     if (ok) {
         memcpy(saved, c->order, (size_t)n * sizeof(int));
@@ -149,34 +161,8 @@ static int chain_move_earlier(ls_ctx *c, int v, int at, int *saved, int *tmp, un
 {
     const olla_dag *d = c->dag;
     int n = d->n_nodes;
-    int chain[CHAIN_MAX], nch = 0;
-    chain[nch++] = v;
-    in_chain[v] = 1;
-    for (int grew = 1; grew && nch < CHAIN_MAX;) {
-        grew = 0;
-        for (int i = 0; i < nch && nch < CHAIN_MAX; i++) {
-            int x = chain[i];
-            for (int k = d->in_start[x]; k < d->in_start[x + 1] && nch < CHAIN_MAX; k++) {
-                int u = d->producer[d->in_list[k]];
-                if (in_chain[u])
-                    continue;
-                int only = 1;
-                for (int q = d->out_start[u]; q < d->out_start[u + 1] && only; q++) {
-                    int e = d->out_list[q];
-                    if (d->is_output[e])
-                        only = 0;
-                    for (int j = d->sink_start[e]; j < d->sink_start[e + 1] && only; j++)
-                        if (!in_chain[d->sink_list[j]])
-                            only = 0;
-                }
-                if (only) {
-                    chain[nch++] = u;
-                    in_chain[u] = 1;
-                    grew = 1;
-                }
-            }
-        }
-    }
+    int chain[CHAIN_MAX];
+    int nch = private_producers(c, v, INT_MAX, chain, in_chain);
     /* the last step of a producer that stays, and the first of the chain */
     int after = -1, first = at;
     for (int i = 0; i < nch; i++) {
