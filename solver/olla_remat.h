@@ -33,6 +33,7 @@
 #ifndef OLLA_REMAT_H
 #define OLLA_REMAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "olla_error.h"
@@ -69,6 +70,12 @@ typedef struct olla_remat_plan {
 } olla_remat_plan;
 
 void olla_remat_plan_free(olla_remat_plan *plan);
+
+/* Room in plan for `runs` runs (read_start: runs + 1 entries) and `reads`
+ * reads, the arrays' capacities kept in *cap_runs and *cap_reads (0 for
+ * arrays not yet made). 0 when out of memory: the plan stays valid, its
+ * arrays at least as large as the capacities say. */
+int olla_remat_plan_reserve(olla_remat_plan *plan, size_t *cap_runs, size_t *cap_reads, size_t runs, size_t reads);
 
 /* The DAG of a plan's runs: node r is run r; its tensors are the versions
  * each run writes (run r's k-th output is the version of the k-th output of

@@ -6,6 +6,7 @@
 
 #include "solver/olla_remat.h"
 #include "solver/remat_sim.h"
+#include "util/olla_grow.h"
 
 void olla_remat_plan_free(olla_remat_plan *plan)
 {
@@ -16,6 +17,29 @@ void olla_remat_plan_free(olla_remat_plan *plan)
     free(plan->read_start);
     free(plan->read_run);
     memset(plan, 0, sizeof *plan);
+}
+
+int olla_remat_plan_reserve(olla_remat_plan *plan, size_t *cap_runs, size_t *cap_reads, size_t runs, size_t reads)
+{
+    if (!plan->node || runs + 1 > *cap_runs) {
+        size_t c_node = *cap_runs, c_copy = *cap_runs, c_start = *cap_runs;
+        int *node = olla_grow(plan->node, &c_node, runs + 1, sizeof(int));
+        if (node)
+            plan->node = node;
+        int *copy = node ? olla_grow(plan->copy, &c_copy, runs + 1, sizeof(int)) : NULL;
+        if (copy)
+            plan->copy = copy;
+        int *start = copy ? olla_grow(plan->read_start, &c_start, runs + 1, sizeof(int)) : NULL;
+        if (!start)
+            return 0;
+        plan->read_start = start;
+        *cap_runs = c_node; /* the three grew alike */
+    }
+    int *read = olla_grow(plan->read_run, cap_reads, reads, sizeof(int));
+    if (!read)
+        return 0;
+    plan->read_run = read;
+    return 1;
 }
 
 int olla_remat_may_copy(const olla_remat_problem *p, int v)
@@ -237,7 +261,8 @@ olla_status olla_remat_plan_identity(const olla_remat_problem *p, olla_remat_pla
 typedef struct replay {
     const olla_remat_problem *p;
     olla_remat_plan *plan;
-    int cap, n_reads, cap_reads;
+    size_t cap, cap_reads;
+    int n_reads;
     int *cur;      /* per tensor: the run of its latest version, -1 none */
     int *base;     /* per view tensor: the run of the buffer version its latest version shows */
     int *copies;   /* per node */
@@ -255,25 +280,10 @@ static int emit(replay *y, int v, olla_error *err)
     const olla_dag *dag = y->p->dag;
     olla_remat_plan *pl = y->plan;
     int nin = dag->in_start[v + 1] - dag->in_start[v];
-    if (pl->n_runs + 2 > y->cap || y->n_reads + nin + 1 > y->cap_reads) {
-        int cap = (y->cap + 2) * 2, capr = (y->cap_reads + nin + 1) * 2;
-        int *a = realloc(pl->node, (size_t)cap * sizeof(int));
-        if (a)
-            pl->node = a;
-        int *b = a ? realloc(pl->copy, (size_t)cap * sizeof(int)) : NULL;
-        if (b)
-            pl->copy = b;
-        int *c = b ? realloc(pl->read_start, (size_t)cap * sizeof(int)) : NULL;
-        if (c)
-            pl->read_start = c;
-        int *d = c ? realloc(pl->read_run, (size_t)capr * sizeof(int)) : NULL;
-        if (!d) {
-            olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory decoding a plan with recomputation");
-            return 0;
-        }
-        pl->read_run = d;
-        y->cap = cap;
-        y->cap_reads = capr;
+    if (!olla_remat_plan_reserve(pl, &y->cap, &y->cap_reads, (size_t)pl->n_runs + 1,
+                                 (size_t)y->n_reads + (size_t)nin)) {
+        olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory decoding a plan with recomputation");
+        return 0;
     }
     int r = pl->n_runs++;
     pl->node[r] = v;

@@ -200,28 +200,13 @@ typedef struct sim {
     int *walk_stack;
     int *copies;              /* per node: its copies so far */
     olla_remat_plan *plan;
-    int cap_runs;
-    long n_reads, cap_reads;
+    size_t cap_runs, cap_reads;
+    long n_reads;
     frame *stack;
     int depth;
     long work;
     int failed, oom;
 } sim;
-
-static int grow(void **a, size_t elem, long *cap, long need)
-{
-    if (need <= *cap)
-        return 1;
-    long c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*a, (size_t)c * elem);
-    if (!q)
-        return 0;
-    *a = q;
-    *cap = c;
-    return 1;
-}
 
 /* The index in use_pos of e's first reader at a step after `after`. */
 static int reader_after(const sim *s, int e, int after)
@@ -539,22 +524,9 @@ static int add_run(sim *s, int u, int copy)
 {
     const olla_dag *dag = s->c->dag;
     olla_remat_plan *pl = s->plan;
-    if (pl->n_runs + 2 > s->cap_runs) {
-        int cap = s->cap_runs ? s->cap_runs * 2 : 256;
-        int *a = realloc(pl->node, (size_t)cap * sizeof(int));
-        if (a)
-            pl->node = a;
-        int *b = a ? realloc(pl->copy, (size_t)cap * sizeof(int)) : NULL;
-        if (b)
-            pl->copy = b;
-        int *d = b ? realloc(pl->read_start, (size_t)cap * sizeof(int)) : NULL;
-        if (!d)
-            return -1;
-        pl->read_start = d;
-        s->cap_runs = cap;
-    }
     long nin = dag->in_start[u + 1] - dag->in_start[u];
-    if (!grow((void **)&pl->read_run, sizeof(int), &s->cap_reads, s->n_reads + nin + 1))
+    if (!olla_remat_plan_reserve(pl, &s->cap_runs, &s->cap_reads, (size_t)pl->n_runs + 1,
+                                 (size_t)(s->n_reads + nin)))
         return -1;
     int r = pl->n_runs++;
     pl->node[r] = u;
