@@ -205,6 +205,24 @@ static void undo_chain(ls_ctx *c, const int *saved)
         c->step[c->order[t]] = t;
 }
 
+/* After a chain move: keeps it when the order peaks lower, or as high at
+ * fewer steps (updating *peak, *count, *at, and returning 1), else puts the
+ * saved order back and returns 0. */
+static int keep_or_undo_chain(ls_ctx *c, const int *saved, int64_t *peak, int *count, int *at)
+{
+    int64_t pk2;
+    int cnt2, at2;
+    evaluate(c, &pk2, &cnt2, &at2);
+    if (pk2 < *peak || (pk2 == *peak && cnt2 < *count)) {
+        *peak = pk2;
+        *count = cnt2;
+        *at = at2;
+        return 1;
+    }
+    undo_chain(c, saved);
+    return 0;
+}
+
 int64_t olla_sched_local_improve(const olla_dag *dag, int *order, olla_limit lim)
 {
     return olla_sched_local_improve_moves(dag, order, lim, 1);
@@ -286,33 +304,11 @@ int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_lim
                 }
             }
             /* the node at the peak with its private producers, earlier */
-            if (!improved && earlier_blocks && p == at && chain_move_earlier(&c, v, at, saved, tmp, in_chain)) {
-                int64_t pk2;
-                int cnt2, at2;
-                evaluate(&c, &pk2, &cnt2, &at2);
-                if (pk2 < peak || (pk2 == peak && cnt2 < cnt)) {
-                    peak = pk2;
-                    cnt = cnt2;
-                    at = at2;
-                    improved = 1;
-                } else {
-                    undo_chain(&c, saved);
-                }
-            }
+            if (!improved && earlier_blocks && p == at && chain_move_earlier(&c, v, at, saved, tmp, in_chain))
+                improved = keep_or_undo_chain(&c, saved, &peak, &cnt, &at);
             /* a producer whose inputs only it reads: move the chain */
-            if (!improved && p < at && chain_move(&c, v, at, saved, tmp, in_chain)) {
-                int64_t pk2;
-                int cnt2, at2;
-                evaluate(&c, &pk2, &cnt2, &at2);
-                if (pk2 < peak || (pk2 == peak && cnt2 < cnt)) {
-                    peak = pk2;
-                    cnt = cnt2;
-                    at = at2;
-                    improved = 1;
-                } else {
-                    undo_chain(&c, saved);
-                }
-            }
+            if (!improved && p < at && chain_move(&c, v, at, saved, tmp, in_chain))
+                improved = keep_or_undo_chain(&c, saved, &peak, &cnt, &at);
         }
         if (!improved || late)
             break;
