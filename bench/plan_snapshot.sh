@@ -33,7 +33,8 @@ for m in "$here"/models/*.onnx "$corpus"/train/*.onnx "$corpus"/ort-training/*.o
     printf '%-36s failed: %s\n' "$name" "$(head -1 "$out/err")"
     continue
   fi
-  cat "$out/err" "$out/outp" | sed -E 's/[0-9]+\.[0-9]+ ?s\b/T s/g' > "$out/v"
+  # seconds out, and the checkout's own path (the -v lines name the model's file)
+  cat "$out/err" "$out/outp" | sed -E -e 's/[0-9]+\.[0-9]+ ?s\b/T s/g' -e "s#$here/#./#g" > "$out/v"
   vsum=$(sha256sum < "$out/v" | cut -c1-16)
   if [ -n "$keep" ]; then mkdir -p "$keep"; cp "$out/v" "$keep/${name//\//_}.txt"; fi
   osum=$(sha256sum "$out/m.onnx" | cut -c1-16)
