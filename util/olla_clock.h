@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <time.h>
 
+#include "olla_error.h"
+
 /* Seconds on CLOCK_MONOTONIC. Deadlines are values of this clock; a
  * deadline <= 0 means none. */
 static inline double olla_now(void)
@@ -15,8 +17,9 @@ static inline double olla_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Set (from a signal handler, say) to ask long phases to stop early. */
-extern volatile sig_atomic_t olla_stop_requested;
+/* Set (from a signal handler, say) to ask long phases to stop early; public
+ * (include/olla.h), so its definition is exported like the declaration. */
+OLLA_API extern volatile sig_atomic_t olla_stop_requested;
 
 /* How much work a search may do: a budget in its own unit of work (each
  * search says which; <= 0: none), deterministic whatever the machine's load,

@@ -6,7 +6,8 @@
 # against the installed tree both ways (pkg-config, find_package), and its
 # planned model passes the installed command's check; the example runtime's
 # source (examples/arena_exec.c) builds against the installed tree alone;
-# only the public API is exported from a shared object made of the library.
+# only the public API is exported from a shared object made of the library,
+# and only the public API is global in the installed libolla.a itself.
 set -u
 . "$(dirname "$0")/lib.sh"
 BIN=${OLLA_BINARY_DIR:?} ; SRC=${OLLA_SOURCE_DIR:?}
@@ -128,5 +129,81 @@ if grep -q '^OLLA_PYTHON:BOOL=ON' "$BIN/CMakeCache.txt" 2>/dev/null; then
   fi
 else
   cli_missing "the library is not position-independent without OLLA_PYTHON; exports not checked"
+fi
+# 5. the installed libolla.a itself holds the public API only: the library
+# is partially linked into one object whose internal olla_* functions and
+# protobuf-c's onnx__* code are local symbols. Every global symbol it
+# defines is declared in an installed header; and a host that defines any
+# of the internal names itself (its own protobuf-c code for onnx.proto, say:
+# onnx__model_proto__unpack) links against it with no duplicate definition,
+# each side calling its own copy.
+if grep -q '^OLLA_PARTIAL_LINK:INTERNAL=ON' "$BIN/CMakeCache.txt" 2>/dev/null; then
+  # (a sanitized build adds ASan's ODR indicator of the public variable)
+  nm -g --defined-only "$lib" | awk 'NF == 3 {print $3}' | grep -v '^__odr_asan' | sort -u >"$tmp/globals"
+  n_global=$(grep -c . "$tmp/globals")
+  [ "$n_global" -gt 20 ] && [ "$(grep -c '^olla_' "$tmp/globals")" -eq "$n_global" ] && ok ||
+    bad "libolla.a defines $n_global global symbols, not all olla_: $(grep -v '^olla_' "$tmp/globals" | head -5 | tr '\n' ' ')"
+  leaked=$(while read -r s; do grep -qw "$s" "$P"/include/*.h || echo "$s"; done <"$tmp/globals")
+  [ -z "$leaked" ] && ok || bad "internal symbols global in libolla.a: $(echo $leaked | head -c 300)"
+  # the library's own symbols made local: its internal functions, protobuf-c's
+  nm --defined-only "$lib" | awk 'NF == 3 && $2 ~ /^[a-z]$/ {print $3}' |
+    grep -E '^(olla_|onnx__)[A-Za-z0-9_]*$' | sort -u | comm -23 - "$tmp/globals" >"$tmp/locals"
+  n_olla=$(grep -c '^olla_' "$tmp/locals"); n_onnx=$(grep -c '^onnx__' "$tmp/locals")
+  [ "$n_olla" -gt 100 ] && [ "$n_onnx" -gt 100 ] && grep -qx onnx__model_proto__unpack "$tmp/locals" &&
+    ok "libolla.a: $n_global global symbols (the public API); $n_olla internal olla_ and $n_onnx onnx__ local" ||
+    bad "libolla.a's local symbols: $n_olla olla_, $n_onnx onnx__ (onnx__model_proto__unpack among them?)"
+  # the host: every one of those names defined again, and its own
+  # onnx__model_proto__unpack, which the library must never call
+  {
+    printf '#include <olla.h>\n#include <stdio.h>\n#include <string.h>\nstatic int host_calls;\n'
+    grep -vx onnx__model_proto__unpack "$tmp/locals" | sed 's/.*/int &(void);\nint &(void) { return ++host_calls; }/'
+    cat <<'EOF'
+void *onnx__model_proto__unpack(void *allocator, size_t len, const unsigned char *data);
+void *onnx__model_proto__unpack(void *allocator, size_t len, const unsigned char *data)
+{
+    (void)allocator;
+    (void)data;
+    host_calls += 1000;
+    return len == 7 ? (void *)&host_calls : NULL;
+}
+int main(int argc, char **argv)
+{
+    olla_error err = {0};
+    olla_model *m = NULL;
+    olla_plan *plan = NULL;
+    olla_report rep;
+    memset(&rep, 0, sizeof rep);
+    olla_options opt;
+    olla_options_init(&opt);
+    opt.verbosity = 0;
+    if (argc != 2 || olla_model_load(argv[1], &m, &err) != OLLA_OK || olla_optimize(m, &opt, &plan, &rep, &err) != OLLA_OK) {
+        fprintf(stderr, "host: %s\n", err.message);
+        return 1;
+    }
+    if (host_calls != 0) {
+        fprintf(stderr, "host: the library called the host's own functions (%d)\n", host_calls);
+        return 1;
+    }
+    if (onnx__model_proto__unpack(NULL, 7, NULL) != &host_calls || host_calls != 1000) {
+        fprintf(stderr, "host: its own onnx__model_proto__unpack was not called\n");
+        return 1;
+    }
+    printf("%lld\n", (long long)rep.arena_bytes);
+    olla_report_clear(&rep);
+    olla_plan_free(plan);
+    olla_model_free(m);
+    return 0;
+}
+EOF
+  } >"$tmp/host.c"
+  if cc -std=c11 -Wall -Werror $san "$tmp/host.c" -o "$tmp/host" $flags 2>"$tmp/host.err"; then
+    ok "a host defining $(grep -c . "$tmp/locals") of the library's internal names links against libolla.a"
+    "$tmp/host" "$SRC/models/mlp_train.onnx" >"$tmp/host.out" 2>&1 && [ "$(cat "$tmp/host.out")" -gt 0 ] && ok ||
+      bad "the host beside the library: $(head -3 "$tmp/host.out")"
+  else
+    bad "a host defining the library's internal names does not link: $(grep -m3 'multiple definition\|error' "$tmp/host.err")"
+  fi
+else
+  cli_missing "libolla.a is installed as the plain archive (no ld -r or objcopy --localize-hidden when configured)"
 fi
 cli_finish "install"

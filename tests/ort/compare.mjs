@@ -23,54 +23,22 @@
 //      models do not match, or B cannot be loaded or run although A can
 //   2  usage error
 //   77 "SKIP A: <reason>": ONNX Runtime cannot load or run A (never a pass)
-import fs from 'node:fs';
 import ort from 'onnxruntime-node';
+import { parseOptions, shared, checkModels, parseOrExit, UsageError, EXIT_USAGE } from './options.mjs';
 
-const EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_SKIP = 77;
-const OPT_LEVELS = ['disabled', 'basic', 'extended', 'all'];
+const EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_SKIP = 77;
+const TOOL = 'compare.mjs';
+const USAGE = 'node tests/ort/compare.mjs A.onnx B.onnx [--dim name=value ...] [--seed N] [--opt LEVEL]';
 
-function usage(msg) {
-  if (msg) console.error(`compare.mjs: ${msg}`);
-  console.error('usage: node tests/ort/compare.mjs A.onnx B.onnx [--dim name=value ...] [--seed N] [--opt LEVEL]');
-  process.exit(EXIT_USAGE);
-}
-
+// The command line as { a, b, dims, seed, opt }; exits 2 on a usage error.
 function parseArgs(argv) {
-  const files = [];
-  const dims = new Map();
-  let seed = 1;
-  let opt = 'disabled';
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const takeValue = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`);
-      return argv[++i];
-    };
-    if (a === '--dim') {
-      const v = takeValue();
-      const m = /^([^=]+)=(\d+)$/.exec(v);
-      if (!m) usage(`--dim takes name=value with a non-negative integer value, got '${v}'`);
-      dims.set(m[1], Number(m[2]));
-    } else if (a === '--seed') {
-      const v = takeValue();
-      if (!/^\d+$/.test(v)) usage(`--seed takes a non-negative integer, got '${v}'`);
-      seed = Number(v) >>> 0;
-    } else if (a === '--opt') {
-      opt = takeValue();
-      if (!OPT_LEVELS.includes(opt)) usage(`--opt takes one of ${OPT_LEVELS.join(', ')}, got '${opt}'`);
-    } else if (a === '-h' || a === '--help') {
-      usage();
-    } else if (a.startsWith('--')) {
-      usage(`unknown option '${a}'`);
-    } else {
-      files.push(a);
-    }
-  }
-  if (files.length !== 2) usage('give exactly two model files');
-  for (const f of files) {
-    if (!fs.existsSync(f)) usage(`cannot open '${f}': no such file; give the path of an .onnx model`);
-  }
-  return { a: files[0], b: files[1], dims, seed, opt };
+  const o = { dims: new Map(), seed: 1, opt: 'disabled' };
+  return parseOrExit(TOOL, USAGE, () => {
+    const files = parseOptions(argv, o, shared('--dim', '--seed', '--opt'));
+    if (files.length !== 2) throw new UsageError('give exactly two model files');
+    checkModels(files);
+    return { a: files[0], b: files[1], ...o };
+  });
 }
 
 // mulberry32: a small deterministic generator, so that a seed names the inputs.

@@ -11,71 +11,41 @@
 // memory pattern on (--arena on --pattern on); it has no setting for the
 // arena's extend strategy, so the arena grows as ORT's default
 // (kNextPowerOfTwo) does.
-import fs from 'node:fs';
 import ort from 'onnxruntime-node';
+import { parseOptions, shared, checkModels, parseOrExit, UsageError } from './options.mjs';
 
-export const OPT_LEVELS = ['disabled', 'basic', 'extended', 'all'];
-export const EXIT_USAGE = 2;
+export { OPT_LEVELS, EXIT_USAGE } from './options.mjs';
 export const EXIT_SKIP = 77;
 
 export function firstLine(e) {
   return String(e && e.message ? e.message : e).split('\n')[0].trim();
 }
 
-// Parses argv against a usage line; `extra` maps an option such as '--runs'
-// to a function (value, options) => void that stores it or returns an error.
-// With many, several models may be given (options.models; options.model is
-// the first).
+// Parses argv against a usage line (options.mjs: the shared options, exit 2
+// on a usage error); `extra` maps an option such as '--runs' to a function
+// (value, options) that stores it or returns an error message. With many,
+// several models may be given (options.models; options.model is the first).
 export function parseArgs(tool, usageLine, argv, extra = {}, many = false) {
-  const usage = (msg) => {
-    if (msg) console.error(`${tool}: ${msg}`);
-    console.error(`usage: ${usageLine}`);
-    process.exit(EXIT_USAGE);
-  };
   const options = {
     model: null, models: [], dims: new Map(), opt: 'disabled', threads: 1, seed: 1, arena: false, pattern: true,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const value = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`);
-      return argv[++i];
+  const values = shared('--dim', '--opt', '--arena', '--pattern', '--threads', '--seed');
+  for (const [name, store] of Object.entries(extra)) {
+    values[name] = (v, o) => {
+      const err = store(v, o);
+      if (err) throw new UsageError(err);
     };
-    if (a === '--dim') {
-      const v = value();
-      const m = /^([^=]+)=(\d+)$/.exec(v);
-      if (!m) usage(`--dim takes name=value with a non-negative integer value, got '${v}'`);
-      options.dims.set(m[1], Number(m[2]));
-    } else if (a === '--opt') {
-      options.opt = value();
-      if (!OPT_LEVELS.includes(options.opt)) usage(`--opt takes one of ${OPT_LEVELS.join(', ')}, got '${options.opt}'`);
-    } else if (a === '--arena' || a === '--pattern') {
-      const v = value();
-      if (v !== 'on' && v !== 'off') usage(`${a} takes on or off, got '${v}'`);
-      options[a.slice(2)] = v === 'on';
-    } else if (a === '--threads' || a === '--seed') {
-      const v = value();
-      if (!/^\d+$/.test(v) || (a === '--threads' && Number(v) < 1)) usage(`${a} takes a positive integer, got '${v}'`);
-      options[a.slice(2)] = Number(v);
-    } else if (extra[a]) {
-      const err = extra[a](value(), options);
-      if (err) usage(err);
-    } else if (a === '-h' || a === '--help') {
-      usage();
-    } else if (a.startsWith('--')) {
-      usage(`unknown option '${a}'`);
-    } else if (options.model === null || many) {
-      options.models.push(a);
-      options.model = options.models[0];
-    } else {
-      usage(`give one model, got '${options.model}' and '${a}'`);
+  }
+  return parseOrExit(tool, usageLine, () => {
+    options.models = parseOptions(argv, options, values);
+    if (options.models.length === 0) throw new UsageError('give the path of an .onnx model');
+    if (options.models.length > 1 && !many) {
+      throw new UsageError(`give one model, got '${options.models[0]}' and '${options.models[1]}'`);
     }
-  }
-  if (options.model === null) usage('give the path of an .onnx model');
-  for (const m of options.models) {
-    if (!fs.existsSync(m)) usage(`cannot open '${m}': no such file; give the path of an .onnx model`);
-  }
-  return options;
+    checkModels(options.models);
+    options.model = options.models[0];
+    return options;
+  });
 }
 
 export function sessionOptions(options, more = {}) {

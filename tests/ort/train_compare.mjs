@@ -22,44 +22,34 @@
 // stderr); 2 usage; 3 a model could not be run (train_run.mjs's error is
 // repeated on stderr) or the runtime is missing.
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseOptions, shared, checkModels, parseOrExit, UsageError, EXIT_USAGE } from './options.mjs';
 
 const TOOL = 'train_compare.mjs';
 const USAGE = 'node tests/ort/train_compare.mjs A.onnx B.onnx [--dim name=value ...] [--seed N] ' +
   '[--opt disabled|basic|extended|all] [--arena on|off] [--order]';
 const RUN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'train_run.mjs');
-const EXIT_DIFFER = 1, EXIT_USAGE = 2, EXIT_RUN_FAILED = 3;
+const EXIT_DIFFER = 1, EXIT_RUN_FAILED = 3;
 
-function usage(msg) {
-  if (msg) console.error(`${TOOL}: ${msg}`);
-  console.error(`usage: ${USAGE}`);
-  process.exit(EXIT_USAGE);
-}
-
+// The command line as { models, pass }: the two models, and the options
+// (checked here as train_run.mjs checks them) to pass to both runs. Exits 2
+// on a usage error.
 function parseArgs(argv) {
-  const models = [], pass = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (['--dim', '--seed', '--opt', '--arena'].includes(a)) {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`);
-      pass.push(a, argv[++i]);
-    } else if (a === '--order') {
-      pass.push(a);
-    } else if (a === '-h' || a === '--help') {
-      usage();
-    } else if (a.startsWith('--')) {
-      usage(`unknown option '${a}'`);
-    } else {
-      models.push(a);
-    }
+  const pass = [];
+  const values = {};
+  for (const [name, check] of Object.entries(shared('--dim', '--seed', '--opt', '--arena'))) {
+    values[name] = (v, o) => {
+      check(v, o);
+      pass.push(name, v);
+    };
   }
-  if (models.length !== 2) usage('give exactly two models: the input and the rewritten one');
-  for (const m of models) {
-    if (!fs.existsSync(m) || !fs.statSync(m).isFile()) usage(`cannot open '${m}': no such file; give the path of an .onnx model`);
-  }
-  return { models, pass };
+  return parseOrExit(TOOL, USAGE, () => {
+    const models = parseOptions(argv, { dims: new Map() }, values, { '--order': () => pass.push('--order') });
+    if (models.length !== 2) throw new UsageError('give exactly two models: the input and the rewritten one');
+    checkModels(models);
+    return { models, pass };
+  });
 }
 
 // Runs train_run.mjs in a fresh process; returns its report, or exits.

@@ -46,62 +46,32 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadOrtTraining, readModel, firstLine, HarnessError, ORT_WEB_VERSION } from './ort_training.mjs';
+import { parseOptions, shared, checkModels, parseOrExit, usageExit, UsageError } from './options.mjs';
 
 const TOOL = 'train_run.mjs';
 const USAGE = 'node tests/ort/train_run.mjs model.onnx [--dim name=value ...] [--seed N] ' +
   '[--opt disabled|basic|extended|all] [--arena on|off] [--dump DIR] [--order]';
-const OPT_LEVELS = ['disabled', 'basic', 'extended', 'all'];
-const EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3;
+const EXIT_BAD_INPUT = 1, EXIT_INTERNAL = 3;
 
+// Prints a usage error and exits 2.
 function usage(msg) {
-  if (msg) console.error(`${TOOL}: ${msg}`);
-  console.error(`usage: ${USAGE}`);
-  process.exit(EXIT_USAGE);
+  usageExit(TOOL, USAGE, msg);
 }
 
+// The command line as options; exits 2 on a usage error.
 function parseArgs(argv) {
   const o = { model: null, dims: new Map(), seed: 1, opt: 'disabled', arena: false, dump: null, order: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const value = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`);
-      return argv[++i];
-    };
-    if (a === '--dim') {
-      const v = value();
-      const m = /^([^=]+)=(\d+)$/.exec(v);
-      if (!m || Number(m[2]) < 1) usage(`--dim takes name=value with a positive integer value, got '${v}'`);
-      o.dims.set(m[1], Number(m[2]));
-    } else if (a === '--seed') {
-      const v = value();
-      if (!/^\d+$/.test(v) || Number(v) > 0xffffffff) usage(`--seed takes an integer in [0, 2^32), got '${v}'`);
-      o.seed = Number(v);
-    } else if (a === '--opt') {
-      o.opt = value();
-      if (!OPT_LEVELS.includes(o.opt)) usage(`--opt takes one of ${OPT_LEVELS.join(', ')}, got '${o.opt}'`);
-    } else if (a === '--arena') {
-      const v = value();
-      if (v !== 'on' && v !== 'off') usage(`--arena takes on or off, got '${v}'`);
-      o.arena = v === 'on';
-    } else if (a === '--dump') {
-      o.dump = value();
-    } else if (a === '--order') {
-      o.order = true;
-    } else if (a === '-h' || a === '--help') {
-      usage();
-    } else if (a.startsWith('--')) {
-      usage(`unknown option '${a}'`);
-    } else if (o.model === null) {
-      o.model = a;
-    } else {
-      usage(`give one model, got '${o.model}' and '${a}'`);
-    }
-  }
-  if (o.model === null) usage('give the path of an .onnx model');
-  if (!fs.existsSync(o.model) || !fs.statSync(o.model).isFile()) {
-    usage(`cannot open '${o.model}': no such file; give the path of an .onnx model`);
-  }
-  return o;
+  return parseOrExit(TOOL, USAGE, () => {
+    const models = parseOptions(argv, o, {
+      ...shared('--dim', '--seed', '--opt', '--arena'),
+      '--dump': (v) => { o.dump = v; },
+    }, { '--order': () => { o.order = true; } });
+    if (models.length === 0) throw new UsageError('give the path of an .onnx model');
+    if (models.length > 1) throw new UsageError(`give one model, got '${models[0]}' and '${models[1]}'`);
+    checkModels(models);
+    o.model = models[0];
+    return o;
+  });
 }
 
 function badInput(model, msg) {
