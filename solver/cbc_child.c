@@ -114,6 +114,8 @@ static _Noreturn void child_main(const olla_cbc_job *job, double time_limit, voi
     _exit(sent ? 0 : 1);
 }
 
+/* Forks, waits for the result until the deadline, and reads it back
+ * (olla_cbc_child.h). */
 olla_status olla_cbc_child_run(const olla_cbc_job *job, double time_limit, olla_cbc_outcome *outcome, olla_error *err)
 {
     olla_cbc_outcome unused;

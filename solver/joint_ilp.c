@@ -4,6 +4,7 @@
  * Order, as in the scheduling ILP: binary S[v][t] = 1 when node v has run
  * at or before step t, only inside v's window [asap, alap) (0 before, 1
  * from alap on); one node per step; edge u -> w: S[w][t] <= S[u][t-1].
+ * These ordering rows are built by solver/order_ilp.c for both ILPs.
  * Liveness of tensor e made by p at step t (olla_dag_lifetimes exactly):
  * a graph output S[p][t]; unread S[p][t] - S[p][t-1]; one reader s
  * S[p][t] - S[s][t-1]; several readers a continuous L[e][t] at least
@@ -47,6 +48,7 @@ typedef struct {
     int have_reach;
 } layout;
 
+/* Frees the layout and clears it. */
 static void layout_free(layout *L)
 {
     free(L->asap);
@@ -138,6 +140,8 @@ static void add_live(olla_ilp_matrix *m, const layout *L, int r, int e, int t, d
     }
 }
 
+/* The windows, the columns (arena, S, addresses, L, pairs) and the pairs
+ * of planned tensors that may be live together. */
 static olla_status layout_build(const olla_dag *dag, layout *L, olla_error *err)
 {
     memset(L, 0, sizeof *L);
@@ -206,6 +210,7 @@ static olla_status layout_build(const olla_dag *dag, layout *L, olla_error *err)
     return OLLA_OK;
 }
 
+/* The size guard of olla_joint.h: the layout alone, counted. */
 olla_status olla_joint_columns(const olla_dag *dag, long *cols, int *fits, olla_error *err)
 {
     *cols = 0;
@@ -224,6 +229,7 @@ olla_status olla_joint_columns(const olla_dag *dag, long *cols, int *fits, olla_
     return st;
 }
 
+/* bytes in units of align, rounded up */
 static int64_t units(int64_t bytes, int64_t align)
 {
     return (bytes + align - 1) / align;
@@ -246,6 +252,7 @@ typedef struct {
     size_t offsets_at, order_at, len;
 } result_layout;
 
+/* where each part of the result lies for n nodes and nt tensors */
 static result_layout result_layout_of(int n, int nt)
 {
     result_layout r;
@@ -639,6 +646,8 @@ static olla_status solve_and_keep(const olla_joint_problem *pb, double time_limi
     return st;
 }
 
+/* Checks the start, returns it when its arena is 0 or the graph is above
+ * the size guard, else solves (olla_joint.h). */
 olla_status olla_joint_solve(const olla_joint_problem *pb, double time_limit, int *order_out, int64_t *offsets_out,
                              int64_t *arena_out, int *proven_optimal, olla_error *err)
 {

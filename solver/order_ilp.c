@@ -107,6 +107,7 @@ static int precedence(olla_ilp_matrix *m, const olla_order_vars *w, const olla_d
     return 1;
 }
 
+/* The three families of rows, in the order of olla_order_ilp.h. */
 int olla_order_rows(olla_ilp_matrix *m, const olla_order_vars *w, const olla_dag *dag)
 {
     int n = dag->n_nodes;

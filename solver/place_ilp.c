@@ -47,6 +47,7 @@ typedef struct addr_args {
     size_t n;
 } addr_args;
 
+/* The solve: CBC's bound, what stopped it and its solution into out. */
 static olla_status addr_child(void *ctx, double cbc_limit, void *out, olla_error *err)
 {
     (void)err;
@@ -231,6 +232,7 @@ static void addr_result(const addr_ilp *a, const addr_head *h, const double *x, 
     free(sol);
 }
 
+/* Pairs, model, solve, result (place_internal.h). */
 olla_status olla_place_ilp(const olla_place_ilp_problem *pb, olla_pwork *w, const olla_logger *log, int64_t *off,
                            int64_t *arena, int64_t *bound, olla_error *err)
 {

@@ -50,11 +50,13 @@ typedef struct prog {
     int64_t scale; /* bytes are divided by it */
 } prog;
 
+/* C[v][t] as a column, or -1 before v's level */
 static int col_c(const prog *g, int v, int t)
 {
     return t < g->asap[v] ? -1 : g->c_first[v] + (t - g->asap[v]);
 }
 
+/* P[e][t] as a column, or -1 outside its steps */
 static int col_p(const prog *g, int e, int t)
 {
     int from = g->asap[g->p->dag->producer[e]] + 1;
@@ -283,6 +285,7 @@ static int prog_build(prog *g, const olla_remat_problem *p, int max_copies, int 
     return 1;
 }
 
+/* Frees the column layout. */
 static void prog_free(prog *g)
 {
     free(g->asap);
@@ -301,6 +304,7 @@ typedef struct cbc_prog {
     Cbc_Model *model;
 } cbc_prog;
 
+/* Frees the model, the matrix and the arrays. */
 static void cbc_prog_free(cbc_prog *c)
 {
     if (c->model)
@@ -376,6 +380,8 @@ static olla_status decode(const prog *g, const cbc_prog *c, int exact, olla_rema
     return OLLA_OK;
 }
 
+/* Builds, solves (in a child process with a time limit) and decodes the
+ * program (olla_remat.h). */
 olla_status olla_remat_ilp(const olla_remat_problem *p, const olla_remat_plan *start, int max_copies, double time_limit,
                            olla_remat_plan *plan, olla_remat_ilp_result *r, olla_error *err)
 {

@@ -3,6 +3,8 @@
  * Binary S[v][t] = 1 when node v has run at or before step t, created only
  * inside v's window [asap, alap) (0 before, 1 from alap on). One node runs
  * per step, so sum_v S[v][t] = t + 1. Edge u -> w: S[w][t] <= S[u][t-1].
+ * These ordering rows are built by solver/order_ilp.c, shared with the
+ * joint ILP.
  * Tensor e made by p is live at t when S[p][t] = 1 and some reader s has
  * S[s][t-1] = 0 (a graph output: S[p][t]; unread: S[p][t] - S[p][t-1]).
  * With one reader that is exactly S[p][t] - S[s][t-1]; with several a
@@ -42,6 +44,7 @@ typedef struct {
     int lvl;
 } dec_item;
 
+/* qsort order of dec_item: by step, then level, then node */
 static int cmp_dec(const void *a, const void *b)
 {
     const dec_item *x = a, *y = b;
