@@ -72,7 +72,8 @@ int main(int argc, char **argv)
             olla_ilp_info info;
             double t0 = olla_now();
             int64_t in = peak_of(&f.dag, input);
-            olla_status st = olla_sched_ilp(&f.dag, input, 0, opt.time_limit, opt.log, order, &info, &err);
+            olla_status st = olla_sched_ilp(&(olla_sched_ilp_problem){&f.dag, input, 0},
+                                            &(olla_sched_ilp_settings){opt.time_limit, opt.log}, order, &info, &err);
             const char *base = strrchr(argv[i], '/');
             base = base ? base + 1 : argv[i];
             if (st != OLLA_OK)

@@ -444,8 +444,8 @@ static olla_status try_joint(run *r)
     olla_status st = OLLA_OK;
     if (!jorder || !joff) {
         st = oom(r);
-    } else if (olla_joint_solve(&r->dag, r->order, r->offset, r->align, left, jorder, joff, &jarena, &proven,
-                                &jerr) != OLLA_OK) {
+    } else if (olla_joint_solve(&(olla_joint_problem){&r->dag, r->order, r->offset, r->align}, left, jorder, joff,
+                                &jarena, &proven, &jerr) != OLLA_OK) {
         olla_logger log = olla_options_logger(r->opt, OLLA_LOG_WARNING);
         olla_log(&log, OLLA_LOG_WARNING, "olla-onnx: warning: joint ILP failed (%s); the two-step plan is kept",
                  jerr.message);

@@ -94,20 +94,41 @@ static void child_signals(pid_t parent)
         _exit(1);
 }
 
-olla_status olla_cbc_child_run(olla_cbc_solve_fn fn, void *ctx, void *out, size_t out_len, double time_limit,
-                               int *finished, int *crash_signal, olla_error *err)
+/* In the child: runs the job with CBC's own limit a little under
+ * time_limit, writes its status word and then its error message or its
+ * result (into buf first) to fd, and exits. */
+static _Noreturn void child_main(const olla_cbc_job *job, double time_limit, void *buf, int fd, pid_t parent)
 {
-    if (finished)
-        *finished = 0;
-    if (crash_signal)
-        *crash_signal = 0;
+    child_signals(parent);
+    olla_error cerr = {0};
+    /* leave CBC a margin to stop by itself and report its best result */
+    double lim = OLLA_CBC_TIME_SHARE * time_limit - OLLA_CBC_TIME_MARGIN;
+    if (lim < OLLA_CBC_MIN_SECONDS)
+        lim = OLLA_CBC_MIN_SECONDS;
+    int code = (int)job->fn(job->ctx, lim, buf, &cerr);
+    int sent = write_all(fd, &code, sizeof code);
+    if (sent && code != OLLA_OK)
+        sent = write_all(fd, cerr.message, sizeof cerr.message);
+    else if (sent)
+        sent = write_all(fd, buf, job->out_len);
+    _exit(sent ? 0 : 1);
+}
+
+/* Forks, waits for the result until the deadline, and reads it back
+ * (olla_cbc_child.h). */
+olla_status olla_cbc_child_run(const olla_cbc_job *job, double time_limit, olla_cbc_outcome *outcome, olla_error *err)
+{
+    olla_cbc_outcome unused;
+    if (!outcome)
+        outcome = &unused;
+    outcome->finished = outcome->crash_signal = 0;
     if (time_limit <= 0) {
-        olla_status st = fn(ctx, 0, out, err);
-        if (finished)
-            *finished = 1;
+        olla_status st = job->fn(job->ctx, 0, job->out, err);
+        outcome->finished = 1;
         return st;
     }
     double deadline = olla_now() + time_limit;
+    size_t out_len = job->out_len;
     void *buf = malloc(out_len + 1);
     if (!buf)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory starting the ILP solver");
@@ -128,19 +149,7 @@ olla_status olla_cbc_child_run(olla_cbc_solve_fn fn, void *ctx, void *out, size_
     }
     if (pid == 0) {
         close(fds[0]);
-        child_signals(parent);
-        olla_error cerr = {0};
-        /* leave CBC a margin to stop by itself and report its best result */
-        double lim = OLLA_CBC_TIME_SHARE * time_limit - OLLA_CBC_TIME_MARGIN;
-        if (lim < OLLA_CBC_MIN_SECONDS)
-            lim = OLLA_CBC_MIN_SECONDS;
-        int code = (int)fn(ctx, lim, buf, &cerr);
-        int sent = write_all(fds[1], &code, sizeof code);
-        if (sent && code != OLLA_OK)
-            sent = write_all(fds[1], cerr.message, sizeof cerr.message);
-        else if (sent)
-            sent = write_all(fds[1], buf, out_len);
-        _exit(sent ? 0 : 1);
+        child_main(job, time_limit, buf, fds[1], parent);
     }
     close(fds[1]);
     int code = -1;
@@ -166,19 +175,18 @@ olla_status olla_cbc_child_run(olla_cbc_solve_fn fn, void *ctx, void *out, size_
 #endif
     if (!ok) {
         /* a signal other than our SIGKILL: the solver crashed */
-        if (crash_signal && WIFSIGNALED(wst) && WTERMSIG(wst) != SIGKILL)
-            *crash_signal = WTERMSIG(wst);
+        if (WIFSIGNALED(wst) && WTERMSIG(wst) != SIGKILL)
+            outcome->crash_signal = WTERMSIG(wst);
         free(buf);
         return OLLA_OK; /* nothing in time */
     }
-    if (finished)
-        *finished = 1;
+    outcome->finished = 1;
     if (code != OLLA_OK) {
         free(buf);
         msg[sizeof msg - 1] = '\0';
         return olla_error_set(err, code == OLLA_ERR_INPUT ? OLLA_ERR_INPUT : OLLA_ERR_INTERNAL, "%s", msg);
     }
-    memcpy(out, buf, out_len);
+    memcpy(job->out, buf, out_len);
     free(buf);
     return OLLA_OK;
 }

@@ -12,15 +12,28 @@
  * time limit to give CBC itself (seconds, <= 0: none). */
 typedef olla_status (*olla_cbc_solve_fn)(void *ctx, double cbc_limit, void *out, olla_error *err);
 
-/* time_limit <= 0: runs fn in this process with no limit. Otherwise runs fn
- * in a forked child given a little less than time_limit, and kills it at
- * the deadline. *finished (may be NULL) is 1 when fn returned in time: then
- * out holds its result (on OLLA_OK) or its error is returned; when it did
- * not, OLLA_OK is returned and out is left as it was; *crash_signal (may be
- * NULL) then holds the signal that ended the child if the solver crashed
- * (never fatal to the caller), else 0. The child ends when the caller does,
- * and a pending SIGINT/SIGTERM (olla_stop_requested) stops the wait. */
-olla_status olla_cbc_child_run(olla_cbc_solve_fn fn, void *ctx, void *out, size_t out_len, double time_limit,
-                               int *finished, int *crash_signal, olla_error *err);
+/* A solve to run: fn(ctx, ...) writes out_len bytes to out. */
+typedef struct olla_cbc_job {
+    olla_cbc_solve_fn fn;
+    void *ctx;
+    void *out;
+    size_t out_len;
+} olla_cbc_job;
+
+/* How a run ended: finished is 1 when fn returned in time; crash_signal the
+ * signal that ended the child if the solver crashed, else 0. */
+typedef struct olla_cbc_outcome {
+    int finished, crash_signal;
+} olla_cbc_outcome;
+
+/* time_limit <= 0: runs job->fn in this process with no limit. Otherwise
+ * runs it in a forked child given a little less than time_limit, and kills
+ * it at the deadline. outcome (may be NULL) receives how it ended: when
+ * finished, job->out holds the result (on OLLA_OK) or its error is
+ * returned; when not, OLLA_OK is returned and job->out is left as it was,
+ * and a crash of the solver is never fatal to the caller. The child ends
+ * when the caller does, and a pending SIGINT/SIGTERM (olla_stop_requested)
+ * stops the wait. */
+olla_status olla_cbc_child_run(const olla_cbc_job *job, double time_limit, olla_cbc_outcome *outcome, olla_error *err);
 
 #endif

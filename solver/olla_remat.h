@@ -130,17 +130,23 @@ int64_t olla_remat_peak_bound(const olla_remat_problem *p);
 olla_status olla_remat_solve(const olla_remat_problem *p, int find_smallest, olla_remat_plan *plan,
                              olla_remat_result *res, olla_error *err);
 
+/* What the exact integer program found: found is 1 when the plan holds
+ * the solution, optimal 1 when CBC proved it, cost_bound CBC's bound on
+ * the extra cost. */
+typedef struct olla_remat_ilp_result {
+    int found, optimal;
+    double cost_bound;
+} olla_remat_ilp_result;
+
 /* The exact integer program (remat_ilp.c): the order, the lifetimes and
  * the copies together, for graphs of at most OLLA_REMAT_ILP_MAX_NODES nodes.
  * Steps: every node once, plus up to max_copies copies. start (may be NULL)
- * is a plan to start from. On return *found is 1 when plan holds the
- * solution, *optimal 1 when CBC proved it, *cost_bound CBC's bound on the
- * extra cost. The integer program counts a tensor from the step that makes
- * it to its last reader and lets no in-place write share a buffer: with
- * in-place candidates its plans are valid but not proven (optimal is 0). */
+ * is a plan to start from; time_limit in seconds (<= 0: none). The integer
+ * program counts a tensor from the step that makes it to its last reader
+ * and lets no in-place write share a buffer: with in-place candidates its
+ * plans are valid but not proven (optimal is 0). */
 #define OLLA_REMAT_ILP_MAX_NODES 24
-olla_status olla_remat_ilp(const olla_remat_problem *p, const olla_remat_plan *start, int max_copies,
-                           double time_limit, olla_remat_plan *plan, int *found, int *optimal, double *cost_bound,
-                           olla_error *err);
+olla_status olla_remat_ilp(const olla_remat_problem *p, const olla_remat_plan *start, int max_copies, double time_limit,
+                           olla_remat_plan *plan, olla_remat_ilp_result *result, olla_error *err);
 
 #endif

@@ -100,19 +100,30 @@ olla_status olla_sched_split_solve(const olla_dag *dag, int *order, long max_sta
 /* The scheduling ILP of the paper (eq. 12) with the reductions: binaries
  * S[v][t] = "v has run by step t" only inside v's window, one node per
  * step, and live-tensor terms only where a tensor may or may not be live.
- * start is a warm start order (may be NULL); lb_hint a known lower bound on
- * the peak (0 if none). On return *found is 1 when order holds a solution
- * decoded from CBC (a topological order), *bound the proven lower bound on
- * the peak of dag (0 if none) and *optimal 1 when CBC proved optimality.
- * time_limit <= 0: none. Returns OLLA_ERR_INTERNAL (nothing found) when the
- * model is too large to build. */
+ * On return info->found is 1 when order holds a solution decoded from CBC
+ * (a topological order), info->bound the proven lower bound on the peak of
+ * dag (0 if none) and info->optimal 1 when CBC proved optimality. Returns
+ * OLLA_ERR_INTERNAL (nothing found) when the model is too large to build. */
 typedef struct olla_ilp_info {
     int found, optimal;
     int64_t bound;
     int n_cols, n_rows;
 } olla_ilp_info;
-olla_status olla_sched_ilp(const olla_dag *dag, const int *start, int64_t lb_hint, double time_limit,
-                           const olla_logger *log, int *order, olla_ilp_info *info, olla_error *err);
+/* What the scheduling ILP solves: start is a warm start order (may be
+ * NULL); lb_hint a known lower bound on the peak (0 if none). */
+typedef struct olla_sched_ilp_problem {
+    const olla_dag *dag;
+    const int *start;
+    int64_t lb_hint;
+} olla_sched_ilp_problem;
+/* How: time_limit in seconds (<= 0: none; otherwise CBC runs in a child
+ * process killed at the deadline); log may be NULL. */
+typedef struct olla_sched_ilp_settings {
+    double time_limit;
+    const olla_logger *log;
+} olla_sched_ilp_settings;
+olla_status olla_sched_ilp(const olla_sched_ilp_problem *pb, const olla_sched_ilp_settings *set, int *order,
+                           olla_ilp_info *info, olla_error *err);
 
 /* ---- the best order ONNX Runtime can be made to run ---- */
 

@@ -278,8 +278,8 @@ static olla_status ilp(driver *d, olla_error *err)
     if (d->ub <= d->lb || d->ub <= d->target || d->n > OLLA_PLACE_ILP_MAX_BUFFERS || stuck(d))
         return OLLA_OK;
     int64_t arena = d->ub, bound = d->lb;
-    olla_status st = olla_place_ilp(d->it, d->n, d->best, d->ub, d->lb, &d->work, d->tmp, &arena,
-                                    &bound, d->log, err);
+    olla_status st = olla_place_ilp(&(olla_place_ilp_problem){d->it, d->n, d->best, d->ub, d->lb}, &d->work, d->log,
+                                    d->tmp, &arena, &bound, err);
     if (st != OLLA_OK)
         return st;
     if (arena < d->ub) {

@@ -117,13 +117,21 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
                      int64_t *off, const olla_logger *log);
 
+/* What the address ILP solves: the n buffers it, the warm placement warm
+ * (its arena ub) and a known lower bound lb. */
+typedef struct olla_place_ilp_problem {
+    const olla_pitem *it;
+    size_t n;
+    const int64_t *warm;
+    int64_t ub, lb;
+} olla_place_ilp_problem;
+
 /* Address ILP (place_ilp.c): minimizes the arena starting from warm (arena ub).
  * On return *arena and off hold the best placement found (never worse than
  * warm) and *bound a proven lower bound. CBC gets a node limit from w's
  * budget (one node per 4096 units) and w's deadline. Returns OLLA_OK or an
  * error. */
-olla_status olla_place_ilp(const olla_pitem *it, size_t n, const int64_t *warm, int64_t ub,
-                           int64_t lb, olla_pwork *w, int64_t *off, int64_t *arena,
-                           int64_t *bound, const olla_logger *log, olla_error *err);
+olla_status olla_place_ilp(const olla_place_ilp_problem *pb, olla_pwork *w, const olla_logger *log, int64_t *off,
+                           int64_t *arena, int64_t *bound, olla_error *err);
 
 #endif

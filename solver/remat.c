@@ -532,12 +532,11 @@ olla_status olla_remat_solve(const olla_remat_problem *p, int find_smallest, oll
     res->method = "greedy";
     if (st == OLLA_OK && p->limit >= res->lower_bound && p->dag->n_nodes <= OLLA_REMAT_ILP_MAX_NODES) {
         olla_remat_plan exact;
-        int found = 0, optimal = 0;
-        double bound = 0;
+        olla_remat_ilp_result ir = {0};
         olla_error ierr = {0};
         if (olla_remat_ilp(p, s.have_best ? &s.best : NULL, REMAT_ILP_COPIES_PER_NODE * p->dag->n_nodes,
-                           REMAT_ILP_SECONDS, &exact, &found, &optimal, &bound, &ierr) == OLLA_OK &&
-            found) {
+                           REMAT_ILP_SECONDS, &exact, &ir, &ierr) == OLLA_OK &&
+            ir.found) {
             if (!s.have_best || better(&exact, &s.best)) {
                 s.have_best = 1;
                 olla_remat_plan_free(&s.best);
@@ -546,8 +545,8 @@ olla_status olla_remat_solve(const olla_remat_problem *p, int find_smallest, oll
                 olla_remat_plan_free(&exact);
             }
             res->method = "ilp";
-            res->cost_bound = bound;
-            res->optimal = optimal && s.best.extra_cost <= bound + 1e-9 * (bound + 1.0);
+            res->cost_bound = ir.cost_bound;
+            res->optimal = ir.optimal && s.best.extra_cost <= ir.cost_bound + 1e-9 * (ir.cost_bound + 1.0);
         }
     }
     if (st == OLLA_OK && s.have_best && !res->optimal) {

@@ -34,6 +34,7 @@
 #include "solver/olla_cbc_child.h"
 #include "solver/olla_ilp_matrix.h"
 #include "solver/remat_sim.h"
+#include "util/olla_arith.h"
 
 /* Beyond this many columns the program is not attempted. */
 #define REMAT_ILP_MAX_COLS 8000
@@ -49,25 +50,17 @@ typedef struct prog {
     int64_t scale; /* bytes are divided by it */
 } prog;
 
+/* C[v][t] as a column, or -1 before v's level */
 static int col_c(const prog *g, int v, int t)
 {
     return t < g->asap[v] ? -1 : g->c_first[v] + (t - g->asap[v]);
 }
 
+/* P[e][t] as a column, or -1 outside its steps */
 static int col_p(const prog *g, int e, int t)
 {
     int from = g->asap[g->p->dag->producer[e]] + 1;
     return t < from || t >= g->T ? -1 : g->p_first[e] + (t - from);
-}
-
-static int64_t gcd(int64_t a, int64_t b)
-{
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
 }
 
 /* Nodes that run exactly once. */
@@ -257,133 +250,166 @@ static int start_values(const prog *g, const olla_remat_plan *plan, int *idx, do
     return g->ncols;
 }
 
-olla_status olla_remat_ilp(const olla_remat_problem *p, const olla_remat_plan *start, int max_copies,
-                           double time_limit, olla_remat_plan *plan, int *found, int *optimal, double *cost_bound,
-                           olla_error *err)
+/* The columns: the steps bound, C[v][t] from v's level on, P[e][t] from
+ * the step after its producer's level; the byte scale. Returns 0 when out
+ * of memory; g->T <= 0 or g->ncols past REMAT_ILP_MAX_COLS when the
+ * program is not attempted. *exact as in steps_and_levels. */
+static int prog_build(prog *g, const olla_remat_problem *p, int max_copies, int *exact)
 {
     const olla_dag *dag = p->dag;
-    *found = *optimal = 0;
-    *cost_bound = 0;
-    memset(plan, 0, sizeof *plan);
-    if (dag->n_nodes > OLLA_REMAT_ILP_MAX_NODES || dag->n_nodes == 0)
-        return OLLA_OK;
-    prog g;
-    memset(&g, 0, sizeof g);
-    g.p = p;
-    g.n = dag->n_nodes;
-    g.nt = dag->n_tensors;
-    g.asap = malloc(((size_t)g.n + 1) * sizeof(int));
-    g.c_first = malloc(((size_t)g.n + 1) * sizeof(int));
-    g.p_first = malloc(((size_t)g.nt + 1) * sizeof(int));
-    if (!g.asap || !g.c_first || !g.p_first) {
-        free(g.asap);
-        free(g.c_first);
-        free(g.p_first);
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the recomputation program");
-    }
-    int exact = 0;
-    g.T = steps_and_levels(p, max_copies, g.asap, &exact);
+    memset(g, 0, sizeof *g);
+    g->p = p;
+    g->n = dag->n_nodes;
+    g->nt = dag->n_tensors;
+    g->asap = malloc(((size_t)g->n + 1) * sizeof(int));
+    g->c_first = malloc(((size_t)g->n + 1) * sizeof(int));
+    g->p_first = malloc(((size_t)g->nt + 1) * sizeof(int));
+    if (!g->asap || !g->c_first || !g->p_first)
+        return 0;
+    g->T = steps_and_levels(p, max_copies, g->asap, exact);
     long cols = 0;
-    for (int v = 0; v < g.n; v++) {
-        g.c_first[v] = (int)cols;
-        cols += g.T - g.asap[v] > 0 ? g.T - g.asap[v] : 0;
+    for (int v = 0; v < g->n; v++) {
+        g->c_first[v] = (int)cols;
+        cols += g->T - g->asap[v] > 0 ? g->T - g->asap[v] : 0;
     }
-    for (int e = 0; e < g.nt; e++) {
-        g.p_first[e] = (int)cols;
-        int from = g.asap[dag->producer[e]] + 1;
-        cols += g.T - from > 0 ? g.T - from : 0;
+    for (int e = 0; e < g->nt; e++) {
+        g->p_first[e] = (int)cols;
+        int from = g->asap[dag->producer[e]] + 1;
+        cols += g->T - from > 0 ? g->T - from : 0;
     }
-    g.scale = 0;
-    for (int e = 0; e < g.nt; e++)
-        g.scale = gcd(g.scale, dag->bytes[e]);
-    g.scale = g.scale > 0 ? g.scale : 1;
-    olla_status st = OLLA_OK;
-    if (g.T <= 0 || cols > REMAT_ILP_MAX_COLS) {
-        free(g.asap);
-        free(g.c_first);
-        free(g.p_first);
-        return OLLA_OK;
-    }
-    g.ncols = (int)cols;
+    g->scale = 0;
+    for (int e = 0; e < g->nt; e++)
+        g->scale = olla_gcd64(g->scale, dag->bytes[e]);
+    g->scale = g->scale > 0 ? g->scale : 1;
+    g->ncols = cols > REMAT_ILP_MAX_COLS ? REMAT_ILP_MAX_COLS + 1 : (int)cols;
+    return 1;
+}
+
+/* Frees the column layout. */
+static void prog_free(prog *g)
+{
+    free(g->asap);
+    free(g->c_first);
+    free(g->p_first);
+}
+
+/* The program in CBC: its matrix and arrays, the model, the result buffer
+ * (see ilp_child). */
+typedef struct cbc_prog {
     olla_ilp_matrix m;
-    memset(&m, 0, sizeof m);
-    double *ub = malloc((size_t)cols * sizeof(double)), *lb = calloc((size_t)cols, sizeof(double));
-    double *obj = calloc((size_t)cols, sizeof(double)), *val = NULL;
-    int *cstart = NULL, *cidx = NULL, *sidx = malloc((size_t)cols * sizeof(int));
-    double *sval = malloc((size_t)cols * sizeof(double));
-    size_t len = 2 * sizeof(int) + sizeof(double) + (size_t)g.T * sizeof(int);
-    char *res = calloc(len, 1);
-    Cbc_Model *model = NULL;
-    if (!ub || !lb || !obj || !sidx || !sval || !res) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the recomputation program");
-        goto done;
-    }
-    build_rows(&g, &m, ub, obj);
-    if (m.oom || !olla_ilp_columns(&m, g.ncols, &cstart, &cidx, &val)) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the recomputation program");
-        goto done;
-    }
-    if (!(model = Cbc_newModel())) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "CBC could not create a model");
-        goto done;
-    }
-    Cbc_loadProblem(model, g.ncols, m.nrows, cstart, cidx, val, lb, ub, obj, m.rlo, m.rhi);
-    for (int c = 0; c < g.ncols; c++)
-        Cbc_setInteger(model, c);
+    double *ub, *lb, *obj, *val, *sval;
+    int *cstart, *cidx, *sidx;
+    char *res;
+    size_t len;
+    Cbc_Model *model;
+} cbc_prog;
+
+/* Frees the model, the matrix and the arrays. */
+static void cbc_prog_free(cbc_prog *c)
+{
+    if (c->model)
+        Cbc_deleteModel(c->model);
+    olla_ilp_matrix_free(&c->m);
+    void *arrays[] = {c->ub, c->lb, c->obj, c->val, c->cstart, c->cidx, c->sidx, c->sval, c->res};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+}
+
+/* Builds the rows, loads them into a CBC model with its settings and the
+ * warm start from start (may be NULL). */
+static olla_status cbc_prog_load(cbc_prog *c, const prog *g, const olla_remat_plan *start, olla_error *err)
+{
+    size_t cols = (size_t)g->ncols;
+    c->ub = malloc(cols * sizeof(double));
+    c->lb = calloc(cols, sizeof(double));
+    c->obj = calloc(cols, sizeof(double));
+    c->sidx = malloc(cols * sizeof(int));
+    c->sval = malloc(cols * sizeof(double));
+    c->len = 2 * sizeof(int) + sizeof(double) + (size_t)g->T * sizeof(int);
+    c->res = calloc(c->len, 1);
+    if (!c->ub || !c->lb || !c->obj || !c->sidx || !c->sval || !c->res)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the recomputation program");
+    build_rows(g, &c->m, c->ub, c->obj);
+    if (c->m.oom || !olla_ilp_columns(&c->m, g->ncols, &c->cstart, &c->cidx, &c->val))
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the recomputation program");
+    if (!(c->model = Cbc_newModel()))
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "CBC could not create a model");
+    Cbc_Model *model = c->model;
+    Cbc_loadProblem(model, g->ncols, c->m.nrows, c->cstart, c->cidx, c->val, c->lb, c->ub, c->obj, c->m.rlo, c->m.rhi);
+    for (int col = 0; col < g->ncols; col++)
+        Cbc_setInteger(model, col);
     Cbc_setObjSense(model, 1.0);
     Cbc_setLogLevel(model, 0);
     Cbc_setMaximumNodes(model, REMAT_ILP_MAX_NODES_CBC);
     Cbc_setAllowableGap(model, 0.0);
     Cbc_setAllowableFractionGap(model, 0.0);
-    int k = start_values(&g, start, sidx, sval);
+    int k = start_values(g, start, c->sidx, c->sval);
     if (k > 0)
-        Cbc_setMIPStartI(model, k, sidx, sval);
-    ilp_args a = {&g, model};
-    int finished = 0, crash = 0;
-    st = olla_cbc_child_run(ilp_child, &a, res, len, time_limit, &finished, &crash, err);
-    if (st != OLLA_OK || !finished || !((int *)res)[0])
-        goto done;
-    {
-        int *steps = (int *)(res + 2 * sizeof(int) + sizeof(double));
-        int *seq = malloc((size_t)g.T * sizeof(int)), ns = 0;
-        if (!seq) {
-            st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory decoding the recomputation program");
-            goto done;
+        Cbc_setMIPStartI(model, k, c->sidx, c->sval);
+    return OLLA_OK;
+}
+
+/* The plan of the solved program (c->res): its runs in step order, kept
+ * when it decodes and meets the limit. */
+static olla_status decode(const prog *g, const cbc_prog *c, int exact, olla_remat_plan *plan, olla_remat_ilp_result *r,
+                          olla_error *err)
+{
+    const olla_remat_problem *p = g->p;
+    int *steps = (int *)(c->res + 2 * sizeof(int) + sizeof(double));
+    int *seq = malloc((size_t)g->T * sizeof(int)), ns = 0;
+    if (!seq)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory decoding the recomputation program");
+    for (int t = 0; t < g->T; t++)
+        if (steps[t] >= 0)
+            seq[ns++] = steps[t];
+    olla_error derr = {0};
+    if (remat_plan_from_runs(p, seq, ns, plan, &derr) == OLLA_OK) {
+        if (plan->peak <= p->limit) {
+            double base = 0;
+            for (int v = 0; v < g->n; v++)
+                base += p->cost[v];
+            r->found = 1;
+            r->optimal = exact && ((int *)c->res)[1] && p->dag->n_inplace == 0;
+            double b = *(double *)(c->res + 2 * sizeof(int)) - base;
+            r->cost_bound = b > 0 ? b : 0;
+        } else {
+            olla_remat_plan_free(plan);
         }
-        for (int t = 0; t < g.T; t++)
-            if (steps[t] >= 0)
-                seq[ns++] = steps[t];
-        olla_error derr = {0};
-        if (remat_plan_from_runs(p, seq, ns, plan, &derr) == OLLA_OK) {
-            if (plan->peak <= p->limit) {
-                double base = 0;
-                for (int v = 0; v < g.n; v++)
-                    base += p->cost[v];
-                *found = 1;
-                *optimal = exact && ((int *)res)[1] && dag->n_inplace == 0;
-                double b = *(double *)(res + 2 * sizeof(int)) - base;
-                *cost_bound = b > 0 ? b : 0;
-            } else {
-                olla_remat_plan_free(plan);
-            }
-        }
-        free(seq);
     }
-done:
-    if (model)
-        Cbc_deleteModel(model);
-    olla_ilp_matrix_free(&m);
-    free(ub);
-    free(lb);
-    free(obj);
-    free(val);
-    free(cstart);
-    free(cidx);
-    free(sidx);
-    free(sval);
-    free(res);
-    free(g.asap);
-    free(g.c_first);
-    free(g.p_first);
+    free(seq);
+    return OLLA_OK;
+}
+
+/* Builds, solves (in a child process with a time limit) and decodes the
+ * program (olla_remat.h). */
+olla_status olla_remat_ilp(const olla_remat_problem *p, const olla_remat_plan *start, int max_copies, double time_limit,
+                           olla_remat_plan *plan, olla_remat_ilp_result *r, olla_error *err)
+{
+    const olla_dag *dag = p->dag;
+    r->found = r->optimal = 0;
+    r->cost_bound = 0;
+    memset(plan, 0, sizeof *plan);
+    if (dag->n_nodes > OLLA_REMAT_ILP_MAX_NODES || dag->n_nodes == 0)
+        return OLLA_OK;
+    prog g;
+    int exact = 0;
+    if (!prog_build(&g, p, max_copies, &exact)) {
+        prog_free(&g);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the recomputation program");
+    }
+    if (g.T <= 0 || g.ncols > REMAT_ILP_MAX_COLS) {
+        prog_free(&g);
+        return OLLA_OK;
+    }
+    cbc_prog c = {0};
+    olla_status st = cbc_prog_load(&c, &g, start, err);
+    olla_cbc_outcome outcome = {0};
+    ilp_args a = {&g, c.model};
+    if (st == OLLA_OK)
+        st = olla_cbc_child_run(&(olla_cbc_job){ilp_child, &a, c.res, c.len}, time_limit, &outcome, err);
+    if (st == OLLA_OK && outcome.finished && ((int *)c.res)[0])
+        st = decode(&g, &c, exact, plan, r, err);
+    cbc_prog_free(&c);
+    prog_free(&g);
     return st;
 }

@@ -301,7 +301,8 @@ static void ilp(sched *s)
         return;
     olla_ilp_info info;
     olla_error ierr = {0};
-    if (olla_sched_ilp(s->dag, s->best, s->lb, s->deadline > 0 ? left : 0, s->opt->log, s->work, &info,
+    if (olla_sched_ilp(&(olla_sched_ilp_problem){s->dag, s->best, s->lb},
+                       &(olla_sched_ilp_settings){s->deadline > 0 ? left : 0, s->opt->log}, s->work, &info,
                        &ierr) == OLLA_OK) {
         if (info.found)
             offer(s, s->work, 2, "ilp");

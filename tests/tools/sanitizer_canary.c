@@ -26,8 +26,8 @@ int main(void)
     char out[64];
     memset(out, 0, sizeof out);
     olla_error err = {0};
-    int finished = 0, crash = 0;
-    olla_status st = olla_cbc_child_run(misaligned_solve, NULL, out, sizeof out, 10.0, &finished, &crash, &err);
-    printf("parent: status %d, finished %d, crash signal %d\n", (int)st, finished, crash);
+    olla_cbc_outcome oc = {0};
+    olla_status st = olla_cbc_child_run(&(olla_cbc_job){misaligned_solve, NULL, out, sizeof out}, 10.0, &oc, &err);
+    printf("parent: status %d, finished %d, crash signal %d\n", (int)st, oc.finished, oc.crash_signal);
     return st == OLLA_OK ? 0 : 1;
 }

@@ -103,8 +103,8 @@ OLLA_TEST(test_joint_matches_brute_force)
         int64_t off[32], arena = -1;
         int proven = 0;
         olla_error err = {0};
-        olla_status st = olla_joint_solve(&d, c.start_order, c.start_off, align, 30.0, order, off, &arena,
-                                          &proven, &err);
+        olla_status st = olla_joint_solve(&(olla_joint_problem){&d, c.start_order, c.start_off, align}, 30.0, order,
+                                          off, &arena, &proven, &err);
         OLLA_CHECK(st == OLLA_OK);
         OLLA_CHECK(olla_dag_is_topological(&d, order));
         /* an independent check of the returned plan */
@@ -173,7 +173,8 @@ OLLA_TEST(test_joint_beats_fragmented_two_step)
     int64_t off[32], arena = -1;
     int proven = 0;
     olla_error err = {0};
-    OLLA_CHECK(olla_joint_solve(&d, worst_order, worst_off, 1, 0, order, off, &arena, &proven, &err) == OLLA_OK);
+    OLLA_CHECK(olla_joint_solve(&(olla_joint_problem){&d, worst_order, worst_off, 1}, 0, order, off, &arena, &proven,
+                                &err) == OLLA_OK);
     OLLA_CHECK(proven);
     OLLA_CHECK_EQ_I64(arena, c.best_arena);
     OLLA_CHECK(arena < worst_arena);
@@ -231,7 +232,8 @@ OLLA_TEST(test_joint_time_limit)
     int64_t arena = -1;
     int proven = 0;
     double t0 = now_s();
-    OLLA_CHECK(olla_joint_solve(&d, start, off, 1, 0.5, order, joff, &arena, &proven, &err) == OLLA_OK);
+    OLLA_CHECK(olla_joint_solve(&(olla_joint_problem){&d, start, off, 1}, 0.5, order, joff, &arena, &proven, &err) ==
+               OLLA_OK);
     double took = now_s() - t0;
     fprintf(stderr, "joint: %ld columns, limit 0.5 s, returned after %.2f s, arena %lld (start %lld)\n", cols, took,
             (long long)arena, (long long)pr.arena_bytes);
@@ -270,7 +272,8 @@ OLLA_TEST(test_joint_rejects_bad_start)
         off[e] = top;
         top += d.bytes[e] * 8;
     }
-    OLLA_CHECK(olla_joint_solve(&d, start, off, 8, 10.0, order, joff, &arena, &proven, &err) == OLLA_OK);
+    OLLA_CHECK(olla_joint_solve(&(olla_joint_problem){&d, start, off, 8}, 10.0, order, joff, &arena, &proven, &err) ==
+               OLLA_OK);
     int e1 = -1;
     for (int e = 0; e < d.n_tensors; e++)
         if (d.bytes[e] > 0)
@@ -278,7 +281,8 @@ OLLA_TEST(test_joint_rejects_bad_start)
     OLLA_CHECK(e1 >= 0);
     off[e1] += 3;
     olla_error_clear(&err);
-    OLLA_CHECK(olla_joint_solve(&d, start, off, 8, 10.0, order, joff, &arena, &proven, &err) == OLLA_ERR_INPUT);
+    OLLA_CHECK(olla_joint_solve(&(olla_joint_problem){&d, start, off, 8}, 10.0, order, joff, &arena, &proven, &err) ==
+               OLLA_ERR_INPUT);
     OLLA_CHECK_STR_CONTAINS(err.message, "alignment");
     off[e1] -= 3;
     int rev[16];
@@ -286,11 +290,13 @@ OLLA_TEST(test_joint_rejects_bad_start)
         rev[i] = start[d.n_nodes - 1 - i];
     olla_error_clear(&err);
     if (!olla_dag_is_topological(&d, rev)) {
-        OLLA_CHECK(olla_joint_solve(&d, rev, off, 8, 10.0, order, joff, &arena, &proven, &err) == OLLA_ERR_INPUT);
+        OLLA_CHECK(olla_joint_solve(&(olla_joint_problem){&d, rev, off, 8}, 10.0, order, joff, &arena, &proven, &err) ==
+                   OLLA_ERR_INPUT);
         OLLA_CHECK_STR_CONTAINS(err.message, "topological");
     }
     olla_error_clear(&err);
-    OLLA_CHECK(olla_joint_solve(&d, start, NULL, 8, 10.0, order, joff, &arena, &proven, &err) == OLLA_ERR_USAGE);
+    OLLA_CHECK(olla_joint_solve(&(olla_joint_problem){&d, start, NULL, 8}, 10.0, order, joff, &arena, &proven, &err) ==
+               OLLA_ERR_USAGE);
     olla_dag_free(&d);
 }
 

@@ -31,7 +31,7 @@ OLLA_TEST(test_ilp_optimum)
         int64_t lb = olla_place_items_max_live(it, (size_t)n), arena = 0, bound = 0;
         olla_error err = {0};
         olla_pwork w = {1LL << 40, 0, olla_now() + 30.0, 0};
-        OLLA_CHECK(olla_place_ilp(it, (size_t)n, warm, sum, lb, &w, off, &arena, &bound, 0,
+        OLLA_CHECK(olla_place_ilp(&(olla_place_ilp_problem){it, (size_t)n, warm, sum, lb}, &w, 0, off, &arena, &bound,
                                   &err) == OLLA_OK);
         OLLA_CHECK_EQ_I64(arena, opt);
         OLLA_CHECK_EQ_I64(bound, opt);

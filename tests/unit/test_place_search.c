@@ -146,7 +146,8 @@ OLLA_TEST(test_search_vs_ilp)
         }
         int64_t live = max_live(it, n, 8), arena = 0, bound = 0;
         olla_error err = {0};
-        OLLA_CHECK(olla_place_ilp(it, (size_t)n, warm, sum, live, &(olla_pwork){1LL << 40, 0, olla_now() + 60, 0}, off, &arena, &bound, 0,
+        OLLA_CHECK(olla_place_ilp(&(olla_place_ilp_problem){it, (size_t)n, warm, sum, live},
+                                  &(olla_pwork){1LL << 40, 0, olla_now() + 60, 0}, 0, off, &arena, &bound,
                                   &err) == OLLA_OK);
         if (bound != arena)
             continue; /* not proven within the limit: nothing to compare */

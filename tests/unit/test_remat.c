@@ -345,10 +345,9 @@ OLLA_TEST(random_graphs_against_brute_force)
             }
             /* the exact program alone */
             olla_remat_plan exact;
-            int found = 0, optimal = 0;
-            double cb = 0;
-            OLLA_CHECK(olla_remat_ilp(&pr.p, NULL, pr.dag.n_nodes * 2, 0, &exact, &found, &optimal, &cb, &err) ==
-                       OLLA_OK);
+            olla_remat_ilp_result ir = {0};
+            OLLA_CHECK(olla_remat_ilp(&pr.p, NULL, pr.dag.n_nodes * 2, 0, &exact, &ir, &err) == OLLA_OK);
+            int found = ir.found, optimal = ir.optimal;
             if (opt == DBL_MAX) {
                 OLLA_CHECK(!found);
             } else if (found) {

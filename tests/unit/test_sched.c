@@ -79,7 +79,8 @@ OLLA_TEST(test_ilp_matches_brute_force)
         olla_ilp_info info;
         olla_error err = {0};
         /* no warm start: CBC must find the order itself */
-        OLLA_CHECK(olla_sched_ilp(&dag, NULL, 0, 0, 0, order, &info, &err) == OLLA_OK);
+        OLLA_CHECK(olla_sched_ilp(&(olla_sched_ilp_problem){&dag, NULL, 0}, &(olla_sched_ilp_settings){0, 0}, order,
+                                  &info, &err) == OLLA_OK);
         OLLA_CHECK(info.found);
         OLLA_CHECK(info.optimal);
         OLLA_CHECK(olla_dag_is_topological(&dag, order));
@@ -344,7 +345,8 @@ OLLA_TEST(test_time_limit_returns_valid_order)
                strcmp(res.status, "feasible") == 0 || strcmp(res.status, "optimal") == 0);
     /* the ILP alone with a tiny limit: no crash, any order it gives is valid */
     olla_ilp_info info;
-    olla_status st = olla_sched_ilp(&dag, ident, 0, 0.2, 0, order, &info, &err);
+    olla_status st = olla_sched_ilp(&(olla_sched_ilp_problem){&dag, ident, 0}, &(olla_sched_ilp_settings){0.2, 0},
+                                    order, &info, &err);
     OLLA_CHECK(st == OLLA_OK || st == OLLA_ERR_INTERNAL);
     if (st == OLLA_OK && info.found)
         OLLA_CHECK(olla_dag_is_topological(&dag, order));

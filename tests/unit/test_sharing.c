@@ -210,7 +210,8 @@ static void check_solvers(const olla_dag *dag, int64_t opt)
     OLLA_CHECK_EQ_I64(peak, opt);
     OLLA_CHECK_EQ_I64(peak_of(dag, order), opt);
     olla_ilp_info info;
-    OLLA_CHECK(olla_sched_ilp(dag, NULL, 0, 0, 0, order, &info, &err) == OLLA_OK);
+    OLLA_CHECK(olla_sched_ilp(&(olla_sched_ilp_problem){dag, NULL, 0}, &(olla_sched_ilp_settings){0, 0}, order, &info,
+                              &err) == OLLA_OK);
     OLLA_CHECK(info.found && info.optimal);
     OLLA_CHECK_EQ_I64(peak_of(dag, order), opt);
     OLLA_CHECK(info.bound <= opt);
