@@ -828,7 +828,7 @@ static int worker_init(worker *w, const olla_pitem *it, size_t n, const olla_pit
 int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
                       int64_t *off)
 {
-    return olla_place_search_fixed(it, n, NULL, NULL, 0, capacity, w, off);
+    return olla_place_search_fixed(it, n, NULL, capacity, w, off);
 }
 
 static void schedule_reset(schedule *sch, int workers)
@@ -925,10 +925,12 @@ static int collect(worker *w, int64_t *off, const int64_t *off2, size_t n, olla_
     return x->r;
 }
 
-int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fixed,
-                            const int64_t *fixed_off, size_t nfixed, int64_t capacity,
-                            olla_pwork *pw, int64_t *off)
+int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pfixed *fixed_set,
+                            int64_t capacity, olla_pwork *pw, int64_t *off)
 {
+    const olla_pitem *fixed = fixed_set ? fixed_set->it : NULL;
+    const int64_t *fixed_off = fixed_set ? fixed_set->off : NULL;
+    size_t nfixed = fixed_set ? fixed_set->n : 0;
     if (n == 0)
         return OLLA_SEARCH_FOUND;
     for (size_t i = 0; i < n; i++)
