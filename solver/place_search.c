@@ -680,6 +680,7 @@ typedef struct schedule {
     long long done_at[OLLA_SEARCH_ROUNDS]; /* done when the last worker left each round */
     long long total;                    /* work budget of the whole schedule */
     atomic_int stop_pos;                /* earliest finished run */
+    const search_input *in;             /* what every run searches */
 } schedule;
 
 typedef struct worker {
@@ -791,31 +792,31 @@ static void *run_worker(void *arg)
     return NULL;
 }
 
-/* A run's state for n buffers within capacity, offsets written to off, on
- * the caller's stack depth, with no fixed buffers, limits or deadline yet;
- * build() then cuts the instance into sections. */
-static void sctx_init(sctx *c, const olla_pitem *it, size_t n, int64_t capacity, int64_t *off,
-                      atomic_int *stop_pos)
+/* A run's state for the input in, offsets written to off, on the caller's
+ * stack depth, with no limits yet; build() then cuts the instance into
+ * sections. */
+static void sctx_init(sctx *c, const search_input *in, int64_t *off, atomic_int *stop_pos)
 {
     memset(c, 0, sizeof *c);
-    c->it = it;
-    c->n = n;
-    c->cap = capacity;
+    c->it = in->it;
+    c->n = in->n;
+    c->cap = in->cap;
+    c->fixed = in->fixed.it;
+    c->fixed_off = in->fixed.off;
+    c->nfixed = in->fixed.n;
+    c->deadline = in->deadline;
     c->off = off;
     c->stop_pos = stop_pos;
     c->max_depth = OLLA_SEARCH_DEPTH_CALLER;
 }
 
-static int worker_init(worker *w, const olla_pitem *it, size_t n, const olla_pitem *fixed,
-                       const int64_t *fixed_off, size_t nfixed, int64_t capacity,
-                       double deadline, int64_t *off, schedule *sch, int parity)
+/* Worker parity (0 or 1) of the schedule sch, taking that half of each
+ * round's configurations and writing its offsets to off, with its state
+ * built: 0, or the OLLA_SEARCH_ outcome that stopped the build. */
+static int worker_init(worker *w, schedule *sch, int parity, int64_t *off)
 {
     memset(w, 0, sizeof *w);
-    sctx_init(&w->c, it, n, capacity, off, &sch->stop_pos);
-    w->c.fixed = fixed;
-    w->c.fixed_off = fixed_off;
-    w->c.nfixed = nfixed;
-    w->c.deadline = deadline;
+    sctx_init(&w->c, sch->in, off, &sch->stop_pos);
     w->sch = sch;
     w->first = parity * (OLLA_SEARCH_CONFIGS / 2);
     w->last = w->first + OLLA_SEARCH_CONFIGS / 2;
@@ -849,8 +850,7 @@ static int run_threads(worker *w, int64_t *off2)
     if (pthread_attr_init(&attr) != 0)
         return 0;
     int ok = pthread_attr_setstacksize(&attr, OLLA_SEARCH_STACK) == 0 && off2 &&
-             worker_init(&w[1], w[0].c.it, w[0].c.n, w[0].c.fixed, w[0].c.fixed_off,
-                         w[0].c.nfixed, w[0].c.cap, w[0].c.deadline, off2, w[0].sch, 1) == 0;
+             worker_init(&w[1], w[0].sch, 1, off2) == 0;
     /* the workers start with every signal blocked, so that signals (and
      * their handlers) stay the calling thread's */
     sigset_t all, old;
@@ -928,9 +928,6 @@ static int collect(worker *w, int64_t *off, const int64_t *off2, size_t n, olla_
 int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pfixed *fixed_set,
                             int64_t capacity, olla_pwork *pw, int64_t *off)
 {
-    const olla_pitem *fixed = fixed_set ? fixed_set->it : NULL;
-    const int64_t *fixed_off = fixed_set ? fixed_set->off : NULL;
-    size_t nfixed = fixed_set ? fixed_set->n : 0;
     if (n == 0)
         return OLLA_SEARCH_FOUND;
     for (size_t i = 0; i < n; i++)
@@ -940,10 +937,12 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pfixed *f
     memset(&sch, 0, sizeof sch);
     sch.total = olla_pwork_left(pw);
     atomic_init(&sch.stop_pos, INT32_MAX);
+    const search_input in = {it, n, fixed_set ? *fixed_set : (olla_pfixed){NULL, NULL, 0}, capacity,
+                             pw->deadline};
+    sch.in = &in;
     worker w[2];
     memset(&w[1], 0, sizeof w[1]);
-    int r = worker_init(&w[0], it, n, fixed, fixed_off, nfixed, capacity, pw->deadline, off,
-                        &sch, 0);
+    int r = worker_init(&w[0], &sch, 0, off);
     if (r == 0 && (r = reset(&w[0].c, 0, 0)) == 0) {
         for (size_t j = 0; j < w[0].c.nsec; j++)
             if (w[0].c.rem[j] + w[0].c.floor0[j] + fixed_above(&w[0].c, j, w[0].c.floor0[j]) >
@@ -963,7 +962,7 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pfixed *f
         return OLLA_SEARCH_NOMEM;
     }
     /* building the section lists and the fixed spans, for each worker */
-    pw->used += 2 * ((long long)w[0].c.sec_start[w[0].c.nsec] + (long long)nfixed * (long long)w[0].c.nsec +
+    pw->used += 2 * ((long long)w[0].c.sec_start[w[0].c.nsec] + (long long)in.fixed.n * (long long)w[0].c.nsec +
                      16 * (long long)n + (long long)w[0].c.nsec);
     int64_t *off2 = malloc((n + 1) * sizeof *off2);
     run_schedule(w, off2);
@@ -984,8 +983,9 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
         return OLLA_SEARCH_GAVE_UP;
     atomic_int stop_pos;
     atomic_init(&stop_pos, INT32_MAX);
+    const search_input in = {it, n, {NULL, NULL, 0}, capacity, 0};
     sctx c;
-    sctx_init(&c, it, n, capacity, off, &stop_pos);
+    sctx_init(&c, &in, off, &stop_pos);
     int r = build(&c);
     if (r == 0)
         r = reset(&c, 1, order);

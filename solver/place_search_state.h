@@ -28,6 +28,16 @@ typedef struct order_key {
     int idx;
 } order_key;
 
+/* What every run of a search is given: the buffers, the buffers already
+ * fixed (fixed.n 0: none), the capacity and the deadline. */
+typedef struct search_input {
+    const olla_pitem *it;
+    size_t n;
+    olla_pfixed fixed;
+    int64_t cap;
+    double deadline; /* wall clock, a safety net; 0: none */
+} search_input;
+
 /* One run of either search: the instance cut into time sections, and what
  * is placed so far. */
 typedef struct sctx {
