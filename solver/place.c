@@ -1,19 +1,3 @@
-/* olla-onnx: the placement driver. Greedy heuristics first; then (when
- * minimizing a nested trace) the split at the busiest time aimed at the
- * lower bound; then the exact search, which either reaches the lower bound,
- * proves a capacity infeasible, or tightens the arena by bisection; then
- * the address ILP when the search could not prove optimality in time. All
- * work is in units of the alignment times the greatest common divisor of
- * the aligned sizes (an optimal placement exists with every offset a
- * multiple of it), so every offset is a multiple of the alignment and no
- * capacity between two multiples of the unit is ever tried. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "solver/olla_place.h"
-#include "solver/place_internal.h"
-
 /* olla-onnx: the placement driver. The buffers are first cut into parts
  * at the times no buffer is live across (minimalloc's sections): the parts
  * never meet, so each is placed on its own from address 0 and the arena is
@@ -397,6 +381,7 @@ static size_t cut_parts(const olla_pitem *it, size_t m, int *ord, size_t *start)
 
 /* The whole instance's result from its parts. */
 typedef struct outcome {
+    int64_t *off; /* every item's offset */
     int64_t arena, lb, heur;
     int no_fit, not_found;
 } outcome;
@@ -409,10 +394,10 @@ static long long total_budget(const olla_place_options *opt)
     return (long long)(seconds * (double)OLLA_PLACE_WORK_PER_SECOND) + 1;
 }
 
-/* Places every part in turn; off gets every item's offset. */
-static olla_status place_parts(const olla_pitem *it, size_t m, const olla_place_options *opt,
-                               int64_t cap, olla_pwork *all, int64_t *off, outcome *out,
-                               olla_error *err)
+/* Places every part in turn within the budget all; out->off gets every
+ * item's offset. */
+static olla_status place_parts(const olla_pitem *it, size_t m, const olla_place_options *opt, int64_t cap,
+                               olla_pwork *all, outcome *out, olla_error *err)
 {
     int *ord = malloc((m + 1) * sizeof *ord);
     size_t *start = malloc((m + 2) * sizeof *start);
@@ -439,7 +424,7 @@ static olla_status place_parts(const olla_pitem *it, size_t m, const olla_place_
         if (st != OLLA_OK)
             break;
         for (size_t e = 0; e < k; e++)
-            off[ord[start[p] + e]] = d.best[e];
+            out->off[ord[start[p] + e]] = d.best[e];
         out->arena = d.ub > out->arena ? d.ub : out->arena;
         out->lb = d.lb > out->lb ? d.lb : out->lb;
         out->heur = heur > out->heur ? heur : out->heur;
@@ -516,10 +501,9 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
     }
     olla_pwork all = {total_budget(opt), 0, opt->time_limit > 0 ? t0 + opt->time_limit : 0, 0};
     int64_t cap = opt->capacity / align;
-    outcome out = {0, 0, 0, 0, 0};
     int64_t *off = malloc((m + 1) * sizeof *off);
-    st = off ? place_parts(it, m, opt, opt->capacity > 0 ? cap : -1, &all, off, &out, err)
-             : no_memory(err, n);
+    outcome out = {off, 0, 0, 0, 0, 0};
+    st = off ? place_parts(it, m, opt, opt->capacity > 0 ? cap : -1, &all, &out, err) : no_memory(err, n);
     if (st == OLLA_OK) {
         if (opt->capacity > 0 && out.lb > cap)
             out.no_fit = 1;

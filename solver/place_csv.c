@@ -12,6 +12,8 @@
 enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_NEEDED };
 static const char *const col_names[COL_NEEDED] = {"id", "lower", "upper", "size"};
 
+/* ---- fields, numbers and ids ---- */
+
 void olla_place_table_free(olla_place_table *t)
 {
     if (!t)
@@ -130,145 +132,186 @@ static olla_status check_ids(const char *path, const olla_place_table *t, const 
     return st;
 }
 
+/* ---- reading a table ---- */
+
+/* One table being read: the current line and its fields, where the
+ * columns are, the rows read so far with their line numbers. */
+typedef struct csv_reader {
+    const char *path; /* names the input in messages */
+    olla_place_table *t;
+    olla_error *err;
+    char *line; /* the current line, split in place into f[0..nf) */
+    size_t lcap, lineno;
+    char **f;
+    size_t fcap;
+    int nf;
+    int col[COL_NEEDED], offcol, nhead; /* column of each needed field, of "offset" (-1: none); header fields */
+    size_t *lines;                      /* the line of each row, for messages */
+    size_t bufs_cap, ids_cap, rows_cap, lines_cap;
+} csv_reader;
+
+/* The header in f[0..nf): where each needed column is (each once) and the
+ * "offset" column, which the output drops and writes again. */
+static olla_status read_header(csv_reader *r)
+{
+    olla_status st = OLLA_OK;
+    r->nhead = r->nf;
+    for (int i = 0; i < r->nf && st == OLLA_OK; i++) {
+        int known = -1;
+        for (int c = 0; c < COL_NEEDED; c++)
+            if (strcmp(r->f[i], col_names[c]) == 0)
+                known = c;
+        if (known >= 0) {
+            if (r->col[known] >= 0)
+                st = olla_error_set(r->err, OLLA_ERR_INPUT, "%s:%zu: column \"%s\" appears twice in the header",
+                                    r->path, r->lineno, r->f[i]);
+            r->col[known] = i;
+        } else if (strcmp(r->f[i], "offset") == 0) {
+            r->offcol = i;
+        }
+    }
+    for (int c = 0; c < COL_NEEDED && st == OLLA_OK; c++)
+        if (r->col[c] < 0)
+            st = olla_error_set(r->err, OLLA_ERR_INPUT,
+                                "%s:%zu: the header has no \"%s\" column; expected id,lower,upper,size", r->path,
+                                r->lineno, col_names[c]);
+    if (st == OLLA_OK && !(r->t->header = join_without(r->f, r->nf, r->offcol)))
+        st = olla_error_set(r->err, OLLA_ERR_INTERNAL, "%s: out of memory", r->path);
+    return st;
+}
+
+/* Room for one more row in the table's arrays and the line numbers. */
+static olla_status grow_rows(csv_reader *r)
+{
+    olla_place_table *t = r->t;
+    size_t need = t->n + 1;
+    olla_buffer *b = olla_grow(t->bufs, &r->bufs_cap, need, sizeof *b);
+    if (b)
+        t->bufs = b;
+    char **ids = olla_grow(t->ids, &r->ids_cap, need, sizeof *ids);
+    if (ids)
+        t->ids = ids;
+    char **rows = olla_grow(t->rows, &r->rows_cap, need, sizeof *rows);
+    if (rows)
+        t->rows = rows;
+    size_t *ln = olla_grow(r->lines, &r->lines_cap, need, sizeof *ln);
+    if (ln)
+        r->lines = ln;
+    if (!b || !ids || !rows || !ln)
+        return olla_error_set(r->err, OLLA_ERR_INTERNAL, "%s:%zu: out of memory", r->path, r->lineno);
+    return OLLA_OK;
+}
+
+/* The buffer of the row in f[0..nf): lower, upper and size non-negative
+ * integers, upper not below lower, size within bounds, a non-empty id. */
+static olla_status parse_row(const csv_reader *r, olla_buffer *b)
+{
+    olla_status st = OLLA_OK;
+    int64_t *dst[3] = {&b->lower, &b->upper, &b->size};
+    for (int c = COL_LOWER; c <= COL_SIZE && st == OLLA_OK; c++) {
+        const char *v = r->f[r->col[c]];
+        int ok = parse_nonneg(v, dst[c - COL_LOWER]);
+        if (ok == 0 && v[0] == '-' && parse_nonneg(v + 1, dst[c - COL_LOWER]) != 0)
+            st = olla_error_set(r->err, OLLA_ERR_INPUT, "%s:%zu: %s %s is negative", r->path, r->lineno, col_names[c],
+                                v);
+        else if (ok == 0)
+            st = olla_error_set(r->err, OLLA_ERR_INPUT, "%s:%zu: %s is not a non-negative integer: \"%s\"", r->path,
+                                r->lineno, col_names[c], v);
+        else if (ok < 0)
+            st = olla_error_set(r->err, OLLA_ERR_INPUT, "%s:%zu: %s %s overflows 64 bits", r->path, r->lineno,
+                                col_names[c], v);
+    }
+    if (st == OLLA_OK && r->f[r->col[COL_ID]][0] == '\0')
+        st = olla_error_set(r->err, OLLA_ERR_INPUT, "%s:%zu: empty id", r->path, r->lineno);
+    if (st == OLLA_OK && b->upper < b->lower)
+        st = olla_error_set(r->err, OLLA_ERR_INPUT, "%s:%zu: inverted interval: upper %lld is below lower %lld",
+                            r->path, r->lineno, (long long)b->upper, (long long)b->lower);
+    if (st == OLLA_OK && b->size > INT64_MAX / 8)
+        st = olla_error_set(r->err, OLLA_ERR_INPUT, "%s:%zu: size %lld is too large", r->path, r->lineno,
+                            (long long)b->size);
+    return st;
+}
+
+/* The row in f[0..nf) appended to the table, with its id and its text
+ * without the offset column. */
+static olla_status add_row(csv_reader *r)
+{
+    olla_place_table *t = r->t;
+    if (r->nf != r->nhead)
+        return olla_error_set(r->err, OLLA_ERR_INPUT, "%s:%zu: %d fields where the header has %d", r->path, r->lineno,
+                              r->nf, r->nhead);
+    olla_status st = grow_rows(r);
+    olla_buffer b = {0, 0, 0, 0};
+    if (st == OLLA_OK)
+        st = parse_row(r, &b);
+    if (st != OLLA_OK)
+        return st;
+    char *id = strdup(r->f[r->col[COL_ID]]);
+    char *row = join_without(r->f, r->nf, r->offcol);
+    if (!id || !row) {
+        free(id);
+        free(row);
+        return olla_error_set(r->err, OLLA_ERR_INTERNAL, "%s:%zu: out of memory", r->path, r->lineno);
+    }
+    t->bufs[t->n] = b;
+    t->ids[t->n] = id;
+    t->rows[t->n] = row;
+    r->lines[t->n] = r->lineno;
+    t->n++;
+    return OLLA_OK;
+}
+
+/* The current line of len bytes with its line end taken off, split into
+ * fields, unless blank (*blank set). */
+static olla_status split_line(csv_reader *r, ssize_t len, int *blank)
+{
+    char *line = r->line;
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+        line[--len] = '\0';
+    if ((size_t)len != strlen(line))
+        return olla_error_set(r->err, OLLA_ERR_INPUT, "%s:%zu: contains a NUL byte; not a CSV file", r->path,
+                              r->lineno);
+    *blank = 1;
+    for (ssize_t i = 0; i < len; i++)
+        if (line[i] != ' ' && line[i] != '\t')
+            *blank = 0;
+    if (*blank)
+        return OLLA_OK;
+    r->nf = split(line, &r->f, &r->fcap);
+    if (r->nf < 0)
+        return olla_error_set(r->err, OLLA_ERR_INTERNAL, "%s:%zu: out of memory", r->path, r->lineno);
+    return OLLA_OK;
+}
+
 /* Reads the table from fp (closed here); path names it in messages. */
 static olla_status read_stream(FILE *fp, const char *path, olla_place_table *t, olla_error *err)
 {
-    char *line = NULL, **f = NULL;
-    size_t lcap = 0, fcap = 0, rcap = 0, lineno = 0, *lines = NULL;
-    int col[COL_NEEDED] = {-1, -1, -1, -1}, offcol = -1, nhead = 0;
+    csv_reader r = {.path = path, .t = t, .err = err, .col = {-1, -1, -1, -1}, .offcol = -1};
     olla_status st = OLLA_OK;
     ssize_t len;
-    while ((len = getline(&line, &lcap, fp)) >= 0) {
-        lineno++;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
-        if ((size_t)len != strlen(line)) {
-            st = olla_error_set(err, OLLA_ERR_INPUT, "%s:%zu: contains a NUL byte; not a CSV file",
-                                path, lineno);
-            break;
-        }
-        int blank = 1;
-        for (ssize_t i = 0; i < len; i++)
-            if (line[i] != ' ' && line[i] != '\t')
-                blank = 0;
-        if (blank)
-            continue;
-        int nf = split(line, &f, &fcap);
-        if (nf < 0) {
-            st = olla_error_set(err, OLLA_ERR_INTERNAL, "%s:%zu: out of memory", path, lineno);
-            break;
-        }
-        if (nhead == 0) {
-            nhead = nf;
-            for (int i = 0; i < nf && st == OLLA_OK; i++) {
-                int known = -1;
-                for (int c = 0; c < COL_NEEDED; c++)
-                    if (strcmp(f[i], col_names[c]) == 0)
-                        known = c;
-                if (known >= 0) {
-                    if (col[known] >= 0)
-                        st = olla_error_set(err, OLLA_ERR_INPUT,
-                                            "%s:%zu: column \"%s\" appears twice in the header",
-                                            path, lineno, f[i]);
-                    col[known] = i;
-                } else if (strcmp(f[i], "offset") == 0) {
-                    offcol = i;
-                }
-            }
-            for (int c = 0; c < COL_NEEDED && st == OLLA_OK; c++)
-                if (col[c] < 0)
-                    st = olla_error_set(err, OLLA_ERR_INPUT,
-                                        "%s:%zu: the header has no \"%s\" column; expected id,lower,upper,size",
-                                        path, lineno, col_names[c]);
-            if (st == OLLA_OK && !(t->header = join_without(f, nf, offcol)))
-                st = olla_error_set(err, OLLA_ERR_INTERNAL, "%s: out of memory", path);
-            if (st != OLLA_OK)
-                break;
-            continue;
-        }
-        if (nf != nhead) {
-            st = olla_error_set(err, OLLA_ERR_INPUT,
-                                "%s:%zu: %d fields where the header has %d", path, lineno, nf,
-                                nhead);
-            break;
-        }
-        if (t->n == rcap) {
-            size_t nc = rcap ? rcap * 2 : 256;
-            olla_buffer *b = realloc(t->bufs, nc * sizeof *b);
-            if (b)
-                t->bufs = b;
-            char **ids = realloc(t->ids, nc * sizeof *ids);
-            if (ids)
-                t->ids = ids;
-            char **rows = realloc(t->rows, nc * sizeof *rows);
-            if (rows)
-                t->rows = rows;
-            size_t *ln = realloc(lines, nc * sizeof *ln);
-            if (ln)
-                lines = ln;
-            if (!b || !ids || !rows || !ln) {
-                st = olla_error_set(err, OLLA_ERR_INTERNAL, "%s:%zu: out of memory", path, lineno);
-                break;
-            }
-            rcap = nc;
-        }
-        olla_buffer b = {0, 0, 0, 0};
-        int64_t *dst[3] = {&b.lower, &b.upper, &b.size};
-        for (int c = COL_LOWER; c <= COL_SIZE && st == OLLA_OK; c++) {
-            const char *v = f[col[c]];
-            int r = parse_nonneg(v, dst[c - COL_LOWER]);
-            if (r == 0 && v[0] == '-' && parse_nonneg(v + 1, dst[c - COL_LOWER]) != 0)
-                st = olla_error_set(err, OLLA_ERR_INPUT, "%s:%zu: %s %s is negative", path,
-                                    lineno, col_names[c], v);
-            else if (r == 0)
-                st = olla_error_set(err, OLLA_ERR_INPUT,
-                                    "%s:%zu: %s is not a non-negative integer: \"%s\"", path,
-                                    lineno, col_names[c], v);
-            else if (r < 0)
-                st = olla_error_set(err, OLLA_ERR_INPUT,
-                                    "%s:%zu: %s %s overflows 64 bits", path, lineno,
-                                    col_names[c], v);
-        }
-        if (st == OLLA_OK && f[col[COL_ID]][0] == '\0')
-            st = olla_error_set(err, OLLA_ERR_INPUT, "%s:%zu: empty id", path, lineno);
-        if (st == OLLA_OK && b.upper < b.lower)
-            st = olla_error_set(err, OLLA_ERR_INPUT,
-                                "%s:%zu: inverted interval: upper %lld is below lower %lld",
-                                path, lineno, (long long)b.upper, (long long)b.lower);
-        if (st == OLLA_OK && b.size > INT64_MAX / 8)
-            st = olla_error_set(err, OLLA_ERR_INPUT, "%s:%zu: size %lld is too large", path,
-                                lineno, (long long)b.size);
-        if (st != OLLA_OK)
-            break;
-        char *id = strdup(f[col[COL_ID]]);
-        char *row = join_without(f, nf, offcol);
-        if (!id || !row) {
-            free(id);
-            free(row);
-            st = olla_error_set(err, OLLA_ERR_INTERNAL, "%s:%zu: out of memory", path, lineno);
-            break;
-        }
-        t->bufs[t->n] = b;
-        t->ids[t->n] = id;
-        t->rows[t->n] = row;
-        lines[t->n] = lineno;
-        t->n++;
+    while (st == OLLA_OK && (len = getline(&r.line, &r.lcap, fp)) >= 0) {
+        r.lineno++;
+        int blank = 0;
+        st = split_line(&r, len, &blank);
+        if (st == OLLA_OK && !blank)
+            st = r.nhead == 0 ? read_header(&r) : add_row(&r);
     }
     if (st == OLLA_OK && ferror(fp))
         st = olla_error_set(err, OLLA_ERR_INPUT, "%s: read error: %s", path, strerror(errno));
-    if (st == OLLA_OK && nhead == 0)
-        st = olla_error_set(err, OLLA_ERR_INPUT,
-                            "%s: empty file; expected a header id,lower,upper,size", path);
+    if (st == OLLA_OK && r.nhead == 0)
+        st = olla_error_set(err, OLLA_ERR_INPUT, "%s: empty file; expected a header id,lower,upper,size", path);
     if (st == OLLA_OK)
-        st = check_ids(path, t, lines, err);
+        st = check_ids(path, t, r.lines, err);
     fclose(fp);
-    free(line);
-    free(f);
-    free(lines);
+    free(r.line);
+    free(r.f);
+    free(r.lines);
     if (st != OLLA_OK)
         olla_place_table_free(t);
     return st;
 }
+
+/* ---- the entry points ---- */
 
 olla_status olla_place_csv_read(const char *path, olla_place_table *t, olla_error *err)
 {

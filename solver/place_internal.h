@@ -93,12 +93,19 @@ enum {
 int olla_place_search(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
                       int64_t *off);
 
-/* The same search with buffers already fixed (fixed[f] at fixed_off[f], in
- * the same units): in every time section the others are placed above the
- * highest fixed buffer live there (holes below it stay unused). */
-int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pitem *fixed,
-                            const int64_t *fixed_off, size_t nfixed, int64_t capacity,
-                            olla_pwork *w, int64_t *off);
+/* Buffers already placed, in the same units as the others: it[f] at
+ * off[f] for f in [0, n). */
+typedef struct olla_pfixed {
+    const olla_pitem *it;
+    const int64_t *off;
+    size_t n;
+} olla_pfixed;
+
+/* The same search with buffers already fixed (fixed may be NULL: none): in
+ * every time section the others are placed above the highest fixed buffer
+ * live there (holes below it stay unused). */
+int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pfixed *fixed,
+                            int64_t capacity, olla_pwork *w, int64_t *off);
 
 /* The offset-order search of place_search.c alone, in buffer order order
  * (0-3), with no budget: for tests. OLLA_SEARCH_FOUND (off filled) or
@@ -112,8 +119,8 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
  * the buffers near that time as one window and lets each side choose the
  * stack, within capacity. Only tried when at least one buffer in 8 is live
  * at that time.
- * Returns 1 (off filled), 0 (not tried or not found within w), -2 (out of
- * memory). */
+ * Returns OLLA_SEARCH_FOUND (off filled), OLLA_SEARCH_NONE (not tried or
+ * not found within w) or OLLA_SEARCH_NOMEM. */
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
                      int64_t *off, const olla_logger *log);
 

@@ -1,13 +1,371 @@
-/* olla-onnx: the moves shared by the two exact placement searches (the
- * section search, place_search.c, and the offset-order search,
- * place_offset_search.c): key order, raising heights with a trail and
- * undoing it, growing the search's stacks, splitting the buffers still to
- * place into independent parts, and the limits checked at every node. */
+/* olla-onnx: the state of the two exact placement searches (the section
+ * search, place_search.c, and the offset-order search,
+ * place_offset_search.c): building it (the instance cut into time
+ * sections, the fixed buffers' spans in each, identical buffers), resetting
+ * it before each run of the schedule, and the moves both searches make on
+ * it: key order, raising heights with a trail and undoing it, growing the
+ * search's stacks, splitting the buffers still to place into independent
+ * parts, and the limits checked at every node. */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "solver/place_search_state.h"
 #include "util/olla_clock.h"
+
+/* Most section-list entries (buffers times the sections each spans) a
+ * search takes on. */
+#define OLLA_SEARCH_MAX_ENTRIES 50000000
+
+/* ---- a run's state, made and freed ---- */
+
+/* A run's state for the input in, offsets written to off, on the caller's
+ * stack depth, with no limits yet; olla_search_build() then cuts the
+ * instance into sections. */
+void olla_search_init(sctx *c, const search_input *in, int64_t *off, atomic_int *stop_pos)
+{
+    memset(c, 0, sizeof *c);
+    c->it = in->it;
+    c->n = in->n;
+    c->cap = in->cap;
+    c->fixed = in->fixed.it;
+    c->fixed_off = in->fixed.off;
+    c->nfixed = in->fixed.n;
+    c->deadline = in->deadline;
+    c->off = off;
+    c->stop_pos = stop_pos;
+    c->max_depth = OLLA_SEARCH_DEPTH_CALLER;
+}
+
+/* Frees every array of c (all NULL when never built). */
+void olla_search_free(sctx *c)
+{
+    free(c->sb);
+    free(c->se);
+    free(c->twin);
+    free(c->placed);
+    free(c->h);
+    free(c->sec_start);
+    free(c->sec_buf);
+    free(c->floor_);
+    free(c->floor0);
+    free(c->ob_start);
+    free(c->ob_lo);
+    free(c->ob_hi);
+    free(c->ob_suf);
+    free(c->rem);
+    free(c->cut);
+    free(c->rank);
+    free(c->rkeys);
+    free(c->okeys);
+    free(c->ftrail);
+    free(c->cand);
+    free(c->trail);
+}
+
+/* ---- building the sections ---- */
+
+/* The distinct start and end times of the buffers, sorted, in pts (room
+ * for 2n); returns their number. */
+static size_t section_points(const sctx *c, int64_t *pts)
+{
+    size_t np = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        pts[np++] = c->it[i].lower;
+        pts[np++] = c->it[i].upper;
+    }
+    olla_place_sort_i64(pts, np);
+    size_t u = 0;
+    for (size_t i = 0; i < np; i++)
+        if (u == 0 || pts[i] != pts[u - 1])
+            pts[u++] = pts[i];
+    return u;
+}
+
+/* The index of the first of the sorted points pts[0..u) not below v. */
+static int first_point(const int64_t *pts, size_t u, int64_t v)
+{
+    size_t lo = 0, hi = u;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (pts[m] < v)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return (int)lo;
+}
+
+/* Each buffer's sections [sb, se) between the points pts[0..u); returns
+ * the number of section-list entries. */
+static int64_t section_spans(sctx *c, const int64_t *pts, size_t u)
+{
+    int64_t total = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        c->sb[i] = first_point(pts, u, c->it[i].lower);
+        c->se[i] = first_point(pts, u, c->it[i].upper);
+        total += c->se[i] - c->sb[i];
+    }
+    return total;
+}
+
+/* The fixed buffers' spans per section, merged, and each section's floor. */
+static int build_fixed(sctx *c, const int64_t *pts)
+{
+    if (c->nfixed == 0)
+        return 0;
+    c->ob_start = calloc(c->nsec + 2, sizeof *c->ob_start);
+    if (!c->ob_start)
+        return OLLA_SEARCH_NOMEM;
+    size_t total = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t f = 0; f < c->nfixed; f++) {
+            if (c->fixed[f].size <= 0)
+                continue;
+            for (size_t j = 0; j < c->nsec; j++) {
+                if (!(c->fixed[f].lower < pts[j + 1] && c->fixed[f].upper > pts[j]))
+                    continue;
+                if (pass == 0) {
+                    c->ob_start[j + 1]++;
+                    total++;
+                } else {
+                    int64_t k = c->ob_start[j + 1]++;
+                    c->ob_lo[k] = c->fixed_off[f];
+                    c->ob_hi[k] = c->fixed_off[f] + c->fixed[f].size;
+                }
+            }
+        }
+        if (pass == 0) {
+            for (size_t j = 0; j < c->nsec; j++)
+                c->ob_start[j + 1] += c->ob_start[j];
+            c->ob_lo = malloc((total + 1) * sizeof *c->ob_lo);
+            c->ob_hi = malloc((total + 1) * sizeof *c->ob_hi);
+            c->ob_suf = malloc((total + 1) * sizeof *c->ob_suf);
+            if (!c->ob_lo || !c->ob_hi || !c->ob_suf)
+                return OLLA_SEARCH_NOMEM;
+            /* the second pass advances ob_start[j + 1] from ob_start[j] */
+            memmove(c->ob_start + 1, c->ob_start, c->nsec * sizeof *c->ob_start);
+            c->ob_start[0] = 0;
+        }
+    }
+    /* sort each section's spans (insertion sort: the lists are short), merge
+     * touching ones in place, compact */
+    size_t w = 0;
+    for (size_t j = 0; j < c->nsec; j++) {
+        int64_t a = c->ob_start[j], b = c->ob_start[j + 1];
+        for (int64_t k = a + 1; k < b; k++) {
+            int64_t lo = c->ob_lo[k], hi = c->ob_hi[k], q = k;
+            while (q > a && c->ob_lo[q - 1] > lo) {
+                c->ob_lo[q] = c->ob_lo[q - 1];
+                c->ob_hi[q] = c->ob_hi[q - 1];
+                q--;
+            }
+            c->ob_lo[q] = lo;
+            c->ob_hi[q] = hi;
+        }
+        size_t first = w;
+        for (int64_t k = a; k < b; k++) {
+            if (w > first && c->ob_lo[k] <= c->ob_hi[w - 1]) {
+                if (c->ob_hi[k] > c->ob_hi[w - 1])
+                    c->ob_hi[w - 1] = c->ob_hi[k];
+            } else {
+                c->ob_lo[w] = c->ob_lo[k];
+                c->ob_hi[w] = c->ob_hi[k];
+                w++;
+            }
+        }
+        c->ob_start[j] = (int64_t)first;
+        int64_t sum = 0;
+        for (size_t k = w; k > first; k--) {
+            sum += c->ob_hi[k - 1] - c->ob_lo[k - 1];
+            c->ob_suf[k - 1] = sum;
+        }
+    }
+    c->ob_start[c->nsec] = (int64_t)w;
+    for (size_t j = 0; j < c->nsec; j++)
+        c->floor0[j] = olla_search_lift(c, j, 0);
+    return 0;
+}
+
+/* The per-section arrays (for total section-list entries) and the
+ * search's per-buffer arrays and candidate stack: 0 or OLLA_SEARCH_NOMEM. */
+static int alloc_sections(sctx *c, int64_t total)
+{
+    size_t n = c->n;
+    c->sec_start = calloc(c->nsec + 1, sizeof *c->sec_start);
+    c->sec_buf = malloc(((size_t)total + 1) * sizeof *c->sec_buf);
+    c->floor_ = calloc(c->nsec + 1, sizeof *c->floor_);
+    c->rem = calloc(c->nsec + 1, sizeof *c->rem);
+    c->cut = calloc(c->nsec + 1, sizeof *c->cut);
+    c->rank = calloc(n + 1, sizeof *c->rank);
+    c->rkeys = malloc((n + 1) * sizeof *c->rkeys);
+    c->cand_cap = n + 16;
+    c->cand = malloc(c->cand_cap * sizeof *c->cand);
+    if (!c->sec_start || !c->sec_buf || !c->floor_ || !c->rem || !c->cut || !c->rank || !c->rkeys || !c->cand)
+        return OLLA_SEARCH_NOMEM;
+    return 0;
+}
+
+/* Each buffer's twin: the previous identical one (same lifetime and size)
+ * in (lower, upper) order, or -1; keys is scratch for n. 0, or
+ * OLLA_SEARCH_GAVE_UP when the deadline passes. */
+static int find_twins(sctx *c, olla_pkey *keys)
+{
+    const olla_pitem *it = c->it;
+    size_t n = c->n;
+    /* identical buffers: sorted next to each other by (lower, upper, size) */
+    for (size_t i = 0; i < n; i++)
+        keys[i] = (olla_pkey){it[i].lower, it[i].upper, (int)i};
+    olla_place_sort_keys(keys, n);
+    for (size_t k = 0; k < n; k++) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_now() > c->deadline) {
+            c->timed_out = 1;
+            return OLLA_SEARCH_GAVE_UP;
+        }
+        int i = keys[k].idx;
+        c->twin[i] = -1;
+        for (size_t q = k; q > 0; q--) {
+            int p = keys[q - 1].idx;
+            if (it[p].lower != it[i].lower || it[p].upper != it[i].upper)
+                break;
+            if (it[p].size == it[i].size) {
+                c->twin[i] = p;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Each section's list start in sec_buf, from the number of buffers live
+ * there. */
+static void count_sections(sctx *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        for (int j = c->sb[i]; j < c->se[i]; j++)
+            c->sec_start[j + 1]++;
+    for (size_t j = 0; j < c->nsec; j++)
+        c->sec_start[j + 1] += c->sec_start[j];
+}
+
+int olla_search_build(sctx *c)
+{
+    size_t n = c->n;
+    int64_t *pts = malloc((2 * n + 1) * sizeof *pts);
+    olla_pkey *keys = malloc((n + 1) * sizeof *keys);
+    c->sb = malloc((n + 1) * sizeof *c->sb);
+    c->se = malloc((n + 1) * sizeof *c->se);
+    c->twin = malloc((n + 1) * sizeof *c->twin);
+    c->placed = calloc(n + 1, 1);
+    c->h = calloc(n + 1, sizeof *c->h);
+    int r = 0;
+    if (!pts || !keys || !c->sb || !c->se || !c->twin || !c->placed || !c->h) {
+        r = OLLA_SEARCH_NOMEM;
+    } else {
+        size_t u = section_points(c, pts);
+        c->nsec = u > 0 ? u - 1 : 0;
+        int64_t total = section_spans(c, pts, u);
+        if (total > OLLA_SEARCH_MAX_ENTRIES) {
+            r = OLLA_SEARCH_TOO_LARGE;
+        } else if (c->deadline > 0 && olla_now() > c->deadline) { /* out of time */
+            c->timed_out = 1;
+            r = OLLA_SEARCH_GAVE_UP;
+        } else if (!(c->floor0 = calloc(c->nsec + 1, sizeof *c->floor0))) {
+            r = OLLA_SEARCH_NOMEM;
+        } else if ((r = build_fixed(c, pts)) == 0 && (r = alloc_sections(c, total)) == 0 &&
+                   (r = find_twins(c, keys)) == 0) {
+            count_sections(c);
+        }
+    }
+    free(pts);
+    free(keys);
+    return r;
+}
+
+/* ---- resetting before each run ---- */
+
+/* Fills the per-section lists in the given candidate order and resets the
+ * state: order is one of the section search's (ORDER_*, or a random one
+ * beyond them) or, with offset_order set, one of the offset-order search's
+ * (BYORDER_*). */
+int olla_search_reset(sctx *c, int offset_order, int order)
+{
+    const olla_pitem *it = c->it;
+    size_t n = c->n;
+    order_key *keys = malloc((n + 1) * sizeof *keys);
+    int64_t *fill = malloc((c->nsec + 1) * sizeof *fill);
+    if (!keys || !fill) {
+        free(keys);
+        free(fill);
+        return OLLA_SEARCH_NOMEM;
+    }
+    c->order = order;
+    if (offset_order) { /* the bytes live in each section, for offset_key */
+        memset(c->rem, 0, c->nsec * sizeof *c->rem);
+        for (size_t i = 0; i < n; i++)
+            for (int j = c->sb[i]; j < c->se[i]; j++)
+                c->rem[j] += it[i].size;
+    }
+    uint64_t seed = (uint64_t)order * 0x9E3779B97F4A7C15ULL + 1;
+    for (size_t i = 0; i < n; i++) {
+        int64_t len = it[i].upper - it[i].lower;
+        double area = (double)len * (double)it[i].size;
+        int64_t neg_area = area > 9e18 ? INT64_MIN : -(int64_t)area;
+        if (offset_order) {
+            keys[i] = olla_search_offset_key(c, (int)i);
+            continue;
+        }
+        switch (order) {
+        case ORDER_LIFE: keys[i] = (order_key){{-len, -it[i].size, 0}, (int)i}; break;
+        case ORDER_SIZE: keys[i] = (order_key){{-it[i].size, -len, 0}, (int)i}; break;
+        case ORDER_AREA: keys[i] = (order_key){{neg_area, -it[i].size, 0}, (int)i}; break;
+        default: /* a pseudo-random order, fixed by the order number */
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            keys[i] = (order_key){{(int64_t)(seed >> 33), 0, 0}, (int)i};
+            break;
+        }
+    }
+    if (n > 1)
+        qsort(keys, n, sizeof *keys, olla_search_cmp_key);
+    memcpy(fill, c->sec_start, (c->nsec + 1) * sizeof *fill);
+    memset(c->rem, 0, c->nsec * sizeof *c->rem);
+    memset(c->cut, 0, c->nsec * sizeof *c->cut);
+    memcpy(c->floor_, c->floor0, c->nsec * sizeof *c->floor_);
+    for (size_t k = 0; k < n; k++) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_now() > c->deadline) {
+            c->timed_out = 1;
+            free(keys);
+            free(fill);
+            return OLLA_SEARCH_GAVE_UP; /* out of time: the search gives up */
+        }
+        int i = keys[k].idx;
+        c->rank[i] = (int)k;
+        c->h[i] = 0;
+        for (int j = c->sb[i]; j < c->se[i]; j++) {
+            c->sec_buf[fill[j]++] = i;
+            c->rem[j] += it[i].size;
+            if (c->floor0[j] > c->h[i])
+                c->h[i] = c->floor0[j];
+        }
+        for (int j = c->sb[i]; j + 1 < c->se[i]; j++)
+            c->cut[j]++;
+        c->placed[i] = 0;
+    }
+    c->nodes = 0;
+    c->work = (long long)c->sec_start[c->nsec] + 8 * (long long)n; /* the reset itself */
+    c->cand_top = 0;
+    c->trail_top = 0;
+    c->depth = 0;
+    c->lo_sec = 0;
+    c->hi_sec = c->nsec;
+    c->okeys_top = 0;
+    c->ftrail_top = 0;
+    free(keys);
+    free(fill);
+    return 0;
+}
+
+/* ---- the moves of both searches ---- */
 
 int olla_search_cmp_key(const void *a, const void *b)
 {
@@ -27,8 +385,7 @@ int olla_search_raise(sctx *c, size_t j, int64_t v, int *lo, int *hi)
         int b = c->sec_buf[p];
         if (c->placed[b] || c->h[b] >= v)
             continue;
-        trail_entry *trail = olla_grow(c->trail, &c->trail_cap, c->trail_top + 1,
-                                              sizeof *c->trail);
+        trail_entry *trail = olla_grow(c->trail, &c->trail_cap, c->trail_top + 1, sizeof *c->trail);
         if (!trail)
             return -1;
         c->trail = trail;

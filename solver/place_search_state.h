@@ -1,7 +1,8 @@
 /* olla-onnx: the state of the exact placement search, shared by its two
- * searches: the section search and the schedule that runs both
- * (place_search.c), and the offset-order search (place_offset_search.c);
- * the moves both make are in place_search_state.c. Private to solver/. */
+ * searches, the section search (place_search.c) and the offset-order
+ * search (place_offset_search.c), and by the schedule that runs both
+ * (place_search_threads.c); it is built, reset and moved in
+ * place_search_state.c. Private to solver/. */
 #ifndef OLLA_PLACE_SEARCH_STATE_H
 #define OLLA_PLACE_SEARCH_STATE_H
 
@@ -28,30 +29,40 @@ typedef struct order_key {
     int idx;
 } order_key;
 
+/* What every run of a search is given: the buffers, the buffers already
+ * fixed (fixed.n 0: none), the capacity and the deadline. */
+typedef struct search_input {
+    const olla_pitem *it;
+    size_t n;
+    olla_pfixed fixed;
+    int64_t cap;
+    double deadline; /* wall clock, a safety net; 0: none */
+} search_input;
+
 /* One run of either search: the instance cut into time sections, and what
  * is placed so far. */
 typedef struct sctx {
     const olla_pitem *it;
     size_t n;
     int64_t cap;
-    double deadline;     /* safety net */
-    int timed_out;       /* the deadline stopped a run */
+    double deadline;      /* safety net */
+    int timed_out;        /* the deadline stopped a run */
     atomic_int *stop_pos; /* earliest finished run in the schedule */
-    int pos;             /* this run's place in the schedule */
-    int rightmost;       /* ties between sections: rightmost, else most bytes */
+    int pos;              /* this run's place in the schedule */
+    int rightmost;        /* ties between sections: rightmost, else most bytes */
     long long node_limit;
     long long work, work_limit; /* units: section-list entries visited */
     size_t nsec;
-    int *sb, *se;        /* buffer i spans sections [sb[i], se[i]) */
-    int64_t *sec_start;  /* nsec + 1: buffers live in each section, in candidate order */
+    int *sb, *se;       /* buffer i spans sections [sb[i], se[i]) */
+    int64_t *sec_start; /* nsec + 1: buffers live in each section, in candidate order */
     int *sec_buf;
     int64_t *floor_, *rem, *h;
-    int64_t *floor0;     /* nsec: lowest free address in each section */
-    int *cut;            /* nsec: buffers still to place live in both section j and j + 1 */
-    int *rank;           /* n: each buffer's place in the candidate order */
-    int order;           /* the offset-order search's order (BYORDER_*) */
-    order_key *rkeys;    /* n: scratch for ranking a part */
-    olla_pkey *okeys;    /* the offset-order search's candidates, a stack */
+    int64_t *floor0;  /* nsec: lowest free address in each section */
+    int *cut;         /* nsec: buffers still to place live in both section j and j + 1 */
+    int *rank;        /* n: each buffer's place in the candidate order */
+    int order;        /* the offset-order search's order (BYORDER_*) */
+    order_key *rkeys; /* n: scratch for ranking a part */
+    olla_pkey *okeys; /* the offset-order search's candidates, a stack */
     size_t okeys_cap, okeys_top;
     trail_entry *ftrail; /* the offset-order search's section floors, to undo */
     size_t ftrail_top, ftrail_cap;
@@ -64,7 +75,7 @@ typedef struct sctx {
     const int64_t *fixed_off;
     size_t nfixed;
     char *placed;
-    int *twin;           /* previous identical buffer or -1 */
+    int *twin; /* previous identical buffer or -1 */
     int64_t *off;
     long long nodes;
     int *cand;
@@ -73,6 +84,68 @@ typedef struct sctx {
     size_t trail_top, trail_cap;
     size_t depth, max_depth;
 } sctx;
+
+/* Recursion depth limit of a run on the caller's stack (a frame takes
+ * under 0.5 KiB even in sanitizer builds); the schedule's threads have
+ * larger stacks and limits (place_search_threads.c). */
+#define OLLA_SEARCH_DEPTH_CALLER 8000
+
+/* ---- the fixed buffers' spans of a section ---- */
+
+/* First fixed span of section j ending above v. */
+static inline int64_t olla_search_first_span(const sctx *c, size_t j, int64_t v)
+{
+    int64_t lo = c->ob_start[j], hi = c->ob_start[j + 1];
+    while (lo < hi) {
+        int64_t m = lo + (hi - lo) / 2;
+        if (c->ob_hi[m] <= v)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+/* The lowest address >= v in section j outside the fixed spans. */
+static inline int64_t olla_search_lift(const sctx *c, size_t j, int64_t v)
+{
+    if (!c->ob_start)
+        return v;
+    int64_t k = olla_search_first_span(c, j, v);
+    if (k < c->ob_start[j + 1] && c->ob_lo[k] <= v)
+        v = c->ob_hi[k]; /* spans are disjoint and not adjacent */
+    return v;
+}
+
+/* Bytes of fixed spans at or above v (v outside every span) in section j. */
+static inline int64_t olla_search_fixed_above(const sctx *c, size_t j, int64_t v)
+{
+    if (!c->ob_start)
+        return 0;
+    int64_t k = olla_search_first_span(c, j, v);
+    return k < c->ob_start[j + 1] ? c->ob_suf[k] : 0;
+}
+
+/* ---- building and resetting (place_search_state.c) ---- */
+
+/* A run's state for the input in, offsets written to off, on the caller's
+ * stack depth (OLLA_SEARCH_DEPTH_CALLER), with no limits yet. */
+void olla_search_init(sctx *c, const search_input *in, int64_t *off, atomic_int *stop_pos);
+/* Cuts the instance into sections: each buffer's sections, the fixed
+ * buffers' spans and each section's lowest free address, identical
+ * buffers, the section lists' sizes. 0, or OLLA_SEARCH_NOMEM,
+ * OLLA_SEARCH_TOO_LARGE or OLLA_SEARCH_GAVE_UP (deadline, timed_out set). */
+int olla_search_build(sctx *c);
+/* Fills the section lists in a candidate order and resets what is placed,
+ * for one run: order is one of the section search's (ORDER_*, or a random
+ * one beyond them) or, with offset_order set, one of the offset-order
+ * search's (BYORDER_*). 0, or OLLA_SEARCH_NOMEM or OLLA_SEARCH_GAVE_UP
+ * (deadline). The reset's own work is charged to c->work. */
+int olla_search_reset(sctx *c, int offset_order, int order);
+/* Frees every array of c (all NULL when never built). */
+void olla_search_free(sctx *c);
+
+/* ---- the moves of both searches (place_search_state.c) ---- */
 
 /* Orders keys: k[0], k[1], k[2], then the index. */
 int olla_search_cmp_key(const void *a, const void *b);
@@ -91,11 +164,24 @@ void olla_search_undo(sctx *c, size_t mark);
  * range to it instead. */
 int olla_search_split(sctx *c);
 
+/* ---- the searches and their schedule ---- */
+
+/* One run of the section search (place_search.c) from the state
+ * olla_search_reset() left: an OLLA_SEARCH_ outcome, c->off filled when
+ * found. */
+int olla_search_section_run(sctx *c);
+/* The schedule of runs of both searches on two threads
+ * (place_search_threads.c) for the input in (no buffer above the
+ * capacity), spending what w has left: an OLLA_SEARCH_ outcome, off filled
+ * when found; charges w. */
+int olla_search_schedule(const search_input *in, olla_pwork *w, int64_t *off);
+
 /* Buffer b's key in the offset-order search's order c->order, from the
  * bytes still to place in its sections. */
 order_key olla_search_offset_key(const sctx *c, int b);
-/* One run of the offset-order search from the state reset() left: 1
- * found (c->off filled), 0 exhausted, -1 stopped, -2 out of memory. */
+/* One run of the offset-order search from the state olla_search_reset()
+ * left: 1 found (c->off filled), 0 exhausted, -1 stopped, -2 out of
+ * memory. */
 int olla_search_offset_run(sctx *c);
 
 #endif

@@ -28,15 +28,123 @@
 #include "solver/place_internal.h"
 #include "util/olla_clock.h"
 
+/* ---- orders, limits and budgets ---- */
+
 /* How the buffers live at a split time are stacked: in order of start,
  * of end (latest end lowest) or of length, each at the lowest address
  * clear of the fixed buffers, or placed by the exact search among them. */
 enum { STACK_START, STACK_END, STACK_LENGTH, STACK_SEARCH };
+/* The top-level split's other attempts: the buffers near the busiest time
+ * searched as one window, the later side choosing the stack's order, the
+ * earlier side choosing it. */
+enum { SPLIT_WINDOW = STACK_SEARCH + 1, SPLIT_LATER_CHOOSES, SPLIT_EARLIER_CHOOSES };
+/* The greedy orders of a side: by size, lifetime, size x lifetime, start. */
+enum { GREEDY_SIZE, GREEDY_LIFE, GREEDY_AREA, GREEDY_START, GREEDY_COUNT };
 
 /* The split is only tried when at least one buffer in this many is live at
  * the peak time, as in training graphs (the forward pass's saved
  * activations all live across the turn to the backward pass). */
 #define OLLA_SPLIT_MIN_SHARE 8
+/* Sides with more buffers than this are first given a short direct search
+ * and, when it does not finish, split again at their own busiest time. */
+#define OLLA_SPLIT_DIRECT_MAX 8
+#ifndef OLLA_SPLIT_MAX_DEPTH
+#define OLLA_SPLIT_MAX_DEPTH 24
+#endif
+/* Work units of direct search for a side below the top level (about 0.1 s). */
+#define OLLA_SPLIT_QUICK (OLLA_PLACE_WORK_PER_SECOND / 10)
+/* Half-width in time steps of a side's window around its busiest time. */
+#ifndef OLLA_SPLIT_WINDOW
+#define OLLA_SPLIT_WINDOW 16
+#endif
+/* Half-widths of the top-level window around the peak: from the first,
+ * doubling up to the last while none is placed. */
+#define OLLA_SPLIT_TOP_WINDOW_FIRST 32
+#define OLLA_SPLIT_TOP_WINDOW_LAST 256
+/* Work units charged for one greedy pass: per buffer, and per pair of
+ * buffers live at the same time (the greedy engine visits each such pair
+ * when it places the later one, through a segment tree and a heap). */
+#define OLLA_SPLIT_GREEDY_UNITS 32
+#define OLLA_SPLIT_GREEDY_PAIR_UNITS 16
+/* Work units of one exact search of a stack among the fixed buffers. */
+#define OLLA_SPLIT_STACK_WORK (OLLA_PLACE_WORK_PER_SECOND / 50)
+
+/* ---- the state of a side search ---- */
+
+/* What every search of a side shares: the whole instance, the capacity,
+ * the budget it charges, the offsets it fills and the buffers fixed so
+ * far. A search that hands a nested one a part of its budget, other fixed
+ * buffers or a deeper level passes a copy with those changed. */
+typedef struct side_search {
+    const olla_pitem *it; /* the whole instance */
+    int64_t cap;
+    olla_pwork *w;  /* the budget charged */
+    int64_t *off;   /* offsets of it[], filled side by side */
+    olla_pitem *fx; /* the fixed buffers: fx[f] at fx_off[f], f < nfx */
+    int64_t *fx_off;
+    size_t nfx;
+    int depth; /* splits above this search */
+} side_search;
+
+/* A copy of s that charges w. */
+static side_search with_budget(const side_search *s, olla_pwork *w)
+{
+    side_search c = *s;
+    c.w = w;
+    return c;
+}
+
+/* A copy of s above the fixed buffers fx[f] at fx_off[f], f < nfx. */
+static side_search with_fixed(const side_search *s, olla_pitem *fx, int64_t *fx_off, size_t nfx)
+{
+    side_search c = *s;
+    c.fx = fx;
+    c.fx_off = fx_off;
+    c.nfx = nfx;
+    return c;
+}
+
+/* The buffers of a side cut at a time p: those that end by p (before),
+ * those that start after it (after) and those live at it (stack). */
+typedef struct side_cut {
+    int *before, *after, *stack; /* room for every buffer of the side */
+    size_t nl, nr, ns;
+} side_cut;
+
+/* Cuts the buffers idx[0..k) (0..k-1 when idx is NULL) at time p. */
+static void cut_at(const olla_pitem *it, const int *idx, size_t k, int64_t p, side_cut *c)
+{
+    c->nl = c->nr = c->ns = 0;
+    for (size_t e = 0; e < k; e++) {
+        int i = idx ? idx[e] : (int)e;
+        if (it[i].upper <= p)
+            c->before[c->nl++] = i;
+        else if (it[i].lower > p)
+            c->after[c->nr++] = i;
+        else
+            c->stack[c->ns++] = i;
+    }
+}
+
+/* Allocates the three lists of a cut of k buffers; 0, or -1 when out of
+ * memory (every list then freeable). */
+static int cut_alloc(side_cut *c, size_t k)
+{
+    c->before = malloc((k + 1) * sizeof *c->before);
+    c->after = malloc((k + 1) * sizeof *c->after);
+    c->stack = malloc((k + 1) * sizeof *c->stack);
+    return c->before && c->after && c->stack ? 0 : -1;
+}
+
+/* Frees the lists of a cut. */
+static void cut_free(side_cut *c)
+{
+    free(c->before);
+    free(c->after);
+    free(c->stack);
+}
+
+/* ---- what the splits share ---- */
 
 /* Time of maximum live units (the earliest if several). */
 static int64_t peak_time(const olla_pitem *it, size_t n, olla_pkey *ev)
@@ -57,48 +165,74 @@ static int64_t peak_time(const olla_pitem *it, size_t n, olla_pkey *ev)
     return t;
 }
 
-/* Sides with more buffers than this are first given a short direct search
- * and, when it does not finish, split again at their own busiest time. */
-#define OLLA_SPLIT_DIRECT_MAX 8
-#ifndef OLLA_SPLIT_MAX_DEPTH
-#define OLLA_SPLIT_MAX_DEPTH 24
-#endif
-/* Work units of direct search for a side below the top level (about 0.1 s). */
-#define OLLA_SPLIT_QUICK (OLLA_PLACE_WORK_PER_SECOND / 10)
-#ifndef OLLA_SPLIT_WINDOW
-#define OLLA_SPLIT_WINDOW 16
-#endif
+/* The time span [*lo, *hi) of the buffers idx[0..k). */
+static void side_span(const olla_pitem *it, const int *idx, size_t k, int64_t *lo, int64_t *hi)
+{
+    *lo = INT64_MAX;
+    *hi = INT64_MIN;
+    for (size_t e = 0; e < k; e++) {
+        if (it[idx[e]].lower < *lo)
+            *lo = it[idx[e]].lower;
+        if (it[idx[e]].upper > *hi)
+            *hi = it[idx[e]].upper;
+    }
+}
 
-/* Direct search of one side (idx[0..k)) above the fixed buffers. */
-static int side_direct(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
-                       const int64_t *fx_off, size_t nfx, int64_t cap, olla_pwork *w,
-                       int64_t *off)
+/* The number of fixed buffers of s that meet [lo, hi), copied with their
+ * offsets to into[] and into_off[] unless into is NULL. */
+static size_t fixed_meeting(const side_search *s, int64_t lo, int64_t hi, olla_pitem *into, int64_t *into_off)
+{
+    size_t m = 0;
+    for (size_t f = 0; f < s->nfx; f++)
+        if (s->fx[f].lower < hi && lo < s->fx[f].upper) {
+            if (into) {
+                into[m] = s->fx[f];
+                into_off[m] = s->fx_off[f];
+            }
+            m++;
+        }
+    return m;
+}
+
+/* Sorts the buffers stack[0..ns) into keys[0..ns) in the order kind
+ * (STACK_START, STACK_END or STACK_LENGTH). */
+static void sort_stack(const olla_pitem *it, const int *stack, size_t ns, int kind, olla_pkey *keys)
+{
+    for (size_t e = 0; e < ns; e++) {
+        const olla_pitem *b = &it[stack[e]];
+        keys[e] = kind == STACK_START ? (olla_pkey){b->lower, -b->upper, stack[e]}
+                  : kind == STACK_END ? (olla_pkey){-b->upper, b->lower, stack[e]}
+                                      : (olla_pkey){b->lower - b->upper, b->lower, stack[e]};
+    }
+    olla_place_sort_keys(keys, ns);
+}
+
+/* ---- a side placed directly ---- */
+
+/* Direct search of one side (idx[0..k)) above the fixed buffers: an
+ * OLLA_SEARCH_ outcome, off filled when found. */
+static int side_direct(const side_search *s, const int *idx, size_t k)
 {
     if (k == 0)
-        return 1;
+        return OLLA_SEARCH_FOUND;
     olla_pitem *sub = calloc(k, sizeof *sub);
     int64_t *sub_off = calloc(k, sizeof *sub_off);
     if (!sub || !sub_off) {
         free(sub);
         free(sub_off);
-        return -2;
+        return OLLA_SEARCH_NOMEM;
     }
     for (size_t e = 0; e < k; e++)
-        sub[e] = it[idx[e]];
-    int r = olla_place_search_fixed(sub, k, fx, fx_off, nfx, cap, w, sub_off);
-    if (r == 1)
+        sub[e] = s->it[idx[e]];
+    const olla_pfixed fixed = {s->fx, s->fx_off, s->nfx};
+    int r = olla_place_search_fixed(sub, k, &fixed, s->cap, s->w, sub_off);
+    if (r == OLLA_SEARCH_FOUND)
         for (size_t e = 0; e < k; e++)
-            off[idx[e]] = sub_off[e];
+            s->off[idx[e]] = sub_off[e];
     free(sub);
     free(sub_off);
     return r;
 }
-
-/* Work units charged for one greedy pass: per buffer, and per pair of
- * buffers live at the same time (the greedy engine visits each such pair
- * when it places the later one, through a segment tree and a heap). */
-#define OLLA_SPLIT_GREEDY_UNITS 32
-#define OLLA_SPLIT_GREEDY_PAIR_UNITS 16
 
 /* Pairs of the m buffers that are live at the same time, plus m; -1 when
  * out of memory. */
@@ -123,158 +257,159 @@ static long long overlapping_pairs(const olla_pitem *b, size_t m)
     free(ends);
     return pairs;
 }
-enum { GREEDY_SIZE, GREEDY_LIFE, GREEDY_AREA, GREEDY_START, GREEDY_COUNT };
+
+/* A greedy pass's instance: the nf fixed buffers meeting the side's span
+ * (pinned at their offsets), then the side's k buffers; room for m = nf + k
+ * in each array. */
+typedef struct greedy_input {
+    olla_pitem *sub;
+    int64_t *pin, *o; /* pinned offsets (-1: free); the offsets found */
+    olla_pkey *keys;
+    int *order;
+    size_t nf, k, m;
+} greedy_input;
+
+/* Greedy pass key of buffer b in the order kind (GREEDY_*). */
+static int64_t greedy_key(const olla_pitem *b, int kind)
+{
+    int64_t len = b->upper - b->lower;
+    double area = (double)len * (double)b->size;
+    return kind == GREEDY_SIZE   ? -b->size
+           : kind == GREEDY_LIFE ? -len
+           : kind == GREEDY_AREA ? (area > 9e18 ? INT64_MIN + 1 : -(int64_t)area)
+                                 : b->lower;
+}
+
+/* One greedy pass in the order kind (GREEDY_*), first or best fit: the
+ * arena (g->o filled), or -1 when out of memory. */
+static int64_t greedy_pass(greedy_input *g, int kind, int best_fit)
+{
+    for (size_t f = 0; f < g->nf; f++) /* the fixed ones first */
+        g->keys[f] = (olla_pkey){INT64_MIN, g->pin[f], (int)f};
+    for (size_t e = 0; e < g->k; e++) {
+        const olla_pitem *b = &g->sub[g->nf + e];
+        g->keys[g->nf + e] = (olla_pkey){greedy_key(b, kind), -b->size, (int)(g->nf + e)};
+    }
+    olla_place_sort_keys(g->keys, g->m);
+    for (size_t e = 0; e < g->m; e++)
+        g->order[e] = g->keys[e].idx;
+    return olla_place_greedy(g->sub, g->m, g->order, g->pin, best_fit, g->o);
+}
 
 /* Greedy placements of one side (idx[0..k)) around the fixed buffers that
  * meet its time span, in a few orders (size, lifetime, size x lifetime,
- * start), first and best fit: 1 (off filled) when one stays within cap, 0
- * when none does (or the budget is spent), -2 when out of memory. Far
- * cheaper than a search; on training graphs, once the busiest times are
- * stacked, the load elsewhere leaves room and a greedy pass often fits. */
-static int side_greedy(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
-                       const int64_t *fx_off, size_t nfx, int64_t cap, olla_pwork *w,
-                       int64_t *off)
+ * start), first and best fit: OLLA_SEARCH_FOUND (off filled) when one stays
+ * within cap, OLLA_SEARCH_NONE when none does (or the budget is spent: no
+ * proof either way), OLLA_SEARCH_NOMEM. Far cheaper than a search; on
+ * training graphs, once the busiest times are stacked, the load elsewhere
+ * leaves room and a greedy pass often fits. */
+static int side_greedy(const side_search *s, const int *idx, size_t k)
 {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t e = 0; e < k; e++) {
-        if (it[idx[e]].lower < lo)
-            lo = it[idx[e]].lower;
-        if (it[idx[e]].upper > hi)
-            hi = it[idx[e]].upper;
-    }
-    size_t nf = 0;
-    for (size_t f = 0; f < nfx; f++)
-        nf += fx[f].lower < hi && lo < fx[f].upper;
-    size_t m = nf + k;
-    olla_pitem *sub = malloc((m + 1) * sizeof *sub);
-    int64_t *pin = malloc((m + 1) * sizeof *pin), *o = malloc((m + 1) * sizeof *o);
-    olla_pkey *keys = malloc((m + 1) * sizeof *keys);
-    int *order = malloc((m + 1) * sizeof *order);
-    int r = -2;
-    if (!sub || !pin || !o || !keys || !order)
+    int64_t lo, hi;
+    side_span(s->it, idx, k, &lo, &hi);
+    greedy_input g = {.nf = fixed_meeting(s, lo, hi, NULL, NULL), .k = k};
+    g.m = g.nf + k;
+    g.sub = malloc((g.m + 1) * sizeof *g.sub);
+    g.pin = malloc((g.m + 1) * sizeof *g.pin);
+    g.o = malloc((g.m + 1) * sizeof *g.o);
+    g.keys = malloc((g.m + 1) * sizeof *g.keys);
+    g.order = malloc((g.m + 1) * sizeof *g.order);
+    int r = OLLA_SEARCH_NOMEM;
+    if (!g.sub || !g.pin || !g.o || !g.keys || !g.order)
         goto done;
-    nf = 0;
-    for (size_t f = 0; f < nfx; f++)
-        if (fx[f].lower < hi && lo < fx[f].upper) {
-            sub[nf] = fx[f];
-            pin[nf] = fx_off[f];
-            nf++;
-        }
+    fixed_meeting(s, lo, hi, g.sub, g.pin);
     for (size_t e = 0; e < k; e++) {
-        sub[nf + e] = it[idx[e]];
-        pin[nf + e] = -1;
+        g.sub[g.nf + e] = s->it[idx[e]];
+        g.pin[g.nf + e] = -1;
     }
-    long long pairs = overlapping_pairs(sub, m);
+    long long pairs = overlapping_pairs(g.sub, g.m);
     if (pairs < 0)
         goto done;
-    w->used += (long long)nfx + 8 * (long long)m; /* gathering and counting */
-    r = 0;
-    for (int kind = 0; kind < GREEDY_COUNT && r == 0; kind++)
-        for (int best_fit = 0; best_fit < 2 && r == 0; best_fit++) {
-            long long units = OLLA_SPLIT_GREEDY_UNITS * (long long)m + OLLA_SPLIT_GREEDY_PAIR_UNITS * pairs;
-            if (olla_pwork_left(w) < units || olla_pwork_late(w))
+    s->w->used += (long long)s->nfx + 8 * (long long)g.m; /* gathering and counting */
+    r = OLLA_SEARCH_NONE;
+    for (int kind = 0; kind < GREEDY_COUNT && r == OLLA_SEARCH_NONE; kind++)
+        for (int best_fit = 0; best_fit < 2 && r == OLLA_SEARCH_NONE; best_fit++) {
+            long long units = OLLA_SPLIT_GREEDY_UNITS * (long long)g.m + OLLA_SPLIT_GREEDY_PAIR_UNITS * pairs;
+            if (olla_pwork_left(s->w) < units || olla_pwork_late(s->w))
                 goto done;
-            w->used += units;
-            for (size_t f = 0; f < nf; f++) /* the fixed ones first */
-                keys[f] = (olla_pkey){INT64_MIN, pin[f], (int)f};
-            for (size_t e = 0; e < k; e++) {
-                const olla_pitem *b = &sub[nf + e];
-                int64_t len = b->upper - b->lower;
-                double area = (double)len * (double)b->size;
-                int64_t key = kind == GREEDY_SIZE ? -b->size : kind == GREEDY_LIFE ? -len
-                              : kind == GREEDY_AREA ? (area > 9e18 ? INT64_MIN + 1 : -(int64_t)area)
-                              : b->lower;
-                keys[nf + e] = (olla_pkey){key, -b->size, (int)(nf + e)};
-            }
-            olla_place_sort_keys(keys, m);
-            for (size_t e = 0; e < m; e++)
-                order[e] = keys[e].idx;
-            int64_t a = olla_place_greedy(sub, m, order, pin, best_fit, o);
+            s->w->used += units;
+            int64_t a = greedy_pass(&g, kind, best_fit);
             if (a < 0) {
-                r = -2;
-            } else if (a <= cap) {
+                r = OLLA_SEARCH_NOMEM;
+            } else if (a <= s->cap) {
                 for (size_t e = 0; e < k; e++)
-                    off[idx[e]] = o[nf + e];
-                r = 1;
+                    s->off[idx[e]] = g.o[g.nf + e];
+                r = OLLA_SEARCH_FOUND;
             }
         }
 done:
-    free(sub);
-    free(pin);
-    free(o);
-    free(keys);
-    free(order);
+    free(g.sub);
+    free(g.pin);
+    free(g.o);
+    free(g.keys);
+    free(g.order);
     return r;
 }
 
-static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
-                      const int64_t *fx_off, size_t nfx, int64_t cap, olla_pwork *w,
-                      int64_t *off, int depth);
+/* ---- a side split at its busiest time ---- */
 
-/* Work units of one exact search of a stack among the fixed buffers. */
-#define OLLA_SPLIT_STACK_WORK (OLLA_PLACE_WORK_PER_SECOND / 50)
-
-/* The buffers stack[0..ns), all live at one time, placed by the exact
- * search among the fixed buffers (holes included, which a stack built in
- * one order may fail to fill): 1 (off filled), 0 or -1 (none found), -2
- * (out of memory). */
-static int stack_search(const olla_pitem *it, const int *stack, size_t ns, const olla_pitem *fx,
-                        const int64_t *fx_off, size_t nfx, int64_t cap, olla_pwork *w,
-                        int64_t *off)
-{
-    long long units = olla_pwork_left(w) / 4;
-    olla_pwork part = olla_pwork_part(w, units < OLLA_SPLIT_STACK_WORK ? units : OLLA_SPLIT_STACK_WORK);
-    int r = side_direct(it, stack, ns, fx, fx_off, nfx, cap, &part, off);
-    olla_pwork_join(w, &part);
-    return r;
-}
-static int side_window(const olla_pitem *it, const int *idx, size_t k, int64_t p,
-                       olla_pitem *fx, int64_t *fx_off, size_t nfx, int64_t cap,
-                       olla_pwork *w, int64_t *off, int depth);
+static int side_split(const side_search *s, const int *idx, size_t k);
+static int side_window(const side_search *s, const int *idx, size_t k, int64_t p);
 
 /* Searches the buffers of one side (idx[0..k)) above the fixed buffers:
- * directly when small, else a short direct search and then a split at the
- * side's own busiest time. Returns 1 (off filled), 0 or -1 (not found),
- * -2 (out of memory). */
-static int side(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
-                const int64_t *fx_off, size_t nfx, int64_t cap, olla_pwork *w, int64_t *off,
-                int depth)
+ * greedily, then directly when small, else split at the side's own busiest
+ * time and then a short direct search. Returns OLLA_SEARCH_FOUND (off
+ * filled), OLLA_SEARCH_NOMEM, or another outcome (not found). */
+static int side(const side_search *s, const int *idx, size_t k)
 {
     if (k == 0)
-        return 1;
-    int r = side_greedy(it, idx, k, fx, fx_off, nfx, cap, w, off);
-    if (r != 0)
+        return OLLA_SEARCH_FOUND;
+    int r = side_greedy(s, idx, k);
+    if (r != OLLA_SEARCH_NONE)
         return r;
-    if (k <= OLLA_SPLIT_DIRECT_MAX || depth >= OLLA_SPLIT_MAX_DEPTH)
-        return side_direct(it, idx, k, fx, fx_off, nfx, cap, w, off);
+    if (k <= OLLA_SPLIT_DIRECT_MAX || s->depth >= OLLA_SPLIT_MAX_DEPTH)
+        return side_direct(s, idx, k);
     /* the side's own busiest time stacked first: cheap when it works;
      * then a short direct search */
-    r = side_split(it, idx, k, fx, fx_off, nfx, cap, w, off, depth + 1);
-    if (r == 1 || r == -2 || olla_pwork_left(w) == 0 || olla_pwork_late(w))
-        return r == 1 || r == -2 ? r : -1;
-    long long quick = olla_pwork_left(w) / (depth == 0 ? 4 : 8);
-    if (depth > 0 && quick > OLLA_SPLIT_QUICK)
+    side_search deeper = *s;
+    deeper.depth++;
+    r = side_split(&deeper, idx, k);
+    if (r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NOMEM || olla_pwork_left(s->w) == 0 || olla_pwork_late(s->w))
+        return r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NOMEM ? r : OLLA_SEARCH_GAVE_UP;
+    long long quick = olla_pwork_left(s->w) / (s->depth == 0 ? 4 : 8);
+    if (s->depth > 0 && quick > OLLA_SPLIT_QUICK)
         quick = OLLA_SPLIT_QUICK;
-    olla_pwork q = olla_pwork_part(w, quick);
-    r = side_direct(it, idx, k, fx, fx_off, nfx, cap, &q, off);
-    olla_pwork_join(w, &q);
+    olla_pwork q = olla_pwork_part(s->w, quick);
+    side_search quick_search = with_budget(s, &q);
+    r = side_direct(&quick_search, idx, k);
+    olla_pwork_join(s->w, &q);
     return r;
+}
+
+/* The sides before and after a stack (fixed in s): OLLA_SEARCH_FOUND when
+ * both are placed, OLLA_SEARCH_NOMEM, else OLLA_SEARCH_GAVE_UP. */
+static int search_sides(const side_search *s, const side_cut *cut)
+{
+    int r1 = side(s, cut->before, cut->nl);
+    int r2 = r1 == OLLA_SEARCH_FOUND ? side(s, cut->after, cut->nr) : r1;
+    return r1 == OLLA_SEARCH_NOMEM || r2 == OLLA_SEARCH_NOMEM   ? OLLA_SEARCH_NOMEM
+           : r1 == OLLA_SEARCH_FOUND && r2 == OLLA_SEARCH_FOUND ? OLLA_SEARCH_FOUND
+                                                                : OLLA_SEARCH_GAVE_UP;
 }
 
 /* The side's buffers live within OLLA_SPLIT_WINDOW steps of p, cut to that
- * window, searched above the fixed buffers (fx has room for k more), then
- * fixed with their whole lifetimes while the rest is searched. */
-static int side_window(const olla_pitem *it, const int *idx, size_t k, int64_t p,
-                       olla_pitem *fx, int64_t *fx_off, size_t nfx, int64_t cap,
-                       olla_pwork *w, int64_t *off, int depth)
+ * window, searched above the fixed buffers (s->fx has room for k more),
+ * then fixed with their whole lifetimes while the rest is searched. */
+static int side_window(const side_search *s, const int *idx, size_t k, int64_t p)
 {
     const int64_t width = OLLA_SPLIT_WINDOW;
+    const olla_pitem *it = s->it;
     olla_pitem *win = malloc((k + 1) * sizeof *win);
     int64_t *woff = malloc((k + 1) * sizeof *woff);
     int *in = malloc((k + 1) * sizeof *in);
     int *before = malloc((k + 1) * sizeof *before);
     int *after = malloc((k + 1) * sizeof *after);
-    int r = -2;
+    int r = OLLA_SEARCH_NOMEM;
     if (!win || !woff || !in || !before || !after)
         goto done;
     size_t nw = 0, nl = 0, nr = 0;
@@ -294,30 +429,32 @@ static int side_window(const olla_pitem *it, const int *idx, size_t k, int64_t p
             in[nw++] = i;
         }
     }
-    olla_pwork part = olla_pwork_part(w, olla_pwork_left(w) / 4);
-    r = olla_place_search_fixed(win, nw, fx, fx_off, nfx, cap, &part, woff);
-    olla_pwork_join(w, &part);
-    if (r != 1)
+    olla_pwork part = olla_pwork_part(s->w, olla_pwork_left(s->w) / 4);
+    const olla_pfixed fixed = {s->fx, s->fx_off, s->nfx};
+    r = olla_place_search_fixed(win, nw, &fixed, s->cap, &part, woff);
+    olla_pwork_join(s->w, &part);
+    if (r != OLLA_SEARCH_FOUND)
         goto done;
     /* the search saw the cut lifetimes: outside the window a buffer may
      * still meet a fixed one */
-    for (size_t e = 0; e < nw && r == 1; e++) {
+    for (size_t e = 0; e < nw && r == OLLA_SEARCH_FOUND; e++) {
         const olla_pitem *b = &it[in[e]];
-        for (size_t f = 0; f < nfx && r == 1; f++)
-            if (fx[f].lower < b->upper && b->lower < fx[f].upper &&
-                fx_off[f] < woff[e] + b->size && woff[e] < fx_off[f] + fx[f].size)
-                r = 0;
+        for (size_t f = 0; f < s->nfx && r == OLLA_SEARCH_FOUND; f++)
+            if (s->fx[f].lower < b->upper && b->lower < s->fx[f].upper && s->fx_off[f] < woff[e] + b->size &&
+                woff[e] < s->fx_off[f] + s->fx[f].size)
+                r = OLLA_SEARCH_NONE;
     }
-    if (r != 1)
+    if (r != OLLA_SEARCH_FOUND)
         goto done;
     for (size_t e = 0; e < nw; e++) {
-        off[in[e]] = woff[e];
-        fx[nfx + e] = it[in[e]];
-        fx_off[nfx + e] = woff[e];
+        s->off[in[e]] = woff[e];
+        s->fx[s->nfx + e] = it[in[e]];
+        s->fx_off[s->nfx + e] = woff[e];
     }
-    r = side(it, before, nl, fx, fx_off, nfx + nw, cap, w, off, depth);
-    if (r == 1)
-        r = side(it, after, nr, fx, fx_off, nfx + nw, cap, w, off, depth);
+    side_search above = with_fixed(s, s->fx, s->fx_off, s->nfx + nw);
+    r = side(&above, before, nl);
+    if (r == OLLA_SEARCH_FOUND)
+        r = side(&above, after, nr);
 done:
     free(win);
     free(woff);
@@ -325,317 +462,379 @@ done:
     free(before);
     free(after);
     return r;
+}
+
+/* The buffers stack[0..ns), all live at one time, placed by the exact
+ * search among the fixed buffers (holes included, which a stack built in
+ * one order may fail to fill), with a small part of the budget: an
+ * OLLA_SEARCH_ outcome, off filled when found. */
+static int stack_search(const side_search *s, const int *stack, size_t ns)
+{
+    long long units = olla_pwork_left(s->w) / 4;
+    olla_pwork part = olla_pwork_part(s->w, units < OLLA_SPLIT_STACK_WORK ? units : OLLA_SPLIT_STACK_WORK);
+    side_search in = with_budget(s, &part);
+    int r = side_direct(&in, stack, ns);
+    olla_pwork_join(s->w, &part);
+    return r;
+}
+
+/* The stack of cut placed in the order kind above the fixed buffers of s,
+ * and appended to them (s->fx has room for it): by the exact search
+ * (STACK_SEARCH), else each buffer first fit above the fixed ones and those
+ * stacked before it. OLLA_SEARCH_FOUND when it fits within the capacity,
+ * OLLA_SEARCH_NOMEM, else OLLA_SEARCH_NONE. */
+static int place_stack(const side_search *s, const side_cut *cut, int kind, olla_pkey *keys)
+{
+    const olla_pitem *it = s->it;
+    size_t nf = s->nfx;
+    if (kind == STACK_SEARCH) {
+        int q = stack_search(s, cut->stack, cut->ns);
+        if (q != OLLA_SEARCH_FOUND)
+            return q == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : OLLA_SEARCH_NONE;
+        for (size_t e = 0; e < cut->ns; e++) {
+            s->fx[nf + e] = it[cut->stack[e]];
+            s->fx_off[nf + e] = s->off[cut->stack[e]];
+        }
+        return OLLA_SEARCH_FOUND;
+    }
+    sort_stack(it, cut->stack, cut->ns, kind, keys);
+    int fits = 1;
+    for (size_t e = 0; e < cut->ns && fits; e++) {
+        int i = keys[e].idx;
+        int64_t at = 0;
+        for (int moved = 1; moved;) {
+            moved = 0;
+            s->w->used += (long long)(nf + e);
+            for (size_t f = 0; f < nf + e; f++)
+                if (s->fx[f].lower < it[i].upper && it[i].lower < s->fx[f].upper && s->fx_off[f] < at + it[i].size &&
+                    at < s->fx_off[f] + s->fx[f].size) {
+                    at = s->fx_off[f] + s->fx[f].size;
+                    moved = 1;
+                }
+        }
+        s->fx[nf + e] = it[i];
+        s->fx_off[nf + e] = at;
+        s->off[i] = at;
+        fits = at + it[i].size <= s->cap;
+    }
+    return fits ? OLLA_SEARCH_FOUND : OLLA_SEARCH_NONE;
+}
+
+/* The stack of cut tried in each order above the fixed buffers of s, the
+ * sides before and after it searched above both: an OLLA_SEARCH_
+ * outcome. */
+static int stack_orders(const side_search *s, const side_cut *cut, olla_pkey *keys)
+{
+    static const int orders[] = {STACK_END, STACK_START, STACK_LENGTH, STACK_SEARCH};
+    const int no = (int)(sizeof orders / sizeof orders[0]);
+    int r = OLLA_SEARCH_NONE;
+    for (int a = 0; a < no && r != OLLA_SEARCH_FOUND && r != OLLA_SEARCH_NOMEM; a++) {
+        if (olla_pwork_left(s->w) == 0 || olla_pwork_late(s->w)) {
+            r = OLLA_SEARCH_GAVE_UP;
+            break;
+        }
+        int q = place_stack(s, cut, orders[a], keys);
+        if (q == OLLA_SEARCH_NOMEM) {
+            r = OLLA_SEARCH_NOMEM;
+        } else if (q == OLLA_SEARCH_FOUND) {
+            side_search above = with_fixed(s, s->fx, s->fx_off, s->nfx + cut->ns);
+            r = search_sides(&above, cut);
+        }
+    }
+    return r;
+}
+
+/* What one split of a side works on: the fixed buffers that meet the
+ * side's span (then its stack), its busiest time and its cut there. */
+typedef struct side_frame {
+    olla_pitem *all; /* k + m + 1: the side's buffers, then the fixed ones cut to its span */
+    olla_pkey *keys; /* 2 (k + m) + 1 */
+    olla_pitem *fx;  /* k + m + 1: the fixed buffers meeting the span, then the stack */
+    int64_t *fx_off;
+    size_t nf; /* fixed buffers meeting the span */
+    int64_t p; /* the busiest time, counting the fixed buffers */
+    side_cut cut;
+} side_frame;
+
+/* Fills fr for the side idx[0..k) of s; 0, or -1 when out of memory
+ * (frame_free then still frees what was allocated). */
+static int frame_init(side_frame *fr, const side_search *s, const int *idx, size_t k)
+{
+    int64_t lo, hi;
+    side_span(s->it, idx, k, &lo, &hi);
+    /* the fixed buffers that matter here: those meeting [lo, hi) */
+    size_t m = fixed_meeting(s, lo, hi, NULL, NULL);
+    fr->all = malloc((k + m + 1) * sizeof *fr->all);
+    fr->keys = malloc((2 * (k + m) + 1) * sizeof *fr->keys);
+    fr->fx = malloc((k + m + 1) * sizeof *fr->fx);
+    fr->fx_off = malloc((k + m + 1) * sizeof *fr->fx_off);
+    if (cut_alloc(&fr->cut, k) < 0 || !fr->all || !fr->keys || !fr->fx || !fr->fx_off)
+        return -1;
+    fr->nf = fixed_meeting(s, lo, hi, fr->fx, fr->fx_off);
+    /* the busiest time counts the fixed buffers too (cut to the side's span) */
+    for (size_t e = 0; e < k; e++)
+        fr->all[e] = s->it[idx[e]];
+    for (size_t f = 0; f < fr->nf; f++) {
+        olla_pitem *b = &fr->all[k + f];
+        *b = fr->fx[f];
+        b->lower = b->lower < lo ? lo : b->lower;
+        b->upper = b->upper > hi ? hi : b->upper;
+    }
+    fr->p = peak_time(fr->all, k + fr->nf, fr->keys);
+    cut_at(s->it, idx, k, fr->p, &fr->cut);
+    return 0;
+}
+
+/* Frees what frame_init allocated. */
+static void frame_free(side_frame *fr)
+{
+    free(fr->all);
+    free(fr->keys);
+    free(fr->fx);
+    free(fr->fx_off);
+    cut_free(&fr->cut);
 }
 
 /* Splits a side at the busiest time t of its own buffers: those live at t
  * are stacked, in one of several orders, each at the lowest address clear
  * of the fixed buffers and of the ones stacked before it, and the parts
- * before and after t are searched (recursively) with all of them fixed. */
-static int side_split(const olla_pitem *it, const int *idx, size_t k, const olla_pitem *fx,
-                      const int64_t *fx_off, size_t nfx, int64_t cap, olla_pwork *w,
-                      int64_t *off, int depth)
+ * before and after t are searched (recursively) with all of them fixed;
+ * then the buffers near t as one window. An OLLA_SEARCH_ outcome. */
+static int side_split(const side_search *s, const int *idx, size_t k)
 {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t e = 0; e < k; e++) {
-        if (it[idx[e]].lower < lo)
-            lo = it[idx[e]].lower;
-        if (it[idx[e]].upper > hi)
-            hi = it[idx[e]].upper;
+    side_frame fr = {0};
+    int r = OLLA_SEARCH_NOMEM;
+    if (frame_init(&fr, s, idx, k) == 0) {
+        r = OLLA_SEARCH_NONE;
+        const side_cut *cut = &fr.cut;
+        if (cut->ns > 0 && cut->nl != k && cut->nr != k) {
+            side_search in = with_fixed(s, fr.fx, fr.fx_off, fr.nf);
+            r = stack_orders(&in, cut, fr.keys);
+            if (r != OLLA_SEARCH_FOUND && r != OLLA_SEARCH_NOMEM && olla_pwork_left(s->w) > 0 && !olla_pwork_late(s->w))
+                r = side_window(&in, idx, k, fr.p);
+        }
     }
-    /* the fixed buffers that matter here: those meeting [lo, hi) */
-    size_t m = 0;
-    for (size_t f = 0; f < nfx; f++)
-        m += fx[f].lower < hi && lo < fx[f].upper;
-    olla_pitem *all = malloc((k + m + 1) * sizeof *all);
-    olla_pkey *keys = malloc((2 * (k + m) + 1) * sizeof *keys);
-    olla_pitem *nfx_it = malloc((k + m + 1) * sizeof *nfx_it);
-    int64_t *nfx_off = malloc((k + m + 1) * sizeof *nfx_off);
-    int *before = malloc((k + 1) * sizeof *before);
-    int *after = malloc((k + 1) * sizeof *after);
-    int *stack = malloc((k + 1) * sizeof *stack);
-    int r = -2;
-    if (!all || !keys || !nfx_it || !nfx_off || !before || !after || !stack)
-        goto done;
-    size_t nf = 0;
-    for (size_t f = 0; f < nfx; f++)
-        if (fx[f].lower < hi && lo < fx[f].upper) {
-            nfx_it[nf] = fx[f];
-            nfx_off[nf++] = fx_off[f];
-        }
-    /* the busiest time counts the fixed buffers too (cut to the side's span) */
-    for (size_t e = 0; e < k; e++)
-        all[e] = it[idx[e]];
-    for (size_t f = 0; f < nf; f++) {
-        all[k + f] = nfx_it[f];
-        all[k + f].lower = all[k + f].lower < lo ? lo : all[k + f].lower;
-        all[k + f].upper = all[k + f].upper > hi ? hi : all[k + f].upper;
-    }
-    int64_t p = peak_time(all, k + nf, keys);
-    size_t nl = 0, nr = 0, ns = 0;
-    for (size_t e = 0; e < k; e++) {
-        int i = idx[e];
-        if (it[i].upper <= p)
-            before[nl++] = i;
-        else if (it[i].lower > p)
-            after[nr++] = i;
-        else
-            stack[ns++] = i;
-    }
-    r = 0;
-    if (ns == 0 || nl == k || nr == k)
-        goto done;
-    static const int orders[] = {STACK_END, STACK_START, STACK_LENGTH, STACK_SEARCH};
-    const int no = (int)(sizeof orders / sizeof orders[0]);
-    for (int a = 0; a < no && r != 1 && r != -2; a++) {
-        if (olla_pwork_left(w) == 0 || olla_pwork_late(w)) {
-            r = -1;
-            break;
-        }
-        int kind = orders[a];
-        if (kind == STACK_SEARCH) {
-            int q = stack_search(it, stack, ns, nfx_it, nfx_off, nf, cap, w, off);
-            if (q != 1) {
-                r = q == -2 ? -2 : r;
-                continue;
-            }
-            for (size_t e = 0; e < ns; e++) {
-                nfx_it[nf + e] = it[stack[e]];
-                nfx_off[nf + e] = off[stack[e]];
-            }
-            int r1 = side(it, before, nl, nfx_it, nfx_off, nf + ns, cap, w, off, depth);
-            int r2 = r1 == 1 ? side(it, after, nr, nfx_it, nfx_off, nf + ns, cap, w, off, depth)
-                             : r1;
-            r = r1 == -2 || r2 == -2 ? -2 : r1 == 1 && r2 == 1 ? 1 : -1;
-            continue;
-        }
-        for (size_t e = 0; e < ns; e++) {
-            const olla_pitem *b = &it[stack[e]];
-            keys[e] = kind == STACK_START ? (olla_pkey){b->lower, -b->upper, stack[e]}
-                      : kind == STACK_END ? (olla_pkey){-b->upper, b->lower, stack[e]}
-                                          : (olla_pkey){b->lower - b->upper, b->lower, stack[e]};
-        }
-        olla_place_sort_keys(keys, ns);
-        /* each stacked buffer first fit above the fixed ones it meets */
-        int fits = 1;
-        for (size_t e = 0; e < ns && fits; e++) {
-            int i = keys[e].idx;
-            int64_t at = 0;
-            for (int moved = 1; moved;) {
-                moved = 0;
-                w->used += (long long)(nf + e);
-                for (size_t f = 0; f < nf + e; f++)
-                    if (nfx_it[f].lower < it[i].upper && it[i].lower < nfx_it[f].upper &&
-                        nfx_off[f] < at + it[i].size && at < nfx_off[f] + nfx_it[f].size) {
-                        at = nfx_off[f] + nfx_it[f].size;
-                        moved = 1;
-                    }
-            }
-            nfx_it[nf + e] = it[i];
-            nfx_off[nf + e] = at;
-            off[i] = at;
-            fits = at + it[i].size <= cap;
-        }
-        if (!fits)
-            continue;
-        int r1 = side(it, before, nl, nfx_it, nfx_off, nf + ns, cap, w, off, depth);
-        int r2 = r1 == 1 ? side(it, after, nr, nfx_it, nfx_off, nf + ns, cap, w, off, depth)
-                         : r1;
-        r = r1 == -2 || r2 == -2 ? -2 : r1 == 1 && r2 == 1 ? 1 : -1;
-    }
-    if (r != 1 && r != -2 && olla_pwork_left(w) > 0 && !olla_pwork_late(w))
-        r = side_window(it, idx, k, p, nfx_it, nfx_off, nf, cap, w, off, depth);
-done:
-    free(all);
-    free(keys);
-    free(nfx_it);
-    free(nfx_off);
-    free(before);
-    free(after);
-    free(stack);
+    frame_free(&fr);
     return r;
 }
 
+/* ---- the split of the whole instance ---- */
+
+/* The whole instance cut at its busiest time, and what its attempts share. */
+typedef struct split_top {
+    side_search s; /* depth 0; fx, fx_off (n + 1): the stack, nfx = its size */
+    size_t n;
+    int64_t p; /* the busiest time */
+    side_cut cut;
+    olla_pkey *keys; /* 2 n + 1 */
+    olla_pitem *sub; /* n + 1: the instance of free_side */
+    int64_t *sub_off;
+} split_top;
+
 /* One side searched with the stacked buffers free (cut at the peak), which
- * chooses their order; then the other side above that stack. */
-static int free_side(const olla_pitem *it, const int *stack, size_t ns, const int *idx,
-                     size_t k, int64_t p, int later, int64_t cap, olla_pwork *w,
-                     olla_pitem *fx, int64_t *fx_off, olla_pitem *sub, int64_t *sub_off,
-                     int64_t *off)
+ * chooses their order; then the stack is fixed where that search put it.
+ * The later side when later is set, else the earlier one. */
+static int free_side(const split_top *t, int later, olla_pwork *w)
 {
-    size_t m = 0;
+    const olla_pitem *it = t->s.it;
+    const side_cut *c = &t->cut;
+    const int *idx = later ? c->after : c->before;
+    size_t k = later ? c->nr : c->nl, m = 0;
     for (size_t e = 0; e < k; e++)
-        sub[m++] = it[idx[e]];
-    for (size_t e = 0; e < ns; e++) {
-        olla_pitem b = it[stack[e]];
-        fx[e] = b;
+        t->sub[m++] = it[idx[e]];
+    for (size_t e = 0; e < c->ns; e++) {
+        olla_pitem b = it[c->stack[e]];
+        t->s.fx[e] = b;
         if (later)
-            b.lower = p;
+            b.lower = t->p;
         else
-            b.upper = p + 1;
-        sub[m++] = b;
+            b.upper = t->p + 1;
+        t->sub[m++] = b;
     }
-    int r = olla_place_search_fixed(sub, m, NULL, NULL, 0, cap, w, sub_off);
-    if (r != 1)
+    int r = olla_place_search_fixed(t->sub, m, NULL, t->s.cap, w, t->sub_off);
+    if (r != OLLA_SEARCH_FOUND)
         return r;
     for (size_t e = 0; e < k; e++)
-        off[idx[e]] = sub_off[e];
-    for (size_t e = 0; e < ns; e++) {
-        fx_off[e] = sub_off[k + e];
-        off[stack[e]] = fx_off[e];
+        t->s.off[idx[e]] = t->sub_off[e];
+    for (size_t e = 0; e < c->ns; e++) {
+        t->s.fx_off[e] = t->sub_off[k + e];
+        t->s.off[c->stack[e]] = t->s.fx_off[e];
     }
-    return 1;
+    return OLLA_SEARCH_FOUND;
 }
 
-/* The buffers live in the window [p - w, p + w] searched together, cut to
- * the window, then fixed (with their whole lifetimes) while the buffers
- * wholly before and wholly after the window are searched above them. */
-static int window(const olla_pitem *it, size_t n, int64_t p, int64_t w, int64_t cap,
-                  olla_pwork *work, int64_t *off)
+/* The buffers live in the window [p - width, p + width] searched together,
+ * cut to the window, then fixed (with their whole lifetimes) while the
+ * buffers wholly before and wholly after the window are searched above
+ * them. */
+static int window(const split_top *t, int64_t width, olla_pwork *work)
 {
+    const olla_pitem *it = t->s.it;
+    size_t n = t->n;
+    int64_t p = t->p;
     olla_pitem *win = malloc((n + 1) * sizeof *win);
     olla_pitem *full = malloc((n + 1) * sizeof *full);
     int64_t *woff = malloc((n + 1) * sizeof *woff);
     int *in = malloc((n + 1) * sizeof *in);
-    int *before = malloc((n + 1) * sizeof *before);
-    int *after = malloc((n + 1) * sizeof *after);
-    int r = -2;
-    if (!win || !full || !woff || !in || !before || !after)
+    side_cut cut;
+    int r = OLLA_SEARCH_NOMEM;
+    if (cut_alloc(&cut, n) < 0 || !win || !full || !woff || !in)
         goto done;
     size_t nw = 0, nl = 0, nr = 0;
     for (size_t i = 0; i < n; i++) {
-        if (it[i].upper <= p - w) {
-            before[nl++] = (int)i;
-        } else if (it[i].lower > p + w) {
-            after[nr++] = (int)i;
+        if (it[i].upper <= p - width) {
+            cut.before[nl++] = (int)i;
+        } else if (it[i].lower > p + width) {
+            cut.after[nr++] = (int)i;
         } else {
             olla_pitem b = it[i];
             full[nw] = b;
-            if (b.lower < p - w)
-                b.lower = p - w;
-            if (b.upper > p + w + 1)
-                b.upper = p + w + 1;
+            if (b.lower < p - width)
+                b.lower = p - width;
+            if (b.upper > p + width + 1)
+                b.upper = p + width + 1;
             win[nw] = b;
             in[nw++] = (int)i;
         }
     }
-    r = 0;
+    r = OLLA_SEARCH_NONE;
     if (2 * nw > n)
         goto done; /* the window holds most of the instance */
     olla_pwork part = olla_pwork_part(work, olla_pwork_left(work) / 8);
-    r = olla_place_search_fixed(win, nw, NULL, NULL, 0, cap, &part, woff);
+    r = olla_place_search_fixed(win, nw, NULL, t->s.cap, &part, woff);
     olla_pwork_join(work, &part);
-    if (r != 1)
+    if (r != OLLA_SEARCH_FOUND)
         goto done;
     for (size_t e = 0; e < nw; e++)
-        off[in[e]] = woff[e];
-    r = side(it, before, nl, full, woff, nw, cap, work, off, 1);
-    if (r == 1)
-        r = side(it, after, nr, full, woff, nw, cap, work, off, 1);
+        t->s.off[in[e]] = woff[e];
+    side_search above = {it, t->s.cap, work, t->s.off, full, woff, nw, 1};
+    r = side(&above, cut.before, nl);
+    if (r == OLLA_SEARCH_FOUND)
+        r = side(&above, cut.after, nr);
 done:
     free(win);
     free(full);
     free(woff);
     free(in);
-    free(before);
-    free(after);
+    cut_free(&cut);
     return r;
 }
 
-int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
-                     int64_t *off, const olla_logger *log)
+/* One attempt of the top-level split (STACK_* but STACK_SEARCH, or
+ * SPLIT_*) with the budget w: the outcomes of its two phases (the stack or
+ * the side that chooses it, then the other sides) in r[0] and r[1]. */
+static void attempt(split_top *t, int kind, olla_pwork *w, int r[2])
 {
-    if (n == 0)
-        return 1;
-    olla_pkey *keys = malloc((2 * n + 1) * sizeof *keys);
-    int *before = malloc((n + 1) * sizeof *before);
-    int *after = malloc((n + 1) * sizeof *after);
-    int *stack = malloc((n + 1) * sizeof *stack);
-    olla_pitem *fx = malloc((n + 1) * sizeof *fx);
-    olla_pitem *sub = malloc((n + 1) * sizeof *sub);
-    int64_t *fx_off = malloc((n + 1) * sizeof *fx_off);
-    int64_t *sub_off = malloc((n + 1) * sizeof *sub_off);
-    int r = 0;
-    if (!keys || !before || !after || !stack || !fx || !sub || !fx_off || !sub_off) {
-        r = -2;
-        goto done;
+    const side_cut *c = &t->cut;
+    side_search s = with_budget(&t->s, w);
+    if (kind == SPLIT_WINDOW) {
+        r[0] = r[1] = OLLA_SEARCH_NONE;
+        for (int64_t width = OLLA_SPLIT_TOP_WINDOW_FIRST;
+             width <= OLLA_SPLIT_TOP_WINDOW_LAST && r[0] != OLLA_SEARCH_FOUND && r[0] != OLLA_SEARCH_NOMEM; width *= 2)
+            r[0] = r[1] = window(t, width, w);
+    } else if (kind == SPLIT_LATER_CHOOSES || kind == SPLIT_EARLIER_CHOOSES) {
+        int later = kind == SPLIT_LATER_CHOOSES;
+        r[0] = free_side(t, later, w);
+        r[1] = r[0] == OLLA_SEARCH_FOUND ? side(&s, later ? c->before : c->after, later ? c->nl : c->nr)
+                                         : OLLA_SEARCH_NONE;
+    } else {
+        /* the stack from address 0, in the order kind */
+        sort_stack(t->s.it, c->stack, c->ns, kind, t->keys);
+        int64_t base = 0;
+        for (size_t e = 0; e < c->ns; e++) {
+            int i = t->keys[e].idx;
+            t->s.fx[e] = t->s.it[i];
+            t->s.fx_off[e] = base;
+            t->s.off[i] = base;
+            base += t->s.it[i].size;
+        }
+        r[0] = side(&s, c->before, c->nl);
+        r[1] = r[0] == OLLA_SEARCH_FOUND ? side(&s, c->after, c->nr) : OLLA_SEARCH_NONE;
     }
-    int64_t p = peak_time(it, n, keys);
-    size_t nl = 0, nr = 0, ns = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (it[i].upper <= p)
-            before[nl++] = (int)i;
-        else if (it[i].lower > p)
-            after[nr++] = (int)i;
-        else
-            stack[ns++] = (int)i;
-    }
-    int64_t peak = 0;
-    for (size_t e = 0; e < ns; e++)
-        peak += it[stack[e]].size;
-    if (peak > capacity)
-        goto done; /* more live at p than the capacity */
-    if (ns * OLLA_SPLIT_MIN_SHARE < n)
-        goto done; /* few long-lived buffers: not a nested trace */
+}
+
+/* Allocates t's arrays for n buffers, finds the busiest time and cuts the
+ * instance there; 0, or -1 when out of memory (split_top_free then still
+ * frees what was allocated). */
+static int split_top_init(split_top *t, const olla_pitem *it, size_t n, int64_t capacity, int64_t *off)
+{
+    memset(t, 0, sizeof *t);
+    t->s = (side_search){it, capacity, NULL, off, NULL, NULL, 0, 0};
+    t->n = n;
+    t->keys = malloc((2 * n + 1) * sizeof *t->keys);
+    t->s.fx = malloc((n + 1) * sizeof *t->s.fx);
+    t->sub = malloc((n + 1) * sizeof *t->sub);
+    t->s.fx_off = malloc((n + 1) * sizeof *t->s.fx_off);
+    t->sub_off = malloc((n + 1) * sizeof *t->sub_off);
+    if (cut_alloc(&t->cut, n) < 0 || !t->keys || !t->s.fx || !t->sub || !t->s.fx_off || !t->sub_off)
+        return -1;
+    t->p = peak_time(it, n, t->keys);
+    cut_at(it, NULL, n, t->p, &t->cut);
+    t->s.nfx = t->cut.ns;
+    return 0;
+}
+
+/* Frees what split_top_init allocated. */
+static void split_top_free(split_top *t)
+{
+    free(t->keys);
+    cut_free(&t->cut);
+    free(t->s.fx);
+    free(t->sub);
+    free(t->s.fx_off);
+    free(t->sub_off);
+}
+
+/* The attempts in turn, each with an equal share of what w has left, until
+ * one places everything: an OLLA_SEARCH_ outcome (OLLA_SEARCH_NONE when
+ * none did). */
+static int attempts(split_top *t, olla_pwork *w, const olla_logger *log)
+{
     /* attempts: the stack by end time, by start time, by length (cheap
      * when the sides' greedy placements fit), a window around the peak,
      * the later side chooses the stack, the earlier side chooses */
-    static const int attempts[] = {STACK_END, STACK_START, STACK_LENGTH, -3, -2, -1};
-    const int na = (int)(sizeof attempts / sizeof attempts[0]);
-    for (int a = 0; a < na && r == 0; a++) {
+    static const int kinds[] = {STACK_END,    STACK_START,         STACK_LENGTH,
+                                SPLIT_WINDOW, SPLIT_LATER_CHOOSES, SPLIT_EARLIER_CHOOSES};
+    const int na = (int)(sizeof kinds / sizeof kinds[0]);
+    const side_cut *c = &t->cut;
+    int r = OLLA_SEARCH_NONE;
+    for (int a = 0; a < na && r == OLLA_SEARCH_NONE; a++) {
         double now = olla_now();
         if (olla_pwork_left(w) == 0 || olla_pwork_late(w))
             break;
         /* each attempt an equal share of what is left */
         olla_pwork part = olla_pwork_part(w, olla_pwork_left(w) / (na - a));
-        int kind = attempts[a], r1, r2;
-        if (kind == -3) {
-            r1 = r2 = 0;
-            for (int64_t width = 32; width <= 256 && r1 != 1 && r1 != -2; width *= 2)
-                r1 = r2 = window(it, n, p, width, capacity, &part, off);
-        } else if (kind < 0) {
-            int later = kind == -2;
-            r1 = free_side(it, stack, ns, later ? after : before, later ? nr : nl, p, later,
-                           capacity, &part, fx, fx_off, sub, sub_off, off);
-            r2 = r1 == 1 ? side(it, later ? before : after, later ? nl : nr, fx, fx_off, ns,
-                                capacity, &part, off, 0)
-                         : 0;
-        } else {
-            for (size_t e = 0; e < ns; e++) {
-                const olla_pitem *b = &it[stack[e]];
-                keys[e] = kind == STACK_START ? (olla_pkey){b->lower, -b->upper, stack[e]}
-                          : kind == STACK_END ? (olla_pkey){-b->upper, b->lower, stack[e]}
-                                              : (olla_pkey){b->lower - b->upper, b->lower,
-                                                            stack[e]};
-            }
-            olla_place_sort_keys(keys, ns);
-            int64_t base = 0;
-            for (size_t e = 0; e < ns; e++) {
-                int i = keys[e].idx;
-                fx[e] = it[i];
-                fx_off[e] = base;
-                off[i] = base;
-                base += it[i].size;
-            }
-            r1 = side(it, before, nl, fx, fx_off, ns, capacity, &part, off, 0);
-            r2 = r1 == 1 ? side(it, after, nr, fx, fx_off, ns, capacity, &part, off, 0) : 0;
-        }
+        int rs[2];
+        attempt(t, kinds[a], &part, rs);
         olla_pwork_join(w, &part);
         olla_log(log, OLLA_LOG_DETAIL,
                  "place: split at time %lld (%zu stacked, %zu before, %zu after), attempt %d: %d, %d, %.3f s",
-                 (long long)p, ns, nl, nr, a, r1, r2, olla_now() - now);
-        if (r1 == -2 || r2 == -2)
-            r = -2;
-        else if (r1 == 1 && r2 == 1)
-            r = 1;
+                 (long long)t->p, c->ns, c->nl, c->nr, a, rs[0], rs[1], olla_now() - now);
+        if (rs[0] == OLLA_SEARCH_NOMEM || rs[1] == OLLA_SEARCH_NOMEM)
+            r = OLLA_SEARCH_NOMEM;
+        else if (rs[0] == OLLA_SEARCH_FOUND && rs[1] == OLLA_SEARCH_FOUND)
+            r = OLLA_SEARCH_FOUND;
     }
-done:
-    free(keys);
-    free(before);
-    free(after);
-    free(stack);
-    free(fx);
-    free(sub);
-    free(fx_off);
-    free(sub_off);
+    return r;
+}
+
+int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w, int64_t *off,
+                     const olla_logger *log)
+{
+    if (n == 0)
+        return OLLA_SEARCH_FOUND;
+    split_top t;
+    int r = OLLA_SEARCH_NOMEM;
+    if (split_top_init(&t, it, n, capacity, off) == 0) {
+        int64_t peak = 0;
+        for (size_t e = 0; e < t.cut.ns; e++)
+            peak += it[t.cut.stack[e]].size;
+        r = OLLA_SEARCH_NONE;
+        /* not when more is live at p than the capacity, nor when few buffers
+         * live long (not a nested trace) */
+        if (peak <= capacity && t.cut.ns * OLLA_SPLIT_MIN_SHARE >= n)
+            r = attempts(&t, w, log);
+    }
+    split_top_free(&t);
     return r;
 }

@@ -64,13 +64,13 @@ OLLA_TEST(test_search_fixed_vs_brute)
         while (!olla_test_fits_brute(it, n, tmp, 0, opt, &fixed))
             opt++;
         int before = olla_test_failures;
-        int r = olla_place_search_fixed(it, (size_t)n, fx, fx_off, (size_t)nf, opt, UNLIMITED, off);
+        const olla_pfixed fixed_set = {fx, fx_off, (size_t)nf};
+        int r = olla_place_search_fixed(it, (size_t)n, &fixed_set, opt, UNLIMITED, off);
         OLLA_CHECK_EQ_I64(r, 1);
         if (r == 1)
             check_clear(it, n, off, opt, fx, fx_off, nf);
         if (opt > top) /* below the fixed top the question is moot */
-            OLLA_CHECK_EQ_I64(olla_place_search_fixed(it, (size_t)n, fx, fx_off, (size_t)nf,
-                                                      opt - 1, UNLIMITED, off), 0);
+            OLLA_CHECK_EQ_I64(olla_place_search_fixed(it, (size_t)n, &fixed_set, opt - 1, UNLIMITED, off), 0);
         if (olla_test_failures != before) {
             fprintf(stderr, "trial %d, optimum %lld\n", trial, (long long)opt);
             for (int i = 0; i < nf; i++)
