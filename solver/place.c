@@ -72,14 +72,17 @@ static void keep_if_better(driver *d)
     }
 }
 
-/* Runs the search at capacity cap with at most units of work. */
-static int try_cap(driver *d, int64_t cap, long long units)
+/* Runs the search at capacity cap with at most units of work, on the
+ * buffers mirrored in time when reversed. */
+static int try_cap_dir(driver *d, int64_t cap, long long units, int reversed)
 {
     olla_pwork part = olla_pwork_part(&d->work, units);
     double t = olla_now();
-    int r = olla_place_search(d->it, d->n, cap, &part, d->tmp);
+    int r = reversed ? olla_place_search_reversed(d->it, d->n, cap, &part, d->tmp)
+                     : olla_place_search(d->it, d->n, cap, &part, d->tmp);
     olla_pwork_join(&d->work, &part);
-    olla_log(d->log, OLLA_LOG_DETAIL, "place: search at %lld: %s after %lld units, %.3f s", (long long)cap,
+    olla_log(d->log, OLLA_LOG_DETAIL, "place: search%s at %lld: %s after %lld units, %.3f s",
+             reversed ? " backwards in time" : "", (long long)cap,
              r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_NONE ? "none exists"
              : r == OLLA_SEARCH_GAVE_UP ? "gave up" : r == OLLA_SEARCH_NOMEM ? "out of memory"
              : "too large to search", part.used, olla_now() - t);
@@ -87,6 +90,8 @@ static int try_cap(driver *d, int64_t cap, long long units)
         keep_if_better(d);
     return r;
 }
+
+static int try_cap(driver *d, int64_t cap, long long units) { return try_cap_dir(d, cap, units, 0); }
 
 static int stuck(driver *d)
 {
@@ -116,8 +121,14 @@ static int minimize(driver *d)
         }
         if (units < OLLA_PLACE_MIN_PROBE)
             units = olla_pwork_left(&d->work);
-        first = 0;
         int r = try_cap(d, cap, units);
+        if (first && r == OLLA_SEARCH_GAVE_UP && !stuck(d)) {
+            /* the same probe backwards in time, with the same share */
+            if (units > olla_pwork_left(&d->work))
+                units = olla_pwork_left(&d->work);
+            r = try_cap_dir(d, cap, units, 1);
+        }
+        first = 0;
         if (r == OLLA_SEARCH_NOMEM)
             return OLLA_SEARCH_NOMEM;
         if (r == OLLA_SEARCH_TOO_LARGE)
@@ -145,6 +156,15 @@ static int split(driver *d)
     olla_pwork_join(&d->work, &part);
     if (r == 1)
         keep_if_better(d);
+    if (r == 0 && getenv("OLLA_REV_SPLIT")) {
+        /* the split backwards in time */
+        part = olla_pwork_part(&d->work, olla_pwork_left(&d->work) / atoi(getenv("OLLA_REV_SPLIT")));
+        r = olla_place_split_reversed(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part,
+                                      d->tmp, d->log);
+        olla_pwork_join(&d->work, &part);
+        if (r == 1)
+            keep_if_better(d);
+    }
     return r;
 }
 
