@@ -1,9 +1,10 @@
 /* olla-onnx: the placement driver. Greedy heuristics first; then (when
  * minimizing a nested trace) the split at the busiest time aimed at the
- * lower bound; then the exact search, which either reaches the lower bound,
- * proves a capacity infeasible, or tightens the arena by bisection; then
- * the address ILP when the search could not prove optimality in time. All
- * work is in units of the alignment times the greatest common divisor of
+ * lower bound; then the exact search (when its first probe, at the lower
+ * bound, gives up: the split and that probe backwards in time), which
+ * either reaches the lower bound, proves a capacity infeasible, or tightens
+ * the arena by bisection; then the address ILP when the search could not
+ * prove optimality in time. All work is in units of the alignment times the greatest common divisor of
  * the aligned sizes (an optimal placement exists with every offset a
  * multiple of it), so every offset is a multiple of the alignment and no
  * capacity between two multiples of the unit is ever tried. */
@@ -19,10 +20,11 @@
  * never meet, so each is placed on its own from address 0 and the arena is
  * the largest part's. In each part: the heuristic portfolio; then (when
  * minimizing a nested trace) the split at the busiest time aimed at the
- * lower bound; then the exact search, which either reaches the lower bound,
- * proves a capacity infeasible, or tightens the arena by bisection; then
- * the address ILP when the search could not prove optimality. A part is
- * done as soon as its arena reaches the whole instance's max live. All
+ * lower bound; then the exact search (when its first probe, at the lower
+ * bound, gives up: the split and that probe backwards in time), which
+ * either reaches the lower bound, proves a capacity infeasible, or tightens
+ * the arena by bisection; then the address ILP when the search could not
+ * prove optimality. A part is done as soon as its arena reaches the whole instance's max live. All
  * searches share one deterministic work budget (place_internal.h), split
  * between parts by their number of buffers and between phases by fixed
  * shares, so the result depends on the buffers and the budget only; the
@@ -91,7 +93,10 @@ static int try_cap_dir(driver *d, int64_t cap, long long units, int reversed)
     return r;
 }
 
-static int try_cap(driver *d, int64_t cap, long long units) { return try_cap_dir(d, cap, units, 0); }
+static int try_cap(driver *d, int64_t cap, long long units)
+{
+    return try_cap_dir(d, cap, units, 0);
+}
 
 static int stuck(driver *d)
 {
@@ -104,9 +109,11 @@ static int stuck(driver *d)
 
 /* Minimizes: a probe at the lower bound (reaching it ends everything), then
  * bisection between the proven bound and the best arena. The first probe
- * gets a fifth of the part's budget (at most what is left), the others a
- * quarter of the budget left; a probe that gives up sends the bisection
- * higher without raising the proven bound. */
+ * gets a fifth of the part's budget (at most what is left); when it gives
+ * up, the split and then the same probe backwards in time (place_reverse.c)
+ * get as much each; the others a quarter of the budget left. A probe that
+ * gives up sends the bisection higher without raising the proven bound. */
+static int split_backwards(driver *d, long long units);
 static int minimize(driver *d)
 {
     int64_t lo = d->lb, hi = d->ub - 1; /* the optimum, if below ub, is in [lo, hi] */
@@ -123,10 +130,20 @@ static int minimize(driver *d)
             units = olla_pwork_left(&d->work);
         int r = try_cap(d, cap, units);
         if (first && r == OLLA_SEARCH_GAVE_UP && !stuck(d)) {
-            /* the same probe backwards in time, with the same share */
+            /* backwards in time: the split, then the same probe, each with
+             * the same share (at most what is left) */
             if (units > olla_pwork_left(&d->work))
                 units = olla_pwork_left(&d->work);
-            r = try_cap_dir(d, cap, units, 1);
+            int s = split_backwards(d, units);
+            if (s == -2)
+                return OLLA_SEARCH_NOMEM;
+            if (s == 1) {
+                r = OLLA_SEARCH_FOUND;
+            } else {
+                if (units > olla_pwork_left(&d->work))
+                    units = olla_pwork_left(&d->work);
+                r = try_cap_dir(d, cap, units, 1);
+            }
         }
         first = 0;
         if (r == OLLA_SEARCH_NOMEM)
@@ -156,15 +173,19 @@ static int split(driver *d)
     olla_pwork_join(&d->work, &part);
     if (r == 1)
         keep_if_better(d);
-    if (r == 0 && getenv("OLLA_REV_SPLIT")) {
-        /* the split backwards in time */
-        part = olla_pwork_part(&d->work, olla_pwork_left(&d->work) / atoi(getenv("OLLA_REV_SPLIT")));
-        r = olla_place_split_reversed(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part,
+    return r;
+}
+
+/* The split of the buffers mirrored in time (place_reverse.c), with at
+ * most units of work. */
+static int split_backwards(driver *d, long long units)
+{
+    olla_pwork part = olla_pwork_part(&d->work, units);
+    int r = olla_place_split_reversed(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part,
                                       d->tmp, d->log);
-        olla_pwork_join(&d->work, &part);
-        if (r == 1)
-            keep_if_better(d);
-    }
+    olla_pwork_join(&d->work, &part);
+    if (r == 1)
+        keep_if_better(d);
     return r;
 }
 
