@@ -4,10 +4,11 @@
  * bound, gives up: the split and that probe backwards in time), which
  * either reaches the lower bound, proves a capacity infeasible, or tightens
  * the arena by bisection; then the address ILP when the search could not
- * prove optimality in time. All work is in units of the alignment times the greatest common divisor of
- * the aligned sizes (an optimal placement exists with every offset a
- * multiple of it), so every offset is a multiple of the alignment and no
- * capacity between two multiples of the unit is ever tried. */
+ * prove optimality in time. All work is in units of the alignment times
+ * the greatest common divisor of the aligned sizes (an optimal placement
+ * exists with every offset a multiple of it), so every offset is a
+ * multiple of the alignment and no capacity between two multiples of the
+ * unit is ever tried. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,8 @@
  * bound, gives up: the split and that probe backwards in time), which
  * either reaches the lower bound, proves a capacity infeasible, or tightens
  * the arena by bisection; then the address ILP when the search could not
- * prove optimality. A part is done as soon as its arena reaches the whole instance's max live. All
- * searches share one deterministic work budget (place_internal.h), split
+ * prove optimality. A part is done as soon as its arena reaches the whole
+ * instance's max live. All searches share one deterministic work budget (place_internal.h), split
  * between parts by their number of buffers and between phases by fixed
  * shares, so the result depends on the buffers and the budget only; the
  * time limit is a safety net. All work is in units of the alignment times
