@@ -3,11 +3,12 @@
  * never meet, so each is placed on its own from address 0 and the arena is
  * the largest part's. In each part: the heuristic portfolio; then (when
  * minimizing a nested trace) the split at the busiest time aimed at the
- * lower bound; then the exact search, which either reaches the lower bound,
- * proves a capacity infeasible, or tightens the arena by bisection; then
- * the address ILP when the search could not prove optimality. A part is
- * done as soon as its arena reaches the whole instance's max live. All
- * searches share one deterministic work budget (place_internal.h), split
+ * lower bound; then the exact search (when its first probe, at the lower
+ * bound, gives up: the split and that probe backwards in time), which
+ * either reaches the lower bound, proves a capacity infeasible, or tightens
+ * the arena by bisection; then the address ILP when the search could not
+ * prove optimality. A part is done as soon as its arena reaches the whole
+ * instance's max live. All searches share one deterministic work budget (place_internal.h), split
  * between parts by their number of buffers and between phases by fixed
  * shares, so the result depends on the buffers and the budget only; the
  * time limit is a safety net. All work is in units of the alignment times
@@ -56,20 +57,28 @@ static void keep_if_better(driver *d)
     }
 }
 
-/* Runs the search at capacity cap with at most units of work. */
-static int try_cap(driver *d, int64_t cap, long long units)
+/* Runs the search at capacity cap with at most units of work, on the
+ * buffers mirrored in time when reversed. */
+static int try_cap_dir(driver *d, int64_t cap, long long units, int reversed)
 {
     olla_pwork part = olla_pwork_part(&d->work, units);
     double t = olla_now();
-    int r = olla_place_search(d->it, d->n, cap, &part, d->tmp);
+    int r = reversed ? olla_place_search_reversed(d->it, d->n, cap, &part, d->tmp)
+                     : olla_place_search(d->it, d->n, cap, &part, d->tmp);
     olla_pwork_join(&d->work, &part);
-    olla_log(d->log, OLLA_LOG_DETAIL, "place: search at %lld: %s after %lld units, %.3f s", (long long)cap,
+    olla_log(d->log, OLLA_LOG_DETAIL, "place: search%s at %lld: %s after %lld units, %.3f s",
+             reversed ? " backwards in time" : "", (long long)cap,
              r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_NONE ? "none exists"
              : r == OLLA_SEARCH_GAVE_UP ? "gave up" : r == OLLA_SEARCH_NOMEM ? "out of memory"
              : "too large to search", part.used, olla_now() - t);
     if (r == OLLA_SEARCH_FOUND)
         keep_if_better(d);
     return r;
+}
+
+static int try_cap(driver *d, int64_t cap, long long units)
+{
+    return try_cap_dir(d, cap, units, 0);
 }
 
 static int stuck(driver *d)
@@ -83,9 +92,11 @@ static int stuck(driver *d)
 
 /* Minimizes: a probe at the lower bound (reaching it ends everything), then
  * bisection between the proven bound and the best arena. The first probe
- * gets a fifth of the part's budget (at most what is left), the others a
- * quarter of the budget left; a probe that gives up sends the bisection
- * higher without raising the proven bound. */
+ * gets a fifth of the part's budget (at most what is left); when it gives
+ * up, the split and then the same probe backwards in time (place_reverse.c)
+ * get as much each; the others a quarter of the budget left. A probe that
+ * gives up sends the bisection higher without raising the proven bound. */
+static int split_backwards(driver *d, long long units);
 static int minimize(driver *d)
 {
     int64_t lo = d->lb, hi = d->ub - 1; /* the optimum, if below ub, is in [lo, hi] */
@@ -100,8 +111,24 @@ static int minimize(driver *d)
         }
         if (units < OLLA_PLACE_MIN_PROBE)
             units = olla_pwork_left(&d->work);
-        first = 0;
         int r = try_cap(d, cap, units);
+        if (first && r == OLLA_SEARCH_GAVE_UP && !stuck(d)) {
+            /* backwards in time: the split, then the same probe, each with
+             * the same share (at most what is left) */
+            if (units > olla_pwork_left(&d->work))
+                units = olla_pwork_left(&d->work);
+            int s = split_backwards(d, units);
+            if (s == -2)
+                return OLLA_SEARCH_NOMEM;
+            if (s == 1) {
+                r = OLLA_SEARCH_FOUND;
+            } else {
+                if (units > olla_pwork_left(&d->work))
+                    units = olla_pwork_left(&d->work);
+                r = try_cap_dir(d, cap, units, 1);
+            }
+        }
+        first = 0;
         if (r == OLLA_SEARCH_NOMEM)
             return OLLA_SEARCH_NOMEM;
         if (r == OLLA_SEARCH_TOO_LARGE)
@@ -126,6 +153,19 @@ static int split(driver *d)
     olla_pwork part = olla_pwork_part(&d->work, olla_pwork_left(&d->work) / 3);
     int r = olla_place_split(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part, d->tmp,
                              d->log);
+    olla_pwork_join(&d->work, &part);
+    if (r == 1)
+        keep_if_better(d);
+    return r;
+}
+
+/* The split of the buffers mirrored in time (place_reverse.c), with at
+ * most units of work. */
+static int split_backwards(driver *d, long long units)
+{
+    olla_pwork part = olla_pwork_part(&d->work, units);
+    int r = olla_place_split_reversed(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part,
+                                      d->tmp, d->log);
     olla_pwork_join(&d->work, &part);
     if (r == 1)
         keep_if_better(d);

@@ -133,6 +133,15 @@ typedef struct olla_place_ilp_problem {
     int64_t ub, lb;
 } olla_place_ilp_problem;
 
+/* The exact search and the split on the buffers mirrored in time
+ * (place_reverse.c): the same pairs live together, so the same outcomes and
+ * placements are valid, but the searches, which are not symmetric in time,
+ * take another path. */
+int olla_place_search_reversed(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
+                               int64_t *off);
+int olla_place_split_reversed(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
+                              int64_t *off, const olla_logger *log);
+
 /* Address ILP (place_ilp.c): minimizes the arena starting from warm (arena ub).
  * On return *arena and off hold the best placement found (never worse than
  * warm) and *bound a proven lower bound. CBC gets a node limit from w's

@@ -1,7 +1,7 @@
 /* The exact search on its own, at the brute-force optimum (must find a
  * placement) and one below it (must prove none exists), whatever the
- * heuristics would have found; and its offset-order search alone, in each
- * of its buffer orders. */
+ * heuristics would have found; the same search backwards in time; and its
+ * offset-order search alone, in each of its buffer orders. */
 #include "olla_test.h"
 #include "olla_test_gen.h"
 #include "solver/olla_place.h"
@@ -52,6 +52,15 @@ static void run_family(const int64_t *sizes, int nsizes, int trials, int64_t tma
         if (r == 1)
             olla_test_check_valid(it, n, off, opt);
         OLLA_CHECK_EQ_I64(olla_place_search(it, (size_t)n, opt - 1, UNLIMITED, off), 0);
+        /* backwards in time: the same outcomes, and the placement found is
+         * one of the buffers as given (offsets mapped back to their order) */
+        for (int i = 0; i < n; i++)
+            off[i] = -1;
+        r = olla_place_search_reversed(it, (size_t)n, opt, UNLIMITED, off);
+        OLLA_CHECK_EQ_I64(r, 1);
+        if (r == 1)
+            olla_test_check_valid(it, n, off, opt);
+        OLLA_CHECK_EQ_I64(olla_place_search_reversed(it, (size_t)n, opt - 1, UNLIMITED, off), 0);
         /* the offset-order search alone, in each of its orders: it finds a
          * placement at the optimum and exhausts below it (its pruning rules
          * lose no placement) */

@@ -178,6 +178,41 @@ OLLA_TEST(test_split_crossing_traces)
     OLLA_CHECK(found > 0);
 }
 
+/* The split backwards in time (place_reverse.c) on training and crossing
+ * traces: every placement it returns is one of the buffers as given (the
+ * validator sees them in their own order and times), reaches max live, and
+ * it never succeeds below max live. */
+OLLA_TEST(test_split_backwards)
+{
+    enum { LAYERS = 60 };
+    static olla_pitem it[7 * LAYERS];
+    static int64_t off[7 * LAYERS];
+    static olla_buffer b[7 * LAYERS];
+    int found = 0;
+    for (int trial = 0; trial < 8; trial++) {
+        size_t n = trial < 4 ? training_trace(it, 30) : crossing_trace(it, LAYERS, 4 * trial - 12);
+        int64_t live = olla_place_items_max_live(it, n);
+        for (size_t i = 0; i < n; i++)
+            off[i] = -1;
+        int r = olla_place_split_reversed(it, n, live, &(olla_pwork){1LL << 50, 0, olla_now() + 30, 0},
+                                          off, 0);
+        OLLA_CHECK(r == 1 || r == 0);
+        if (r != 1)
+            continue;
+        found++;
+        OLLA_CHECK_EQ_I64(olla_place_items_arena(it, off, n), live);
+        for (size_t i = 0; i < n; i++)
+            b[i] = (olla_buffer){it[i].lower, it[i].upper, it[i].size, off[i]};
+        olla_error err = {0};
+        OLLA_CHECK(olla_place_validate(b, n, live, 1, &err) == OLLA_OK);
+        OLLA_CHECK_EQ_I64(olla_place_split_reversed(it, n, live - 1,
+                                                    &(olla_pwork){1LL << 50, 0, olla_now() + 30, 0},
+                                                    off, 0),
+                          0);
+    }
+    OLLA_CHECK(found >= 4);
+}
+
 /* Through the driver: zero fragmentation on the same kind of trace. */
 OLLA_TEST(test_place_training_trace_zero_fragmentation)
 {
@@ -197,5 +232,5 @@ OLLA_TEST(test_place_training_trace_zero_fragmentation)
 }
 
 OLLA_TEST_MAIN(OLLA_T(test_search_fixed_vs_brute), OLLA_T(test_split_training_traces),
-               OLLA_T(test_split_crossing_traces),
+               OLLA_T(test_split_crossing_traces), OLLA_T(test_split_backwards),
                OLLA_T(test_place_training_trace_zero_fragmentation))
