@@ -485,7 +485,7 @@ static int build(sctx *c)
         free(keys);
         return OLLA_SEARCH_TOO_LARGE;
     }
-    if (c->deadline > 0 && olla_now() > c->deadline) { /* out of time */
+    if (c->deadline > 0 && olla_deadline_passed(c->deadline)) { /* out of time */
         c->timed_out = 1;
         free(pts);
         free(keys);
@@ -521,7 +521,7 @@ static int build(sctx *c)
         keys[i] = (olla_pkey){it[i].lower, it[i].upper, (int)i};
     olla_place_sort_keys(keys, n);
     for (size_t k = 0; k < n; k++) {
-        if ((k & 1023) == 0 && c->deadline > 0 && olla_now() > c->deadline) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_deadline_passed(c->deadline)) {
             c->timed_out = 1;
             free(keys);
             return OLLA_SEARCH_GAVE_UP;
@@ -595,7 +595,7 @@ static int reset(sctx *c, int offset_order, int order)
     memset(c->cut, 0, c->nsec * sizeof *c->cut);
     memcpy(c->floor_, c->floor0, c->nsec * sizeof *c->floor_);
     for (size_t k = 0; k < n; k++) {
-        if ((k & 1023) == 0 && c->deadline > 0 && olla_now() > c->deadline) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_deadline_passed(c->deadline)) {
             c->timed_out = 1;
             free(keys);
             free(fill);

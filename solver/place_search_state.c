@@ -100,7 +100,7 @@ int olla_search_node_stops(sctx *c)
         return 1;
     /* a node costs at least a pass over the sections, so the clock is cheap
      * by comparison: on large instances a few nodes already take long */
-    if (c->deadline > 0 && olla_now() > c->deadline) {
+    if (c->deadline > 0 && olla_deadline_passed(c->deadline)) {
         c->timed_out = 1;
         return 1;
     }
