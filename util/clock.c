@@ -18,8 +18,10 @@ typedef struct {
 
 static _Thread_local deadline_slot slots[DEADLINE_SLOTS];
 static _Thread_local int next_slot;
-/* the start of the run: wall clock and CPU time (wall 0: none) */
-static _Thread_local deadline_slot run;
+/* the start of the run: wall clock and CPU time (wall 0: none); one for the
+ * process, so that the threads a search starts count from it too (runs do
+ * not overlap: the library plans one model at a time) */
+static deadline_slot run;
 
 double olla_clock_start(void)
 {

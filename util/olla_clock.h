@@ -44,8 +44,8 @@ static inline double olla_cpu_now(void)
  * earlier because other work shares the machine. (util/clock.c) */
 int olla_deadline_passed(double deadline);
 
-/* A run starts (in this thread): the deadlines first asked about from now
- * on count CPU time from here. Returns olla_now(). */
+/* A run starts: the deadlines first asked about from now on, in any thread,
+ * count CPU time (the whole process's) from here. Returns olla_now(). */
 double olla_clock_start(void);
 
 /* 1 when a stop was requested or the deadline (> 0) has passed, as
