@@ -881,7 +881,7 @@ static olla_status plan_model(const olla_model *m, const olla_options *opt, int6
     r.opt = opt;
     r.rep = rep;
     r.err = err;
-    r.t0 = olla_now();
+    r.t0 = olla_clock_start(); /* deadlines count the CPU time of the run */
     r.align = opt->alignment > 0 ? opt->alignment : 1;
     r.peak_cap = peak_cap;
     *plan_out = NULL;
@@ -1003,7 +1003,7 @@ static olla_status plan_until_runtime(run *r, olla_report *rep, const olla_model
     r->opt = opt;
     r->rep = rep;
     r->err = err;
-    r->t0 = olla_now();
+    r->t0 = olla_clock_start(); /* deadlines count the CPU time of the run */
     r->align = opt->alignment > 0 ? opt->alignment : 1;
     r->peak_cap = -1;
     rep->model = m->path;

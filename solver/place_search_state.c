@@ -218,7 +218,7 @@ static int find_twins(sctx *c, olla_pkey *keys)
         keys[i] = (olla_pkey){it[i].lower, it[i].upper, (int)i};
     olla_place_sort_keys(keys, n);
     for (size_t k = 0; k < n; k++) {
-        if ((k & 1023) == 0 && c->deadline > 0 && olla_now() > c->deadline) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_deadline_passed(c->deadline)) {
             c->timed_out = 1;
             return OLLA_SEARCH_GAVE_UP;
         }
@@ -267,7 +267,7 @@ int olla_search_build(sctx *c)
         int64_t total = section_spans(c, pts, u);
         if (total > OLLA_SEARCH_MAX_ENTRIES) {
             r = OLLA_SEARCH_TOO_LARGE;
-        } else if (c->deadline > 0 && olla_now() > c->deadline) { /* out of time */
+        } else if (c->deadline > 0 && olla_deadline_passed(c->deadline)) { /* out of time */
             c->timed_out = 1;
             r = OLLA_SEARCH_GAVE_UP;
         } else if (!(c->floor0 = calloc(c->nsec + 1, sizeof *c->floor0))) {
@@ -332,7 +332,7 @@ int olla_search_reset(sctx *c, int offset_order, int order)
     memset(c->cut, 0, c->nsec * sizeof *c->cut);
     memcpy(c->floor_, c->floor0, c->nsec * sizeof *c->floor_);
     for (size_t k = 0; k < n; k++) {
-        if ((k & 1023) == 0 && c->deadline > 0 && olla_now() > c->deadline) {
+        if ((k & 1023) == 0 && c->deadline > 0 && olla_deadline_passed(c->deadline)) {
             c->timed_out = 1;
             free(keys);
             free(fill);
@@ -457,7 +457,7 @@ int olla_search_node_stops(sctx *c)
         return 1;
     /* a node costs at least a pass over the sections, so the clock is cheap
      * by comparison: on large instances a few nodes already take long */
-    if (c->deadline > 0 && olla_now() > c->deadline) {
+    if (c->deadline > 0 && olla_deadline_passed(c->deadline)) {
         c->timed_out = 1;
         return 1;
     }

@@ -71,7 +71,7 @@ long long olla_pwork_left(const olla_pwork *w)
 
 int olla_pwork_late(olla_pwork *w)
 {
-    if (w->deadline > 0 && olla_now() > w->deadline) {
+    if (w->deadline > 0 && olla_deadline_passed(w->deadline)) {
         w->stopped |= 1 << OLLA_PLACE_STOPPED_TIME;
         return 1;
     }

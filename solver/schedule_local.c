@@ -1,6 +1,14 @@
 /* olla-onnx: local improvement of an order: move nodes that hold tensors live
  * at the peak step to the other side of it, within their windows, while the
- * (peak, number of steps at the peak) pair drops. */
+ * (peak, number of steps at the peak) pair drops.
+ *
+ * A move of one node from step p to step q changes the live bytes only at
+ * the steps between them (the nodes outside keep their steps, and so do the
+ * first and last steps of every tensor they bound): a short move updates the
+ * lifetimes of the tensors the nodes there make or read, sums the live bytes
+ * of those steps again, and reads the peak, how many steps reach it and the
+ * first of them off a tree over the steps. A long one profiles the whole
+ * order again when it is evaluated, as every move did before. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,19 +20,103 @@
 typedef struct {
     const olla_dag *dag;
     int *order, *step;
-    int64_t *delta, *live;
+    int64_t *delta, *live; /* delta: the live bytes' change at each step (n + 1) */
     int *first, *last;
-    long evals_left; /* the work budget, in evaluations of the whole order; < 0: none */
+    long evals_left; /* the work budget, in evaluations of an order; < 0: none */
+    /* stale: first/last/delta/live are not those of the order (a long move
+     * or a chain move since); tree_stale: the tree is not that of live */
+    int stale, tree_stale;
+    /* a tree over the steps: the highest live bytes of a range of steps, how
+     * many steps of it reach that, and the first of them (leaves from tsize) */
+    int tsize;
+    int64_t *tmax;
+    int *tcount, *tfirst;
+    /* the tensors a move touches, marked by stamp */
+    int *touched, *tstamp, stamp;
 } ls_ctx;
 
+/* A move over more than 1/LONG_MOVE of the steps is left to a profile of
+ * the whole order, which then costs no more than the steps between. */
+#define LONG_MOVE 8
+
+static void tree_pull(ls_ctx *c, int i)
+{
+    int l = 2 * i, r = 2 * i + 1;
+    if (c->tmax[l] >= c->tmax[r]) {
+        c->tmax[i] = c->tmax[l];
+        c->tfirst[i] = c->tfirst[l];
+        c->tcount[i] = c->tcount[l] + (c->tmax[l] == c->tmax[r] ? c->tcount[r] : 0);
+    } else {
+        c->tmax[i] = c->tmax[r];
+        c->tfirst[i] = c->tfirst[r];
+        c->tcount[i] = c->tcount[r];
+    }
+}
+
+static void tree_leaf(ls_ctx *c, int t)
+{
+    int i = c->tsize + t;
+    c->tmax[i] = c->live[t];
+    c->tcount[i] = 1;
+    c->tfirst[i] = t;
+}
+
+/* the whole tree from live */
+static void tree_build(ls_ctx *c)
+{
+    int n = c->dag->n_nodes;
+    for (int t = 0; t < n; t++)
+        tree_leaf(c, t);
+    for (int i = c->tsize + n; i < 2 * c->tsize; i++) {
+        c->tmax[i] = INT64_MIN;
+        c->tcount[i] = 0;
+        c->tfirst[i] = INT_MAX;
+    }
+    for (int i = c->tsize - 1; i >= 1; i--)
+        tree_pull(c, i);
+    c->tree_stale = 0;
+}
+
+/* the leaves of steps lo..hi from live, then their ancestors */
+static void tree_set(ls_ctx *c, int lo, int hi)
+{
+    for (int t = lo; t <= hi; t++)
+        tree_leaf(c, t);
+    for (int a = (c->tsize + lo) >> 1, b = (c->tsize + hi) >> 1; a >= 1; a >>= 1, b >>= 1)
+        for (int i = a; i <= b; i++)
+            tree_pull(c, i);
+}
+
+/* first/last/delta/live from the whole order, when they are stale */
+static void refresh(ls_ctx *c)
+{
+    if (!c->stale)
+        return;
+    olla_dag_profile(c->dag, c->step, c->first, c->last, c->delta, c->live);
+    c->stale = 0;
+    c->tree_stale = 1;
+}
+
 /* The peak of the current order (in-place sharing included), how many steps
- * reach it and the first of them; first/last/live follow the order. */
+ * reach it and the first of them; first/last/live follow the order. Counts
+ * one evaluation of the work budget. */
 static void evaluate(ls_ctx *c, int64_t *peak, int *count, int *at)
 {
     int n = c->dag->n_nodes;
     if (c->evals_left > 0)
         c->evals_left--;
-    int64_t pk = olla_dag_profile(c->dag, c->step, c->first, c->last, c->delta, c->live);
+    refresh(c);
+    if (!c->tree_stale) {
+        int64_t pk = c->tmax[1] > 0 ? c->tmax[1] : 0; /* live bytes are never negative */
+        *peak = pk;
+        *count = c->tmax[1] == pk ? c->tcount[1] : 0;
+        *at = c->tmax[1] == pk ? c->tfirst[1] : 0;
+        return;
+    }
+    int64_t pk = 0;
+    for (int t = 0; t < n; t++)
+        if (c->live[t] > pk)
+            pk = c->live[t];
     int cnt = 0, where = -1;
     for (int t = 0; t < n; t++)
         if (c->live[t] == pk) {
@@ -35,6 +127,92 @@ static void evaluate(ls_ctx *c, int64_t *peak, int *count, int *at)
     *peak = pk;
     *count = cnt;
     *at = where < 0 ? 0 : where;
+}
+
+static void add_tensor(ls_ctx *c, int e, int sign)
+{
+    int64_t b = c->dag->bytes[e];
+    c->delta[c->first[e]] += sign * b;
+    c->delta[c->last[e] + 1] -= sign * b;
+}
+
+/* the in-place writes of node v that apply: their outputs count once */
+static void add_inplace(ls_ctx *c, int v, int sign)
+{
+    const olla_dag *d = c->dag;
+    if (d->n_inplace == 0)
+        return;
+    int s = c->step[v];
+    for (int k = d->inplace_start[v]; k < d->inplace_start[v + 1]; k++)
+        if (c->last[d->inplace_in[k]] == s) {
+            int64_t b = d->bytes[d->inplace_out[k]];
+            c->delta[s] -= sign * b;
+            c->delta[s + 1] += sign * b;
+        }
+}
+
+static void lifetime(ls_ctx *c, int e)
+{
+    const olla_dag *d = c->dag;
+    int f = c->step[d->producer[e]], l = f;
+    if (d->is_output[e])
+        l = d->n_nodes - 1;
+    else
+        for (int j = d->sink_start[e]; j < d->sink_start[e + 1]; j++)
+            if (c->step[d->sink_list[j]] > l)
+                l = c->step[d->sink_list[j]];
+    c->first[e] = f;
+    c->last[e] = l;
+}
+
+static void move_node(ls_ctx *c, int from, int to);
+
+/* Moves the node at step `from` to step `to`; a short move brings the
+ * profile and the tree up to date over the steps between, a long one
+ * leaves them to the next evaluation. */
+static void move_update(ls_ctx *c, int from, int to)
+{
+    const olla_dag *d = c->dag;
+    int lo = from < to ? from : to, hi = from < to ? to : from, nt = 0;
+    if (lo == hi)
+        return;
+    if (c->stale || (long)(hi - lo) * LONG_MOVE > d->n_nodes) {
+        move_node(c, from, to);
+        c->stale = 1;
+        return;
+    }
+    if (c->tree_stale)
+        tree_build(c);
+    c->stamp++;
+    for (int t = lo; t <= hi; t++) {
+        int x = c->order[t];
+        for (int pass = 0; pass < 2; pass++) {
+            const int *list = pass ? d->out_list : d->in_list;
+            int k0 = pass ? d->out_start[x] : d->in_start[x], k1 = pass ? d->out_start[x + 1] : d->in_start[x + 1];
+            for (int k = k0; k < k1; k++) {
+                int e = list[k];
+                if (d->bytes[e] > 0 && c->tstamp[e] != c->stamp) {
+                    c->tstamp[e] = c->stamp;
+                    c->touched[nt++] = e;
+                }
+            }
+        }
+        add_inplace(c, x, -1);
+    }
+    for (int i = 0; i < nt; i++)
+        add_tensor(c, c->touched[i], -1);
+    move_node(c, from, to);
+    for (int i = 0; i < nt; i++) {
+        lifetime(c, c->touched[i]);
+        add_tensor(c, c->touched[i], 1);
+    }
+    int64_t cur = lo > 0 ? c->live[lo - 1] : 0;
+    for (int t = lo; t <= hi; t++) {
+        add_inplace(c, c->order[t], 1);
+        cur += c->delta[t];
+        c->live[t] = cur;
+    }
+    tree_set(c, lo, hi);
 }
 
 static void move_node(ls_ctx *c, int from, int to)
@@ -203,6 +381,7 @@ static void undo_chain(ls_ctx *c, const int *saved)
     memcpy(c->order, saved, (size_t)n * sizeof(int));
     for (int t = 0; t < n; t++)
         c->step[c->order[t]] = t;
+    c->stale = 1;
 }
 
 /* After a chain move: keeps it when the order peaks lower, or as high at
@@ -212,6 +391,7 @@ static int keep_or_undo_chain(ls_ctx *c, const int *saved, int64_t *peak, int *c
 {
     int64_t pk2;
     int cnt2, at2;
+    c->stale = 1; /* a chain move rewrites the order */
     evaluate(c, &pk2, &cnt2, &at2);
     if (pk2 < *peak || (pk2 == *peak && cnt2 < *count)) {
         *peak = pk2;
@@ -232,7 +412,19 @@ int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_lim
 {
     int n = dag->n_nodes, nt = dag->n_tensors;
     double deadline = lim.deadline;
-    ls_ctx c = {dag, order, NULL, NULL, NULL, NULL, NULL, lim.budget > 0 ? lim.budget : -1};
+    ls_ctx c;
+    memset(&c, 0, sizeof c);
+    c.dag = dag;
+    c.order = order;
+    c.evals_left = lim.budget > 0 ? lim.budget : -1;
+    c.stale = 1;
+    for (c.tsize = 1; c.tsize < n; c.tsize *= 2)
+        ;
+    c.tmax = malloc((size_t)2 * c.tsize * sizeof(int64_t));
+    c.tcount = malloc((size_t)2 * c.tsize * sizeof(int));
+    c.tfirst = malloc((size_t)2 * c.tsize * sizeof(int));
+    c.touched = malloc(((size_t)nt + 1) * sizeof(int));
+    c.tstamp = calloc((size_t)nt + 1, sizeof(int));
     c.step = calloc((size_t)n + 1, sizeof(int));
     c.delta = malloc(((size_t)n + 2) * sizeof(int64_t));
     c.live = malloc(((size_t)n + 1) * sizeof(int64_t));
@@ -243,7 +435,8 @@ int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_lim
     int *tmp = malloc(((size_t)n + 1) * sizeof(int));
     unsigned char *in_chain = calloc((size_t)n + 1, 1);
     int64_t peak = -1;
-    if (!c.step || !c.delta || !c.live || !c.first || !c.last || !cand || !saved || !tmp || !in_chain)
+    if (!c.step || !c.delta || !c.live || !c.first || !c.last || !cand || !saved || !tmp || !in_chain || !c.tmax ||
+        !c.tcount || !c.tfirst || !c.touched || !c.tstamp)
         goto done; /* out of memory: the order is left as it is */
     for (int t = 0; t < n; t++)
         c.step[order[t]] = t;
@@ -266,7 +459,7 @@ int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_lim
         }
         int improved = 0, late = 0;
         for (int i = 0; i < nc && !improved; i++) {
-            /* each try re-evaluates the whole order: watch the budget and the clock */
+            /* each try is an evaluation of the order: watch the budget and the clock */
             if (c.evals_left == 0 || olla_past(deadline)) {
                 late = 1;
                 break;
@@ -290,7 +483,7 @@ int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_lim
                 int to = targets[k];
                 if (to == p || to < lo || to > hi)
                     continue;
-                move_node(&c, p, to);
+                move_update(&c, p, to);
                 int64_t pk2;
                 int cnt2, at2;
                 evaluate(&c, &pk2, &cnt2, &at2);
@@ -300,7 +493,7 @@ int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_lim
                     at = at2;
                     improved = 1;
                 } else {
-                    move_node(&c, to, p);
+                    move_update(&c, to, p);
                 }
             }
             /* the node at the peak with its private producers, earlier */
@@ -314,6 +507,11 @@ int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_lim
             break;
     }
 done:
+    free(c.tmax);
+    free(c.tcount);
+    free(c.tfirst);
+    free(c.touched);
+    free(c.tstamp);
     free(c.step);
     free(c.delta);
     free(c.live);

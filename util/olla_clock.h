@@ -1,5 +1,6 @@
-/* olla-onnx: time and interruption. One monotonic clock for every deadline,
- * and the stop request a signal handler sets to end long phases early. */
+/* olla-onnx: time and interruption. One monotonic clock for every deadline
+ * (which also counts the process's CPU time, see olla_deadline_passed), and
+ * the stop request a signal handler sets to end long phases early. */
 #ifndef OLLA_CLOCK_H
 #define OLLA_CLOCK_H
 
@@ -29,10 +30,32 @@ typedef struct olla_limit {
     double deadline;
 } olla_limit;
 
-/* 1 when a stop was requested or the deadline (> 0) has passed. */
+/* Seconds of CPU time this process has used (CLOCK_PROCESS_CPUTIME_ID). */
+static inline double olla_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* 1 when the deadline has passed on the wall clock and the process has also
+ * run that long: the seconds to the deadline are seconds of the process's own
+ * CPU time as well as of the wall clock, counted from the start of the run
+ * (olla_clock_start) or else from the first time the deadline is asked
+ * about. On a quiet machine the two agree; on a busy one the process gets
+ * the CPU seconds it would have had, so the safety net does not end a search
+ * earlier because other work shares the machine. (util/clock.c) */
+int olla_deadline_passed(double deadline);
+
+/* A run starts: the deadlines first asked about from now on, in any thread,
+ * count CPU time (the whole process's) from here. Returns olla_now(). */
+double olla_clock_start(void);
+
+/* 1 when a stop was requested or the deadline (> 0) has passed, as
+ * olla_deadline_passed says. */
 static inline int olla_past(double deadline)
 {
-    return olla_stop_requested || (deadline > 0 && olla_now() > deadline);
+    return olla_stop_requested || (deadline > 0 && olla_deadline_passed(deadline));
 }
 
 #endif

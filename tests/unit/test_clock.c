@@ -1,0 +1,89 @@
+/* Deadlines count the time the process runs (util/olla_clock.h): a deadline
+ * passes only when the wall clock is past it and the process has also used
+ * that many CPU seconds, counted from the start of the run (or, before any
+ * run started, from the first time the deadline is asked about). Seconds
+ * spent waiting for the CPU, here sleeping, do not use up a deadline; seconds
+ * spent running do; and no deadline passes before the wall clock says so. */
+#include <time.h>
+
+#include "olla_test.h"
+#include "util/olla_clock.h"
+
+static void sleep_seconds(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Spins until the deadline passes (or `cap` seconds of wall clock go by);
+ * returns 1 when it passed, and checks it never passes before the wall
+ * clock does. */
+static int spin_until_past(double deadline, double cap)
+{
+    double stop = olla_now() + cap;
+    volatile unsigned long x = 0;
+    while (olla_now() < stop) {
+        for (int i = 0; i < 10000; i++)
+            x += (unsigned long)i;
+        if (olla_past(deadline)) {
+            OLLA_CHECK(olla_now() > deadline);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* one test: the first part needs a thread in which no run has started */
+OLLA_TEST(test_waiting_does_not_use_up_a_deadline)
+{
+    const double wait = 0.3, limit = 0.05;
+    /* no run started: counted from the first question */
+    double c0 = olla_cpu_now();
+    double d = olla_now() + limit;
+    OLLA_CHECK(!olla_past(d));
+    sleep_seconds(wait);
+    if (olla_cpu_now() - c0 >= limit) {
+        olla_test_skip("sleeping used CPU time");
+        return;
+    }
+    OLLA_CHECK(olla_now() > d);  /* the wall clock is past it */
+    OLLA_CHECK(!olla_past(d));   /* the process has not run that long */
+    OLLA_CHECK(spin_until_past(d, 30.0));
+    OLLA_CHECK(olla_cpu_now() - c0 >= limit);
+
+    /* a run: counted from its start, also for a deadline first asked late */
+    double t0 = olla_clock_start();
+    c0 = olla_cpu_now();
+    sleep_seconds(wait);
+    d = t0 + limit;
+    if (olla_cpu_now() - c0 >= limit) {
+        olla_test_skip("sleeping used CPU time");
+        return;
+    }
+    OLLA_CHECK(olla_now() > d);
+    OLLA_CHECK(!olla_past(d));
+    OLLA_CHECK(spin_until_past(d, 30.0));
+    OLLA_CHECK(olla_cpu_now() - c0 >= limit);
+
+    /* a new run, running all along: the deadline passes, never before the
+     * wall clock reaches it (checked in spin_until_past) */
+    olla_clock_start();
+    c0 = olla_cpu_now();
+    d = olla_now() + 0.1;
+    OLLA_CHECK(spin_until_past(d, 30.0));
+    OLLA_CHECK(olla_cpu_now() - c0 >= 0.1 - 0.01); /* the clocks' resolutions apart */
+}
+
+OLLA_TEST(test_stop_request_and_no_deadline)
+{
+    olla_clock_start();
+    OLLA_CHECK(!olla_past(0));                  /* no deadline */
+    OLLA_CHECK(!olla_past(olla_now() + 100.0)); /* far ahead */
+    olla_stop_requested = 1;
+    OLLA_CHECK(olla_past(0));
+    OLLA_CHECK(olla_past(olla_now() + 100.0));
+    olla_stop_requested = 0;
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_waiting_does_not_use_up_a_deadline), OLLA_T(test_stop_request_and_no_deadline))

@@ -1,0 +1,49 @@
+/* olla-onnx: deadlines that count the time the process runs. A deadline is a
+ * value of the wall clock (olla_now); it passes when the wall clock is past it
+ * and, counted from the start of the run (or from the first time the
+ * deadline is asked about), the process has used as many CPU seconds as the
+ * wall clock says. A busy machine slows
+ * the wall clock's seconds, not the work done in them, so the searches that
+ * a deadline guards end after the same work on a quiet or a busy machine
+ * (until the CPU time itself runs out). */
+#include "util/olla_clock.h"
+
+/* the deadlines asked about lately, each with the wall clock and the CPU
+ * time at its first question; the oldest is replaced */
+enum { DEADLINE_SLOTS = 8 };
+
+typedef struct {
+    double deadline, wall, cpu;
+} deadline_slot;
+
+static _Thread_local deadline_slot slots[DEADLINE_SLOTS];
+static _Thread_local int next_slot;
+/* the start of the run: wall clock and CPU time (wall 0: none); one for the
+ * process, so that the threads a search starts count from it too (runs do
+ * not overlap: the library plans one model at a time) */
+static deadline_slot run;
+
+double olla_clock_start(void)
+{
+    run = (deadline_slot){0, olla_now(), olla_cpu_now()};
+    for (int i = 0; i < DEADLINE_SLOTS; i++)
+        slots[i].deadline = 0;
+    return run.wall;
+}
+
+int olla_deadline_passed(double deadline)
+{
+    double now = olla_now();
+    int i = 0;
+    while (i < DEADLINE_SLOTS && slots[i].deadline != deadline)
+        i++;
+    if (i == DEADLINE_SLOTS) { /* first asked now: counted from the run's start, or from now */
+        i = next_slot;
+        next_slot = (next_slot + 1) % DEADLINE_SLOTS;
+        slots[i] = run.wall > 0 ? (deadline_slot){deadline, run.wall, run.cpu}
+                                : (deadline_slot){deadline, now, olla_cpu_now()};
+    }
+    if (now <= deadline)
+        return 0;
+    return slots[i].wall + (olla_cpu_now() - slots[i].cpu) > deadline;
+}
