@@ -6,7 +6,7 @@ set -euo pipefail
 dir=${1:-.}
 list=${2:-}
 cd "$dir"
-files=$(git ls-files 'util/*.c' 'onnx/*.c' 'passes/*.c' 'solver/*.c' 'plan/*.c' 'pipeline/*.c' 'cli/*.c')
+files=$(for d in util onnx passes solver plan pipeline cli; do git ls-files "$d" | grep '\.c$'; done)
 # shellcheck disable=SC2086
 ctags --fields=+neS --c-kinds=f -o - $files | awk -F'\t' -v list="$list" '
 {

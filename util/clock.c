@@ -45,5 +45,10 @@ int olla_deadline_passed(double deadline)
     }
     if (now <= deadline)
         return 0;
+    /* the hard stop: a machine so loaded that the process got less than one
+     * CPU second in OLLA_DEADLINE_WALL_FACTOR of the wall clock ends the run
+     * there, so that a time limit still bounds the wall clock */
+    if (now - slots[i].wall > OLLA_DEADLINE_WALL_FACTOR * (deadline - slots[i].wall))
+        return 1;
     return slots[i].wall + (olla_cpu_now() - slots[i].cpu) > deadline;
 }

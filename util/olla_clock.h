@@ -47,6 +47,10 @@ static inline double olla_cpu_now(void)
  * earlier because other work shares the machine. (util/clock.c) */
 int olla_deadline_passed(double deadline);
 
+/* Whatever the CPU time, a deadline passes at this many times its seconds
+ * on the wall clock (counted as above): the hard stop. */
+#define OLLA_DEADLINE_WALL_FACTOR 10.0
+
 /* A run starts: the deadlines first asked about from now on, in any thread,
  * count CPU time (the whole process's) from here. Returns olla_now(). */
 double olla_clock_start(void);

@@ -75,6 +75,24 @@ OLLA_TEST(test_waiting_does_not_use_up_a_deadline)
     OLLA_CHECK(olla_cpu_now() - c0 >= 0.1 - 0.01); /* the clocks' resolutions apart */
 }
 
+/* The hard stop: past OLLA_DEADLINE_WALL_FACTOR times its seconds on the
+ * wall clock a deadline passes, whatever CPU time the process had. */
+OLLA_TEST(test_hard_stop_on_the_wall_clock)
+{
+    const double limit = 0.02;
+    double t0 = olla_clock_start(), c0 = olla_cpu_now();
+    double d = t0 + limit;
+    sleep_seconds(limit * (OLLA_DEADLINE_WALL_FACTOR - 4.0));
+    if (olla_cpu_now() - c0 >= limit) {
+        olla_test_skip("sleeping used CPU time");
+        return;
+    }
+    OLLA_CHECK(!olla_past(d)); /* past it on the wall clock, not at the hard stop */
+    sleep_seconds(limit * 5.0);
+    OLLA_CHECK(olla_now() - t0 > OLLA_DEADLINE_WALL_FACTOR * limit);
+    OLLA_CHECK(olla_past(d));
+}
+
 OLLA_TEST(test_stop_request_and_no_deadline)
 {
     olla_clock_start();
@@ -86,4 +104,5 @@ OLLA_TEST(test_stop_request_and_no_deadline)
     olla_stop_requested = 0;
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_waiting_does_not_use_up_a_deadline), OLLA_T(test_stop_request_and_no_deadline))
+OLLA_TEST_MAIN(OLLA_T(test_waiting_does_not_use_up_a_deadline), OLLA_T(test_hard_stop_on_the_wall_clock),
+               OLLA_T(test_stop_request_and_no_deadline))
