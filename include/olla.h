@@ -13,6 +13,9 @@
  *   calls keep scratch buffers in static storage. A host that plans several
  *   models at once uses processes, as `olla-onnx batch` does (the Python
  *   package holds a lock around each call).
+ * - A time limit counts the process's CPU time as well as the wall clock,
+ *   from the start of the call (a process-wide record), with a hard stop at
+ *   10 times the limit on the wall clock.
  * - With a time limit, each ILP solve (CBC) runs in a child process the call
  *   fork()s and reaps before it returns, killed at its deadline; stdout and
  *   stderr are flushed first. The child ends with _exit().
