@@ -69,15 +69,15 @@ int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_lim
 /* Exact order by dynamic programming over the sets of nodes already run,
  * looking only for peaks below ub. *outcome: OLLA_DP_FOUND (order and *peak
  * hold an optimal order, peak < ub), OLLA_DP_NONE_BETTER (every order peaks
- * at ub or more), OLLA_DP_GAVE_UP (more than max_states sets, or past the
- * deadline, a olla_now() time; <=0 = none). A set takes one bit per node
- * searched (here every node; in the window and segment searches below only
- * those of the window or segment), and the sets are kept within 256 MB.
- * In the searches below max_states is the budget of all their searches
- * together. */
+ * at ub or more), OLLA_DP_GAVE_UP (more than lim.budget sets: a budget
+ * <= 0 gives up at once; or past lim.deadline, a olla_now() time; <=0 =
+ * none). A set takes one bit per node searched (here every node; in the
+ * window and segment searches below only those of the window or segment),
+ * and the sets are kept within 256 MB. In the searches below max_states is
+ * the budget of all their searches together. */
 enum { OLLA_DP_GAVE_UP = 0, OLLA_DP_FOUND = 1, OLLA_DP_NONE_BETTER = 2 };
-olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states, double deadline, int *order,
-                                int64_t *peak, int *outcome, olla_error *err);
+olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, olla_limit lim, int *order, int64_t *peak,
+                                int *outcome, olla_error *err);
 
 /* Large-neighbourhood improvement: around each step at the peak, reorders
  * a window of about 2*half+1 consecutive steps exactly (the search above

@@ -205,7 +205,7 @@ static void check_solvers(const olla_dag *dag, int64_t opt)
     int order[16];
     int64_t peak = -1;
     int outcome = 0;
-    OLLA_CHECK(olla_sched_exact_dp(dag, INT64_MAX, 1000000L, 0, order, &peak, &outcome, &err) == OLLA_OK);
+    OLLA_CHECK(olla_sched_exact_dp(dag, INT64_MAX, (olla_limit){1000000L, 0}, order, &peak, &outcome, &err) == OLLA_OK);
     OLLA_CHECK(outcome == OLLA_DP_FOUND);
     OLLA_CHECK_EQ_I64(peak, opt);
     OLLA_CHECK_EQ_I64(peak_of(dag, order), opt);
