@@ -194,8 +194,8 @@ static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const i
     c->peak_cap = out->input_executed_peak_bytes;
     if (in->peak_limit >= 0 && in->peak_limit < c->peak_cap)
         c->peak_cap = in->peak_limit;
-    if (!in->keep_listing && olla_schedule_for_ort(c->eg, input_listing, in->target, cost_of, c, &so, listing,
-                                                   executed, &sr, &serr) == OLLA_OK) {
+    olla_ort_problem p = {c->eg, input_listing, in->target, cost_of, c};
+    if (!in->keep_listing && olla_schedule_for_ort(&p, &so, listing, executed, &sr, &serr) == OLLA_OK) {
         out->search = sr.kept_input ? "input kept" : sr.target_runs ? "plan runs" : sr.stopped_by;
         return OLLA_OK;
     }

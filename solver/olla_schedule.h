@@ -140,13 +140,21 @@ typedef struct olla_ort_search_result {
     double seconds;
 } olla_ort_search_result;
 
+/* What the search below orders and how it judges an order. */
+typedef struct olla_ort_problem {
+    const olla_exec_graph *eg;
+    const int *input_listing; /* a permutation of the n_ops ops: the listing ORT runs first */
+    const int *target;        /* an order of the n_ops ops to follow (e.g. the unconstrained optimum); may be NULL */
+    olla_exec_cost_fn cost;   /* called once per evaluation with an order of the running ops */
+    void *cost_ctx;           /* cost's ctx */
+} olla_ort_problem;
+
 /* Searches the orders ONNX Runtime's DEFAULT rule can be made to run (its
  * depth-first search with every choice open: which leaf first, which
- * producer first at each expansion) for the cheapest, and writes the listing
- * that makes ORT run it (listing_out: n_ops op indices, a topological order
- * of the file, ties broken by the input listing) and that order
- * (executed_out: n_running entries). cost is called once per evaluation
- * with an order of the running ops.
+ * producer first at each expansion) for the cheapest under p->cost, and
+ * writes the listing that makes ORT run it (listing_out: n_ops op indices,
+ * a topological order of the file, ties broken by the input listing) and
+ * that order (executed_out: n_running entries).
  * - Starts: the input listing's own order; then, with a target (an order of
  *   the n_ops ops, e.g. the unconstrained optimum; may be NULL), three
  *   orders whose choices follow it: at every choice the candidate first in
@@ -164,10 +172,8 @@ typedef struct olla_ort_search_result {
  * the order ORT runs for it, and when nothing cheaper is found the input
  * listing itself is returned (kept_input). input_listing must be a
  * permutation of the ops (OLLA_ERR_INPUT otherwise). */
-olla_status olla_schedule_for_ort(const olla_exec_graph *eg, const int *input_listing, const int *target,
-                                  olla_exec_cost_fn cost, void *cost_ctx, const olla_ort_search_options *opt,
-                                  int *listing_out, int *executed_out, olla_ort_search_result *res,
-                                  olla_error *err);
+olla_status olla_schedule_for_ort(const olla_ort_problem *p, const olla_ort_search_options *opt, int *listing_out,
+                                  int *executed_out, olla_ort_search_result *res, olla_error *err);
 
 /* Reading the text DAG format of bench/DAGFORMAT.md. */
 typedef struct olla_dagfile {
