@@ -60,7 +60,7 @@ static int fixture_build(fixture *f)
     if (st == OLLA_OK)
         st = olla_graph_shares(f->g, &shares, &n_shares, &err);
     if (st == OLLA_OK)
-        st = olla_graph_dag(f->g, 1, shares, n_shares, NULL, &f->dag, &f->map, &err);
+        st = olla_graph_dag(f->g, 1, &(olla_dag_sharing){shares, n_shares, NULL}, &f->dag, &f->map, &err);
     free(shares);
     if (st != OLLA_OK)
         fprintf(stderr, "fixture: %s\n", err.message);
