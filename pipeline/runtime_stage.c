@@ -153,10 +153,11 @@ static void setting_figures(exec_cost *c, const int *executed, int n, int side, 
     }
 }
 
-/* The order in->runtime executes for a listing, into executed, with our
- * peak and ORT's figure, into out's side 0 (the input: input_executed_peak_bytes,
- * input_ort_allocated_bytes) or side 1 (the written model: executed_peak_bytes,
- * ort_allocated_bytes); ORT's figures under every setting for both. */
+/* The order in->runtime executes for a listing (into executed), our peak
+ * for it and ORT's figure: into out's input side (side 0:
+ * input_executed_peak_bytes, input_ort_allocated_bytes) or the written
+ * model's (side 1: executed_peak_bytes, ort_allocated_bytes); ORT's figures
+ * under every setting on both sides. */
 static olla_status figures(const olla_runtime_input *in, exec_cost *c, const int *listing, int *executed, int side,
                            olla_runtime_outcome *out, olla_error *err)
 {

@@ -275,6 +275,7 @@ typedef struct plan_check {
     olla_error *err;
 } plan_check;
 
+/* Frees what the check made, and the plan. */
 static void plan_check_free(plan_check *c)
 {
     free(c->offset);
