@@ -86,7 +86,7 @@ static int bench(const bench_args *a)
     if (olla_model_load(a->path, &m, &err) != OLLA_OK || olla_infer_shapes(m->proto, &so, &types, &err) != OLLA_OK)
         goto fail;
     olla_type_source src = olla_shape_type_source(types);
-    if (olla_graph_build(m, &src, &g, &err) != OLLA_OK || olla_graph_dag(g, 1, NULL, 0, &dag, &map, &err) != OLLA_OK ||
+    if (olla_graph_build(m, &src, &g, &err) != OLLA_OK || olla_graph_dag(g, 1, NULL, &dag, &map, &err) != OLLA_OK ||
         olla_exec_graph_build(g, OLLA_RUNTIME_ORT, NULL, &eg, &err) != OLLA_OK)
         goto fail;
     int n = g->n_ops;
@@ -106,7 +106,8 @@ static int bench(const bench_args *a)
     olla_ort_search_options oo = {a->budget, olla_now() + 600, sr.lower_bound_bytes > 0 ? sr.lower_bound_bytes : -1,
                                   1};
     olla_ort_search_result res;
-    if (olla_schedule_for_ort(&eg, listing, planned, executed_peak, &c, &oo, best, exec, &res, &err) != OLLA_OK)
+    olla_ort_problem p = {&eg, listing, planned, executed_peak, &c};
+    if (olla_schedule_for_ort(&p, &oo, best, exec, &res, &err) != OLLA_OK)
         goto fail;
     /* the written listing, simulated afresh */
     int64_t check = ort_peak_of_listing(&c, best, exec);

@@ -229,7 +229,7 @@ static olla_status input_order_unshared(run *r)
     int n_shares = 0;
     olla_status st = model_shares(r, 0, &shares, &n_shares);
     if (st == OLLA_OK)
-        st = olla_graph_dag(r->g, r->align, shares, n_shares, NULL, &plain, &pmap, r->err);
+        st = olla_graph_dag(r->g, r->align, &(olla_dag_sharing){shares, n_shares, NULL}, &plain, &pmap, r->err);
     free(shares);
     if (st != OLLA_OK)
         return st;
@@ -285,7 +285,8 @@ static olla_status build_dag(run *r)
     if (st == OLLA_OK)
         st = model_shares(r, r->opt->sharing == OLLA_SHARING_RUNTIME, &shares, &n_shares);
     if (st == OLLA_OK)
-        st = olla_graph_dag(r->g, r->align, shares, n_shares, r->have_eg ? &view : NULL, &r->dag, &r->map, r->err);
+        st = olla_graph_dag(r->g, r->align, &(olla_dag_sharing){shares, n_shares, r->have_eg ? &view : NULL}, &r->dag,
+                            &r->map, r->err);
     free(shares);
     if (st == OLLA_OK)
         st = alloc_arrays(r);

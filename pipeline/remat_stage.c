@@ -30,6 +30,7 @@
 #include "passes/runtime/olla_recompute.h"
 #include "pipeline/olla_pipeline.h"
 #include "solver/olla_remat.h"
+#include "util/olla_grow.h"
 
 #define OOM(m) olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory planning recomputation for %s", (m)->path)
 
@@ -199,7 +200,8 @@ olla_status olla_remat_pose(const olla_remat_input *in, olla_remat_posed *a, oll
 typedef struct names {
     olla_strmap used;   /* every tensor name of the graph, then every fresh one */
     char **made;        /* fresh strings, owned */
-    int n_made, cap_made;
+    int n_made;
+    size_t cap_made;
 } names;
 
 static const char *fresh(names *nm, const char *base, int copy)
@@ -213,16 +215,12 @@ static const char *fresh(names *nm, const char *base, int copy)
         s[w++] = '_';
         s[w] = '\0';
     }
-    if (nm->n_made == nm->cap_made) {
-        int cap = nm->cap_made ? nm->cap_made * 2 : 256;
-        char **q = realloc(nm->made, (size_t)cap * sizeof *q);
-        if (!q) {
-            free(s);
-            return NULL;
-        }
-        nm->made = q;
-        nm->cap_made = cap;
+    char **q = olla_grow(nm->made, &nm->cap_made, (size_t)nm->n_made + 1, sizeof *q);
+    if (!q) {
+        free(s);
+        return NULL;
     }
+    nm->made = q;
     nm->made[nm->n_made++] = s;
     if (!olla_strmap_put(&nm->used, s, 0))
         return NULL;
@@ -265,13 +263,26 @@ static int dag_slot(const olla_dag *dag, int v, int d)
     return -1;
 }
 
-static olla_status build_rewrite(const olla_remat_input *in, const olla_remat_problem *p, const olla_remat_plan *plan,
-                                 names *nm, rewrite *w, olla_error *err)
+/* One rewrite under way: the plan, the names made, the arrays built, and
+ * which versions some run reads. */
+typedef struct rewriting {
+    const olla_remat_input *in;
+    const olla_remat_problem *p;
+    const olla_remat_plan *plan;
+    names *nm;
+    rewrite *w;
+    unsigned char *read; /* per run and output position: 1 when some run reads that version */
+    long used_slots;     /* of w->slots, by the specs so far */
+    olla_error *err;
+} rewriting;
+
+/* The rewrite's arrays, sized for the plan's runs, and x->read. */
+static olla_status rewrite_alloc(rewriting *x)
 {
-    const olla_graph *g = in->g;
-    const olla_dag *dag = in->dag;
-    const olla_graph_dag_map *map = in->map;
-    const olla_runtime_view *view = in->view;
+    const olla_graph *g = x->in->g;
+    const olla_remat_plan *plan = x->plan;
+    rewrite *w = x->w;
+    olla_error *err = x->err;
     int nr = plan->n_runs;
     long n_out = 0, n_slots = 0;
     for (int r = 0; r < nr; r++) {
@@ -285,12 +296,22 @@ static olla_status build_rewrite(const olla_remat_input *in, const olla_remat_pr
     w->alias = calloc((size_t)n_out + 1, sizeof *w->alias);
     w->out_name = calloc((size_t)n_out + 1, sizeof *w->out_name);
     w->out_first = malloc(((size_t)nr + 1) * sizeof(int));
-    unsigned char *read = calloc((size_t)n_out + 1, 1);
-    if (!w->spec || !w->slots || !w->alias || !w->out_name || !w->out_first || !read) {
-        free(read);
+    x->read = calloc((size_t)n_out + 1, 1);
+    if (!w->spec || !w->slots || !w->alias || !w->out_name || !w->out_first || !x->read)
         return OOM(g->model);
-    }
-    /* which versions some run reads: by run and output slot */
+    return OLLA_OK;
+}
+
+/* Where each run's outputs start in w->out_name, and which versions some
+ * run reads: by run and output slot. */
+static void mark_read(rewriting *x)
+{
+    const olla_graph *g = x->in->g;
+    const olla_dag *dag = x->in->dag;
+    const olla_graph_dag_map *map = x->in->map;
+    const olla_remat_plan *plan = x->plan;
+    rewrite *w = x->w;
+    int nr = plan->n_runs;
     long k = 0;
     for (int r = 0; r < nr; r++) {
         w->out_first[r] = (int)k;
@@ -305,69 +326,106 @@ static olla_status build_rewrite(const olla_remat_input *in, const olla_remat_pr
             const olla_op *po = &g->ops[plan->node[from]];
             for (int s = 0; s < po->n_outputs; s++)
                 if (g->output_list[po->first_output + s] == t)
-                    read[w->out_first[from] + s] = 1;
+                    x->read[w->out_first[from] + s] = 1;
         }
     }
+}
+
+/* Run r's outputs: the original's names, or fresh ones for a copy (none for
+ * an omittable output no run reads); a copy's spec gets them and a fresh
+ * node name. */
+static olla_status spec_outputs(rewriting *x, int r)
+{
+    const olla_graph *g = x->in->g;
+    const olla_graph_dag_map *map = x->in->map;
+    const olla_remat_plan *plan = x->plan;
+    rewrite *w = x->w;
+    olla_error *err = x->err;
+    const olla_op *o = &g->ops[plan->node[r]];
+    olla_node_spec *sp = &w->spec[r];
     olla_status st = OLLA_OK;
-    long used_slots = 0;
-    for (int r = 0; st == OLLA_OK && r < nr; r++) {
-        int v = plan->node[r];
-        const olla_op *o = &g->ops[v];
-        olla_node_spec *sp = &w->spec[r];
-        sp->source = o->proto_index;
-        /* outputs: the original's names, or fresh ones for a copy */
-        const char **outs = &w->slots[used_slots];
-        for (int s = 0; s < o->n_outputs; s++) {
-            int t = g->output_list[o->first_output + s];
-            const char *name = t >= 0 ? g->tensors[t].name : "";
-            if (plan->copy[r] && t >= 0) {
-                int d = map->dag_tensor[t];
-                if (!read[w->out_first[r] + s] && p->omittable[d]) {
-                    name = "";
-                } else if (!(name = fresh(nm, g->tensors[t].name, plan->copy[r]))) {
-                    st = OOM(g->model);
-                    break;
-                } else {
-                    w->alias[w->n_alias++] = (olla_value_alias){name, g->tensors[t].name};
-                }
-            }
-            outs[s] = name;
-            w->out_name[w->out_first[r] + s] = name;
-        }
-        if (plan->copy[r]) {
-            sp->outputs = outs;
-            used_slots += o->n_outputs;
-            const Onnx__NodeProto *src = g->model->proto->graph->node[o->proto_index];
-            if (src->name && *src->name && !(sp->name = fresh(nm, src->name, plan->copy[r])))
+    const char **outs = &w->slots[x->used_slots];
+    for (int s = 0; s < o->n_outputs; s++) {
+        int t = g->output_list[o->first_output + s];
+        const char *name = t >= 0 ? g->tensors[t].name : "";
+        if (plan->copy[r] && t >= 0) {
+            int d = map->dag_tensor[t];
+            if (!x->read[w->out_first[r] + s] && x->p->omittable[d]) {
+                name = "";
+            } else if (!(name = fresh(x->nm, g->tensors[t].name, plan->copy[r]))) {
                 st = OOM(g->model);
+                break;
+            } else {
+                w->alias[w->n_alias++] = (olla_value_alias){name, g->tensors[t].name};
+            }
         }
-        /* inputs: the version the plan reads */
-        const char **ins = &w->slots[used_slots];
-        int changed = 0;
-        for (int s = 0; st == OLLA_OK && s < o->n_explicit_inputs; s++) {
-            int t = g->input_list[o->first_input + s];
-            ins[s] = t >= 0 ? g->tensors[t].name : "";
-            if (t < 0 || g->tensors[t].producer < 0)
-                continue;
-            int src = view && view->reads_as ? view->reads_as[t] : t;
-            int d = map->dag_tensor[src], j = d >= 0 ? dag_slot(dag, v, d) : -1;
-            if (j < 0)
-                continue;
-            int from = plan->read_run[plan->read_start[r] + j];
-            if (!plan->copy[from])
-                continue;
-            const olla_op *po = &g->ops[plan->node[from]];
-            for (int q = 0; q < po->n_outputs; q++)
-                if (g->output_list[po->first_output + q] == src)
-                    ins[s] = w->out_name[w->out_first[from] + q];
-            changed = 1;
-        }
-        if (changed || plan->copy[r]) {
-            sp->inputs = ins;
-            used_slots += o->n_explicit_inputs;
-        }
+        outs[s] = name;
+        w->out_name[w->out_first[r] + s] = name;
     }
-    free(read);
+    if (plan->copy[r]) {
+        sp->outputs = outs;
+        x->used_slots += o->n_outputs;
+        const Onnx__NodeProto *src = g->model->proto->graph->node[o->proto_index];
+        if (src->name && *src->name && !(sp->name = fresh(x->nm, src->name, plan->copy[r])))
+            st = OOM(g->model);
+    }
+    return st;
+}
+
+/* Run r's inputs: the version the plan reads; the spec gets them when one
+ * is a copy's output, or when the run is a copy. */
+static void spec_inputs(rewriting *x, int r)
+{
+    const olla_graph *g = x->in->g;
+    const olla_dag *dag = x->in->dag;
+    const olla_graph_dag_map *map = x->in->map;
+    const olla_runtime_view *view = x->in->view;
+    const olla_remat_plan *plan = x->plan;
+    rewrite *w = x->w;
+    int v = plan->node[r];
+    const olla_op *o = &g->ops[v];
+    const char **ins = &w->slots[x->used_slots];
+    int changed = 0;
+    for (int s = 0; s < o->n_explicit_inputs; s++) {
+        int t = g->input_list[o->first_input + s];
+        ins[s] = t >= 0 ? g->tensors[t].name : "";
+        if (t < 0 || g->tensors[t].producer < 0)
+            continue;
+        int src = view && view->reads_as ? view->reads_as[t] : t;
+        int d = map->dag_tensor[src], j = d >= 0 ? dag_slot(dag, v, d) : -1;
+        if (j < 0)
+            continue;
+        int from = plan->read_run[plan->read_start[r] + j];
+        if (!plan->copy[from])
+            continue;
+        const olla_op *po = &g->ops[plan->node[from]];
+        for (int q = 0; q < po->n_outputs; q++)
+            if (g->output_list[po->first_output + q] == src)
+                ins[s] = w->out_name[w->out_first[from] + q];
+        changed = 1;
+    }
+    if (changed || plan->copy[r]) {
+        w->spec[r].inputs = ins;
+        x->used_slots += o->n_explicit_inputs;
+    }
+}
+
+/* The node specs of the plan's runs into w: every run's source node, a
+ * copy's fresh outputs and name, and the versions each run reads. */
+static olla_status build_rewrite(const olla_remat_input *in, const olla_remat_problem *p, const olla_remat_plan *plan,
+                                 names *nm, rewrite *w, olla_error *err)
+{
+    rewriting x = {in, p, plan, nm, w, NULL, 0, err};
+    olla_status st = rewrite_alloc(&x);
+    if (st == OLLA_OK)
+        mark_read(&x);
+    for (int r = 0; st == OLLA_OK && r < plan->n_runs; r++) {
+        w->spec[r].source = in->g->ops[plan->node[r]].proto_index;
+        st = spec_outputs(&x, r);
+        if (st == OLLA_OK)
+            spec_inputs(&x, r);
+    }
+    free(x.read);
     return st;
 }
 

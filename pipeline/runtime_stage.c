@@ -153,12 +153,18 @@ static void setting_figures(exec_cost *c, const int *executed, int n, int side, 
     }
 }
 
-/* The runtime's order of a listing, with our peak and ORT's figure (side 0
- * the input, 1 the written model: ORT's figures under every setting). */
-static olla_status figures(exec_cost *c, olla_runtime rt, const int *listing, int *executed, int *n_executed,
-                           int64_t *peak, int64_t *ort_bytes, int side, olla_runtime_outcome *out, olla_error *err)
+/* The order in->runtime executes for a listing (into executed), our peak
+ * for it and ORT's figure: into out's input side (side 0:
+ * input_executed_peak_bytes, input_ort_allocated_bytes) or the written
+ * model's (side 1: executed_peak_bytes, ort_allocated_bytes); ORT's figures
+ * under every setting on both sides. */
+static olla_status figures(const olla_runtime_input *in, exec_cost *c, const int *listing, int *executed, int side,
+                           olla_runtime_outcome *out, olla_error *err)
 {
-    olla_status st = olla_exec_order_of(c->eg, rt, listing, executed, n_executed, err);
+    int64_t *peak = side ? &out->executed_peak_bytes : &out->input_executed_peak_bytes;
+    int64_t *ort_bytes = side ? &out->ort_allocated_bytes : &out->input_ort_allocated_bytes;
+    int n_executed = 0;
+    olla_status st = olla_exec_order_of(c->eg, in->runtime, listing, executed, &n_executed, err);
     if (st != OLLA_OK)
         return st;
     if ((*peak = peak_of(c, executed)) < 0)
@@ -166,7 +172,7 @@ static olla_status figures(exec_cost *c, olla_runtime rt, const int *listing, in
     *ort_bytes = -1;
     olla_ort_memory_result res;
     olla_error oerr = {0};
-    if (c->ort && olla_ort_memory_eval(c->ort, executed, *n_executed, &res, &oerr) != OLLA_OK) {
+    if (c->ort && olla_ort_memory_eval(c->ort, executed, n_executed, &res, &oerr) != OLLA_OK) {
         note(out, oerr.message);
     } else if (c->ort && res.n_subgraph_ops > 0 && !res.subgraphs_counted) {
         char why[sizeof out->ort_model_note];
@@ -176,7 +182,7 @@ static olla_status figures(exec_cost *c, olla_runtime rt, const int *listing, in
     }
     if (c->ort && !out->ort_model_note[0])
         *ort_bytes = res.peak_bytes;
-    setting_figures(c, executed, *n_executed, side, out);
+    setting_figures(c, executed, n_executed, side, out);
     return OLLA_OK;
 }
 
@@ -194,8 +200,8 @@ static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const i
     c->peak_cap = out->input_executed_peak_bytes;
     if (in->peak_limit >= 0 && in->peak_limit < c->peak_cap)
         c->peak_cap = in->peak_limit;
-    if (!in->keep_listing && olla_schedule_for_ort(c->eg, input_listing, in->target, cost_of, c, &so, listing,
-                                                   executed, &sr, &serr) == OLLA_OK) {
+    olla_ort_problem p = {c->eg, input_listing, in->target, cost_of, c};
+    if (!in->keep_listing && olla_schedule_for_ort(&p, &so, listing, executed, &sr, &serr) == OLLA_OK) {
         out->search = sr.kept_input ? "input kept" : sr.target_runs ? "plan runs" : sr.stopped_by;
         return OLLA_OK;
     }
@@ -226,7 +232,7 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
                                olla_error *err)
 {
     const olla_graph *g = in->g;
-    int n = g->n_ops, n_exec = 0;
+    int n = g->n_ops;
     memset(out, 0, sizeof *out);
     out->input_ort_allocated_bytes = out->ort_allocated_bytes = -1;
     for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++)
@@ -249,16 +255,14 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
     if (st == OLLA_OK && ort_memory_for(&c, g, in->types, &oerr) != OLLA_OK)
         note(out, oerr.message);
     if (st == OLLA_OK)
-        st = figures(&c, in->runtime, input_listing, executed, &n_exec, &out->input_executed_peak_bytes,
-                     &out->input_ort_allocated_bytes, 0, out, err);
+        st = figures(in, &c, input_listing, executed, 0, out, err);
     if (st == OLLA_OK && in->input_executed)
         st = olla_exec_complete_order(eg, executed, in->input_executed, err);
     if (st == OLLA_OK)
         st = in->runtime == OLLA_RUNTIME_ORT ? steer_ort(in, &c, input_listing, listing, executed, out, err)
                                              : steer_priority(in, &c, input_listing, listing, executed, out, err);
     if (st == OLLA_OK)
-        st = figures(&c, in->runtime, listing, executed, &n_exec, &out->executed_peak_bytes,
-                     &out->ort_allocated_bytes, 1, out, err);
+        st = figures(in, &c, listing, executed, 1, out, err);
     if (out->ort_model_note[0]) /* a reason found late voids both sides */
         out->input_ort_allocated_bytes = out->ort_allocated_bytes = -1;
     for (int k = 0; out->ort_model_note[0] && k < OLLA_ORT_N_SETTINGS; k++)

@@ -117,20 +117,26 @@ static int input_uses_dims(const Onnx__GraphProto *g, const char *name, const ol
     return 0;
 }
 
+/* The options a check runs with, and the arrays (malloc'd, names
+ * borrowed) that hold its bindings. */
+typedef struct check_bindings {
+    olla_check_options co;
+    olla_dim_binding *dims;
+    olla_input_shape *shapes;
+} check_bindings;
+
 /* The bindings a check uses: the ones the plan records, merged with the
  * command line's. A --dim replaces the recorded binding of its name (or is
  * added), the others stay; an --input-shape replaces the recorded shape of
  * its input (or is added); a recorded input shape that depends on a
- * dimension the command line binds is left to that binding. The arrays are
- * malloc'd into *dims and *shapes (names borrowed). */
+ * dimension the command line binds is left to that binding. */
 static olla_status merged_options(const olla_check_options *opt, const olla_stored_plan *sp, const Onnx__GraphProto *g,
-                                  olla_check_options *co, olla_dim_binding **dims, olla_input_shape **shapes,
-                                  const char *file, olla_error *err)
+                                  check_bindings *b, const char *file, olla_error *err)
 {
-    *co = *opt;
-    *dims = calloc((size_t)(sp->n_dims + opt->n_dims) + 1, sizeof **dims);
-    *shapes = calloc((size_t)(sp->n_inputs + opt->n_input_shapes) + 1, sizeof **shapes);
-    if (!*dims || !*shapes)
+    b->co = *opt;
+    b->dims = calloc((size_t)(sp->n_dims + opt->n_dims) + 1, sizeof *b->dims);
+    b->shapes = calloc((size_t)(sp->n_inputs + opt->n_input_shapes) + 1, sizeof *b->shapes);
+    if (!b->dims || !b->shapes)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory checking %s", file);
     int nd = 0, ns = 0;
     for (int i = 0; i < sp->n_dims; i++) {
@@ -138,23 +144,23 @@ static olla_status merged_options(const olla_check_options *opt, const olla_stor
         for (int j = 0; j < opt->n_dims && !given; j++)
             given = strcmp(opt->dims[j].name, sp->dims[i].name) == 0;
         if (!given)
-            (*dims)[nd++] = sp->dims[i];
+            b->dims[nd++] = sp->dims[i];
     }
     for (int j = 0; j < opt->n_dims; j++)
-        (*dims)[nd++] = opt->dims[j];
+        b->dims[nd++] = opt->dims[j];
     for (int i = 0; i < sp->n_inputs; i++) {
         int given = input_uses_dims(g, sp->inputs[i].name, opt->dims, opt->n_dims);
         for (int j = 0; j < opt->n_input_shapes && !given; j++)
             given = strcmp(opt->input_shapes[j].name, sp->inputs[i].name) == 0;
         if (!given)
-            (*shapes)[ns++] = sp->inputs[i];
+            b->shapes[ns++] = sp->inputs[i];
     }
     for (int j = 0; j < opt->n_input_shapes; j++)
-        (*shapes)[ns++] = opt->input_shapes[j];
-    co->dims = *dims;
-    co->n_dims = nd;
-    co->input_shapes = *shapes;
-    co->n_input_shapes = ns;
+        b->shapes[ns++] = opt->input_shapes[j];
+    b->co.dims = b->dims;
+    b->co.n_dims = nd;
+    b->co.input_shapes = b->shapes;
+    b->co.n_input_shapes = ns;
     return OLLA_OK;
 }
 
@@ -251,111 +257,162 @@ static olla_status executed_order(const olla_graph *g, const olla_stored_plan *s
     return st;
 }
 
+/* ---- the check ---- */
+
+/* One check under way: the file, its plan, the bindings, the graph built
+ * under them and the plan's layout per graph tensor. */
+typedef struct plan_check {
+    const olla_model *m;
+    const char *file;
+    olla_stored_plan sp;
+    check_bindings b;
+    olla_shape_table *types;
+    olla_graph *g;
+    int64_t *offset, *bytes; /* per graph tensor: the plan's offset (-1: not placed) and size */
+    int *order;              /* per step: the op the runtime runs there */
+    int *shares;             /* per graph tensor: the tensor whose buffer it shares, or -1 */
+    unsigned char *share;    /* per graph tensor: the plan's share kind */
+    olla_error *err;
+} plan_check;
+
+/* Frees what the check made, and the plan. */
+static void plan_check_free(plan_check *c)
+{
+    free(c->offset);
+    free(c->bytes);
+    free(c->order);
+    free(c->shares);
+    free(c->share);
+    olla_graph_free(c->g);
+    olla_shape_table_free(c->types);
+    free(c->b.dims);
+    free(c->b.shapes);
+    olla_stored_plan_free(&c->sp);
+}
+
+/* The file's olla.arena_bytes agrees with the plan's arena. */
+static olla_status check_arena(plan_check *c)
+{
+    const char *arena_text = meta(c->m->proto, OLLA_META_ARENA);
+    char expect[32];
+    snprintf(expect, sizeof expect, "%lld", (long long)c->sp.arena_bytes);
+    if (!arena_text || strcmp(arena_text, expect) != 0)
+        return olla_error_set(c->err, OLLA_ERR_INPUT,
+                              "%s: olla.arena_bytes (%s) differs from the plan's arena_bytes (%s)", c->file,
+                              arena_text ? arena_text : "missing", expect);
+    return OLLA_OK;
+}
+
+/* The graph with its sizes inferred under the check's bindings. */
+static olla_status build_graph(plan_check *c)
+{
+    const olla_check_options *co = &c->b.co;
+    olla_shape_options so = {.dims = co->dims,
+                             .n_dims = co->n_dims,
+                             .strict = co->strict_shapes,
+                             .input_shapes = co->input_shapes,
+                             .n_input_shapes = co->n_input_shapes,
+                             .alignment = c->sp.alignment};
+    olla_status st = olla_infer_shapes(c->m->proto, &so, &c->types, c->err);
+    if (st != OLLA_OK)
+        return st;
+    olla_type_source src = olla_shape_type_source(c->types);
+    return olla_graph_build(c->m, &src, &c->g, c->err);
+}
+
+/* The plan's entries as per-tensor arrays: each names a tensor of the
+ * graph, once, and what it shares is one too. */
+static olla_status read_entries(plan_check *c)
+{
+    const olla_graph *g = c->g;
+    const olla_stored_plan *sp = &c->sp;
+    c->offset = malloc(((size_t)g->n_tensors + 1) * sizeof *c->offset);
+    c->bytes = calloc((size_t)g->n_tensors + 1, sizeof *c->bytes);
+    c->order = malloc(((size_t)g->n_ops + 1) * sizeof *c->order);
+    c->shares = malloc(((size_t)g->n_tensors + 1) * sizeof *c->shares);
+    c->share = calloc((size_t)g->n_tensors + 1, 1);
+    if (!c->offset || !c->bytes || !c->order || !c->shares || !c->share)
+        return olla_error_set(c->err, OLLA_ERR_INTERNAL, "out of memory checking %s", c->file);
+    for (int t = 0; t < g->n_tensors; t++) {
+        c->offset[t] = -1;
+        c->shares[t] = -1;
+    }
+    for (int i = 0; i < sp->n_entries; i++) {
+        const olla_stored_entry *en = &sp->entries[i];
+        int t = olla_strmap_get(&g->by_name, en->name);
+        if (t < 0)
+            return olla_error_set(c->err, OLLA_ERR_INPUT, "%s: the plan lists '%s', which is not a tensor of the graph",
+                                  c->file, en->name);
+        if (c->offset[t] >= 0)
+            return olla_error_set(c->err, OLLA_ERR_INPUT, "%s: the plan lists '%s' twice", c->file, en->name);
+        c->offset[t] = en->offset;
+        c->bytes[t] = en->bytes;
+        c->share[t] = (unsigned char)en->share;
+        if (en->shares && (c->shares[t] = olla_strmap_get(&g->by_name, en->shares)) < 0)
+            return olla_error_set(c->err, OLLA_ERR_INPUT,
+                                  "%s: the plan says '%s' shares '%s', which is not a tensor of the graph", c->file,
+                                  en->name, en->shares);
+    }
+    return OLLA_OK;
+}
+
+/* The declared sizes, the order the runtime executes, the layout in that
+ * order, and the plan's memory limit. */
+static olla_status check_layout(plan_check *c)
+{
+    const olla_stored_plan *sp = &c->sp;
+    olla_error *err = c->err;
+    olla_status st = olla_plan_check_declared(c->m->proto->graph, sp, &c->b.co, c->file, err);
+    olla_exec_graph eg;
+    int have_eg = 0;
+    if (st == OLLA_OK)
+        st = executed_order(c->g, sp, &eg, &have_eg, c->order, c->file, err);
+    olla_runtime_view view = {have_eg ? eg.runs : NULL, have_eg ? eg.reads_as : NULL};
+    olla_plan_layout lay = {c->order,      c->offset,   c->bytes,
+                            c->share,      c->shares,   sp->arena_bytes,
+                            sp->alignment, sp->sharing, have_eg ? &view : NULL};
+    int64_t peak = 0;
+    if (st == OLLA_OK)
+        st = olla_plan_verify(c->g, &lay, &peak, err);
+    if (st == OLLA_OK && sp->memory_limit >= 0 && peak > sp->memory_limit)
+        st = olla_error_set(err, OLLA_ERR_INPUT,
+                            "%s: the plan peaks at %lld bytes in the order %s executes, above its memory limit of %lld "
+                            "bytes",
+                            c->file, (long long)peak, olla_runtime_name(sp->runtime), (long long)sp->memory_limit);
+    if (st == OLLA_OK && sp->memory_limit >= 0 && sp->runtime == OLLA_RUNTIME_LISTED &&
+        sp->arena_bytes > sp->memory_limit)
+        st = olla_error_set(err, OLLA_ERR_INPUT,
+                            "%s: the plan's arena is %lld bytes, above its memory limit of %lld bytes", c->file,
+                            (long long)sp->arena_bytes, (long long)sp->memory_limit);
+    if (have_eg)
+        olla_exec_graph_free(&eg);
+    return st;
+}
+
 olla_status olla_plan_check(const olla_model *m, const olla_check_options *opt, olla_error *err)
 {
     const char *file = m->path;
     const char *plan_text = meta(m->proto, OLLA_META_PLAN);
-    const char *arena_text = meta(m->proto, OLLA_META_ARENA);
     if (!plan_text)
         return olla_error_set(err, OLLA_ERR_INPUT, "%s: no olla.plan metadata; this model has not been planned", file);
-    olla_stored_plan sp;
-    olla_status st = olla_plan_from_json(plan_text, &sp, err);
+    plan_check c = {.m = m, .file = file, .err = err};
+    olla_status st = olla_plan_from_json(plan_text, &c.sp, err);
     if (st != OLLA_OK) {
         char msg[sizeof err->message];
         snprintf(msg, sizeof msg, "%s", err->message);
         olla_error_clear(err);
         return olla_error_set(err, st, "%s: %s", file, msg);
     }
-    olla_check_options co;
-    olla_dim_binding *merged_dims = NULL;
-    olla_input_shape *merged_shapes = NULL;
-    olla_shape_table *types = NULL;
-    olla_graph *g = NULL;
-    int64_t *offset = NULL, *bytes = NULL;
-    int *order = NULL, *shares = NULL;
-    unsigned char *share = NULL;
-    char expect[32];
-    snprintf(expect, sizeof expect, "%lld", (long long)sp.arena_bytes);
-    if ((st = merged_options(opt, &sp, m->proto->graph, &co, &merged_dims, &merged_shapes, file, err)) != OLLA_OK)
-        goto done;
-    if (!arena_text || strcmp(arena_text, expect) != 0) {
-        st = olla_error_set(err, OLLA_ERR_INPUT, "%s: olla.arena_bytes (%s) differs from the plan's arena_bytes (%s)",
-                            file, arena_text ? arena_text : "missing", expect);
-        goto done;
-    }
-    olla_shape_options so = {.dims = co.dims, .n_dims = co.n_dims, .strict = co.strict_shapes,
-                             .input_shapes = co.input_shapes, .n_input_shapes = co.n_input_shapes,
-                             .alignment = sp.alignment};
-    if ((st = olla_infer_shapes(m->proto, &so, &types, err)) != OLLA_OK)
-        goto done;
-    olla_type_source src = olla_shape_type_source(types);
-    if ((st = olla_graph_build(m, &src, &g, err)) != OLLA_OK)
-        goto done;
-    offset = malloc(((size_t)g->n_tensors + 1) * sizeof *offset);
-    bytes = calloc((size_t)g->n_tensors + 1, sizeof *bytes);
-    order = malloc(((size_t)g->n_ops + 1) * sizeof *order);
-    shares = malloc(((size_t)g->n_tensors + 1) * sizeof *shares);
-    share = calloc((size_t)g->n_tensors + 1, 1);
-    if (!offset || !bytes || !order || !shares || !share) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory checking %s", file);
-        goto done;
-    }
-    for (int t = 0; t < g->n_tensors; t++) {
-        offset[t] = -1;
-        shares[t] = -1;
-    }
-    for (int i = 0; i < sp.n_entries; i++) {
-        int t = olla_strmap_get(&g->by_name, sp.entries[i].name);
-        if (t < 0) {
-            st = olla_error_set(err, OLLA_ERR_INPUT, "%s: the plan lists '%s', which is not a tensor of the graph", file,
-                                sp.entries[i].name);
-            goto done;
-        }
-        if (offset[t] >= 0) {
-            st = olla_error_set(err, OLLA_ERR_INPUT, "%s: the plan lists '%s' twice", file, sp.entries[i].name);
-            goto done;
-        }
-        offset[t] = sp.entries[i].offset;
-        bytes[t] = sp.entries[i].bytes;
-        share[t] = (unsigned char)sp.entries[i].share;
-        if (sp.entries[i].shares && (shares[t] = olla_strmap_get(&g->by_name, sp.entries[i].shares)) < 0) {
-            st = olla_error_set(err, OLLA_ERR_INPUT, "%s: the plan says '%s' shares '%s', which is not a tensor of the graph",
-                                file, sp.entries[i].name, sp.entries[i].shares);
-            goto done;
-        }
-    }
-    st = olla_plan_check_declared(m->proto->graph, &sp, &co, file, err);
-    olla_exec_graph eg;
-    int have_eg = 0;
+    st = merged_options(opt, &c.sp, m->proto->graph, &c.b, file, err);
     if (st == OLLA_OK)
-        st = executed_order(g, &sp, &eg, &have_eg, order, file, err);
-    olla_runtime_view view = {have_eg ? eg.runs : NULL, have_eg ? eg.reads_as : NULL};
-    olla_plan_layout lay = {order, offset, bytes, share, shares, sp.arena_bytes, sp.alignment, sp.sharing,
-                            have_eg ? &view : NULL};
-    int64_t peak = 0;
+        st = check_arena(&c);
     if (st == OLLA_OK)
-        st = olla_plan_verify(g, &lay, &peak, err);
-    if (st == OLLA_OK && sp.memory_limit >= 0 && peak > sp.memory_limit)
-        st = olla_error_set(err, OLLA_ERR_INPUT,
-                            "%s: the plan peaks at %lld bytes in the order %s executes, above its memory limit of %lld "
-                            "bytes",
-                            file, (long long)peak, olla_runtime_name(sp.runtime), (long long)sp.memory_limit);
-    if (st == OLLA_OK && sp.memory_limit >= 0 && sp.runtime == OLLA_RUNTIME_LISTED && sp.arena_bytes > sp.memory_limit)
-        st = olla_error_set(err, OLLA_ERR_INPUT, "%s: the plan's arena is %lld bytes, above its memory limit of %lld bytes",
-                            file, (long long)sp.arena_bytes, (long long)sp.memory_limit);
-    if (have_eg)
-        olla_exec_graph_free(&eg);
-done:
-    st = explain_failure(st, &co, &sp, file, err);
-    free(offset);
-    free(bytes);
-    free(order);
-    free(shares);
-    free(share);
-    olla_graph_free(g);
-    olla_shape_table_free(types);
-    free(merged_dims);
-    free(merged_shapes);
-    olla_stored_plan_free(&sp);
+        st = build_graph(&c);
+    if (st == OLLA_OK)
+        st = read_entries(&c);
+    if (st == OLLA_OK)
+        st = check_layout(&c);
+    st = explain_failure(st, &c.b.co, &c.sp, file, err);
+    plan_check_free(&c);
     return st;
 }

@@ -383,7 +383,7 @@ olla_status olla_plan_verify(const olla_graph *g, const olla_plan_layout *p, int
                               (long long)p->alignment);
     olla_dag dag;
     olla_graph_dag_map map;
-    olla_status st = olla_graph_dag(g, 1, NULL, 0, p->view, &dag, &map, err);
+    olla_status st = olla_graph_dag(g, 1, &(olla_dag_sharing){NULL, 0, p->view}, &dag, &map, err);
     if (st != OLLA_OK)
         return st;
     size_t nt = (size_t)g->n_tensors + 1;

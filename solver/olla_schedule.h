@@ -69,15 +69,15 @@ int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_lim
 /* Exact order by dynamic programming over the sets of nodes already run,
  * looking only for peaks below ub. *outcome: OLLA_DP_FOUND (order and *peak
  * hold an optimal order, peak < ub), OLLA_DP_NONE_BETTER (every order peaks
- * at ub or more), OLLA_DP_GAVE_UP (more than max_states sets, or past the
- * deadline, a olla_now() time; <=0 = none). A set takes one bit per node
- * searched (here every node; in the window and segment searches below only
- * those of the window or segment), and the sets are kept within 256 MB.
- * In the searches below max_states is the budget of all their searches
- * together. */
+ * at ub or more), OLLA_DP_GAVE_UP (more than lim.budget sets: a budget
+ * <= 0 gives up at once; or past lim.deadline, a olla_now() time; <=0 =
+ * none). A set takes one bit per node searched (here every node; in the
+ * window and segment searches below only those of the window or segment),
+ * and the sets are kept within 256 MB. In the searches below max_states is
+ * the budget of all their searches together. */
 enum { OLLA_DP_GAVE_UP = 0, OLLA_DP_FOUND = 1, OLLA_DP_NONE_BETTER = 2 };
-olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states, double deadline, int *order,
-                                int64_t *peak, int *outcome, olla_error *err);
+olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, olla_limit lim, int *order, int64_t *peak,
+                                int *outcome, olla_error *err);
 
 /* Large-neighbourhood improvement: around each step at the peak, reorders
  * a window of about 2*half+1 consecutive steps exactly (the search above
@@ -151,13 +151,21 @@ typedef struct olla_ort_search_result {
     double seconds;
 } olla_ort_search_result;
 
+/* What the search below orders and how it judges an order. */
+typedef struct olla_ort_problem {
+    const olla_exec_graph *eg;
+    const int *input_listing; /* a permutation of the n_ops ops: the listing ORT runs first */
+    const int *target;        /* an order of the n_ops ops to follow (e.g. the unconstrained optimum); may be NULL */
+    olla_exec_cost_fn cost;   /* called once per evaluation with an order of the running ops */
+    void *cost_ctx;           /* cost's ctx */
+} olla_ort_problem;
+
 /* Searches the orders ONNX Runtime's DEFAULT rule can be made to run (its
  * depth-first search with every choice open: which leaf first, which
- * producer first at each expansion) for the cheapest, and writes the listing
- * that makes ORT run it (listing_out: n_ops op indices, a topological order
- * of the file, ties broken by the input listing) and that order
- * (executed_out: n_running entries). cost is called once per evaluation
- * with an order of the running ops.
+ * producer first at each expansion) for the cheapest under p->cost, and
+ * writes the listing that makes ORT run it (listing_out: n_ops op indices,
+ * a topological order of the file, ties broken by the input listing) and
+ * that order (executed_out: n_running entries).
  * - Starts: the input listing's own order; then, with a target (an order of
  *   the n_ops ops, e.g. the unconstrained optimum; may be NULL), three
  *   orders whose choices follow it: at every choice the candidate first in
@@ -175,10 +183,8 @@ typedef struct olla_ort_search_result {
  * the order ORT runs for it, and when nothing cheaper is found the input
  * listing itself is returned (kept_input). input_listing must be a
  * permutation of the ops (OLLA_ERR_INPUT otherwise). */
-olla_status olla_schedule_for_ort(const olla_exec_graph *eg, const int *input_listing, const int *target,
-                                  olla_exec_cost_fn cost, void *cost_ctx, const olla_ort_search_options *opt,
-                                  int *listing_out, int *executed_out, olla_ort_search_result *res,
-                                  olla_error *err);
+olla_status olla_schedule_for_ort(const olla_ort_problem *p, const olla_ort_search_options *opt, int *listing_out,
+                                  int *executed_out, olla_ort_search_result *res, olla_error *err);
 
 /* Reading the text DAG format of bench/DAGFORMAT.md. */
 typedef struct olla_dagfile {

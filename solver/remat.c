@@ -123,7 +123,7 @@ static olla_status try_policy(search *s, const remat_policy *pol, int64_t limit,
 {
     olla_remat_plan plan;
     long work = 0;
-    olla_status st = remat_simulate(&s->c, pol, limit, s->target, &plan, fits, &work, err);
+    olla_status st = remat_simulate(&s->c, pol, (remat_limits){limit, s->target}, &plan, fits, &work, err);
     s->work += work;
     if (st != OLLA_OK || !*fits)
         return st;

@@ -38,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/olla_grow.h"
+
 #define OOM "out of memory planning recomputation"
 
 void remat_ctx_free(remat_ctx *c)
@@ -187,7 +189,8 @@ typedef struct sim {
      * stamp is not its tensor's is stale; a popped score is evaluated again
      * and pushed back when it has risen past the next one */
     struct heap_item *heap;
-    long n_heap, cap_heap;
+    long n_heap;
+    size_t cap_heap;
     unsigned *stamp;
     unsigned char *in_cand;
     int *stash, n_stash;
@@ -439,16 +442,12 @@ static void heap_push(sim *s, int e)
 {
     if (!s->in_cand[e])
         return;
-    if (s->n_heap == s->cap_heap) {
-        long cap = s->cap_heap ? s->cap_heap * 2 : 1024;
-        heap_item *h = realloc(s->heap, (size_t)cap * sizeof *h);
-        if (!h) {
-            s->oom = s->failed = 1;
-            return;
-        }
-        s->heap = h;
-        s->cap_heap = cap;
+    heap_item *h = olla_grow(s->heap, &s->cap_heap, (size_t)s->n_heap + 1, sizeof *h);
+    if (!h) {
+        s->oom = s->failed = 1;
+        return;
     }
+    s->heap = h;
     heap_item it = {score(s, e), e, ++s->stamp[e]};
     long i = s->n_heap++;
     while (i > 0 && item_less(&it, &s->heap[(i - 1) / 2])) {
@@ -745,8 +744,8 @@ olla_status remat_plan_measure(const olla_remat_problem *p, olla_remat_plan *pla
     return st;
 }
 
-olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, int64_t limit, int64_t accept,
-                           olla_remat_plan *plan, int *fits, long *work, olla_error *err)
+olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, remat_limits lim, olla_remat_plan *plan,
+                           int *fits, long *work, olla_error *err)
 {
     size_t nt1 = (size_t)c->nt + 1, n1 = (size_t)c->n + 1;
     sim s;
@@ -754,7 +753,7 @@ olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, int64_t 
     memset(plan, 0, sizeof *plan);
     s.c = c;
     s.pol = pol;
-    s.limit = limit;
+    s.limit = lim.limit;
     s.plan = plan;
     s.present = calloc(nt1, 1);
     s.wanted = calloc(nt1, 1);
@@ -815,7 +814,7 @@ olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, int64_t 
         olla_remat_plan_free(plan);
         return st;
     }
-    *fits = plan->peak <= accept;
+    *fits = plan->peak <= lim.accept;
     if (!*fits)
         olla_remat_plan_free(plan);
     return OLLA_OK;

@@ -40,15 +40,22 @@ typedef struct remat_policy {
 /* A gap shorter than this fraction of the order is not worth a drop. */
 #define REMAT_MIN_GAP 0.0625
 
+/* The bytes one simulation keeps under, and the peak its plan must not
+ * pass to be kept. */
+typedef struct remat_limits {
+    int64_t limit;  /* the simulation's bytes stay at most this */
+    int64_t accept; /* the plan fits when its exact peak is at most this */
+} remat_limits;
+
 /* Runs the base order with the policy, keeping the simulation's bytes
- * under limit. *fits is 1 when it could, and the plan it made peaks at most
- * `accept`; then plan holds the runs (peak: exact, of the plan's DAG).
- * The simulation counts a tensor it frees under pressure until it frees it,
- * past its last reader, so a plan often peaks below its limit: a limit
- * above `accept` can give a plan that fits it. *work receives the work
- * done (runs simulated, scores evaluated, tensors walked). */
-olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, int64_t limit, int64_t accept,
-                           olla_remat_plan *plan, int *fits, long *work, olla_error *err);
+ * under lim.limit. *fits is 1 when it could, and the plan it made peaks at
+ * most lim.accept; then plan holds the runs (peak: exact, of the plan's
+ * DAG). The simulation counts a tensor it frees under pressure until it
+ * frees it, past its last reader, so a plan often peaks below its limit: a
+ * limit above `accept` can give a plan that fits it. *work receives the
+ * work done (runs simulated, scores evaluated, tensors walked). */
+olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, remat_limits lim, olla_remat_plan *plan,
+                           int *fits, long *work, olla_error *err);
 
 /* A plan from a sequence of node runs, the first run of each node its
  * original: each run reads the latest version of each input; a view whose

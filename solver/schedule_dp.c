@@ -125,7 +125,7 @@ typedef struct {
     const olla_dag *dag;
     const int *step; /* n_nodes: positions in the order; those below lo ran before the search */
     int lo;
-    const int *loc;       /* n_nodes: index in cand, -1 for nodes outside it */
+    int *loc; /* n_nodes: index in cand, -1 for nodes outside it (each search sets and restores it) */
     const int64_t *outb, *deadb;
 } dp_scope;
 
@@ -185,20 +185,44 @@ static int64_t inplace_saving(const dp_scope *d, const uint64_t *s, int v)
 /* States of one search are kept within this many bytes. */
 #define DP_MEMORY (256L << 20)
 
-/* Expands state i of layer a into layer b; returns 0 on out of memory.
+/* One exact search (the state dp_core and its phases share): the problem
+ * (the scope, the candidates searched, the bytes allocated before them, the
+ * bound), the budget every search of one call shares, the layers of states,
+ * and the answer. */
+typedef struct dp_search {
+    dp_scope d;
+    const int *cand; /* the nodes searched, ncand of them */
+    int ncand;
+    int64_t init_cur; /* bytes allocated before the search */
+    int64_t ub;       /* only peaks below ub are looked for */
+    olla_limit *lim;  /* budget: the states left to every search sharing it; and the deadline */
+    long max_states;  /* the most states this search may make (its budget, its memory) */
+    long total;       /* states made so far */
+    int words;        /* of a state's key */
+    layer *L;         /* ncand + 1 layers: L[k] the states after k candidates ran */
+    uint64_t *key;    /* scratch: one key */
+    int *ready;       /* scratch: ncand entries */
+    int64_t peak;     /* on OLLA_DP_FOUND: the best peak */
+    int outcome;      /* OLLA_DP_* */
+} dp_search;
+
+/* Expands state i of layer k into layer k + 1; returns 0 on out of memory.
  * A ready node that frees at least what it allocates and whose step stays
  * within the peak so far can run first in some best continuation (moving
  * it forward only shrinks the steps it jumps over), so it is the only move
- * tried. ready: scratch of ncand entries. */
-static int expand(const dp_scope *d, const int *cand, int ncand, layer *a, long i, layer *b, int64_t ub,
-                  uint64_t *key, int *ready, long *added)
+ * tried. */
+static int expand(dp_search *x, int k, long i)
 {
-    int W = a->words, nready = 0;
+    const dp_scope *d = &x->d;
+    const int *cand = x->cand;
+    layer *a = &x->L[k], *b = &x->L[k + 1];
+    int W = a->words, nready = 0, *ready = x->ready;
+    uint64_t *key = x->key;
     const uint64_t *s = a->keys + i * W;
     for (int w = 0; w < W; w++) /* the candidates not run yet whose producers have run */
         for (uint64_t open = ~s[w]; open; open &= open - 1) {
             int c = w * 64 + __builtin_ctzll(open);
-            if (c >= ncand)
+            if (c >= x->ncand)
                 break;
             int v = cand[c];
             if (!ready_in(d, s, v))
@@ -215,70 +239,72 @@ moves:
         int c = ready[r], v = cand[c];
         int64_t live = a->cur[i] + d->outb[v], step_live = live - inplace_saving(d, s, v);
         int64_t best = step_live > a->best[i] ? step_live : a->best[i];
-        if (best >= ub)
+        if (best >= x->ub)
             continue;
         memcpy(key, s, (size_t)W * sizeof *key);
         olla_bit_set(key, (size_t)c);
         long before = b->n;
         if (!layer_put(b, key, best, live - freed_by(d, s, v), (int)i, v))
             return 0;
-        *added += b->n - before;
+        x->total += b->n - before;
     }
     return 1;
 }
 
-/* Runs the layered search from the nodes before position lo (step: every
- * node's position; bytes allocated init_cur) over
- * the nodes in cand only, ncand layers deep; the peak counts only the steps
- * of cand. loc: n_nodes entries, all -1 (restored on return). The states
- * made are taken off *states_left (the budget of every search sharing it);
- * the search gives up when it would pass it. On OLLA_DP_FOUND out[] holds
- * cand in the best order. */
-static olla_status dp_core(const olla_dag *dag, const int64_t *outb, const int64_t *deadb, int *loc,
-                           const int *step, int lo, int64_t init_cur, const int *cand, int ncand, int64_t ub,
-                           long *states_left, double deadline, int *out, int64_t *peak, int *outcome,
-                           olla_error *err)
+/* The layers, the scratch and the first state (nothing run, init_cur
+ * bytes allocated); the candidates get their places in d.loc. 0 when out
+ * of memory (x->total stays 0 when nothing was allocated). */
+static int dp_tables_new(dp_search *x)
 {
-    int W = (int)olla_bits_words((size_t)ncand);
-    *outcome = OLLA_DP_GAVE_UP;
-    *peak = 0;
-    if (ncand == 0) {
-        *outcome = OLLA_DP_FOUND;
-        return OLLA_OK;
-    }
+    int W = (int)olla_bits_words((size_t)x->ncand);
     long mem_states = DP_MEMORY / ((long)W * 8 + 40);
-    long max_states = *states_left < mem_states ? *states_left : mem_states;
-    layer *L = calloc((size_t)ncand + 1, sizeof *L);
-    uint64_t *key = calloc((size_t)W, sizeof *key);
-    int *ready = malloc((size_t)ncand * sizeof *ready);
-    if (!L || !key || !ready) {
-        free(L);
-        free(key);
-        free(ready);
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the exact scheduler");
-    }
-    long total = 1;
-    for (int c = 0; c < ncand; c++)
-        loc[cand[c]] = c;
-    dp_scope d = {dag, step, lo, loc, outb, deadb};
-    for (int k = 0; k <= ncand; k++)
-        L[k].words = W;
-    olla_status st = OLLA_OK;
-    if (!layer_put(&L[0], key, 0, init_cur, -1, -1)) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the exact scheduler");
-        goto done;
-    }
-    for (int k = 0; k < ncand; k++) {
-        layer *a = &L[k], *b = &L[k + 1];
+    x->max_states = x->lim->budget < mem_states ? x->lim->budget : mem_states;
+    x->words = W;
+    x->L = calloc((size_t)x->ncand + 1, sizeof *x->L);
+    x->key = calloc((size_t)W, sizeof *x->key);
+    x->ready = malloc((size_t)x->ncand * sizeof *x->ready);
+    if (!x->L || !x->key || !x->ready)
+        return 0;
+    x->total = 1;
+    for (int c = 0; c < x->ncand; c++)
+        x->d.loc[x->cand[c]] = c;
+    for (int k = 0; k <= x->ncand; k++)
+        x->L[k].words = W;
+    return layer_put(&x->L[0], x->key, 0, x->init_cur, -1, -1);
+}
+
+/* Takes the states made off the shared budget, gives d.loc back its -1s
+ * and frees the tables. */
+static void dp_tables_free(dp_search *x)
+{
+    long *left = &x->lim->budget;
+    *left -= x->total < *left ? x->total : *left;
+    for (int c = 0; c < x->ncand; c++)
+        x->d.loc[x->cand[c]] = -1;
+    for (int k = 0; x->L && k <= x->ncand; k++)
+        layer_free(&x->L[k]);
+    free(x->L);
+    free(x->key);
+    free(x->ready);
+    x->L = NULL;
+    x->key = NULL;
+    x->ready = NULL;
+}
+
+/* Fills the layers one after another until the last (x->outcome
+ * OLLA_DP_FOUND, x->peak its best), an empty one (OLLA_DP_NONE_BETTER), or
+ * the budget or the deadline (OLLA_DP_GAVE_UP); 0 when out of memory. */
+static int dp_layers(dp_search *x)
+{
+    for (int k = 0; k < x->ncand; k++) {
+        layer *a = &x->L[k];
         for (long i = 0; i < a->n; i++) {
-            if ((i & 255) == 0 && olla_past(deadline))
-                goto done; /* gave up */
-            if (!expand(&d, cand, ncand, a, i, b, ub, key, ready, &total)) {
-                st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the exact scheduler");
-                goto done;
-            }
-            if (total > max_states)
-                goto done; /* gave up */
+            if ((i & 255) == 0 && olla_past(x->lim->deadline))
+                return 1; /* gave up */
+            if (!expand(x, k, i))
+                return 0;
+            if (x->total > x->max_states)
+                return 1; /* gave up */
         }
         /* only parents and nodes of a finished layer are needed again */
         free(a->keys);
@@ -288,29 +314,49 @@ static olla_status dp_core(const olla_dag *dag, const int64_t *outb, const int64
         a->keys = NULL;
         a->best = a->cur = NULL;
         a->slot = NULL;
-        if (b->n == 0) {
-            *outcome = OLLA_DP_NONE_BETTER;
-            goto done;
+        if (x->L[k + 1].n == 0) {
+            x->outcome = OLLA_DP_NONE_BETTER;
+            return 1;
         }
     }
-    *outcome = OLLA_DP_FOUND;
-    *peak = L[ncand].best[0];
-    {
-        long i = 0;
-        for (int k = ncand; k > 0; k--) {
-            out[k - 1] = L[k].node[i];
-            i = L[k].parent[i];
-        }
+    x->outcome = OLLA_DP_FOUND;
+    x->peak = x->L[x->ncand].best[0];
+    return 1;
+}
+
+/* The best order into out[], from the last layer's state back through the
+ * parents. */
+static void dp_trace(const dp_search *x, int *out)
+{
+    long i = 0;
+    for (int k = x->ncand; k > 0; k--) {
+        out[k - 1] = x->L[k].node[i];
+        i = x->L[k].parent[i];
     }
-done:
-    *states_left -= total < *states_left ? total : *states_left;
-    for (int c = 0; c < ncand; c++)
-        loc[cand[c]] = -1;
-    for (int k = 0; k <= ncand; k++)
-        layer_free(&L[k]);
-    free(L);
-    free(key);
-    free(ready);
+}
+
+/* Runs the layered search x describes: from the nodes before position lo
+ * (d.step: every node's position; bytes allocated init_cur) over the nodes
+ * in cand only, ncand layers deep; the peak counts only the steps of cand.
+ * d.loc: n_nodes entries, all -1 (restored on return). The states made are
+ * taken off lim->budget (the budget of every search sharing it); the search
+ * gives up when it would pass it. On OLLA_DP_FOUND out[] holds cand in the
+ * best order. */
+static olla_status dp_core(dp_search *x, int *out, olla_error *err)
+{
+    x->outcome = OLLA_DP_GAVE_UP;
+    x->peak = 0;
+    x->total = 0;
+    if (x->ncand == 0) {
+        x->outcome = OLLA_DP_FOUND;
+        return OLLA_OK;
+    }
+    olla_status st = OLLA_OK;
+    if (!dp_tables_new(x) || !dp_layers(x))
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory in the exact scheduler");
+    else if (x->outcome == OLLA_DP_FOUND)
+        dp_trace(x, out);
+    dp_tables_free(x);
     return st;
 }
 
@@ -318,7 +364,7 @@ done:
  * and frees at once, the node -> candidate map, the positions in the order
  * and the bytes crossing each step boundary (allocated before it, needed
  * from it on: cross[t], t = 0 .. n). */
-typedef struct {
+typedef struct dp_work {
     int64_t *outb, *deadb, *cross;
     int *loc, *step;
 } dp_work;
@@ -353,8 +399,21 @@ static int dp_work_init(dp_work *w, const olla_dag *dag)
     return 1;
 }
 
-olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states, double deadline, int *order,
-                                int64_t *peak, int *outcome, olla_error *err)
+/* The search over the nodes cand[0 .. ncand) of the order whose positions
+ * and bytes w holds, from its position lo on, for peaks below ub. */
+static dp_search search_of(const olla_dag *dag, dp_work *w, int lo, const int *cand, int ncand, int64_t ub,
+                           olla_limit *lim)
+{
+    return (dp_search){.d = {dag, w->step, lo, w->loc, w->outb, w->deadb},
+                       .cand = cand,
+                       .ncand = ncand,
+                       .init_cur = w->cross[lo],
+                       .ub = ub,
+                       .lim = lim};
+}
+
+olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, olla_limit lim, int *order, int64_t *peak,
+                                int *outcome, olla_error *err)
 {
     int n = dag->n_nodes;
     int *cand = malloc(((size_t)n + 1) * sizeof *cand);
@@ -365,8 +424,10 @@ olla_status olla_sched_exact_dp(const olla_dag *dag, int64_t ub, long max_states
     } else {
         for (int v = 0; v < n; v++)
             cand[v] = v;
-        st = dp_core(dag, w.outb, w.deadb, w.loc, w.step, 0, 0, cand, n, ub, &max_states, deadline, order, peak,
-                     outcome, err);
+        dp_search x = search_of(dag, &w, 0, cand, n, ub, &lim);
+        st = dp_core(&x, order, err);
+        *peak = x.peak;
+        *outcome = x.outcome;
     }
     dp_work_free(&w);
     free(cand);
@@ -402,6 +463,7 @@ olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half,
                                       int64_t *peak_out, olla_error *err)
 {
     int n = dag->n_nodes;
+    olla_limit lim = {max_states, deadline};
     int64_t *live = malloc(((size_t)n + 1) * sizeof *live);
     int *sub = malloc(((size_t)n + 1) * sizeof *sub);
     dp_work w = {0};
@@ -413,7 +475,7 @@ olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half,
         st = olla_dag_peak(dag, order, &peak, live, NULL, err);
     if (st != OLLA_OK || n < 2)
         goto done;
-    for (int round = 0; round < 4 * n && max_states > 0; round++) {
+    for (int round = 0; round < 4 * n && lim.budget > 0; round++) {
         if (olla_past(deadline))
             break;
         int improved = 0;
@@ -422,19 +484,17 @@ olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half,
         for (int p = 0; p < n && !improved; p++) {
             if (live[p] != peak)
                 continue;
-            for (int shape = 0; shape < 3 && !improved && max_states > 0; shape++) {
+            for (int shape = 0; shape < 3 && !improved && lim.budget > 0; shape++) {
                 int lo = shape == 0 ? p - half : shape == 1 ? p - 2 * half : p;
                 int hi = shape == 0 ? p + half : shape == 1 ? p : p + 2 * half;
                 if (lo < 0)
                     lo = 0;
                 if (hi > n - 1)
                     hi = n - 1;
-                int64_t wpk = 0;
-                int outcome = OLLA_DP_GAVE_UP;
-                if ((st = dp_core(dag, w.outb, w.deadb, w.loc, w.step, lo, w.cross[lo], order + lo, hi - lo + 1, peak,
-                                  &max_states, deadline, sub, &wpk, &outcome, err)) != OLLA_OK)
+                dp_search x = search_of(dag, &w, lo, order + lo, hi - lo + 1, peak, &lim);
+                if ((st = dp_core(&x, sub, err)) != OLLA_OK)
                     goto done;
-                if (outcome == OLLA_DP_FOUND) {
+                if (x.outcome == OLLA_DP_FOUND) {
                     memcpy(order + lo, sub, (size_t)(hi - lo + 1) * sizeof *sub);
                     improved = 1;
                 }
@@ -459,6 +519,7 @@ olla_status olla_sched_split_solve(const olla_dag *dag, int *order, long max_sta
                                    int *n_segments, int *all_solved, olla_error *err)
 {
     int n = dag->n_nodes;
+    olla_limit lim = {max_states, deadline};
     *n_segments = 0;
     *all_solved = 0;
     int64_t *live = malloc(((size_t)n + 1) * sizeof *live);
@@ -489,17 +550,16 @@ olla_status olla_sched_split_solve(const olla_dag *dag, int *order, long max_sta
         while (hi + 1 < n && !cut[order[hi + 1]])
             hi++;
         (*n_segments)++;
-        int64_t seg_max = 0, pk = 0;
+        int64_t seg_max = 0;
         for (int t = lo; t <= hi; t++)
             if (live[t] > seg_max)
                 seg_max = live[t];
-        int outcome = OLLA_DP_GAVE_UP;
         if (hi > lo) {
-            st = dp_core(dag, w.outb, w.deadb, w.loc, w.step, lo, w.cross[lo], order + lo, hi - lo + 1, seg_max + 1,
-                         &max_states, deadline, sub, &pk, &outcome, err);
+            dp_search x = search_of(dag, &w, lo, order + lo, hi - lo + 1, seg_max + 1, &lim);
+            st = dp_core(&x, sub, err);
             if (st != OLLA_OK)
                 break;
-            if (outcome == OLLA_DP_FOUND)
+            if (x.outcome == OLLA_DP_FOUND)
                 memcpy(order + lo, sub, (size_t)(hi - lo + 1) * sizeof *sub);
             else
                 solved = 0;

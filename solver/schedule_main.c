@@ -277,8 +277,8 @@ static void exact(sched *s)
     int64_t dpk = 0;
     int outcome = OLLA_DP_GAVE_UP;
     olla_error derr = {0};
-    if (olla_sched_exact_dp(s->dag, s->best_peak, state_budget(s->n), s->deadline, s->work, &dpk, &outcome, &derr) ==
-        OLLA_OK) {
+    if (olla_sched_exact_dp(s->dag, s->best_peak, (olla_limit){state_budget(s->n), s->deadline}, s->work, &dpk,
+                            &outcome, &derr) == OLLA_OK) {
         if (outcome == OLLA_DP_FOUND) {
             offer(s, s->work, 1, "exact");
             raise_lb(s, dpk, "exact search");

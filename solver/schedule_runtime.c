@@ -369,23 +369,22 @@ static olla_status starts_from_target(ort_search *s, const int *target, olla_ort
     return OLLA_OK;
 }
 
-olla_status olla_schedule_for_ort(const olla_exec_graph *eg, const int *input_listing, const int *target,
-                                  olla_exec_cost_fn cost, void *cost_ctx, const olla_ort_search_options *opt,
-                                  int *listing_out, int *executed_out, olla_ort_search_result *res,
-                                  olla_error *err)
+olla_status olla_schedule_for_ort(const olla_ort_problem *p, const olla_ort_search_options *opt, int *listing_out,
+                                  int *executed_out, olla_ort_search_result *res, olla_error *err)
 {
+    const int *input_listing = p->input_listing;
     static const olla_ort_search_options defaults = {0, 0, -1, 0};
     double t0 = olla_now();
     ort_search s;
     memset(&s, 0, sizeof s);
     memset(res, 0, sizeof *res);
-    s.cost = cost;
-    s.cost_ctx = cost_ctx;
-    olla_status st = search_init(&s, eg, opt ? opt : &defaults, err);
+    s.cost = p->cost;
+    s.cost_ctx = p->cost_ctx;
+    olla_status st = search_init(&s, p->eg, opt ? opt : &defaults, err);
     if (st == OLLA_OK)
         st = start_from_input(&s, input_listing, res, err);
-    if (st == OLLA_OK && target)
-        st = starts_from_target(&s, target, res, err);
+    if (st == OLLA_OK && p->target)
+        st = starts_from_target(&s, p->target, res, err);
     /* descents from the best with random moves, until the budget, the bound
      * or the deadline, or until MAX_IDLE_RESTARTS restarts in a row gain
      * nothing */

@@ -434,13 +434,31 @@ static int fix_walk(closure *c, int from, int self, int dir)
     return 1;
 }
 
-/* A gain helper (a tensor's or an in-place write's): gains `bytes` when
- * the free nodes of list (and p, when free) all ran before v. Readers in
- * skip do not count. Returns the constant gain when every one is fixed
- * before v, 0 when one is fixed after it (or a helper was added). */
-static int64_t gain_helper(closure *c, int64_t bytes, int p, const int *list, int len, int skip, int *node,
-                           int64_t *sum)
+/* A gain (a tensor's or an in-place write's): `bytes` when the nodes of
+ * list, but skip, and p (-1: none) all ran before v. */
+typedef struct gain {
+    int64_t bytes;
+    int p;
+    const int *list;
+    int len;
+    int skip; /* a reader that does not count, or -1 */
+} gain;
+
+/* The helper nodes of the network built so far: the next node's number and
+ * the capacity of their arcs from the source. */
+typedef struct helpers {
+    int node;
+    int64_t sum;
+} helpers;
+
+/* A gain helper for gain gn: gains its bytes when its free nodes all ran
+ * before v. Returns the constant gain when every one is fixed before v, 0
+ * when one is fixed after it (or a helper was added). */
+static int64_t gain_helper(closure *c, const gain *gn, helpers *hl)
 {
+    int64_t bytes = gn->bytes;
+    int p = gn->p, len = gn->len, skip = gn->skip;
+    const int *list = gn->list;
     int any_free = p >= 0 && side_of(c, p) == FREE;
     if (p >= 0 && side_of(c, p) == AFTER)
         return 0;
@@ -454,9 +472,9 @@ static int64_t gain_helper(closure *c, int64_t bytes, int p, const int *list, in
     }
     if (!any_free)
         return bytes;
-    int h = (*node)++;
+    int h = hl->node++;
     net_arc(&c->f, NET_SOURCE, h, bytes);
-    *sum += bytes;
+    hl->sum += bytes;
     if (p >= 0 && side_of(c, p) == FREE)
         net_arc(&c->f, h, c->loc[p], FLOW_INF);
     for (int q = 0; q < len; q++)
@@ -487,8 +505,8 @@ static int64_t closure_eval(closure *c, int v, int before_v, int after_v, unsign
     for (int i = 0; i < most; i++)
         f->head[i] = -1;
     f->m = 0;
-    int node = NET_FIRST + nf;
-    int64_t konst = c->wout[v], sum = 0;
+    helpers hl = {NET_FIRST + nf, 0};
+    int64_t konst = c->wout[v];
     for (int u = 0; u < n; u++) {
         int sd = side_of(c, u);
         if (sd == BEFORE)
@@ -505,14 +523,15 @@ static int64_t closure_eval(closure *c, int v, int before_v, int after_v, unsign
                 if (side_of(c, rd[q]) == FREE)
                     net_arc(f, c->loc[rd[q]], c->loc[p], FLOW_INF);
         if (dag->bytes[e] > 0 && !dag->is_output[e])
-            konst -= gain_helper(c, dag->bytes[e], p, rd, nr, -1, &node, &sum);
+            konst -= gain_helper(c, &(gain){dag->bytes[e], p, rd, nr, -1}, &hl);
     }
     for (int k = dag->n_inplace ? dag->inplace_start[v] : 0; dag->n_inplace && k < dag->inplace_start[v + 1]; k++) {
         int e = dag->inplace_in[k];
-        konst -= gain_helper(c, dag->bytes[dag->inplace_out[k]], -1, dag->sink_list + dag->sink_start[e],
-                             dag->sink_start[e + 1] - dag->sink_start[e], v, &node, &sum);
+        gain gn = {dag->bytes[dag->inplace_out[k]], -1, dag->sink_list + dag->sink_start[e],
+                   dag->sink_start[e + 1] - dag->sink_start[e], v};
+        konst -= gain_helper(c, &gn, &hl);
     }
-    f->n = node;
+    f->n = hl.node;
     /* every free node after v is a set of value konst: the value is at most
      * that, and a value that cannot pass the floor needs no flow */
     if (!side && konst <= c->floor)
@@ -525,7 +544,7 @@ static int64_t closure_eval(closure *c, int v, int before_v, int after_v, unsign
             int sd = side_of(c, u);
             side[u] = sd == BEFORE || (sd == FREE && f->level[c->loc[u]] >= 0);
         }
-    return konst + cut - sum;
+    return konst + cut - hl.sum;
 }
 
 typedef struct {

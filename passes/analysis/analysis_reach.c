@@ -145,12 +145,23 @@ static int producers_of(const olla_dag *dag, int v, int *prod, int *stamp)
     return k;
 }
 
+/* What every pass of olla_reach_counts reads and writes: a topological
+ * order, the distinct producers of each node (CSR) and the rows. */
+typedef struct reach_pass {
+    const olla_dag *dag;
+    int *order;          /* n_nodes: a topological order */
+    int *pstart, *plist; /* the distinct producers of node v: plist[pstart[v] .. pstart[v + 1]) */
+    uint64_t *rows;      /* n_nodes rows of CHUNK_WORDS words */
+} reach_pass;
+
 /* One pass over the sources [lo, lo + 64 * CHUNK_WORDS) in topological
  * order: row v gets the sources among v's ancestors (forward) or
  * descendants (backward), and their number is added to count[v]. */
-static void count_chunk(const olla_dag *dag, const int *order, const int *pstart, const int *plist, int lo, int fwd,
-                        uint64_t *rows, int *count)
+static void count_chunk(const reach_pass *rp, int lo, int fwd, int *count)
 {
+    const olla_dag *dag = rp->dag;
+    const int *order = rp->order, *pstart = rp->pstart, *plist = rp->plist;
+    uint64_t *rows = rp->rows;
     int n = dag->n_nodes, hi = lo + 64 * CHUNK_WORDS;
     memset(rows, 0, (size_t)n * CHUNK_WORDS * sizeof *rows);
     for (int i = 0; i < n; i++) {
@@ -185,6 +196,7 @@ olla_status olla_reach_counts(const olla_dag *dag, int *n_anc, int *n_desc, olla
     int *order = malloc(((size_t)n + 1) * sizeof *order), *stamp = malloc(((size_t)n + 1) * sizeof *stamp);
     int *pstart = malloc(((size_t)n + 1) * sizeof *pstart), *plist = malloc(((size_t)m + 1) * sizeof *plist);
     uint64_t *rows = malloc(((size_t)n + 1) * CHUNK_WORDS * sizeof *rows);
+    reach_pass rp = {dag, order, pstart, plist, rows};
     olla_status st = OLLA_OK;
     if (!order || !stamp || !pstart || !plist || !rows)
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory counting the ancestors of %d nodes", n);
@@ -199,8 +211,8 @@ olla_status olla_reach_counts(const olla_dag *dag, int *n_anc, int *n_desc, olla
         memset(n_anc, 0, (size_t)n * sizeof *n_anc);
         memset(n_desc, 0, (size_t)n * sizeof *n_desc);
         for (int lo = 0; lo < n; lo += 64 * CHUNK_WORDS) {
-            count_chunk(dag, order, pstart, plist, lo, 1, rows, n_anc);
-            count_chunk(dag, order, pstart, plist, lo, 0, rows, n_desc);
+            count_chunk(&rp, lo, 1, n_anc);
+            count_chunk(&rp, lo, 0, n_desc);
         }
     }
     free(order);

@@ -94,9 +94,12 @@ static void add_inplace(const olla_graph *g, const olla_op_share *shares, int n_
     }
 }
 
-olla_status olla_graph_dag(const olla_graph *g, int64_t alignment, const olla_op_share *shares, int n_shares,
-                           const olla_runtime_view *view, olla_dag *dag, olla_graph_dag_map *map, olla_error *err)
+olla_status olla_graph_dag(const olla_graph *g, int64_t alignment, const olla_dag_sharing *sharing, olla_dag *dag,
+                           olla_graph_dag_map *map, olla_error *err)
 {
+    const olla_op_share *shares = sharing ? sharing->shares : NULL;
+    int n_shares = sharing ? sharing->n_shares : 0;
+    const olla_runtime_view *view = sharing ? sharing->view : NULL;
     int nt = g->n_tensors;
     memset(map, 0, sizeof *map);
     map->graph_tensor = malloc(((size_t)nt + 1) * sizeof(int));

@@ -56,11 +56,19 @@ typedef struct olla_runtime_view {
     const int *reads_as;       /* per graph tensor: what a reader of it reads */
 } olla_runtime_view;
 
+/* How the runtime runs the graph, as the DAG takes it: the shares its
+ * kernels declare and its view of the graph. */
+typedef struct olla_dag_sharing {
+    const olla_op_share *shares; /* n_shares of them; NULL: no sharing, every output its own buffer */
+    int n_shares;
+    const olla_runtime_view *view; /* NULL: the file's graph */
+} olla_dag_sharing;
+
 /* Builds the DAG of g. Sizes are rounded up to alignment; unknown sizes
- * become 0 (ordering only). shares may be NULL (no sharing: every output
- * its own buffer); view may be NULL (the file's graph). */
-olla_status olla_graph_dag(const olla_graph *g, int64_t alignment, const olla_op_share *shares, int n_shares,
-                           const olla_runtime_view *view, olla_dag *dag, olla_graph_dag_map *map, olla_error *err);
+ * become 0 (ordering only). sharing may be NULL (no shares, the file's
+ * graph). */
+olla_status olla_graph_dag(const olla_graph *g, int64_t alignment, const olla_dag_sharing *sharing, olla_dag *dag,
+                           olla_graph_dag_map *map, olla_error *err);
 void olla_graph_dag_map_free(olla_graph_dag_map *map);
 
 #endif

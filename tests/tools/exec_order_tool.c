@@ -149,8 +149,9 @@ static olla_status search(const olla_model *m, const olla_graph *g, const tool_o
         st = olla_exec_dag(g, &eg, 1, &dag, &gt, err);
     if (st == OLLA_OK)
         st = olla_schedule(&dag, NULL, &so, target, &sr, err);
+    olla_ort_problem p = {&eg, input, target, executed_peak, &c};
     if (st == OLLA_OK)
-        st = olla_schedule_for_ort(&eg, input, target, executed_peak, &c, &oo, out, executed, &res, err);
+        st = olla_schedule_for_ort(&p, &oo, out, executed, &res, err);
     if (st == OLLA_OK) {
         *n = eg.n_running;
         memcpy(listing, out, (size_t)g->n_ops * sizeof(int));

@@ -56,13 +56,13 @@ OLLA_TEST(test_exact_search_matches_brute_force)
         int64_t pk = -1;
         int outcome = -1;
         olla_error err = {0};
-        OLLA_CHECK(olla_sched_exact_dp(&dag, in + 1, 1000000L, 0, order, &pk, &outcome, &err) == OLLA_OK);
+        OLLA_CHECK(olla_sched_exact_dp(&dag, in + 1, (olla_limit){1000000L, 0}, order, &pk, &outcome, &err) == OLLA_OK);
         OLLA_CHECK(outcome == OLLA_DP_FOUND);
         OLLA_CHECK_EQ_I64(pk, opt);
         OLLA_CHECK(olla_dag_is_topological(&dag, order));
         OLLA_CHECK_EQ_I64(peak_of(&dag, order), opt);
         /* nothing strictly below the optimum exists */
-        OLLA_CHECK(olla_sched_exact_dp(&dag, opt, 1000000L, 0, order, &pk, &outcome, &err) == OLLA_OK);
+        OLLA_CHECK(olla_sched_exact_dp(&dag, opt, (olla_limit){1000000L, 0}, order, &pk, &outcome, &err) == OLLA_OK);
         OLLA_CHECK(outcome == OLLA_DP_NONE_BETTER);
         olla_dag_free(&dag);
     }

@@ -109,8 +109,8 @@ static int64_t search_and_check(case_graph *c, const int *input, const int *targ
     olla_ort_search_options opt = {budget, 0, -1, 7};
     olla_ort_search_result res;
     olla_error err = {0};
-    OLLA_CHECK(olla_schedule_for_ort(&c->eg, input, target, peak_cost, &c->dag, &opt, listing, executed, &res,
-                                     &err) == OLLA_OK);
+    olla_ort_problem p = {&c->eg, input, target, peak_cost, &c->dag};
+    OLLA_CHECK(olla_schedule_for_ort(&p, &opt, listing, executed, &res, &err) == OLLA_OK);
     OLLA_CHECK(res.best_cost <= res.input_cost);
     OLLA_CHECK(is_topological(c, listing));
     OLLA_CHECK(olla_exec_order_of(&c->eg, OLLA_RUNTIME_ORT, listing, ex2, &n2, &err) == OLLA_OK);
@@ -231,8 +231,8 @@ OLLA_TEST(test_rejects_a_bad_input_listing)
     int input[6] = {0, 1, 2, 3, 4, 4}, listing[6], executed[6];
     olla_ort_search_result res;
     olla_error err = {0};
-    OLLA_CHECK(olla_schedule_for_ort(&c.eg, input, NULL, peak_cost, &c.dag, NULL, listing, executed, &res, &err) ==
-               OLLA_ERR_INPUT);
+    olla_ort_problem p = {&c.eg, input, NULL, peak_cost, &c.dag};
+    OLLA_CHECK(olla_schedule_for_ort(&p, NULL, listing, executed, &res, &err) == OLLA_ERR_INPUT);
     OLLA_CHECK_STR_CONTAINS(err.message, "twice");
     free_case(&c);
 }

@@ -60,7 +60,7 @@ static int fixture_build(fixture *f)
     if (st == OLLA_OK)
         st = olla_graph_shares(f->g, &shares, &n_shares, &err);
     if (st == OLLA_OK)
-        st = olla_graph_dag(f->g, 1, shares, n_shares, NULL, &f->dag, &f->map, &err);
+        st = olla_graph_dag(f->g, 1, &(olla_dag_sharing){shares, n_shares, NULL}, &f->dag, &f->map, &err);
     free(shares);
     if (st != OLLA_OK)
         fprintf(stderr, "fixture: %s\n", err.message);
@@ -205,7 +205,7 @@ static void check_solvers(const olla_dag *dag, int64_t opt)
     int order[16];
     int64_t peak = -1;
     int outcome = 0;
-    OLLA_CHECK(olla_sched_exact_dp(dag, INT64_MAX, 1000000L, 0, order, &peak, &outcome, &err) == OLLA_OK);
+    OLLA_CHECK(olla_sched_exact_dp(dag, INT64_MAX, (olla_limit){1000000L, 0}, order, &peak, &outcome, &err) == OLLA_OK);
     OLLA_CHECK(outcome == OLLA_DP_FOUND);
     OLLA_CHECK_EQ_I64(peak, opt);
     OLLA_CHECK_EQ_I64(peak_of(dag, order), opt);
