@@ -34,6 +34,7 @@
 #include "cli/cli.h"
 #include "util/olla_clock.h"
 #include "util/olla_file.h"
+#include "util/olla_grow.h"
 #include "util/olla_arith.h"
 
 #define LINE_WIDTH 79
@@ -64,7 +65,8 @@ typedef struct {
     int n_plan_args;
     char *options_text;      /* every option that changes the written file (malloc'd) */
     job *jobs;
-    int n_jobs, cap;
+    int n_jobs;
+    size_t cap;
     dev_t out_dev;
     ino_t out_ino;
     olla_batch_stamps stamps;
@@ -245,14 +247,10 @@ static int describe_options(batch *b)
 
 static int add_job(batch *b, const char *rel)
 {
-    if (b->n_jobs == b->cap) {
-        int nc = b->cap ? b->cap * 2 : 64;
-        job *p = realloc(b->jobs, (size_t)nc * sizeof *p);
-        if (!p)
-            return 0;
-        b->jobs = p;
-        b->cap = nc;
-    }
+    job *p = olla_grow(b->jobs, &b->cap, (size_t)b->n_jobs + 1, sizeof *p);
+    if (!p)
+        return 0;
+    b->jobs = p;
     memset(&b->jobs[b->n_jobs], 0, sizeof(job));
     return (b->jobs[b->n_jobs++].rel = strdup(rel)) != NULL;
 }
