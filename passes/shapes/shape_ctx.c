@@ -241,8 +241,9 @@ olla_status olla_shape_set_out(olla_shape_ctx *c, int i, int32_t elem_type, int 
         o->dims = olla_arena_alloc(&c->scratch, sizeof *o->dims * (size_t)(o->rank + 1));
         if (!o->dims)
             return OLLA_ERR_INTERNAL;
+        const olla_dim unknown = olla_dim_unknown();
         for (int d = 0; d < o->rank; d++) {
-            o->dims[d] = dims ? dims[d] : olla_dim_unknown();
+            o->dims[d] = dims ? dims[d] : unknown;
             if (o->dims[d].value < 0)
                 o->dims[d].value = -1;
         }

@@ -8,6 +8,21 @@
 
 #include "passes/shapes/shape_engine.h"
 
+/* ---- types ---- */
+
+olla_status olla_shape__copy_type(olla_shape_table *t, olla_value_type *dst, const olla_value_type *src)
+{
+    *dst = *src;
+    dst->dims = NULL;
+    if (src->rank > 0 && src->dims) {
+        dst->dims = olla_arena_alloc(&t->arena, sizeof *dst->dims * (size_t)src->rank);
+        if (!dst->dims)
+            return OLLA_ERR_INTERNAL;
+        memcpy(dst->dims, src->dims, sizeof *dst->dims * (size_t)src->rank);
+    }
+    return OLLA_OK;
+}
+
 /* ---- declarations against each other ---- */
 
 /* 1 when two declared types of one value contradict each other. */
@@ -213,8 +228,12 @@ static olla_status merge_conflict(olla_shape_ctx *c, int i, const olla_value_typ
     return st;
 }
 
-olla_status olla_shape__merge_types(olla_shape_ctx *c, int i, const olla_value_type *inf, const olla_shape_decl *declared,
-                                   olla_value_type *out, int *keep_value)
+/* Merges the inferred type of output i of c's node (inf, may be NULL) with
+ * its declaration into out (dims in the table arena). Sets *keep_value when
+ * the inferred value stays valid. A disagreement is a warning, or an error
+ * in c->err. */
+static olla_status merge_types(olla_shape_ctx *c, int i, const olla_value_type *inf, const olla_shape_decl *declared,
+                               olla_value_type *out, int *keep_value)
 {
     olla_shape_table *t = c->t;
     const olla_value_type *decl = declared->type;
@@ -262,5 +281,57 @@ olla_status olla_shape__merge_types(olla_shape_ctx *c, int i, const olla_value_t
     }
     out->source = same ? OLLA_SRC_INFERRED : OLLA_SRC_VALUE_INFO;
     *keep_value = same;
+    return OLLA_OK;
+}
+
+/* ---- storing a node's output ---- */
+
+olla_status olla_shape__store_output(olla_shape_table *t, olla_shape_scope *scope, olla_shape_ctx *c, int i,
+                                int has_rule)
+{
+    const char *name = c->node->output[i];
+    size_t di;
+    olla_value_type decl;
+    olla_shape_decl declared = {NULL, NULL};
+    if (olla_strmap_find(&scope->decl, name, &di)) {
+        if (olla_shape__type_from_proto(t, scope->decls[di]->type, &decl) != OLLA_OK)
+            return OLLA_ERR_INTERNAL;
+        if (decl.kind != OLLA_VALUE_TENSOR || decl.elem_type || decl.rank >= 0) {
+            declared.type = &decl;
+            declared.proto = scope->decls[di]->type;
+        }
+    }
+    const olla_value_type *inf = c->out_set[i] ? &c->out[i] : NULL;
+    olla_value_type merged;
+    int keep_value;
+    olla_status mst = merge_types(c, i, inf, &declared, &merged, &keep_value);
+    if (mst != OLLA_OK)
+        return mst;
+    olla_shape_entry *e = olla_shape__scope_put(t, scope, name);
+    if (!e)
+        return OLLA_ERR_INTERNAL;
+    e->type = merged;
+    e->value.e = NULL;
+    e->value.n = 0;
+    e->cnst = NULL;
+    e->reason = NULL;
+    e->producer = c->node;
+    if (keep_value && c->out_val[i].e) {
+        olla_sval *v = olla_arena_alloc(&t->arena, sizeof *v * (size_t)(c->out_val[i].n ? c->out_val[i].n : 1));
+        if (!v)
+            return OLLA_ERR_INTERNAL;
+        memcpy(v, c->out_val[i].e, sizeof *v * (size_t)c->out_val[i].n);
+        e->value.e = v;
+        e->value.n = c->out_val[i].n;
+    }
+    if (olla_value_bytes(&e->type) < 0) {
+        char buf[1024];
+        if (olla_strmap_find(&scope->decl, name, &di) && olla_shape__negative_dim(scope->decls[di]->type, name, "its value_info", buf, sizeof buf))
+            e->reason = olla_arena_strdup(&t->arena, buf);
+        else
+            e->reason = olla_shape__unknown_reason(t, c, i, has_rule, &e->type);
+        if (!e->reason)
+            return OLLA_ERR_INTERNAL;
+    }
     return OLLA_OK;
 }

@@ -124,8 +124,10 @@ const char *olla_shape__override_note(const olla_shape_table *t);
 
 /* ---- the table (passes/shapes/shapes.c) ---- */
 
-/* *dst = *src with the dims copied into the table arena. */
-olla_status olla_shape__copy_type(olla_shape_table *t, olla_value_type *dst, const olla_value_type *src);
+/* Why output i of c's node, of type ty, has no size: the root cause, in the
+ * table arena (NULL on OOM); has_rule 0 when its operator has no rule. */
+const char *olla_shape__unknown_reason(olla_shape_table *t, olla_shape_ctx *c, int i, int has_rule,
+                                      const olla_value_type *ty);
 /* Adds msg (made one plain line) to the table's warnings; binding: 1 when
  * the bindings given cause it (listed first). */
 olla_status olla_shape__add_warning(olla_shape_table *t, const char *msg, int binding);
@@ -135,9 +137,8 @@ olla_status olla_shape__add_warning(olla_shape_table *t, const char *msg, int bi
 /* Finds a name in scope and its parents. */
 olla_shape_entry *olla_shape__find(olla_shape_scope *s, const char *name);
 void olla_shape__scope_free(olla_shape_scope *s);
-/* Adds (or finds) name in scope s; returns the entry (*index set when not
- * NULL) or NULL on OOM. */
-olla_shape_entry *olla_shape__scope_put(olla_shape_table *t, olla_shape_scope *s, const char *name, size_t *index);
+/* Adds name to scope s, or finds it there; returns the entry or NULL on OOM. */
+olla_shape_entry *olla_shape__scope_put(olla_shape_table *t, olla_shape_scope *s, const char *name);
 /* Indexes the declarations (value_info, then graph outputs) of g into s,
  * unless value_info is ignored. */
 olla_status olla_shape__scope_decls(olla_shape_table *t, olla_shape_scope *s, const Onnx__GraphProto *g);
@@ -155,12 +156,14 @@ typedef struct olla_shape_decl {
 /* A value declared twice in the main graph (value_info and graph output,
  * or twice in one list) with contradicting types: an input error. */
 olla_status olla_shape__check_duplicate_decls(olla_shape_table *t, const Onnx__GraphProto *g, olla_error *err);
-/* Merges the inferred type of output i of c's node (inf, may be NULL) with
- * its declaration into out (dims in the table arena). Sets *keep_value
- * when the inferred value stays valid. A disagreement is a warning, or an
- * error in c->err. */
-olla_status olla_shape__merge_types(olla_shape_ctx *c, int i, const olla_value_type *inf, const olla_shape_decl *declared,
-                                   olla_value_type *out, int *keep_value);
+/* *dst = *src with the dims copied into the table arena. */
+olla_status olla_shape__copy_type(olla_shape_table *t, olla_value_type *dst, const olla_value_type *src);
+/* Output i of c's node into scope: its inferred type merged with its
+ * declaration (the declaration wins a disagreement, with a warning, or an
+ * error under --strict-shapes), its value while it stays valid, and the
+ * reason when it has no size (has_rule 0: its operator has no rule). */
+olla_status olla_shape__store_output(olla_shape_table *t, olla_shape_scope *scope, olla_shape_ctx *c, int i,
+                                     int has_rule);
 
 /* ---- the input table (passes/shapes/shape_inputs.c) ---- */
 

@@ -39,7 +39,7 @@ static olla_status add_inputs(olla_shape_table *t, const Onnx__GraphProto *g)
         const Onnx__ValueInfoProto *vi = g->input[k];
         if (!vi || !vi->name || !vi->name[0])
             continue;
-        olla_shape_entry *e = olla_shape__scope_put(t, &t->main, vi->name, NULL);
+        olla_shape_entry *e = olla_shape__scope_put(t, &t->main, vi->name);
         if (!e || olla_shape__type_from_proto(t, vi->type, &e->type) != OLLA_OK)
             return OLLA_ERR_INTERNAL;
         e->type.source = OLLA_SRC_INPUT;
@@ -58,7 +58,7 @@ static olla_status add_initializers(olla_shape_table *t, const Onnx__GraphProto 
         const Onnx__TensorProto *tp = g->initializer[k];
         if (!tp || !tp->name || !tp->name[0])
             continue;
-        olla_shape_entry *e = olla_shape__scope_put(t, &t->main, tp->name, NULL);
+        olla_shape_entry *e = olla_shape__scope_put(t, &t->main, tp->name);
         if (!e || olla_shape__from_tensor(t, tp, &e->type, &e->value) != OLLA_OK)
             return OLLA_ERR_INTERNAL;
         e->type.source = OLLA_SRC_INITIALIZER;
@@ -68,7 +68,7 @@ static olla_status add_initializers(olla_shape_table *t, const Onnx__GraphProto 
         const Onnx__SparseTensorProto *sp = g->sparse_initializer[k];
         if (!sp || !sp->values || !sp->values->name || !sp->values->name[0])
             continue;
-        olla_shape_entry *e = olla_shape__scope_put(t, &t->main, sp->values->name, NULL);
+        olla_shape_entry *e = olla_shape__scope_put(t, &t->main, sp->values->name);
         if (!e)
             return OLLA_ERR_INTERNAL;
         memset(&e->type, 0, sizeof e->type);

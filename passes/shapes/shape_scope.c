@@ -31,18 +31,15 @@ void olla_shape__scope_free(olla_shape_scope *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Adds (or replaces) name in scope; returns the entry or NULL on OOM. */
-olla_shape_entry *olla_shape__scope_put(olla_shape_table *t, olla_shape_scope *s, const char *name, size_t *index)
+/* Adds name to scope s, or finds it there; returns the entry or NULL on OOM. */
+olla_shape_entry *olla_shape__scope_put(olla_shape_table *t, olla_shape_scope *s, const char *name)
 {
     size_t i;
     const char *key = olla_shape__intern(t, name);
     if (!key)
         return NULL;
-    if (olla_strmap_find(&s->map, key, &i)) {
-        if (index)
-            *index = i;
+    if (olla_strmap_find(&s->map, key, &i))
         return &s->entries[i];
-    }
     olla_shape_entry *e = olla_grow(s->entries, &s->cap, s->n + 1, sizeof *e);
     if (!e)
         return NULL;
@@ -53,8 +50,6 @@ olla_shape_entry *olla_shape__scope_put(olla_shape_table *t, olla_shape_scope *s
     s->entries[i].type.rank = -1;
     if (!olla_strmap_put(&s->map, key, i))
         return NULL;
-    if (index)
-        *index = i;
     return &s->entries[i];
 }
 

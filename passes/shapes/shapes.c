@@ -16,18 +16,6 @@
 
 /* ---- the table ---- */
 
-olla_status olla_shape__copy_type(olla_shape_table *t, olla_value_type *dst, const olla_value_type *src)
-{
-    *dst = *src;
-    dst->dims = NULL;
-    if (src->rank > 0 && src->dims) {
-        dst->dims = olla_arena_alloc(&t->arena, sizeof *dst->dims * (size_t)src->rank);
-        if (!dst->dims)
-            return OLLA_ERR_INTERNAL;
-        memcpy(dst->dims, src->dims, sizeof *dst->dims * (size_t)src->rank);
-    }
-    return OLLA_OK;
-}
 
 olla_status olla_shape__add_warning(olla_shape_table *t, const char *msg, int binding)
 {
@@ -110,8 +98,8 @@ static int is_input_reason(const olla_shape_table *t, const char *reason)
     return 0;
 }
 
-static const char *unknown_reason(olla_shape_table *t, olla_shape_ctx *c, int i, int has_rule,
-                                  const olla_value_type *ty)
+const char *olla_shape__unknown_reason(olla_shape_table *t, olla_shape_ctx *c, int i, int has_rule,
+                                      const olla_value_type *ty)
 {
     char buf[2048];
     const char *name = c->node->output[i];
@@ -208,55 +196,6 @@ static olla_shape_rule_fn rule_for(olla_shape_table *t, const char *domain, cons
     return fn;
 }
 
-static olla_status store_output(olla_shape_table *t, olla_shape_scope *scope, olla_shape_ctx *c, int i,
-                                int has_rule)
-{
-    const char *name = c->node->output[i];
-    size_t di;
-    olla_value_type decl;
-    olla_shape_decl declared = {NULL, NULL};
-    if (olla_strmap_find(&scope->decl, name, &di)) {
-        if (olla_shape__type_from_proto(t, scope->decls[di]->type, &decl) != OLLA_OK)
-            return OLLA_ERR_INTERNAL;
-        if (decl.kind != OLLA_VALUE_TENSOR || decl.elem_type || decl.rank >= 0) {
-            declared.type = &decl;
-            declared.proto = scope->decls[di]->type;
-        }
-    }
-    const olla_value_type *inf = c->out_set[i] ? &c->out[i] : NULL;
-    olla_value_type merged;
-    int keep_value;
-    olla_status mst = olla_shape__merge_types(c, i, inf, &declared, &merged, &keep_value);
-    if (mst != OLLA_OK)
-        return mst;
-    olla_shape_entry *e = olla_shape__scope_put(t, scope, name, NULL);
-    if (!e)
-        return OLLA_ERR_INTERNAL;
-    e->type = merged;
-    e->value.e = NULL;
-    e->value.n = 0;
-    e->cnst = NULL;
-    e->reason = NULL;
-    e->producer = c->node;
-    if (keep_value && c->out_val[i].e) {
-        olla_sval *v = olla_arena_alloc(&t->arena, sizeof *v * (size_t)(c->out_val[i].n ? c->out_val[i].n : 1));
-        if (!v)
-            return OLLA_ERR_INTERNAL;
-        memcpy(v, c->out_val[i].e, sizeof *v * (size_t)c->out_val[i].n);
-        e->value.e = v;
-        e->value.n = c->out_val[i].n;
-    }
-    if (olla_value_bytes(&e->type) < 0) {
-        char buf[1024];
-        if (olla_strmap_find(&scope->decl, name, &di) && olla_shape__negative_dim(scope->decls[di]->type, name, "its value_info", buf, sizeof buf))
-            e->reason = olla_arena_strdup(&t->arena, buf);
-        else
-            e->reason = unknown_reason(t, c, i, has_rule, &e->type);
-        if (!e->reason)
-            return OLLA_ERR_INTERNAL;
-    }
-    return OLLA_OK;
-}
 
 static olla_status process_node(olla_shape_table *t, olla_shape_scope *scope, const Onnx__NodeProto *node,
                                 olla_error *err)
@@ -331,7 +270,7 @@ static olla_status process_node(olla_shape_table *t, olla_shape_scope *scope, co
     for (int i = 0; i < c.n_out; i++) {
         if (!olla_shape_has_output(&c, i))
             continue;
-        if ((st = store_output(t, scope, &c, i, rule != NULL)) != OLLA_OK) {
+        if ((st = olla_shape__store_output(t, scope, &c, i, rule != NULL)) != OLLA_OK) {
             st = err->code != OLLA_OK ? err->code
                                       : olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory during shape inference");
             goto done;
@@ -517,7 +456,7 @@ static olla_status sub_values(olla_shape_ctx *c, const Onnx__GraphProto *g, cons
         const Onnx__ValueInfoProto *vi = g->input[k];
         if (!vi || !vi->name || !vi->name[0])
             continue;
-        olla_shape_entry *e = olla_shape__scope_put(t, s, vi->name, NULL);
+        olla_shape_entry *e = olla_shape__scope_put(t, s, vi->name);
         if (!e)
             return OLLA_ERR_INTERNAL;
         if ((int)k < n_in && in_types && in_types[k])
@@ -536,7 +475,7 @@ static olla_status sub_values(olla_shape_ctx *c, const Onnx__GraphProto *g, cons
         const Onnx__TensorProto *tp = g->initializer[k];
         if (!tp || !tp->name)
             continue;
-        olla_shape_entry *e = olla_shape__scope_put(t, s, tp->name, NULL);
+        olla_shape_entry *e = olla_shape__scope_put(t, s, tp->name);
         if (!e)
             return OLLA_ERR_INTERNAL;
         st = olla_shape__from_tensor(t, tp, &e->type, &e->value);
