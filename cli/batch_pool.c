@@ -43,7 +43,10 @@ void olla_batch_catch_signals(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-int olla_batch_signal(void) { return batch_signal; }
+int olla_batch_signal(void)
+{
+    return batch_signal;
+}
 
 /* ---- the record of a job ---- */
 
@@ -150,8 +153,9 @@ static int model_bindings(const olla_model *m, const olla_options *opt, olla_opt
         }
         shape_text(&opt->input_shapes[j], text, sizeof text);
         size_t at = strlen(text);
-        snprintf(text + at, sizeof text - at, ": %s", su[j] == 2 ? "the model's graph input of this name has another rank"
-                                                                : "no graph input of the model has this name");
+        snprintf(text + at, sizeof text - at, ": %s",
+                 su[j] == 2 ? "the model's graph input of this name has another rank"
+                            : "no graph input of the model has this name");
         json_object_array_add(not_applied, json_object_new_string(text));
     }
     free(du);

@@ -21,13 +21,13 @@ typedef struct olla_batch_job {
     pid_t pid;
     char result[64]; /* temp file with the child's JSON line */
     double started, seconds;
-    char status[16]; /* "" while pending or running; "ok", "failed", "unchanged" */
-    char *json;      /* the --report line */
-    char *error;     /* why it failed */
-    char key[17];    /* of its input and the options */
+    char status[16];                  /* "" while pending or running; "ok", "failed", "unchanged" */
+    char *json;                       /* the --report line */
+    char *error;                      /* why it failed */
+    char key[17];                     /* of its input and the options */
     int64_t held_input, held_planned; /* what the runtime holds (report saving_input_bytes, ..._planned_...) */
     int nodes;
-    int n_warnings;  /* report "warnings": the first ones are shown as it happens */
+    int n_warnings; /* report "warnings": the first ones are shown as it happens */
     char *warning[3];
 } olla_batch_job;
 

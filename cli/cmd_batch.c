@@ -31,10 +31,10 @@
 #include "cli/batch.h"
 #include "cli/batch_pool.h"
 #include "cli/cli.h"
+#include "util/olla_arith.h"
 #include "util/olla_clock.h"
 #include "util/olla_file.h"
 #include "util/olla_grow.h"
-#include "util/olla_arith.h"
 
 #define LINE_WIDTH 79
 
@@ -419,7 +419,8 @@ static int settle(void *ctx, job *j, const char *in, const char *out)
         return 1;
     }
     if (stat(out, &so) == 0 && so.st_dev == si.st_dev && so.st_ino == si.st_ino) {
-        olla_batch_fail_job(j, in, "its output would be the model itself; choose an OUT_DIR outside IN_DIR's models", 2);
+        olla_batch_fail_job(j, in, "its output would be the model itself; choose an OUT_DIR outside IN_DIR's models",
+                            2);
         job_done(b, j, out);
         return 1;
     }

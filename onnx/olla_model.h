@@ -51,8 +51,7 @@ olla_status olla_model_pack(const olla_model *m, const olla_model_edit *edit, co
 /* Writes the model with the edit applied to out_path. External data is made
  * available beside out_path when it goes to another folder. The file is
  * written whole or not at all (util/olla_file.h). */
-olla_status olla_model_write(const olla_model *m, const olla_model_edit *edit, const char *out_path,
-                             olla_error *err);
+olla_status olla_model_write(const olla_model *m, const olla_model_edit *edit, const char *out_path, olla_error *err);
 
 /* One node of a rebuilt graph: the model's node `source` as it is, or with
  * another name, other input names or other output names (NULL: the

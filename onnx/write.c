@@ -100,8 +100,7 @@ done:
     return st;
 }
 
-olla_status olla_model_write(const olla_model *m, const olla_model_edit *edit, const char *out_path,
-                             olla_error *err)
+olla_status olla_model_write(const olla_model *m, const olla_model_edit *edit, const char *out_path, olla_error *err)
 {
     uint8_t *buf = NULL;
     size_t len = 0;

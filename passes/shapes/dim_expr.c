@@ -24,7 +24,10 @@ olla_dim olla_dim_unknown(void)
     return d;
 }
 
-int olla_dim_is_known(olla_dim d) { return d.value >= 0; }
+int olla_dim_is_known(olla_dim d)
+{
+    return d.value >= 0;
+}
 
 /* A product k * atoms (sorted). An expression that is not a plain product
  * is one atom. */
@@ -212,8 +215,14 @@ static olla_dim dim_div(olla_shape_ctx *c, olla_dim a, olla_dim b, int ceil)
     return prod_to_dim(c, &pa);
 }
 
-olla_dim olla_dim_div(olla_shape_ctx *c, olla_dim a, olla_dim b) { return dim_div(c, a, b, 0); }
-olla_dim olla_dim_ceil_div(olla_shape_ctx *c, olla_dim a, olla_dim b) { return dim_div(c, a, b, 1); }
+olla_dim olla_dim_div(olla_shape_ctx *c, olla_dim a, olla_dim b)
+{
+    return dim_div(c, a, b, 0);
+}
+olla_dim olla_dim_ceil_div(olla_shape_ctx *c, olla_dim a, olla_dim b)
+{
+    return dim_div(c, a, b, 1);
+}
 
 /* The symbolic dimension "a op b", b in parentheses after a minus when it
  * is a sum. */

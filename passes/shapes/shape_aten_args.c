@@ -87,4 +87,7 @@ int olla_aten_size_dims(olla_shape_ctx *c, const char *name, int input, olla_dim
     return (int)n;
 }
 
-olla_status olla_aten_grad_of_self(olla_shape_ctx *c) { return olla_aten_like(c, 0, 1, 0); }
+olla_status olla_aten_grad_of_self(olla_shape_ctx *c)
+{
+    return olla_aten_like(c, 0, 1, 0);
+}

@@ -118,7 +118,8 @@ static int binding_cause(const olla_shape_table *t, const Onnx__TypeProto *proto
     buf[0] = '\0';
     const Onnx__TensorShapeProto *sh =
         proto && proto->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && proto->tensor_type
-            ? proto->tensor_type->shape : NULL;
+            ? proto->tensor_type->shape
+            : NULL;
     size_t at = 0;
     for (int d = 0; sh && d < decl->rank && d < inf->rank && (size_t)d < sh->n_dim; d++) {
         const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
@@ -129,8 +130,8 @@ static int binding_cause(const olla_shape_table *t, const Onnx__TypeProto *proto
             size_t len = strlen(t->bind[k].name);
             const char *hit = len ? strstr(dim->dim_param, t->bind[k].name) : NULL;
             /* a whole name of the parameter, as olla_dim_param_eval reads it */
-            while (hit && ((hit > dim->dim_param && !strchr("+-*() ", hit[-1])) ||
-                           (hit[len] && !strchr("+-*() ", hit[len]))))
+            while (hit &&
+                   ((hit > dim->dim_param && !strchr("+-*() ", hit[-1])) || (hit[len] && !strchr("+-*() ", hit[len]))))
                 hit = strstr(hit + 1, t->bind[k].name);
             if (!hit)
                 continue;
@@ -287,7 +288,7 @@ static olla_status merge_types(olla_shape_ctx *c, int i, const olla_value_type *
 /* ---- storing a node's output ---- */
 
 olla_status olla_shape__store_output(olla_shape_table *t, olla_shape_scope *scope, olla_shape_ctx *c, int i,
-                                int has_rule)
+                                     int has_rule)
 {
     const char *name = c->node->output[i];
     size_t di;
@@ -326,7 +327,8 @@ olla_status olla_shape__store_output(olla_shape_table *t, olla_shape_scope *scop
     }
     if (olla_value_bytes(&e->type) < 0) {
         char buf[1024];
-        if (olla_strmap_find(&scope->decl, name, &di) && olla_shape__negative_dim(scope->decls[di]->type, name, "its value_info", buf, sizeof buf))
+        if (olla_strmap_find(&scope->decl, name, &di) &&
+            olla_shape__negative_dim(scope->decls[di]->type, name, "its value_info", buf, sizeof buf))
             e->reason = olla_arena_strdup(&t->arena, buf);
         else
             e->reason = olla_shape__unknown_reason(t, c, i, has_rule, &e->type);

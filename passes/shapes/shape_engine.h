@@ -127,7 +127,7 @@ const char *olla_shape__override_note(const olla_shape_table *t);
 /* Why output i of c's node, of type ty, has no size: the root cause, in the
  * table arena (NULL on OOM); has_rule 0 when its operator has no rule. */
 const char *olla_shape__unknown_reason(olla_shape_table *t, olla_shape_ctx *c, int i, int has_rule,
-                                      const olla_value_type *ty);
+                                       const olla_value_type *ty);
 /* Adds msg (made one plain line) to the table's warnings; binding: 1 when
  * the bindings given cause it (listed first). */
 olla_status olla_shape__add_warning(olla_shape_table *t, const char *msg, int binding);

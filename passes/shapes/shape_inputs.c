@@ -11,21 +11,22 @@
 
 /* ---- the declared values ---- */
 
-
 /* A dimension declared with a negative value reads as unknown; names it
  * (into buf) so the reason says so. Returns 1 when tp has one. */
 int olla_shape__negative_dim(const Onnx__TypeProto *tp, const char *name, const char *what, char *buf, size_t n)
 {
-    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type ||
-        !tp->tensor_type->shape)
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type || !tp->tensor_type->shape)
         return 0;
     const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
     for (size_t d = 0; d < sh->n_dim; d++) {
         const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
         if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value < 0) {
-            snprintf(buf, n, "'%s': %s declares dimension %zu as %lld, which is negative; declare a size >= 0 or a dim_param%s%s%s",
-                     name, what, d, (long long)dim->dim_value, strcmp(what, "graph input") == 0 ? ", or pass --input-shape " : "",
-                     strcmp(what, "graph input") == 0 ? name : "", strcmp(what, "graph input") == 0 ? "=D1,D2,..." : "");
+            snprintf(
+                buf, n,
+                "'%s': %s declares dimension %zu as %lld, which is negative; declare a size >= 0 or a dim_param%s%s%s",
+                name, what, d, (long long)dim->dim_value,
+                strcmp(what, "graph input") == 0 ? ", or pass --input-shape " : "",
+                strcmp(what, "graph input") == 0 ? name : "", strcmp(what, "graph input") == 0 ? "=D1,D2,..." : "");
             return 1;
         }
     }
@@ -190,7 +191,7 @@ static olla_status apply_input_shape(olla_shape_table *t, const Onnx__GraphProto
     e->type.rank = s->rank;
     e->type.dims = dims;
     e->reason = NULL; /* a negative declared dimension no longer matters */
-    if (!changes) /* the declared shape itself: no override */
+    if (!changes)     /* the declared shape itself: no override */
         return OLLA_OK;
     /* named, whole, in the messages of the failures the override may cause */
     char text[512], piece[1024], note[400];
@@ -209,8 +210,8 @@ static olla_status apply_input_shape(olla_shape_table *t, const Onnx__GraphProto
 }
 
 /* Every --input-shape of opt, each named once. */
-olla_status olla_shape__apply_input_shapes(olla_shape_table *t, const Onnx__GraphProto *g, const olla_shape_options *opt,
-                                      olla_error *err)
+olla_status olla_shape__apply_input_shapes(olla_shape_table *t, const Onnx__GraphProto *g,
+                                           const olla_shape_options *opt, olla_error *err)
 {
     for (int k = 0; k < opt->n_input_shapes; k++) {
         for (int j = 0; j < k; j++)

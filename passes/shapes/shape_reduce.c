@@ -64,8 +64,10 @@ static olla_sval reduce_combine(olla_shape_ctx *c, int kind, olla_sval a, olla_s
                       : kind == 2 ? (int64_t)((uint64_t)a.i * (uint64_t)s.i)
                       : kind == 3 ? (a.i > s.i ? a.i : s.i)
                                   : (a.i < s.i ? a.i : s.i);
-        double f = kind == 1 ? a.f + s.f : kind == 2 ? a.f * s.f : kind == 3 ? (a.f > s.f ? a.f : s.f)
-                                                                              : (a.f < s.f ? a.f : s.f);
+        double f = kind == 1   ? a.f + s.f
+                   : kind == 2 ? a.f * s.f
+                   : kind == 3 ? (a.f > s.f ? a.f : s.f)
+                               : (a.f < s.f ? a.f : s.f);
         a.i = val;
         a.f = f;
         return a;
@@ -92,8 +94,7 @@ static olla_sval reduce_combine(olla_shape_ctx *c, int kind, olla_sval a, olla_s
 
 /* Folds a small integer ReduceSum/ReduceProd/ReduceMax/ReduceMin over input
  * 0's value (x, axes red) into the output's value (o dims). */
-static olla_status reduce_fold(olla_shape_ctx *c, const olla_value_type *x, const int *red, const olla_dim *dims,
-                               int o)
+static olla_status reduce_fold(olla_shape_ctx *c, const olla_value_type *x, const int *red, const olla_dim *dims, int o)
 {
     const olla_shape_value *v = olla_shape_in_value(c, 0);
     const char *op = olla_shape_op(c);

@@ -16,7 +16,6 @@
 
 /* ---- the table ---- */
 
-
 olla_status olla_shape__add_warning(olla_shape_table *t, const char *msg, int binding)
 {
     char **w = olla_grow(t->warnings, &t->cap_warnings, t->n_warnings + 1, sizeof *w);
@@ -99,7 +98,7 @@ static int is_input_reason(const olla_shape_table *t, const char *reason)
 }
 
 const char *olla_shape__unknown_reason(olla_shape_table *t, olla_shape_ctx *c, int i, int has_rule,
-                                      const olla_value_type *ty)
+                                       const olla_value_type *ty)
 {
     char buf[2048];
     const char *name = c->node->output[i];
@@ -151,7 +150,6 @@ const char *olla_shape__unknown_reason(olla_shape_table *t, olla_shape_ctx *c, i
     return olla_arena_strdup(&t->arena, buf);
 }
 
-
 /* ---- nodes ---- */
 
 static int64_t opset_of(const olla_shape_table *t, const char *domain)
@@ -195,7 +193,6 @@ static olla_shape_rule_fn rule_for(olla_shape_table *t, const char *domain, cons
         t->n_rule_fns++;
     return fn;
 }
-
 
 static olla_status process_node(olla_shape_table *t, olla_shape_scope *scope, const Onnx__NodeProto *node,
                                 olla_error *err)
@@ -755,7 +752,8 @@ olla_status olla_infer_shapes(const Onnx__ModelProto *model, const olla_shape_op
 {
     *out = NULL;
     if (!model || !model->graph)
-        return olla_error_set(err, OLLA_ERR_INPUT, "shape inference: the model has no graph; give a complete ONNX model");
+        return olla_error_set(err, OLLA_ERR_INPUT,
+                              "shape inference: the model has no graph; give a complete ONNX model");
     const Onnx__GraphProto *g = model->graph;
     olla_shape_table *t = calloc(1, sizeof *t);
     if (!t)
