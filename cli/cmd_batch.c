@@ -22,36 +22,23 @@
 #include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/batch.h"
+#include "cli/batch_pool.h"
 #include "cli/cli.h"
+#include "util/olla_arith.h"
 #include "util/olla_clock.h"
 #include "util/olla_file.h"
-#include "util/olla_arith.h"
+#include "util/olla_grow.h"
 
 #define LINE_WIDTH 79
 
-typedef struct {
-    char *rel; /* path below IN_DIR */
-    pid_t pid;
-    char result[64]; /* temp file with the child's JSON line */
-    double started, seconds;
-    char status[16]; /* "" while pending or running; "ok", "failed", "unchanged" */
-    char *json;      /* the --report line */
-    char *error;     /* why it failed */
-    char key[17];    /* of its input and the options */
-    int64_t held_input, held_planned; /* what the runtime holds (report saving_input_bytes, ..._planned_...) */
-    int nodes;
-    int n_warnings;  /* report "warnings": the first ones are shown as it happens */
-    char *warning[3];
-} job;
+typedef olla_batch_job job;
 
 typedef struct {
     const char *in_dir, *out_dir, *report;
@@ -64,29 +51,15 @@ typedef struct {
     int n_plan_args;
     char *options_text;      /* every option that changes the written file (malloc'd) */
     job *jobs;
-    int n_jobs, cap;
+    int n_jobs;
+    size_t cap;
     dev_t out_dev;
     ino_t out_ino;
     olla_batch_stamps stamps;
-    int done, ok, unchanged, failed, running;
+    int done, ok, unchanged, failed;
     const char *current; /* the model last started */
+    olla_batch_pool pool; /* the conversions' processes */
 } batch;
-
-static volatile sig_atomic_t batch_signal;
-
-static void on_signal(int sig)
-{
-    batch_signal = sig;
-}
-
-/* In a conversion's process: leave nothing behind and stop, silently (the
- * batch says it once). */
-static void child_on_signal(int sig)
-{
-    olla_stop_requested = 1;
-    olla_write_abandon();
-    _exit(128 + sig);
-}
 
 static const char batch_usage[] =
     "usage: olla-onnx batch IN_DIR OUT_DIR [-j N] [--shard K/N] [--report FILE.jsonl] [--force] [options]\n";
@@ -245,14 +218,10 @@ static int describe_options(batch *b)
 
 static int add_job(batch *b, const char *rel)
 {
-    if (b->n_jobs == b->cap) {
-        int nc = b->cap ? b->cap * 2 : 64;
-        job *p = realloc(b->jobs, (size_t)nc * sizeof *p);
-        if (!p)
-            return 0;
-        b->jobs = p;
-        b->cap = nc;
-    }
+    job *p = olla_grow(b->jobs, &b->cap, (size_t)b->n_jobs + 1, sizeof *p);
+    if (!p)
+        return 0;
+    b->jobs = p;
     memset(&b->jobs[b->n_jobs], 0, sizeof(job));
     return (b->jobs[b->n_jobs++].rel = strdup(rel)) != NULL;
 }
@@ -331,28 +300,7 @@ static int collect(batch *b, const char *rel)
     return ok;
 }
 
-static int make_parents(const char *path)
-{
-    char buf[8192];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return 0;
-        *p = '/';
-    }
-    return 1;
-}
-
 /* ---- one model ---- */
-
-static void paths_of(const batch *b, const job *j, char *in, char *out, size_t n)
-{
-    snprintf(in, n, "%s/%s", b->in_dir, j->rel);
-    snprintf(out, n, "%s/%s", b->out_dir, j->rel);
-}
 
 /* The key of a model: its file's identity (size, modification time, inode)
  * and the options. */
@@ -365,38 +313,10 @@ static void job_key(const batch *b, job *j, const struct stat *si)
     snprintf(j->key, sizeof j->key, "%016llx", (unsigned long long)h);
 }
 
+/* A file's modification time in nanoseconds. */
 static long long mtime_ns(const struct stat *s)
 {
     return (long long)s->st_mtim.tv_sec * 1000000000LL + s->st_mtim.tv_nsec;
-}
-
-static char *status_line(json_object *o, const char *status)
-{
-    json_object_object_add(o, "status", json_object_new_string(status));
-    const char *t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-    char *s = t ? strdup(t) : NULL;
-    json_object_put(o);
-    return s;
-}
-
-/* The figures of the table, and the warnings, from a report. */
-static void read_numbers(job *j, json_object *o)
-{
-    json_object *v;
-    /* what the runtime holds; a report of an older version: the input-order peak and the arena */
-    if (json_object_object_get_ex(o, "saving_input_bytes", &v) ||
-        json_object_object_get_ex(o, "input_order_peak_bytes", &v))
-        j->held_input = json_object_get_int64(v);
-    if (json_object_object_get_ex(o, "saving_planned_bytes", &v) || json_object_object_get_ex(o, "arena_bytes", &v))
-        j->held_planned = json_object_get_int64(v);
-    if (json_object_object_get_ex(o, "nodes", &v))
-        j->nodes = json_object_get_int(v);
-    if (json_object_object_get_ex(o, "warnings", &v) && json_object_is_type(v, json_type_array))
-        j->n_warnings = (int)json_object_array_length(v);
-    for (int k = 0; k < j->n_warnings && k < 3; k++) {
-        free(j->warning[k]);
-        j->warning[k] = strdup(json_object_get_string(json_object_array_get_idx(v, k)));
-    }
 }
 
 /* 1 when the model's output is up to date: same key, output as written. */
@@ -412,180 +332,10 @@ static int is_unchanged(batch *b, job *j, const char *out)
         json_object_put(o);
         o = json_object_new_object();
     }
-    read_numbers(j, o);
+    olla_batch_read_numbers(j, o);
     snprintf(j->status, sizeof j->status, "unchanged");
-    j->json = status_line(o, "unchanged");
+    j->json = olla_batch_status_line(o, "unchanged");
     return 1;
-}
-
-static void fail_job(job *j, const char *in, const char *msg, int code)
-{
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "model", json_object_new_string(in));
-    json_object_object_add(o, "exit_code", json_object_new_int(code));
-    json_object_object_add(o, "error", json_object_new_string(msg));
-    snprintf(j->status, sizeof j->status, "failed");
-    free(j->error);
-    j->error = strdup(msg);
-    j->json = status_line(o, "failed");
-}
-
-/* "--input-shape x=1,3,-1" as given */
-static void shape_text(const olla_input_shape *s, char *buf, size_t size)
-{
-    int k = snprintf(buf, size, "--input-shape %s=", s->name);
-    for (int d = 0; d < s->rank && k > 0 && (size_t)k < size; d++)
-        k += snprintf(buf + k, size - (size_t)k, "%s%lld", d ? "," : "", (long long)s->dims[d]);
-}
-
-/* The bindings of the batch that model m takes: a --dim whose name none of
- * its dimensions uses, an --input-shape that names none of its graph
- * inputs (or one of another rank), is left out (planned as if not given)
- * and listed in not_applied with the reason.
- * *mine owns the arrays it points to (free them). 0 when out of memory. */
-static int model_bindings(const olla_model *m, const olla_options *opt, olla_options *mine, json_object *not_applied)
-{
-    int nd = opt->n_dims, ns = opt->n_input_shapes;
-    unsigned char *du = calloc((size_t)nd + 1, 1), *su = calloc((size_t)ns + 1, 1);
-    olla_dim_binding *dims = calloc((size_t)nd + 1, sizeof *dims);
-    olla_input_shape *shapes = calloc((size_t)ns + 1, sizeof *shapes);
-    *mine = *opt;
-    mine->dims = dims;
-    mine->input_shapes = shapes;
-    mine->n_dims = mine->n_input_shapes = 0;
-    if (!du || !su || !dims || !shapes) {
-        free(du);
-        free(su);
-        return 0;
-    }
-    olla_model_bindings_used(m, opt->dims, nd, du, opt->input_shapes, ns, su);
-    char text[1024];
-    for (int i = 0; i < nd; i++) {
-        if (du[i]) {
-            dims[mine->n_dims++] = opt->dims[i];
-            continue;
-        }
-        snprintf(text, sizeof text, "--dim %s=%lld: no dimension of the model has this name", opt->dims[i].name,
-                 (long long)opt->dims[i].value);
-        json_object_array_add(not_applied, json_object_new_string(text));
-    }
-    for (int j = 0; j < ns; j++) {
-        if (su[j] == 1) {
-            shapes[mine->n_input_shapes++] = opt->input_shapes[j];
-            continue;
-        }
-        shape_text(&opt->input_shapes[j], text, sizeof text);
-        size_t at = strlen(text);
-        snprintf(text + at, sizeof text - at, ": %s", su[j] == 2 ? "the model's graph input of this name has another rank"
-                                                                : "no graph input of the model has this name");
-        json_object_array_add(not_applied, json_object_new_string(text));
-    }
-    free(du);
-    free(su);
-    return 1;
-}
-
-/* The child: convert one model and leave one JSON line in result_path. */
-static int run_one(const char *in, const char *out, const olla_options *opt, const char *result_path)
-{
-    olla_error err = {0};
-    olla_model *m = NULL;
-    olla_plan *plan = NULL;
-    olla_report rep;
-    memset(&rep, 0, sizeof rep);
-    char *line = NULL;
-    olla_options mine = *opt;
-    mine.dims = NULL;
-    mine.input_shapes = NULL;
-    json_object *not_applied = json_object_new_array();
-    if (!make_parents(out))
-        olla_error_set(&err, OLLA_ERR_INTERNAL, "cannot create the folder for %s: %s", out, strerror(errno));
-    else if (olla_model_load(in, &m, &err) == OLLA_OK) {
-        if (!not_applied || !model_bindings(m, opt, &mine, not_applied))
-            olla_error_set(&err, OLLA_ERR_INTERNAL, "out of memory converting %s", in);
-        else if (olla_optimize(m, &mine, &plan, &rep, &err) == OLLA_OK &&
-                 olla_write_model(m, plan, out, &err) == OLLA_OK)
-            line = olla_report_to_json(&rep, 0);
-    }
-    free((olla_dim_binding *)mine.dims);
-    free((olla_input_shape *)mine.input_shapes);
-    if (err.code != OLLA_OK) {
-        json_object *o = json_object_new_object();
-        json_object_object_add(o, "error", json_object_new_string(err.message));
-        json_object_object_add(o, "exit_code", json_object_new_int((int)err.code));
-        line = status_line(o, "failed");
-    }
-    /* which of the batch's bindings this model was planned without */
-    json_object *o = line ? json_tokener_parse(line) : NULL;
-    if (o && json_object_is_type(o, json_type_object)) {
-        json_object_object_add(o, "bindings_not_applied", not_applied ? json_object_get(not_applied) : NULL);
-        const char *t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-        char *with = t ? strdup(t) : NULL;
-        if (with) {
-            free(line);
-            line = with;
-        }
-    }
-    json_object_put(o);
-    json_object_put(not_applied);
-    FILE *f = fopen(result_path, "w");
-    if (f) {
-        fputs(line ? line : "{}", f);
-        fclose(f);
-    }
-    free(line);
-    olla_report_clear(&rep);
-    olla_plan_free(plan);
-    olla_model_free(m);
-    return err.code;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char *text = NULL;
-    size_t cap = 0;
-    ssize_t n = getdelim(&text, &cap, '\0', f);
-    fclose(f);
-    if (n < 0) {
-        free(text);
-        return NULL;
-    }
-    return text;
-}
-
-/* The child has ended: its result becomes the job's record. */
-static void finish(job *j, const char *in, int wstatus)
-{
-    char *text = slurp(j->result);
-    unlink(j->result);
-    json_object *o = text ? json_tokener_parse(text) : NULL;
-    free(text);
-    if (!o || !json_object_is_type(o, json_type_object)) {
-        char msg[128];
-        if (WIFSIGNALED(wstatus))
-            snprintf(msg, sizeof msg, "the conversion crashed (signal %d)", WTERMSIG(wstatus));
-        else
-            snprintf(msg, sizeof msg, "the conversion exited with %d and no report", WEXITSTATUS(wstatus));
-        json_object_put(o);
-        fail_job(j, in, msg, 3);
-        return;
-    }
-    json_object *v;
-    json_object_object_add(o, "seconds", json_object_new_double(j->seconds));
-    if (json_object_object_get_ex(o, "status", &v)) {
-        json_object_object_add(o, "model", json_object_new_string(in));
-        if (json_object_object_get_ex(o, "error", &v))
-            j->error = strdup(json_object_get_string(v));
-        snprintf(j->status, sizeof j->status, "failed");
-        j->json = status_line(o, "failed");
-        return;
-    }
-    read_numbers(j, o);
-    snprintf(j->status, sizeof j->status, "ok");
-    j->json = status_line(o, "ok");
 }
 
 /* ---- what the user sees ---- */
@@ -597,7 +347,7 @@ static void progress_line(batch *b)
     char head[160], line[256];
     int k = snprintf(head, sizeof head, "[%d/%d] %d ok, %d unchanged, %d failed", b->done, b->n_jobs, b->ok,
                      b->unchanged, b->failed);
-    const char *cur = b->running > 0 && b->current ? b->current : "";
+    const char *cur = b->pool.running > 0 && b->current ? b->current : "";
     int room = LINE_WIDTH - k - 2, len = (int)strlen(cur);
     if (!cur[0] || room < 8)
         snprintf(line, sizeof line, "%s", head);
@@ -651,122 +401,61 @@ static void job_done(batch *b, job *j, const char *out)
 
 /* ---- running ---- */
 
-static void start_job(batch *b, job *j)
+/* The pool's settled: a model that disappeared, one unchanged since its
+ * output was written, and one whose output would be itself get their
+ * record without a conversion. */
+static int settle(void *ctx, job *j, const char *in, const char *out)
 {
-    char in[8192], out[8192];
-    paths_of(b, j, in, out, sizeof in);
+    batch *b = ctx;
     struct stat si, so;
     if (stat(in, &si) != 0) {
-        fail_job(j, in, "the model disappeared during the batch", 1);
+        olla_batch_fail_job(j, in, "the model disappeared during the batch", 1);
         job_done(b, j, out);
-        return;
+        return 1;
     }
     job_key(b, j, &si);
     if (is_unchanged(b, j, out)) {
         job_done(b, j, out);
-        return;
+        return 1;
     }
     if (stat(out, &so) == 0 && so.st_dev == si.st_dev && so.st_ino == si.st_ino) {
-        fail_job(j, in, "its output would be the model itself; choose an OUT_DIR outside IN_DIR's models", 2);
+        olla_batch_fail_job(j, in, "its output would be the model itself; choose an OUT_DIR outside IN_DIR's models",
+                            2);
         job_done(b, j, out);
-        return;
+        return 1;
     }
-    const char *tmpdir = getenv("TMPDIR");
-    snprintf(j->result, sizeof j->result, "%s/olla-batch-XXXXXX", tmpdir && strlen(tmpdir) < 40 ? tmpdir : "/tmp");
-    int fd = mkstemp(j->result);
-    if (fd >= 0)
-        close(fd);
-    fflush(NULL);
-    j->started = olla_now();
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigprocmask(SIG_BLOCK, &block, &old);
-    pid_t pid = fork();
-    if (pid == 0) {
-        signal(SIGINT, child_on_signal);
-        signal(SIGTERM, child_on_signal);
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        _exit(run_one(in, out, &b->opt, j->result));
-    }
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    if (pid < 0) {
-        unlink(j->result);
-        fail_job(j, in, "cannot start a process for it", 3);
-        job_done(b, j, out);
-        return;
-    }
-    j->pid = pid;
-    b->running++;
+    return 0;
+}
+
+/* The pool's done. */
+static void on_done(void *ctx, job *j, const char *out)
+{
+    job_done(ctx, j, out);
+}
+
+/* The pool's started: the progress line names the model. */
+static void on_started(void *ctx, job *j)
+{
+    batch *b = ctx;
     b->current = j->rel;
     progress_line(b);
 }
 
-static job *job_of(batch *b, pid_t pid)
-{
-    for (int k = 0; k < b->n_jobs; k++)
-        if (b->jobs[k].pid == pid)
-            return &b->jobs[k];
-    return NULL;
-}
-
-/* Waits for one conversion to end and records it; 0 when interrupted. */
-static int reap_one(batch *b)
-{
-    int wstatus;
-    pid_t pid = wait(&wstatus);
-    if (pid < 0)
-        return errno == EINTR && batch_signal ? 0 : (b->running = 0, 1);
-    job *j = job_of(b, pid);
-    if (!j)
-        return 1;
-    char in[8192], out[8192];
-    paths_of(b, j, in, out, sizeof in);
-    j->pid = 0;
-    j->seconds = olla_now() - j->started;
-    b->running--;
-    if (batch_signal && !(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) < 128)) {
-        /* stopped by the same Ctrl-C, before we saw it: not a result (one
-         * that ended on its own before is one, Ctrl-C or not) */
-        unlink(j->result);
-        return 0;
-    }
-    finish(j, in, wstatus);
-    job_done(b, j, out);
-    return 1;
-}
-
-/* After Ctrl-C: the running conversions are stopped (each removes its own
- * partial output) and waited for; their records are dropped. */
-static void stop_running(batch *b)
-{
-    for (int k = 0; k < b->n_jobs; k++)
-        if (b->jobs[k].pid > 0)
-            kill(b->jobs[k].pid, SIGTERM);
-    for (int k = 0; k < b->n_jobs; k++) {
-        job *j = &b->jobs[k];
-        if (j->pid <= 0)
-            continue;
-        while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-        unlink(j->result);
-        j->pid = 0;
-    }
-    b->running = 0;
-}
-
+/* Every model through the pool. */
 static void run_all(batch *b)
 {
-    int next = 0;
-    while (!batch_signal && (next < b->n_jobs || b->running > 0)) {
-        while (!batch_signal && b->running < b->workers && next < b->n_jobs)
-            start_job(b, &b->jobs[next++]);
-        if (b->running > 0 && !reap_one(b))
-            break;
-    }
-    if (batch_signal)
-        stop_running(b);
+    olla_batch_pool *p = &b->pool;
+    p->in_dir = b->in_dir;
+    p->out_dir = b->out_dir;
+    p->jobs = b->jobs;
+    p->n_jobs = b->n_jobs;
+    p->workers = b->workers;
+    p->opt = &b->opt;
+    p->settled = settle;
+    p->done = on_done;
+    p->started = on_started;
+    p->ctx = b;
+    olla_batch_pool_run(p);
 }
 
 /* ---- results ---- */
@@ -834,7 +523,7 @@ static int prepare(batch *b)
     }
     char probe[8192];
     snprintf(probe, sizeof probe, "%s/x", b->out_dir);
-    if (!make_parents(probe) || stat(b->out_dir, &so) != 0 || !S_ISDIR(so.st_mode)) {
+    if (!olla_batch_make_parents(probe) || stat(b->out_dir, &so) != 0 || !S_ISDIR(so.st_mode)) {
         fprintf(stderr, "olla-onnx batch: OUT_DIR %s: cannot create this folder (%s)\n", b->out_dir, strerror(errno));
         return 2;
     }
@@ -858,15 +547,6 @@ static int prepare(batch *b)
     return -1;
 }
 
-static void catch_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal; /* no SA_RESTART: wait() returns at once */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
 /* Runs the batch and writes its records; the exit code. */
 static int convert_all(batch *b)
 {
@@ -876,7 +556,7 @@ static int convert_all(batch *b)
         fprintf(stderr, "olla-onnx batch: %d %s%s, %lld at a time (%d %s this process may use)\n", b->n_jobs,
                 olla_cli_plural(b->n_jobs, "model", "models"), shard_text(b, sh, sizeof sh), b->workers, b->cpus,
                 olla_cli_plural(b->cpus, "CPU", "CPUs"));
-    catch_signals();
+    olla_batch_catch_signals();
     run_all(b);
     clear_line(b);
     olla_error err = {0};
@@ -885,11 +565,11 @@ static int convert_all(batch *b)
         st = write_report(b, &err);
     if (st != OLLA_OK)
         fprintf(stderr, "olla-onnx batch: %s\n", err.message);
-    if (batch_signal) {
+    if (olla_batch_signal()) {
         fprintf(stderr, "olla-onnx batch: interrupted; %d of %d %s finished and kept%s, the rest left no output\n",
                 b->done, b->n_jobs, olla_cli_plural(b->n_jobs, "model", "models"),
                 b->report ? " (and in the report)" : "");
-        return 128 + batch_signal;
+        return 128 + olla_batch_signal();
     }
     if (b->verbosity > 0)
         print_table(b, olla_now() - t0);

@@ -5,22 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/olla_grow.h"
 
+/* A growing list of tensor or operator indices. */
 typedef struct {
     int *v;
-    int n, cap;
+    int n;
+    size_t cap;
 } int_vec;
 
+/* Appends x; 0 when out of memory. */
 static int vec_push(int_vec *a, int x)
 {
-    if (a->n == a->cap) {
-        int nc = a->cap ? a->cap * 2 : 64;
-        int *p = realloc(a->v, (size_t)nc * sizeof *p);
-        if (!p)
-            return 0;
-        a->v = p;
-        a->cap = nc;
-    }
+    int *p = olla_grow(a->v, &a->cap, (size_t)a->n + 1, sizeof *p);
+    if (!p)
+        return 0;
+    a->v = p;
     a->v[a->n++] = x;
     return 1;
 }
@@ -62,27 +62,33 @@ void olla_graph_free(olla_graph *g)
     free(g);
 }
 
+/* The state of one build: the graph so far, its tensors while they grow,
+ * and the index lists that become the graph's. A phase that fails returns 0
+ * with the error in err, or with oom set (the message is written once, at
+ * the end). */
 typedef struct {
     olla_graph *g;
     olla_tensor *t;
-    int n, cap;
+    int n;
+    size_t cap;
     olla_error *err;
+    const char *file; /* the model's path, for messages */
     int oom;
     int outer_ok; /* a subgraph built on its own: names from enclosing graphs become outer tensors */
+    int_vec inputs, outputs;   /* of every operator, in operator order (input_list, output_list) */
+    int_vec ginputs, goutputs; /* the graph's inputs and outputs */
+    int_vec freev;             /* scratch: the outer names one operator's subgraphs read */
 } builder;
 
+/* A new tensor named name; its index, or -1 when out of memory (b->oom). */
 static int add_tensor(builder *b, const char *name)
 {
-    if (b->n == b->cap) {
-        int nc = b->cap ? b->cap * 2 : 64;
-        olla_tensor *p = realloc(b->t, (size_t)nc * sizeof *p);
-        if (!p) {
-            b->oom = 1;
-            return -1;
-        }
-        b->t = p;
-        b->cap = nc;
+    olla_tensor *p = olla_grow(b->t, &b->cap, (size_t)b->n + 1, sizeof *p);
+    if (!p) {
+        b->oom = 1;
+        return -1;
     }
+    b->t = p;
     olla_tensor *t = &b->t[b->n];
     memset(t, 0, sizeof *t);
     t->name = name;
@@ -304,41 +310,27 @@ static int find_cycle(const olla_graph *g, int *on_cycle)
     return 1;
 }
 
-static olla_status build(const olla_model *model, const Onnx__GraphProto *gp, int outer_ok,
-                         const olla_type_source *types, olla_graph **out, olla_error *err)
+/* ---- the phases of a build ---- */
+
+/* The caller-owned values: graph inputs, then initializers (an initializer
+ * may also be a graph input: a default value). */
+static int add_values(builder *b, const Onnx__GraphProto *gp)
 {
-    *out = NULL;
-    const char *file = model->path;
-    olla_graph *g = calloc(1, sizeof *g);
-    builder b = {0};
-    int_vec inputs = {0}, outputs = {0}, ginputs = {0}, goutputs = {0}, freev = {0};
-    if (!g)
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the graph of %s", file);
-    g->model = model;
-    g->proto = gp;
-    b.g = g;
-    b.err = err;
-    b.outer_ok = outer_ok;
-    if (!olla_strmap_init(&g->by_name, gp->n_node * 2 + gp->n_input + gp->n_initializer + 8)) {
-        b.oom = 1;
-        goto fail;
-    }
-    /* caller-owned values */
     for (size_t i = 0; i < gp->n_input; i++) {
         const char *name = gp->input[i]->name;
         if (!name || !name[0]) {
-            olla_error_set(err, OLLA_ERR_INPUT, "%s: graph input %zu has no name", file, i);
-            goto fail;
+            olla_error_set(b->err, OLLA_ERR_INPUT, "%s: graph input %zu has no name", b->file, i);
+            return 0;
         }
-        int ti = olla_strmap_get(&g->by_name, name);
+        int ti = olla_strmap_get(&b->g->by_name, name);
         if (ti >= 0) {
-            olla_error_set(err, OLLA_ERR_INPUT, "%s: graph input '%s' is listed twice", file, name);
-            goto fail;
+            olla_error_set(b->err, OLLA_ERR_INPUT, "%s: graph input '%s' is listed twice", b->file, name);
+            return 0;
         }
-        ti = add_tensor(&b, name);
-        if (ti < 0 || !vec_push(&ginputs, ti))
-            goto oom;
-        b.t[ti].is_input = 1;
+        ti = add_tensor(b, name);
+        if (ti < 0 || !vec_push(&b->ginputs, ti))
+            return !(b->oom = 1);
+        b->t[ti].is_input = 1;
     }
     for (size_t i = 0; i < gp->n_initializer + gp->n_sparse_initializer; i++) {
         const char *name = i < gp->n_initializer ? gp->initializer[i]->name
@@ -346,23 +338,60 @@ static olla_status build(const olla_model *model, const Onnx__GraphProto *gp, in
                                ? gp->sparse_initializer[i - gp->n_initializer]->values->name
                                : NULL;
         if (!name || !name[0]) {
-            olla_error_set(err, OLLA_ERR_INPUT, "%s: initializer %zu has no name", file, i);
-            goto fail;
+            olla_error_set(b->err, OLLA_ERR_INPUT, "%s: initializer %zu has no name", b->file, i);
+            return 0;
         }
-        int ti = olla_strmap_get(&g->by_name, name);
-        if (ti >= 0 && b.t[ti].is_initializer) {
-            olla_error_set(err, OLLA_ERR_INPUT, "%s: initializer '%s' is defined twice", file, name);
-            goto fail;
+        int ti = olla_strmap_get(&b->g->by_name, name);
+        if (ti >= 0 && b->t[ti].is_initializer) {
+            olla_error_set(b->err, OLLA_ERR_INPUT, "%s: initializer '%s' is defined twice", b->file, name);
+            return 0;
         }
-        if (ti < 0 && (ti = add_tensor(&b, name)) < 0)
-            goto oom;
-        b.t[ti].is_initializer = 1; /* an initializer may also be a graph input (a default value) */
+        if (ti < 0 && (ti = add_tensor(b, name)) < 0)
+            return 0;
+        b->t[ti].is_initializer = 1; /* an initializer may also be a graph input (a default value) */
     }
-    /* operators and their outputs */
+    return 1;
+}
+
+/* Output k of operator i, named name: a new tensor it produces; a name
+ * already defined is an error naming both. */
+static int add_op_output(builder *b, int i, const char *name)
+{
+    olla_graph *g = b->g;
+    int ti = -1;
+    if (name && name[0]) {
+        int prev = olla_strmap_get(&g->by_name, name);
+        if (prev >= 0) {
+            char l1[300], l2[300];
+            olla_tensor *pt = &b->t[prev];
+            if (pt->producer >= 0)
+                olla_error_set(b->err, OLLA_ERR_INPUT, "%s: tensor '%s' is produced twice, by node %s and by node %s",
+                               b->file, name, olla_op_label(g, pt->producer, l1, sizeof l1),
+                               olla_op_label(g, i, l2, sizeof l2));
+            else
+                olla_error_set(b->err, OLLA_ERR_INPUT, "%s: tensor '%s' is produced by node %s but is also a graph %s",
+                               b->file, name, olla_op_label(g, i, l2, sizeof l2),
+                               pt->is_input ? "input" : "initializer");
+            return 0;
+        }
+        if ((ti = add_tensor(b, name)) < 0)
+            return 0;
+        b->t[ti].producer = i;
+        b->t[ti].is_constant = (unsigned char)(strcmp(g->ops[i].op_type, "Constant") == 0);
+    }
+    if (!vec_push(&b->outputs, ti))
+        return !(b->oom = 1);
+    return 1;
+}
+
+/* The operators, in the graph's order, and the tensors they produce. */
+static int add_ops(builder *b, const Onnx__GraphProto *gp)
+{
+    olla_graph *g = b->g;
     g->n_ops = (int)gp->n_node;
     g->ops = calloc((size_t)g->n_ops + 1, sizeof *g->ops);
     if (!g->ops)
-        goto oom;
+        return !(b->oom = 1);
     for (int i = 0; i < g->n_ops; i++) {
         const Onnx__NodeProto *node = gp->node[i];
         olla_op *op = &g->ops[i];
@@ -371,105 +400,97 @@ static olla_status build(const olla_model *model, const Onnx__GraphProto *gp, in
         op->domain = node->domain ? node->domain : "";
         op->proto_index = i;
         if (!op->op_type[0]) {
-            olla_error_set(err, OLLA_ERR_INPUT, "%s: node #%d has no op_type", file, i);
-            goto fail;
+            olla_error_set(b->err, OLLA_ERR_INPUT, "%s: node #%d has no op_type", b->file, i);
+            return 0;
         }
-        op->first_output = outputs.n;
+        op->first_output = b->outputs.n;
         op->n_outputs = (int)node->n_output;
-        for (size_t k = 0; k < node->n_output; k++) {
-            const char *name = node->output[k];
-            int ti = -1;
-            if (name && name[0]) {
-                int prev = olla_strmap_get(&g->by_name, name);
-                if (prev >= 0) {
-                    char l1[300], l2[300];
-                    olla_tensor *pt = &b.t[prev];
-                    if (pt->producer >= 0)
-                        olla_error_set(err, OLLA_ERR_INPUT, "%s: tensor '%s' is produced twice, by node %s and by node %s",
-                                       file, name, olla_op_label(g, pt->producer, l1, sizeof l1),
-                                       olla_op_label(g, i, l2, sizeof l2));
-                    else
-                        olla_error_set(err, OLLA_ERR_INPUT,
-                                       "%s: tensor '%s' is produced by node %s but is also a graph %s", file, name,
-                                       olla_op_label(g, i, l2, sizeof l2), pt->is_input ? "input" : "initializer");
-                    goto fail;
-                }
-                if ((ti = add_tensor(&b, name)) < 0)
-                    goto oom;
-                b.t[ti].producer = i;
-                b.t[ti].is_constant = (unsigned char)(strcmp(op->op_type, "Constant") == 0);
-            }
-            if (!vec_push(&outputs, ti))
-                goto oom;
-        }
+        for (size_t k = 0; k < node->n_output; k++)
+            if (!add_op_output(b, i, node->output[k]))
+                return 0;
     }
-    /* inputs, explicit then the outer-scope tensors subgraphs read */
-    for (int i = 0; i < g->n_ops; i++) {
-        const Onnx__NodeProto *node = gp->node[i];
-        olla_op *op = &g->ops[i];
-        op->first_input = inputs.n;
-        for (size_t k = 0; k < node->n_input; k++) {
-            const char *name = node->input[k];
-            int ti = -1;
-            if (name && name[0]) {
-                ti = read_tensor(&b, name);
-                if (ti < 0 && b.oom)
-                    goto oom;
-                if (ti < 0) {
-                    char l[300];
-                    olla_error_set(err, OLLA_ERR_INPUT,
-                                   "%s: node %s reads '%s', which no node, graph input or initializer produces", file,
-                                   olla_op_label(g, i, l, sizeof l), name);
-                    goto fail;
-                }
+    return 1;
+}
+
+/* The inputs of operator i: its explicit ones, then the outer-scope tensors
+ * its subgraphs read (each once). */
+static int add_op_inputs(builder *b, int i, const Onnx__NodeProto *node)
+{
+    olla_graph *g = b->g;
+    olla_op *op = &g->ops[i];
+    int_vec *inputs = &b->inputs;
+    op->first_input = inputs->n;
+    for (size_t k = 0; k < node->n_input; k++) {
+        const char *name = node->input[k];
+        int ti = -1;
+        if (name && name[0]) {
+            ti = read_tensor(b, name);
+            if (ti < 0 && b->oom)
+                return 0;
+            if (ti < 0) {
+                char l[300];
+                olla_error_set(b->err, OLLA_ERR_INPUT,
+                               "%s: node %s reads '%s', which no node, graph input or initializer produces", b->file,
+                               olla_op_label(g, i, l, sizeof l), name);
+                return 0;
             }
-            if (!vec_push(&inputs, ti))
-                goto oom;
         }
-        op->n_explicit_inputs = (int)node->n_input;
-        freev.n = 0;
-        if (!collect_attr_graphs(node, &freev, &g->by_name, &b)) {
-            if (b.oom)
-                goto oom;
-            goto fail;
-        }
-        for (int k = 0; k < freev.n; k++) {
-            int dup = 0;
-            for (int j = op->first_input; j < inputs.n && !dup; j++)
-                dup = inputs.v[j] == freev.v[k];
-            if (!dup && !vec_push(&inputs, freev.v[k]))
-                goto oom;
-        }
-        op->n_inputs = inputs.n - op->first_input;
+        if (!vec_push(inputs, ti))
+            return !(b->oom = 1);
     }
+    op->n_explicit_inputs = (int)node->n_input;
+    b->freev.n = 0;
+    if (!collect_attr_graphs(node, &b->freev, &g->by_name, b))
+        return 0;
+    for (int k = 0; k < b->freev.n; k++) {
+        int dup = 0;
+        for (int j = op->first_input; j < inputs->n && !dup; j++)
+            dup = inputs->v[j] == b->freev.v[k];
+        if (!dup && !vec_push(inputs, b->freev.v[k]))
+            return !(b->oom = 1);
+    }
+    op->n_inputs = inputs->n - op->first_input;
+    return 1;
+}
+
+/* The graph's outputs, each a tensor of the graph. */
+static int add_graph_outputs(builder *b, const Onnx__GraphProto *gp)
+{
     for (size_t i = 0; i < gp->n_output; i++) {
         const char *name = gp->output[i]->name;
-        int ti = name ? read_tensor(&b, name) : -1;
-        if (ti < 0 && b.oom)
-            goto oom;
+        int ti = name ? read_tensor(b, name) : -1;
+        if (ti < 0 && b->oom)
+            return 0;
         if (ti < 0) {
-            olla_error_set(err, OLLA_ERR_INPUT, "%s: graph output '%s' is not produced by any node, input or initializer",
-                           file, name ? name : "");
-            goto fail;
+            olla_error_set(b->err, OLLA_ERR_INPUT,
+                           "%s: graph output '%s' is not produced by any node, input or initializer", b->file,
+                           name ? name : "");
+            return 0;
         }
-        b.t[ti].is_output = 1;
-        if (!vec_push(&goutputs, ti))
-            goto oom;
+        b->t[ti].is_output = 1;
+        if (!vec_push(&b->goutputs, ti))
+            return !(b->oom = 1);
     }
-    if (b.oom)
-        goto oom;
-    /* consumers */
-    g->tensors = b.t;
-    g->n_tensors = b.n;
-    b.t = NULL;
-    g->consumer_list = malloc(((size_t)inputs.n + 1) * sizeof(int));
+    return !b->oom;
+}
+
+/* The tensors and index lists move into the graph; each tensor gets its
+ * consumers (an operator reading a tensor twice counts once). */
+static int link_consumers(builder *b)
+{
+    olla_graph *g = b->g;
+    const int_vec *inputs = &b->inputs;
+    g->tensors = b->t;
+    g->n_tensors = b->n;
+    b->t = NULL;
+    g->consumer_list = malloc(((size_t)inputs->n + 1) * sizeof(int));
     if (!g->consumer_list)
-        goto oom;
+        return !(b->oom = 1);
     for (int i = 0; i < g->n_ops; i++) {
         const olla_op *op = &g->ops[i];
         for (int k = 0; k < op->n_inputs; k++)
-            if (first_read(inputs.v + op->first_input, k))
-                g->tensors[inputs.v[op->first_input + k]].n_consumers++;
+            if (first_read(inputs->v + op->first_input, k))
+                g->tensors[inputs->v[op->first_input + k]].n_consumers++;
     }
     int acc = 0;
     for (int t = 0; t < g->n_tensors; t++) {
@@ -480,44 +501,79 @@ static olla_status build(const olla_model *model, const Onnx__GraphProto *gp, in
     for (int i = 0; i < g->n_ops; i++) {
         const olla_op *op = &g->ops[i];
         for (int k = 0; k < op->n_inputs; k++)
-            if (first_read(inputs.v + op->first_input, k)) {
-                olla_tensor *t = &g->tensors[inputs.v[op->first_input + k]];
+            if (first_read(inputs->v + op->first_input, k)) {
+                olla_tensor *t = &g->tensors[inputs->v[op->first_input + k]];
                 g->consumer_list[t->first_consumer + t->n_consumers++] = i;
             }
     }
-    g->input_list = inputs.v;
-    g->output_list = outputs.v;
-    g->graph_inputs = ginputs.v;
-    g->n_graph_inputs = ginputs.n;
-    g->graph_outputs = goutputs.v;
-    g->n_graph_outputs = goutputs.n;
-    inputs.v = outputs.v = ginputs.v = goutputs.v = NULL;
-    free(freev.v);
+    g->input_list = b->inputs.v;
+    g->output_list = b->outputs.v;
+    g->graph_inputs = b->ginputs.v;
+    g->n_graph_inputs = b->ginputs.n;
+    g->graph_outputs = b->goutputs.v;
+    g->n_graph_outputs = b->goutputs.n;
+    b->inputs.v = b->outputs.v = b->ginputs.v = b->goutputs.v = NULL;
+    return 1;
+}
+
+/* Every tensor's type and size from the type source; then no cycle. */
+static int type_and_check(builder *b, const olla_type_source *types)
+{
+    olla_graph *g = b->g;
     for (int t = 0; t < g->n_tensors; t++) {
-        b.t = g->tensors;
-        set_type(&b, t, types);
+        b->t = g->tensors;
+        set_type(b, t, types);
     }
-    b.t = NULL;
+    b->t = NULL;
     int on_cycle = -1;
     if (!find_cycle(g, &on_cycle))
-        goto oom;
+        return !(b->oom = 1);
     if (on_cycle >= 0) {
         char l[300];
-        olla_error_set(err, OLLA_ERR_INPUT, "%s: the graph has a cycle through node %s", file,
+        olla_error_set(b->err, OLLA_ERR_INPUT, "%s: the graph has a cycle through node %s", b->file,
                        olla_op_label(g, on_cycle, l, sizeof l));
-        goto fail;
+        return 0;
     }
-    *out = g;
-    return OLLA_OK;
-oom:
-    olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the graph of %s", file);
-fail:
+    return 1;
+}
+
+/* Builds graph gp of model: values, operators, inputs, graph outputs,
+ * consumers, types, cycle check. */
+static olla_status build(const olla_model *model, const Onnx__GraphProto *gp, int outer_ok,
+                         const olla_type_source *types, olla_graph **out, olla_error *err)
+{
+    *out = NULL;
+    olla_graph *g = calloc(1, sizeof *g);
+    builder b;
+    memset(&b, 0, sizeof b);
+    b.file = model->path;
+    if (!g)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the graph of %s", b.file);
+    g->model = model;
+    g->proto = gp;
+    b.g = g;
+    b.err = err;
+    b.outer_ok = outer_ok;
+    if (!olla_strmap_init(&g->by_name, gp->n_node * 2 + gp->n_input + gp->n_initializer + 8)) {
+        olla_graph_free(g); /* out of memory before any phase: the status alone, no message */
+        return err->code ? err->code : OLLA_ERR_INTERNAL;
+    }
+    int ok = add_values(&b, gp) && add_ops(&b, gp);
+    for (int i = 0; ok && i < g->n_ops; i++)
+        ok = add_op_inputs(&b, i, gp->node[i]);
+    ok = ok && add_graph_outputs(&b, gp) && link_consumers(&b) && type_and_check(&b, types);
+    free(b.freev.v);
+    if (ok) {
+        *out = g;
+        return OLLA_OK;
+    }
+    if (b.oom)
+        olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory building the graph of %s", b.file);
     free(b.t);
-    free(inputs.v);
-    free(outputs.v);
-    free(ginputs.v);
-    free(goutputs.v);
-    free(freev.v);
+    free(b.inputs.v);
+    free(b.outputs.v);
+    free(b.ginputs.v);
+    free(b.goutputs.v);
     olla_graph_free(g);
     return err->code ? err->code : OLLA_ERR_INTERNAL;
 }

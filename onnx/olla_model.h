@@ -32,20 +32,26 @@ typedef struct olla_meta_entry {
     const char *key, *value;
 } olla_meta_entry;
 
-/* The bytes olla_model_write writes, in memory (*buf malloc'd), with
- * graph.node in node_order and the metadata entries as below; name is what
- * a message calls the output. */
-olla_status olla_model_pack(const olla_model *m, const int *node_order, int n_nodes, const olla_meta_entry *meta,
-                            int n_meta, const char *meta_prefix, const char *name, uint8_t **buf, size_t *len,
-                            olla_error *err);
+/* What writing a model changes: graph.node in node_order (n_nodes proto
+ * indices, a permutation), and metadata_props without the entries whose key
+ * starts with meta_prefix (NULL: none removed) plus meta[0..n_meta). */
+typedef struct olla_model_edit {
+    const int *node_order;
+    int n_nodes;
+    const olla_meta_entry *meta;
+    int n_meta;
+    const char *meta_prefix;
+} olla_model_edit;
 
-/* Writes the model to out_path with graph.node in node_order (n_nodes proto
- * indices, a permutation) and metadata_props without the entries whose key
- * starts with meta_prefix (NULL: none removed) plus meta[0..n_meta). External
- * data is made available beside out_path when it goes to another folder. The
- * file is written whole or not at all (util/olla_file.h). */
-olla_status olla_model_write(const olla_model *m, const int *node_order, int n_nodes, const olla_meta_entry *meta,
-                             int n_meta, const char *meta_prefix, const char *out_path, olla_error *err);
+/* The bytes olla_model_write writes, in memory (*buf malloc'd), with the
+ * edit applied; name is what a message calls the output. */
+olla_status olla_model_pack(const olla_model *m, const olla_model_edit *edit, const char *name, uint8_t **buf,
+                            size_t *len, olla_error *err);
+
+/* Writes the model with the edit applied to out_path. External data is made
+ * available beside out_path when it goes to another folder. The file is
+ * written whole or not at all (util/olla_file.h). */
+olla_status olla_model_write(const olla_model *m, const olla_model_edit *edit, const char *out_path, olla_error *err);
 
 /* One node of a rebuilt graph: the model's node `source` as it is, or with
  * another name, other input names or other output names (NULL: the

@@ -18,18 +18,26 @@ static char *parent_dir(const char *path)
     return strndup(path, (size_t)(slash - path));
 }
 
-/* The packed model with graph.node and metadata_props swapped in for the
- * time of packing; *buf is malloc'd. */
-static olla_status pack_with(Onnx__ModelProto *mp, Onnx__NodeProto **nodes, Onnx__StringStringEntryProto **props,
-                             size_t n_props, const char *out_path, uint8_t **buf, size_t *len, olla_error *err)
+/* The fields a written model has in place of the read ones: graph.node
+ * (as many as the model has) and metadata_props. */
+typedef struct swapped_fields {
+    Onnx__NodeProto **nodes;
+    Onnx__StringStringEntryProto **props;
+    size_t n_props;
+} swapped_fields;
+
+/* The packed model with the fields of f swapped in for the time of
+ * packing; *buf is malloc'd. */
+static olla_status pack_with(Onnx__ModelProto *mp, const swapped_fields *f, const char *out_path, uint8_t **buf,
+                             size_t *len, olla_error *err)
 {
     Onnx__GraphProto *g = mp->graph;
     Onnx__NodeProto **old_nodes = g->node;
     Onnx__StringStringEntryProto **old_props = mp->metadata_props;
     size_t old_np = mp->n_metadata_props;
-    g->node = nodes;
-    mp->metadata_props = props;
-    mp->n_metadata_props = n_props;
+    g->node = f->nodes;
+    mp->metadata_props = f->props;
+    mp->n_metadata_props = f->n_props;
     olla_status st = OLLA_OK;
     *len = onnx__model_proto__get_packed_size(mp);
     if (*len > (size_t)INT32_MAX)
@@ -46,10 +54,13 @@ static olla_status pack_with(Onnx__ModelProto *mp, Onnx__NodeProto **nodes, Onnx
     return st;
 }
 
-olla_status olla_model_pack(const olla_model *m, const int *node_order, int n_nodes, const olla_meta_entry *meta,
-                            int n_meta, const char *meta_prefix, const char *name, uint8_t **buf, size_t *len,
-                            olla_error *err)
+olla_status olla_model_pack(const olla_model *m, const olla_model_edit *edit, const char *name, uint8_t **buf,
+                            size_t *len, olla_error *err)
 {
+    const int *node_order = edit->node_order;
+    int n_nodes = edit->n_nodes, n_meta = edit->n_meta;
+    const olla_meta_entry *meta = edit->meta;
+    const char *meta_prefix = edit->meta_prefix;
     Onnx__ModelProto *mp = m->proto; /* swapped fields are restored by pack_with */
     Onnx__GraphProto *g = mp->graph;
     *buf = NULL;
@@ -80,7 +91,8 @@ olla_status olla_model_pack(const olla_model *m, const int *node_order, int n_no
         kv[i].value = (char *)meta[i].value;
         props[np++] = &kv[i];
     }
-    st = pack_with(mp, nodes, props, np, name, buf, len, err);
+    swapped_fields f = {nodes, props, np};
+    st = pack_with(mp, &f, name, buf, len, err);
 done:
     free(nodes);
     free(props);
@@ -88,12 +100,11 @@ done:
     return st;
 }
 
-olla_status olla_model_write(const olla_model *m, const int *node_order, int n_nodes, const olla_meta_entry *meta,
-                             int n_meta, const char *meta_prefix, const char *out_path, olla_error *err)
+olla_status olla_model_write(const olla_model *m, const olla_model_edit *edit, const char *out_path, olla_error *err)
 {
     uint8_t *buf = NULL;
     size_t len = 0;
-    olla_status st = olla_model_pack(m, node_order, n_nodes, meta, n_meta, meta_prefix, out_path, &buf, &len, err);
+    olla_status st = olla_model_pack(m, edit, out_path, &buf, &len, err);
     if (st != OLLA_OK)
         return st;
     char *dir = parent_dir(out_path);

@@ -28,8 +28,9 @@ static olla_status write_planned(const olla_model *m, const olla_plan *plan, con
     const olla_meta_entry meta[] = {
         {OLLA_META_VERSION, OLLA_VERSION_STRING}, {OLLA_META_ARENA, arena}, {OLLA_META_PLAN, plan_json}};
     const olla_model *src = plan->rewritten ? plan->rewritten : m;
-    olla_status st = out_path ? olla_model_write(src, plan->listing, plan->n_nodes, meta, 3, "olla.", out_path, err)
-                              : olla_model_pack(src, plan->listing, plan->n_nodes, meta, 3, "olla.", name, buf, len, err);
+    const olla_model_edit edit = {plan->listing, plan->n_nodes, meta, 3, "olla."};
+    olla_status st = out_path ? olla_model_write(src, &edit, out_path, err)
+                              : olla_model_pack(src, &edit, name, buf, len, err);
     free(plan_json);
     return st;
 }

@@ -4,6 +4,7 @@
  * pending (the temporary) or as committed (renamed), and olla_file_abandon()
  * can remove both: an interrupted run leaves no output behind. */
 #include "util/olla_file.h"
+#include "util/olla_grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -78,16 +79,12 @@ static void record_committed(const char *path)
         abs[ld - 1] = '/';
     }
     memcpy(abs + ld, path, lp + 1);
-    if ((size_t)n_committed == committed_cap) {
-        size_t cap = committed_cap ? committed_cap * 2 : 8;
-        char **grown = realloc(committed, cap * sizeof *grown);
-        if (!grown) {
-            free(abs);
-            return;
-        }
-        committed = grown;
-        committed_cap = cap;
+    char **grown = olla_grow(committed, &committed_cap, (size_t)n_committed + 1, sizeof *grown);
+    if (!grown) {
+        free(abs);
+        return;
     }
+    committed = grown;
     committed[n_committed] = abs;
     n_committed = n_committed + 1;
 }

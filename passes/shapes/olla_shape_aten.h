@@ -23,6 +23,13 @@ int64_t olla_aten_ints(olla_shape_ctx *c, const char *name, int input, int64_t *
 int32_t olla_aten_dtype(olla_shape_ctx *c, int input);
 /* Output out gets input in's shape and elem (input's type when elem is 0). */
 olla_status olla_aten_like(olla_shape_ctx *c, int out, int in, int32_t elem);
+/* A size-list argument (size, input_sizes, input_size) as dimensions into
+ * dims[0..OLLA_SHAPE_MAX_RANK) (a negative size unknown); the rank, or -1
+ * when the list is not known. */
+int olla_aten_size_dims(olla_shape_ctx *c, const char *name, int input, olla_dim *dims);
+/* The gradient of an operation has the type and shape of its input self
+ * (input 1): nll_loss_backward, the pooling backwards, *_backward(grad, self...). */
+olla_status olla_aten_grad_of_self(olla_shape_ctx *c);
 /* The pooling, upsampling and group-normalization rule for op, or NULL. */
 olla_aten_fn olla_aten_nn_rule(const char *op);
 /* The rule of op's schema kind (shape_aten_kind.c): in place, point-wise,

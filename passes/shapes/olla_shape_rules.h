@@ -167,7 +167,7 @@ void *olla_shape_scratch(olla_shape_ctx *c, size_t bytes);
 /* A string that lives as long as the table. */
 const char *olla_shape_intern(olla_shape_ctx *c, const char *s);
 
-/* Dims. */
+/* Dims (passes/shapes/dim_expr.c). */
 olla_dim olla_dim_known(int64_t v);
 olla_dim olla_dim_unknown(void);
 int olla_dim_is_known(olla_dim d);

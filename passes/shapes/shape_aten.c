@@ -22,37 +22,22 @@ static olla_status aten_like(olla_shape_ctx *c) { return olla_aten_like(c, 0, 0,
 /* bernoulli, native_dropout_backward...: input 0 again. */
 static olla_status aten_same(olla_shape_ctx *c) { return olla_aten_like(c, 0, 0, 0); }
 
-/* The gradient of an operation has the type and shape of its input self
- * (input 1): nll_loss_backward, mse_loss_backward, *_backward(grad, self...). */
-static olla_status aten_grad_of_self(olla_shape_ctx *c) { return olla_aten_like(c, 0, 1, 0); }
-
 /* empty.memory_format(size, dtype...): the size argument's shape. */
 static olla_status aten_empty(olla_shape_ctx *c)
 {
-    int64_t size[OLLA_SHAPE_MAX_RANK];
-    int64_t n = olla_aten_ints(c, "size", 0, size, OLLA_SHAPE_MAX_RANK);
-    int32_t elem = olla_aten_dtype(c, 1);
-    if (n < 0)
-        return olla_shape_set_out(c, 0, elem ? elem : OLLA_DT_FLOAT, -1, NULL);
     olla_dim dims[OLLA_SHAPE_MAX_RANK];
-    for (int64_t d = 0; d < n; d++)
-        dims[d] = size[d] >= 0 ? olla_dim_known(size[d]) : olla_dim_unknown();
-    return olla_shape_set_out(c, 0, elem ? elem : OLLA_DT_FLOAT, (int)n, dims);
+    int rank = olla_aten_size_dims(c, "size", 0, dims);
+    int32_t elem = olla_aten_dtype(c, 1);
+    return olla_shape_set_out(c, 0, elem ? elem : OLLA_DT_FLOAT, rank, rank >= 0 ? dims : NULL);
 }
 
 /* slice_backward, select_backward, diagonal_backward, unfold_backward
  * (grad_output, input_sizes, ...): the input's sizes, grad_output's type. */
 static olla_status aten_to_input_sizes(olla_shape_ctx *c)
 {
-    int64_t size[OLLA_SHAPE_MAX_RANK];
-    int64_t n = olla_aten_ints(c, "input_sizes", 1, size, OLLA_SHAPE_MAX_RANK);
-    int32_t elem = olla_shape_in_elem(c, 0);
-    if (n < 0)
-        return olla_shape_set_out(c, 0, elem, -1, NULL);
     olla_dim dims[OLLA_SHAPE_MAX_RANK];
-    for (int64_t d = 0; d < n; d++)
-        dims[d] = size[d] >= 0 ? olla_dim_known(size[d]) : olla_dim_unknown();
-    return olla_shape_set_out(c, 0, elem, (int)n, dims);
+    int rank = olla_aten_size_dims(c, "input_sizes", 1, dims);
+    return olla_shape_set_out(c, 0, olla_shape_in_elem(c, 0), rank, rank >= 0 ? dims : NULL);
 }
 
 /* native_dropout(input, p, train) -> output, mask (bool), both input's shape. */
@@ -269,9 +254,9 @@ static const olla_aten_rule rules[] = {
     {"bitwise_or", aten_bitwise},
     {"bitwise_and", aten_bitwise},
     {"nll_loss_forward", aten_nll_loss_forward},
-    {"nll_loss_backward", aten_grad_of_self},
+    {"nll_loss_backward", olla_aten_grad_of_self},
     {"mse_loss", aten_mse_loss},
-    {"mse_loss_backward", aten_grad_of_self},
+    {"mse_loss_backward", olla_aten_grad_of_self},
     {"baddbmm", aten_baddbmm},
     {"embedding", aten_embedding},
     {"embedding_backward", aten_embedding_backward},

@@ -77,3 +77,17 @@ olla_status olla_aten_like(olla_shape_ctx *c, int out, int in, int32_t elem)
         return OLLA_OK;
     return olla_shape_set_out(c, out, elem ? elem : t->elem_type, t->rank, t->dims);
 }
+
+int olla_aten_size_dims(olla_shape_ctx *c, const char *name, int input, olla_dim *dims)
+{
+    int64_t size[OLLA_SHAPE_MAX_RANK];
+    int64_t n = olla_aten_ints(c, name, input, size, OLLA_SHAPE_MAX_RANK);
+    for (int64_t d = 0; d < n; d++)
+        dims[d] = size[d] >= 0 ? olla_dim_known(size[d]) : olla_dim_unknown();
+    return (int)n;
+}
+
+olla_status olla_aten_grad_of_self(olla_shape_ctx *c)
+{
+    return olla_aten_like(c, 0, 1, 0);
+}

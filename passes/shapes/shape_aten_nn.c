@@ -75,10 +75,6 @@ static olla_status pool2d(olla_shape_ctx *c, int with_dilation)
 static olla_status aten_max_pool2d(olla_shape_ctx *c) { return pool2d(c, 1); }
 static olla_status aten_avg_pool2d(olla_shape_ctx *c) { return pool2d(c, 0); }
 
-/* The gradient of a pooling or upsampling: the forward input self (input 1)
- * for pooling, the input_size argument for upsampling. */
-static olla_status aten_grad_of_self(olla_shape_ctx *c) { return olla_aten_like(c, 0, 1, 0); }
-
 /* Input 0's leading dims (all but the last n), then the given sizes. */
 static olla_status leading_then(olla_shape_ctx *c, int n, const int64_t *sizes, int known)
 {
@@ -126,15 +122,9 @@ static olla_status aten_upsample3d(olla_shape_ctx *c) { return upsample(c, 3); }
  * input_size argument, grad_output's type. */
 static olla_status aten_upsample_backward(olla_shape_ctx *c)
 {
-    int64_t size[OLLA_SHAPE_MAX_RANK];
-    int64_t n = olla_aten_ints(c, "input_size", 2, size, OLLA_SHAPE_MAX_RANK);
-    int32_t elem = olla_shape_in_elem(c, 0);
-    if (n < 0)
-        return olla_shape_set_out(c, 0, elem, -1, NULL);
     olla_dim dims[OLLA_SHAPE_MAX_RANK];
-    for (int64_t d = 0; d < n; d++)
-        dims[d] = size[d] >= 0 ? olla_dim_known(size[d]) : olla_dim_unknown();
-    return olla_shape_set_out(c, 0, elem, (int)n, dims);
+    int rank = olla_aten_size_dims(c, "input_size", 2, dims);
+    return olla_shape_set_out(c, 0, olla_shape_in_elem(c, 0), rank, rank >= 0 ? dims : NULL);
 }
 
 /* native_group_norm(input, weight, bias, N, C, HxW, group, eps) -> out
@@ -172,11 +162,11 @@ static olla_status aten_native_group_norm_backward(olla_shape_ctx *c)
 
 static const olla_aten_rule nn_rules[] = {
     {"max_pool2d_with_indices", aten_max_pool2d},
-    {"max_pool2d_with_indices_backward", aten_grad_of_self},
+    {"max_pool2d_with_indices_backward", olla_aten_grad_of_self},
     {"avg_pool2d", aten_avg_pool2d},
-    {"avg_pool2d_backward", aten_grad_of_self},
+    {"avg_pool2d_backward", olla_aten_grad_of_self},
     {"_adaptive_avg_pool2d", aten_adaptive_avg_pool2d},
-    {"_adaptive_avg_pool2d_backward", aten_grad_of_self},
+    {"_adaptive_avg_pool2d_backward", olla_aten_grad_of_self},
     {"upsample_nearest1d", aten_upsample1d},
     {"upsample_nearest2d", aten_upsample2d},
     {"upsample_nearest3d", aten_upsample3d},

@@ -1,6 +1,9 @@
 /* olla-onnx: internals of shape inference shared by the engine
- * (passes/shapes/shapes.c), the rule context (passes/shapes/shape_ctx.c) and the stores
- * (passes/shapes/shape_store.c). Not for rules: they use olla_shape_rules.h. */
+ * (passes/shapes/shapes.c), its scopes (passes/shapes/shape_scope.c), the
+ * declarations (passes/shapes/shape_declared.c), the input table
+ * (passes/shapes/shape_inputs.c), the rule context (passes/shapes/shape_ctx.c)
+ * and the stores (passes/shapes/shape_store.c). Not for rules: they use
+ * olla_shape_rules.h. */
 #ifndef OLLA_SHAPE_ENGINE_H
 #define OLLA_SHAPE_ENGINE_H
 
@@ -71,6 +74,7 @@ struct olla_shape_table {
     const char **input_reasons; /* the advice of each graph input with open dimensions (table arena) */
     size_t n_input_reasons;
     unsigned char *warning_binding; /* per warning: 1 when the bindings cause it */
+    size_t cap_warning_binding;
     int64_t align;                  /* olla_shape_options.alignment, at least 1 */
     const char *overrides;          /* "--input-shape x=1,3,640,640 ..." applied, or NULL (table arena) */
 };
@@ -117,8 +121,64 @@ size_t olla_shape__input_advice(const olla_shape_table *t, const olla_shape_entr
 /* " under --input-shape x=1,3,640,640 (...)" when input shapes override
  * the declared ones, for the messages of failures they may cause; "". */
 const char *olla_shape__override_note(const olla_shape_table *t);
+
+/* ---- the table (passes/shapes/shapes.c) ---- */
+
+/* Why output i of c's node, of type ty, has no size: the root cause, in the
+ * table arena (NULL on OOM); has_rule 0 when its operator has no rule. */
+const char *olla_shape__unknown_reason(olla_shape_table *t, olla_shape_ctx *c, int i, int has_rule,
+                                       const olla_value_type *ty);
+/* Adds msg (made one plain line) to the table's warnings; binding: 1 when
+ * the bindings given cause it (listed first). */
+olla_status olla_shape__add_warning(olla_shape_table *t, const char *msg, int binding);
+
+/* ---- scopes (passes/shapes/shape_scope.c) ---- */
+
 /* Finds a name in scope and its parents. */
 olla_shape_entry *olla_shape__find(olla_shape_scope *s, const char *name);
 void olla_shape__scope_free(olla_shape_scope *s);
+/* Adds name to scope s, or finds it there; returns the entry or NULL on OOM. */
+olla_shape_entry *olla_shape__scope_put(olla_shape_table *t, olla_shape_scope *s, const char *name);
+/* Indexes the declarations (value_info, then graph outputs) of g into s,
+ * unless value_info is ignored. */
+olla_status olla_shape__scope_decls(olla_shape_table *t, olla_shape_scope *s, const Onnx__GraphProto *g);
+/* Keeps s (moved out: s is left empty) as the last inference of its graph,
+ * whose enclosing graph is parent, replacing an earlier one. */
+olla_status olla_shape__keep_scope(olla_shape_table *t, const Onnx__GraphProto *parent, olla_shape_scope *s);
+
+/* ---- declarations (passes/shapes/shape_declared.c) ---- */
+
+/* The declared type of a value: type NULL when it has none. */
+typedef struct olla_shape_decl {
+    const olla_value_type *type;  /* with bindings applied */
+    const Onnx__TypeProto *proto; /* as written (its dim_params) */
+} olla_shape_decl;
+/* A value declared twice in the main graph (value_info and graph output,
+ * or twice in one list) with contradicting types: an input error. */
+olla_status olla_shape__check_duplicate_decls(olla_shape_table *t, const Onnx__GraphProto *g, olla_error *err);
+/* *dst = *src with the dims copied into the table arena. */
+olla_status olla_shape__copy_type(olla_shape_table *t, olla_value_type *dst, const olla_value_type *src);
+/* Output i of c's node into scope: its inferred type merged with its
+ * declaration (the declaration wins a disagreement, with a warning, or an
+ * error under --strict-shapes), its value while it stays valid, and the
+ * reason when it has no size (has_rule 0: its operator has no rule). */
+olla_status olla_shape__store_output(olla_shape_table *t, olla_shape_scope *scope, olla_shape_ctx *c, int i,
+                                     int has_rule);
+
+/* ---- the input table (passes/shapes/shape_inputs.c) ---- */
+
+/* A dimension declared with a negative value reads as unknown; names it
+ * (into buf) so the reason says so; what is "graph input" or "its
+ * value_info". Returns 1 when tp has one. */
+int olla_shape__negative_dim(const Onnx__TypeProto *tp, const char *name, const char *what, char *buf, size_t n);
+/* The declarations, graph inputs, initializers and sparse initializers of
+ * the main graph g into t->main; OLLA_ERR_INTERNAL when out of memory. */
+olla_status olla_shape__main_values(olla_shape_table *t, const Onnx__GraphProto *g);
+/* --input-shape: each given shape replaces its graph input's declared one. */
+olla_status olla_shape__apply_input_shapes(olla_shape_table *t, const Onnx__GraphProto *g,
+                                           const olla_shape_options *opt, olla_error *err);
+/* Why each graph input has no size, naming the flag that gives it one;
+ * OLLA_ERR_INTERNAL when out of memory. */
+olla_status olla_shape__input_reasons(olla_shape_table *t);
 
 #endif

@@ -90,6 +90,95 @@ static int letter_index(char ch)
     return -1;
 }
 
+/* What the terms of an Einsum equation say of the inputs: each letter's
+ * dimension and how many terms use it, and the ellipsis dimensions
+ * broadcast together. */
+typedef struct einsum_dims {
+    olla_dim letter[52];
+    int count[52], seen[52];
+    olla_dim ell[OLLA_SHAPE_MAX_RANK];
+    int ell_rank;
+} einsum_dims;
+
+/* Reads one term of the equation against its input's type t into ed. */
+static olla_status einsum_term(olla_shape_ctx *c, const char *term, const olla_value_type *t, einsum_dims *ed)
+{
+    int letters = 0, has_ell = strstr(term, "...") != NULL;
+    for (const char *p = term; *p; p++)
+        if (letter_index(*p) >= 0)
+            letters++;
+    int er = has_ell ? t->rank - letters : 0;
+    if (er < 0 || (!has_ell && letters != t->rank))
+        return olla_shape_fail(c, "term '%s' does not match input rank %d", term, t->rank);
+    int d = 0;
+    for (const char *p = term; *p;) {
+        if (strncmp(p, "...", 3) == 0) {
+            /* right-aligned broadcast of ellipsis dims */
+            if (er > ed->ell_rank) {
+                for (int m = ed->ell_rank - 1; m >= 0; m--)
+                    ed->ell[m + er - ed->ell_rank] = ed->ell[m];
+                for (int m = 0; m < er - ed->ell_rank; m++)
+                    ed->ell[m] = olla_dim_known(1);
+                ed->ell_rank = er;
+            }
+            for (int m = 0; m < er; m++) {
+                olla_dim *slot = &ed->ell[ed->ell_rank - er + m];
+                if (!bdim(*slot, t->dims[d + m], slot))
+                    return olla_shape_fail(c, "ellipsis dimensions cannot be broadcast");
+            }
+            d += er;
+            p += 3;
+            continue;
+        }
+        int li = letter_index(*p);
+        if (li < 0)
+            return olla_shape_fail(c, "bad character '%c' in equation", *p);
+        ed->count[li]++;
+        if (!ed->seen[li] || (ed->letter[li].value < 0 && t->dims[d].value >= 0) ||
+            (ed->letter[li].value == 1 && t->dims[d].value != 1))
+            ed->letter[li] = t->dims[d];
+        ed->seen[li] = 1;
+        d++;
+        p++;
+    }
+    return OLLA_OK;
+}
+
+/* The output's dims: the explicit subscripts after "->" (out NULL: the
+ * implicit output, the ellipsis then the letters used once). */
+static olla_status einsum_output(olla_shape_ctx *c, const char *out, const einsum_dims *ed, olla_dim *dims, int *rank)
+{
+    int r = 0;
+    if (out) {
+        for (const char *p = out; *p;) {
+            if (strncmp(p, "...", 3) == 0) {
+                for (int m = 0; m < ed->ell_rank && r < OLLA_SHAPE_MAX_RANK; m++)
+                    dims[r++] = ed->ell[m];
+                p += 3;
+                continue;
+            }
+            int li = letter_index(*p);
+            if (li < 0 || !ed->seen[li] || r >= OLLA_SHAPE_MAX_RANK)
+                return olla_shape_fail(c, "output subscript '%c' does not appear in the inputs", *p);
+            dims[r++] = ed->letter[li];
+            p++;
+        }
+    } else {
+        for (int m = 0; m < ed->ell_rank; m++)
+            dims[r++] = ed->ell[m];
+        /* implicit output: letters appearing once, upper case first (ASCII order) */
+        for (int li = 26; li < 52; li++)
+            if (ed->count[li] == 1 && r < OLLA_SHAPE_MAX_RANK)
+                dims[r++] = ed->letter[li];
+        for (int li = 0; li < 26; li++)
+            if (ed->count[li] == 1 && r < OLLA_SHAPE_MAX_RANK)
+                dims[r++] = ed->letter[li];
+    }
+    *rank = r;
+    return OLLA_OK;
+}
+
+/* Einsum: the output subscripts over the dimensions the input terms give. */
 static olla_status rule_einsum(olla_shape_ctx *c)
 {
     const char *eq = olla_shape_attr_string(c, "equation", NULL);
@@ -105,10 +194,8 @@ static olla_status rule_einsum(olla_shape_ctx *c)
     char *arrow = strstr(buf, "->");
     if (arrow)
         *arrow = '\0';
-    olla_dim letter[52];
-    int count[52] = {0}, seen[52] = {0};
-    olla_dim ell[OLLA_SHAPE_MAX_RANK];
-    int ell_rank = 0;
+    einsum_dims ed;
+    memset(&ed, 0, sizeof ed);
     int n_in = olla_shape_n_inputs(c), k = 0;
     char *term = buf;
     for (;; k++) {
@@ -120,76 +207,17 @@ static olla_status rule_einsum(olla_shape_ctx *c)
         const olla_value_type *t = olla_shape_in(c, k);
         if (!t || t->rank < 0)
             return olla_shape_set_out(c, 0, elem, -1, NULL);
-        int letters = 0, has_ell = strstr(term, "...") != NULL;
-        for (char *p = term; *p; p++)
-            if (letter_index(*p) >= 0)
-                letters++;
-        int er = has_ell ? t->rank - letters : 0;
-        if (er < 0 || (!has_ell && letters != t->rank))
-            return olla_shape_fail(c, "term '%s' does not match input rank %d", term, t->rank);
-        int d = 0;
-        for (char *p = term; *p;) {
-            if (strncmp(p, "...", 3) == 0) {
-                /* right-aligned broadcast of ellipsis dims */
-                if (er > ell_rank) {
-                    for (int m = ell_rank - 1; m >= 0; m--)
-                        ell[m + er - ell_rank] = ell[m];
-                    for (int m = 0; m < er - ell_rank; m++)
-                        ell[m] = olla_dim_known(1);
-                    ell_rank = er;
-                }
-                for (int m = 0; m < er; m++) {
-                    olla_dim *slot = &ell[ell_rank - er + m];
-                    if (!bdim(*slot, t->dims[d + m], slot))
-                        return olla_shape_fail(c, "ellipsis dimensions cannot be broadcast");
-                }
-                d += er;
-                p += 3;
-                continue;
-            }
-            int li = letter_index(*p);
-            if (li < 0)
-                return olla_shape_fail(c, "bad character '%c' in equation", *p);
-            count[li]++;
-            if (!seen[li] || (letter[li].value < 0 && t->dims[d].value >= 0) ||
-                (letter[li].value == 1 && t->dims[d].value != 1))
-                letter[li] = t->dims[d];
-            seen[li] = 1;
-            d++;
-            p++;
-        }
+        olla_status st = einsum_term(c, term, t, &ed);
+        if (st != OLLA_OK)
+            return st;
         if (!comma)
             break;
         term = comma + 1;
     }
     olla_dim dims[OLLA_SHAPE_MAX_RANK];
     int r = 0;
-    if (arrow) {
-        for (char *p = arrow + 2; *p;) {
-            if (strncmp(p, "...", 3) == 0) {
-                for (int m = 0; m < ell_rank && r < OLLA_SHAPE_MAX_RANK; m++)
-                    dims[r++] = ell[m];
-                p += 3;
-                continue;
-            }
-            int li = letter_index(*p);
-            if (li < 0 || !seen[li] || r >= OLLA_SHAPE_MAX_RANK)
-                return olla_shape_fail(c, "output subscript '%c' does not appear in the inputs", *p);
-            dims[r++] = letter[li];
-            p++;
-        }
-    } else {
-        for (int m = 0; m < ell_rank; m++)
-            dims[r++] = ell[m];
-        /* implicit output: letters appearing once, upper case first (ASCII order) */
-        for (int li = 26; li < 52; li++)
-            if (count[li] == 1 && r < OLLA_SHAPE_MAX_RANK)
-                dims[r++] = letter[li];
-        for (int li = 0; li < 26; li++)
-            if (count[li] == 1 && r < OLLA_SHAPE_MAX_RANK)
-                dims[r++] = letter[li];
-    }
-    return olla_shape_set_out(c, 0, elem, r, dims);
+    olla_status st = einsum_output(c, arrow ? arrow + 2 : NULL, &ed, dims, &r);
+    return st == OLLA_OK ? olla_shape_set_out(c, 0, elem, r, dims) : st;
 }
 
 /* ---- Softmax family, Dropout ---- */

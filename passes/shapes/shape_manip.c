@@ -523,122 +523,150 @@ static int64_t clampi(int64_t v, int64_t lo, int64_t hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-static olla_status rule_slice(olla_shape_ctx *c)
-{
-    const olla_value_type *x = olla_shape_in(c, 0);
-    int32_t elem = olla_shape_in_elem(c, 0);
-    if (!x || x->rank < 0)
-        return olla_shape_set_out(c, 0, elem, -1, NULL);
-    int r = x->rank;
+/* The bounds of a Slice as given: each list and its length (na and nst -1
+ * when absent). */
+typedef struct slice_bounds {
     int64_t starts[OLLA_SHAPE_MAX_RANK], ends[OLLA_SHAPE_MAX_RANK], axes[OLLA_SHAPE_MAX_RANK],
         steps[OLLA_SHAPE_MAX_RANK];
-    int64_t ns, ne, na = -1, nst = -1;
-    int ok = 1;
+    int64_t ns, ne, na, nst;
+} slice_bounds;
+
+/* What a Slice does to each axis of its input: the output dimension, the
+ * first index taken and the step (start -1: a symbolic axis), and whether
+ * it is sliced at all. */
+typedef struct slice_axes {
+    olla_dim dims[OLLA_SHAPE_MAX_RANK];
+    int64_t start[OLLA_SHAPE_MAX_RANK], step[OLLA_SHAPE_MAX_RANK];
+    int sliced[OLLA_SHAPE_MAX_RANK];
+} slice_axes;
+
+/* Reads the bounds of a Slice over a rank-r input: attributes before opset
+ * 10, inputs from then on. *known is 0 when an input is a run-time value. */
+static olla_status slice_read(olla_shape_ctx *c, int r, slice_bounds *b, int *known)
+{
+    b->na = b->nst = -1;
+    *known = 1;
     if (olla_shape_opset(c) < 10) {
         const int64_t *s, *e, *ax;
-        ns = olla_shape_attr_ints(c, "starts", &s);
-        ne = olla_shape_attr_ints(c, "ends", &e);
-        na = olla_shape_attr_ints(c, "axes", &ax);
-        if (ns < 0 || ne < 0 || ns > r || ne > r || na > r)
+        b->ns = olla_shape_attr_ints(c, "starts", &s);
+        b->ne = olla_shape_attr_ints(c, "ends", &e);
+        b->na = olla_shape_attr_ints(c, "axes", &ax);
+        if (b->ns < 0 || b->ne < 0 || b->ns > r || b->ne > r || b->na > r)
             return olla_shape_fail(c, "starts and ends are required with at most one entry per axis");
-        for (int64_t k = 0; k < ns; k++) {
-            starts[k] = s[k];
-            ends[k] = e[k];
+        for (int64_t k = 0; k < b->ns; k++) {
+            b->starts[k] = s[k];
+            b->ends[k] = e[k];
         }
-        for (int64_t k = 0; k < na; k++)
-            axes[k] = ax[k];
-    } else {
-        ns = olla_shape_in_ints(c, 1, starts, OLLA_SHAPE_MAX_RANK);
-        ne = olla_shape_in_ints(c, 2, ends, OLLA_SHAPE_MAX_RANK);
-        if (olla_shape_has_input(c, 3)) {
-            na = olla_shape_in_ints(c, 3, axes, OLLA_SHAPE_MAX_RANK);
-            ok &= na >= 0;
-        }
-        if (olla_shape_has_input(c, 4)) {
-            nst = olla_shape_in_ints(c, 4, steps, OLLA_SHAPE_MAX_RANK);
-            ok &= nst >= 0;
-        }
-        ok &= ns >= 0 && ne >= 0;
+        for (int64_t k = 0; k < b->na; k++)
+            b->axes[k] = ax[k];
+        return OLLA_OK;
     }
-    if (!ok) {
-        /* unknown bounds: rank kept; sliced axes unknown */
-        olla_shape_set_unknown(c, 0, "the slice bounds are run-time values");
-        olla_dim dims[OLLA_SHAPE_MAX_RANK];
-        int64_t ax2[OLLA_SHAPE_MAX_RANK];
-        int64_t n2 = olla_shape_has_input(c, 3) ? olla_shape_in_ints(c, 3, ax2, OLLA_SHAPE_MAX_RANK) : -1;
-        for (int d = 0; d < r; d++)
-            dims[d] = n2 >= 0 ? x->dims[d] : olla_dim_unknown();
-        for (int64_t k = 0; k < n2; k++) {
-            int64_t a;
-            if (olla_shape_axis(ax2[k], r, &a))
-                dims[a] = olla_dim_unknown();
-        }
-        return olla_shape_set_out(c, 0, elem, r, dims);
+    b->ns = olla_shape_in_ints(c, 1, b->starts, OLLA_SHAPE_MAX_RANK);
+    b->ne = olla_shape_in_ints(c, 2, b->ends, OLLA_SHAPE_MAX_RANK);
+    if (olla_shape_has_input(c, 3)) {
+        b->na = olla_shape_in_ints(c, 3, b->axes, OLLA_SHAPE_MAX_RANK);
+        *known &= b->na >= 0;
     }
-    if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns))
-        return olla_shape_fail(c, "starts, ends, axes and steps must have the same length");
-    int64_t st_[OLLA_SHAPE_MAX_RANK], sp_[OLLA_SHAPE_MAX_RANK];
-    int sliced[OLLA_SHAPE_MAX_RANK] = {0};
+    if (olla_shape_has_input(c, 4)) {
+        b->nst = olla_shape_in_ints(c, 4, b->steps, OLLA_SHAPE_MAX_RANK);
+        *known &= b->nst >= 0;
+    }
+    *known &= b->ns >= 0 && b->ne >= 0;
+    return OLLA_OK;
+}
+
+/* A Slice whose bounds are run-time values: the rank kept, the sliced axes
+ * unknown (every axis when the axes are not known either). */
+static olla_status slice_unknown(olla_shape_ctx *c, const olla_value_type *x, int32_t elem)
+{
+    int r = x->rank;
+    olla_shape_set_unknown(c, 0, "the slice bounds are run-time values");
     olla_dim dims[OLLA_SHAPE_MAX_RANK];
-    memcpy(dims, x->dims, sizeof *dims * (size_t)r);
-    for (int d = 0; d < r; d++) {
-        st_[d] = 0;
-        sp_[d] = 1;
-    }
-    for (int64_t k = 0; k < ns; k++) {
+    int64_t ax2[OLLA_SHAPE_MAX_RANK];
+    int64_t n2 = olla_shape_has_input(c, 3) ? olla_shape_in_ints(c, 3, ax2, OLLA_SHAPE_MAX_RANK) : -1;
+    for (int d = 0; d < r; d++)
+        dims[d] = n2 >= 0 ? x->dims[d] : olla_dim_unknown();
+    for (int64_t k = 0; k < n2; k++) {
         int64_t a;
-        if (!olla_shape_axis(na >= 0 ? axes[k] : k, r, &a))
-            return olla_shape_fail(c, "axis %lld is out of range for rank %d", (long long)(na >= 0 ? axes[k] : k), r);
-        int64_t step = nst >= 0 ? steps[k] : 1;
+        if (olla_shape_axis(ax2[k], r, &a))
+            dims[a] = olla_dim_unknown();
+    }
+    return olla_shape_set_out(c, 0, elem, r, dims);
+}
+
+/* The length of the slice from s to e (exclusive) by step over a known
+ * dimension n, the bounds clamped as ONNX says; *first the index it starts at. */
+static int64_t slice_len(int64_t n, int64_t s, int64_t e, int64_t step, int64_t *first)
+{
+    if (s < 0)
+        s += n;
+    if (e < 0)
+        e += n;
+    if (step > 0) {
+        s = clampi(s, 0, n);
+        e = clampi(e, 0, n);
+    } else {
+        s = clampi(s, 0, n - 1);
+        e = clampi(e, -1, n - 1);
+    }
+    *first = s;
+    if (step > 0)
+        return e > s ? (e - s - 1) / step + 1 : 0;
+    return s > e ? (step == INT64_MIN ? 1 : (s - e - 1) / (-step) + 1) : 0;
+}
+
+/* Each axis of x under the bounds b, into ax. */
+static olla_status slice_apply(olla_shape_ctx *c, const olla_value_type *x, const slice_bounds *b, slice_axes *ax)
+{
+    int r = x->rank;
+    memcpy(ax->dims, x->dims, sizeof *ax->dims * (size_t)r);
+    for (int d = 0; d < r; d++) {
+        ax->start[d] = 0;
+        ax->step[d] = 1;
+        ax->sliced[d] = 0;
+    }
+    for (int64_t k = 0; k < b->ns; k++) {
+        int64_t a;
+        if (!olla_shape_axis(b->na >= 0 ? b->axes[k] : k, r, &a))
+            return olla_shape_fail(c, "axis %lld is out of range for rank %d", (long long)(b->na >= 0 ? b->axes[k] : k),
+                                   r);
+        int64_t step = b->nst >= 0 ? b->steps[k] : 1;
         if (step == 0)
             return olla_shape_fail(c, "step 0 is not allowed");
-        sliced[a] = 1;
+        ax->sliced[a] = 1;
         olla_dim dim = x->dims[a];
-        int64_t s = starts[k], e = ends[k];
+        int64_t s = b->starts[k], e = b->ends[k];
         if (dim.value < 0) {
             /* symbolic: the common whole-range and offset cases */
             if (step == 1 && s >= 0 && e >= BIG_END)
-                dims[a] = olla_dim_sub(c, dim, olla_dim_known(s));
+                ax->dims[a] = olla_dim_sub(c, dim, olla_dim_known(s));
             else if (step == 1 && s < 0 && e >= BIG_END)
-                dims[a] = olla_dim_known(-s);
-            else if (step == 1 && s >= 0 && e >= 0 && e < BIG_END && s <= e && dim.param == NULL)
-                dims[a] = olla_dim_unknown();
+                ax->dims[a] = olla_dim_known(-s);
             else
-                dims[a] = olla_dim_unknown();
-            st_[a] = -1;
+                ax->dims[a] = olla_dim_unknown();
+            ax->start[a] = -1;
             continue;
         }
-        int64_t n = dim.value;
-        if (s < 0)
-            s += n;
-        if (e < 0)
-            e += n;
-        if (step > 0) {
-            s = clampi(s, 0, n);
-            e = clampi(e, 0, n);
-        } else {
-            s = clampi(s, 0, n - 1);
-            e = clampi(e, -1, n - 1);
-        }
-        int64_t len;
-        if (step > 0)
-            len = e > s ? (e - s - 1) / step + 1 : 0;
-        else
-            len = s > e ? (step == INT64_MIN ? 1 : (s - e - 1) / (-step) + 1) : 0;
-        dims[a] = olla_dim_known(len);
-        st_[a] = s;
-        sp_[a] = step;
+        ax->dims[a] = olla_dim_known(slice_len(dim.value, s, e, step, &ax->start[a]));
+        ax->step[a] = step;
     }
-    olla_status stt = olla_shape_set_out(c, 0, elem, r, dims);
+    return OLLA_OK;
+}
+
+/* The output's values from x's (input 0's value), when both are small and
+ * every sliced axis is known. */
+static olla_status slice_values(olla_shape_ctx *c, const olla_value_type *x, int32_t elem, slice_axes *ax)
+{
+    int r = x->rank;
     const olla_shape_value *v = olla_shape_in_value(c, 0);
-    if (stt != OLLA_OK || !v)
-        return stt;
-    olla_value_type ot = {OLLA_VALUE_TENSOR, elem, r, dims, OLLA_SRC_INFERRED};
+    if (!v)
+        return OLLA_OK;
+    olla_value_type ot = {OLLA_VALUE_TENSOR, elem, r, ax->dims, OLLA_SRC_INFERRED};
     int64_t total = static_count(&ot);
     if (total < 0 || static_count(x) < 0)
         return OLLA_OK;
     for (int d = 0; d < r; d++)
-        if (sliced[d] && st_[d] < 0)
+        if (ax->sliced[d] && ax->start[d] < 0)
             return OLLA_OK;
     olla_sval *e = olla_shape_scratch(c, sizeof *e * (size_t)(total + 1));
     if (!e)
@@ -646,14 +674,38 @@ static olla_status rule_slice(olla_shape_ctx *c)
     for (int64_t k = 0; k < total; k++) {
         int64_t rem = k, src = 0, stride = 1;
         for (int d = r - 1; d >= 0; d--) {
-            int64_t coord = rem % dims[d].value;
-            rem /= dims[d].value;
-            src += (st_[d] + coord * sp_[d]) * stride;
+            int64_t coord = rem % ax->dims[d].value;
+            rem /= ax->dims[d].value;
+            src += (ax->start[d] + coord * ax->step[d]) * stride;
             stride *= x->dims[d].value;
         }
         e[k] = v->e[src];
     }
     return olla_shape_set_out_value(c, 0, e, total);
+}
+
+/* Slice: starts, ends, axes and steps from attributes (before opset 10) or
+ * inputs; small constant inputs are sliced too. */
+static olla_status rule_slice(olla_shape_ctx *c)
+{
+    const olla_value_type *x = olla_shape_in(c, 0);
+    int32_t elem = olla_shape_in_elem(c, 0);
+    if (!x || x->rank < 0)
+        return olla_shape_set_out(c, 0, elem, -1, NULL);
+    slice_bounds b;
+    int known;
+    olla_status st = slice_read(c, x->rank, &b, &known);
+    if (st != OLLA_OK)
+        return st;
+    if (!known)
+        return slice_unknown(c, x, elem);
+    if (b.ns != b.ne || (b.na >= 0 && b.na != b.ns) || (b.nst >= 0 && b.nst != b.ns))
+        return olla_shape_fail(c, "starts, ends, axes and steps must have the same length");
+    slice_axes ax;
+    st = slice_apply(c, x, &b, &ax);
+    if (st == OLLA_OK)
+        st = olla_shape_set_out(c, 0, elem, x->rank, ax.dims);
+    return st == OLLA_OK ? slice_values(c, x, elem, &ax) : st;
 }
 
 /* ---- Gather family ---- */

@@ -98,7 +98,7 @@ static olla_status steer(const olla_model *m, const olla_graph *g, const tool_op
     if (st == OLLA_OK && !found)
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "no drawn depth-first order can be written");
     if (st == OLLA_OK)
-        st = olla_model_write(m, listing, g->n_ops, NULL, 0, NULL, o->steer_out, err);
+        st = olla_model_write(m, &(olla_model_edit){listing, g->n_ops, NULL, 0, NULL}, o->steer_out, err);
     olla_exec_dfs_free(d);
     olla_exec_graph_free(&eg);
     free(key);
@@ -155,7 +155,7 @@ static olla_status search(const olla_model *m, const olla_graph *g, const tool_o
     if (st == OLLA_OK) {
         *n = eg.n_running;
         memcpy(listing, out, (size_t)g->n_ops * sizeof(int));
-        st = olla_model_write(m, listing, g->n_ops, NULL, 0, NULL, o->search_out, err);
+        st = olla_model_write(m, &(olla_model_edit){listing, g->n_ops, NULL, 0, NULL}, o->search_out, err);
     }
     free(out);
     free(target);
