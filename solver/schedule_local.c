@@ -408,55 +408,144 @@ int64_t olla_sched_local_improve(const olla_dag *dag, int *order, olla_limit lim
     return olla_sched_local_improve_moves(dag, order, lim, 1);
 }
 
+/* The search's scratch beside its context: the candidates, and a saved
+ * order and a mark per node for the chain moves. */
+typedef struct {
+    int *cand, *saved, *tmp;
+    unsigned char *in_chain;
+} ls_scratch;
+
+/* Allocates the context's arrays and the scratch for n nodes and nt
+ * tensors; 0 when out of memory (ls_free releases what was allocated). */
+static int ls_alloc(ls_ctx *c, ls_scratch *x, int n, int nt)
+{
+    for (c->tsize = 1; c->tsize < n; c->tsize *= 2)
+        ;
+    c->tmax = malloc((size_t)2 * c->tsize * sizeof(int64_t));
+    c->tcount = malloc((size_t)2 * c->tsize * sizeof(int));
+    c->tfirst = malloc((size_t)2 * c->tsize * sizeof(int));
+    c->touched = malloc(((size_t)nt + 1) * sizeof(int));
+    c->tstamp = calloc((size_t)nt + 1, sizeof(int));
+    c->step = calloc((size_t)n + 1, sizeof(int));
+    c->delta = malloc(((size_t)n + 2) * sizeof(int64_t));
+    c->live = malloc(((size_t)n + 1) * sizeof(int64_t));
+    c->first = malloc(((size_t)nt + 1) * sizeof(int));
+    c->last = malloc(((size_t)nt + 1) * sizeof(int));
+    x->cand = malloc(((size_t)2 * nt + n + 1) * sizeof(int));
+    x->saved = malloc(((size_t)n + 1) * sizeof(int));
+    x->tmp = malloc(((size_t)n + 1) * sizeof(int));
+    x->in_chain = calloc((size_t)n + 1, 1);
+    return c->step && c->delta && c->live && c->first && c->last && x->cand && x->saved && x->tmp &&
+           x->in_chain && c->tmax && c->tcount && c->tfirst && c->touched && c->tstamp;
+}
+
+static void ls_free(ls_ctx *c, ls_scratch *x)
+{
+    free(c->tmax);
+    free(c->tcount);
+    free(c->tfirst);
+    free(c->touched);
+    free(c->tstamp);
+    free(c->step);
+    free(c->delta);
+    free(c->live);
+    free(c->first);
+    free(c->last);
+    free(x->cand);
+    free(x->saved);
+    free(x->tmp);
+    free(x->in_chain);
+}
+
+/* The candidates at the peak step `at`: the node there, the producers and
+ * the last readers of the tensors live there. Returns how many. */
+static int peak_candidates(const ls_ctx *c, int at, int *cand)
+{
+    const olla_dag *dag = c->dag;
+    int nc = 0;
+    cand[nc++] = c->order[at];
+    for (int e = 0; e < dag->n_tensors; e++) {
+        if (dag->bytes[e] == 0 || c->first[e] > at || c->last[e] < at)
+            continue;
+        if (c->first[e] < at)
+            cand[nc++] = dag->producer[e];
+        if (c->last[e] > at && !dag->is_output[e])
+            cand[nc++] = c->order[c->last[e]];
+    }
+    return nc;
+}
+
+/* The best order so far: its peak, how many steps reach it, the first. */
+typedef struct {
+    int64_t peak;
+    int cnt, at;
+} ls_best;
+
+/* Tries the moves of node v (to the peak and the ends of its window, then
+ * its chains); keeps the first that lowers the peak (or the steps at it).
+ * Returns 1 when one was kept. */
+static int try_node(ls_ctx *c, ls_scratch *x, int v, ls_best *b, int earlier_blocks)
+{
+    int p = c->step[v], lo, hi, at = b->at;
+    window(c, v, &lo, &hi);
+    int targets[4], ntg = 0;
+    if (p < at) {
+        targets[ntg++] = at < hi ? at : hi;
+        targets[ntg++] = hi;
+    } else if (p > at) {
+        targets[ntg++] = at > lo ? at : lo;
+        targets[ntg++] = lo;
+    } else {
+        targets[ntg++] = lo;
+        targets[ntg++] = hi;
+        targets[ntg++] = (lo + p) / 2;
+        targets[ntg++] = (p + hi + 1) / 2;
+    }
+    for (int k = 0; k < ntg; k++) {
+        int to = targets[k];
+        if (to == p || to < lo || to > hi)
+            continue;
+        move_update(c, p, to);
+        int64_t pk2;
+        int cnt2, at2;
+        evaluate(c, &pk2, &cnt2, &at2);
+        if (pk2 < b->peak || (pk2 == b->peak && cnt2 < b->cnt)) {
+            *b = (ls_best){pk2, cnt2, at2};
+            return 1;
+        }
+        move_update(c, to, p);
+    }
+    /* the node at the peak with its private producers, earlier */
+    if (earlier_blocks && p == at && chain_move_earlier(c, v, at, x->saved, x->tmp, x->in_chain) &&
+        keep_or_undo_chain(c, x->saved, &b->peak, &b->cnt, &b->at))
+        return 1;
+    /* a producer whose inputs only it reads: move the chain */
+    return p < at && chain_move(c, v, at, x->saved, x->tmp, x->in_chain) &&
+           keep_or_undo_chain(c, x->saved, &b->peak, &b->cnt, &b->at);
+}
+
 int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_limit lim, int earlier_blocks)
 {
-    int n = dag->n_nodes, nt = dag->n_tensors;
+    int n = dag->n_nodes;
     double deadline = lim.deadline;
     ls_ctx c;
+    ls_scratch x;
     memset(&c, 0, sizeof c);
+    memset(&x, 0, sizeof x);
     c.dag = dag;
     c.order = order;
     c.evals_left = lim.budget > 0 ? lim.budget : -1;
     c.stale = 1;
-    for (c.tsize = 1; c.tsize < n; c.tsize *= 2)
-        ;
-    c.tmax = malloc((size_t)2 * c.tsize * sizeof(int64_t));
-    c.tcount = malloc((size_t)2 * c.tsize * sizeof(int));
-    c.tfirst = malloc((size_t)2 * c.tsize * sizeof(int));
-    c.touched = malloc(((size_t)nt + 1) * sizeof(int));
-    c.tstamp = calloc((size_t)nt + 1, sizeof(int));
-    c.step = calloc((size_t)n + 1, sizeof(int));
-    c.delta = malloc(((size_t)n + 2) * sizeof(int64_t));
-    c.live = malloc(((size_t)n + 1) * sizeof(int64_t));
-    c.first = malloc(((size_t)nt + 1) * sizeof(int));
-    c.last = malloc(((size_t)nt + 1) * sizeof(int));
-    int *cand = malloc(((size_t)2 * nt + n + 1) * sizeof(int));
-    int *saved = malloc(((size_t)n + 1) * sizeof(int));
-    int *tmp = malloc(((size_t)n + 1) * sizeof(int));
-    unsigned char *in_chain = calloc((size_t)n + 1, 1);
-    int64_t peak = -1;
-    if (!c.step || !c.delta || !c.live || !c.first || !c.last || !cand || !saved || !tmp || !in_chain || !c.tmax ||
-        !c.tcount || !c.tfirst || !c.touched || !c.tstamp)
+    ls_best b = {-1, 0, 0};
+    if (!ls_alloc(&c, &x, n, dag->n_tensors))
         goto done; /* out of memory: the order is left as it is */
     for (int t = 0; t < n; t++)
         c.step[order[t]] = t;
-    int cnt, at;
-    evaluate(&c, &peak, &cnt, &at);
+    evaluate(&c, &b.peak, &b.cnt, &b.at);
     for (int iter = 0; n > 1; iter++) {
         if ((iter & 7) == 0 && olla_past(deadline))
             break;
-        /* candidates: the node at the peak, producers and last readers of
-         * the tensors live there */
-        int nc = 0;
-        cand[nc++] = order[at];
-        for (int e = 0; e < nt; e++) {
-            if (dag->bytes[e] == 0 || c.first[e] > at || c.last[e] < at)
-                continue;
-            if (c.first[e] < at)
-                cand[nc++] = dag->producer[e];
-            if (c.last[e] > at && !dag->is_output[e])
-                cand[nc++] = order[c.last[e]];
-        }
+        int nc = peak_candidates(&c, b.at, x.cand);
         int improved = 0, late = 0;
         for (int i = 0; i < nc && !improved; i++) {
             /* each try is an evaluation of the order: watch the budget and the clock */
@@ -464,62 +553,12 @@ int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_lim
                 late = 1;
                 break;
             }
-            int v = cand[i], p = c.step[v], lo, hi;
-            window(&c, v, &lo, &hi);
-            int targets[4], ntg = 0;
-            if (p < at) {
-                targets[ntg++] = at < hi ? at : hi;
-                targets[ntg++] = hi;
-            } else if (p > at) {
-                targets[ntg++] = at > lo ? at : lo;
-                targets[ntg++] = lo;
-            } else {
-                targets[ntg++] = lo;
-                targets[ntg++] = hi;
-                targets[ntg++] = (lo + p) / 2;
-                targets[ntg++] = (p + hi + 1) / 2;
-            }
-            for (int k = 0; k < ntg && !improved; k++) {
-                int to = targets[k];
-                if (to == p || to < lo || to > hi)
-                    continue;
-                move_update(&c, p, to);
-                int64_t pk2;
-                int cnt2, at2;
-                evaluate(&c, &pk2, &cnt2, &at2);
-                if (pk2 < peak || (pk2 == peak && cnt2 < cnt)) {
-                    peak = pk2;
-                    cnt = cnt2;
-                    at = at2;
-                    improved = 1;
-                } else {
-                    move_update(&c, to, p);
-                }
-            }
-            /* the node at the peak with its private producers, earlier */
-            if (!improved && earlier_blocks && p == at && chain_move_earlier(&c, v, at, saved, tmp, in_chain))
-                improved = keep_or_undo_chain(&c, saved, &peak, &cnt, &at);
-            /* a producer whose inputs only it reads: move the chain */
-            if (!improved && p < at && chain_move(&c, v, at, saved, tmp, in_chain))
-                improved = keep_or_undo_chain(&c, saved, &peak, &cnt, &at);
+            improved = try_node(&c, &x, x.cand[i], &b, earlier_blocks);
         }
         if (!improved || late)
             break;
     }
 done:
-    free(c.tmax);
-    free(c.tcount);
-    free(c.tfirst);
-    free(c.touched);
-    free(c.tstamp);
-    free(c.step);
-    free(c.delta);
-    free(c.live);
-    free(c.first);
-    free(c.last);
-    free(cand);
-    free(saved);
-    free(tmp);
-    free(in_chain);
-    return peak;
+    ls_free(&c, &x);
+    return b.peak;
 }
