@@ -47,7 +47,7 @@ static int okeys_reserve(sctx *c, size_t need)
 {
     olla_pkey *grown = olla_grow(c->okeys, &c->okeys_cap, need, sizeof *c->okeys);
     if (!grown)
-        return -2;
+        return OLLA_SEARCH_NOMEM;
     c->okeys = grown;
     return 0;
 }
@@ -57,7 +57,7 @@ static int ftrail_push(sctx *c, int j)
     trail_entry *grown = olla_grow(c->ftrail, &c->ftrail_cap, c->ftrail_top + 1,
                                           sizeof *c->ftrail);
     if (!grown)
-        return -2;
+        return OLLA_SEARCH_NOMEM;
     c->ftrail = grown;
     c->ftrail[c->ftrail_top++] = (trail_entry){j, c->floor_[j]};
     return 0;
@@ -104,7 +104,7 @@ static int rank_part(sctx *c)
             if (c->placed[b] || (size_t)c->sb[b] != j)
                 continue;
             if (okeys_reserve(c, c->okeys_top + 1) < 0)
-                return -2;
+                return OLLA_SEARCH_NOMEM;
             c->okeys[c->okeys_top++] = (olla_pkey){c->rank[b], 0, b};
             c->rkeys[m++] = olla_search_offset_key(c, b);
         }
@@ -122,12 +122,12 @@ static int offset_parts(sctx *c, int parts)
 {
     size_t base = c->cand_top, lo = c->lo_sec, hi = c->hi_sec, saved = c->okeys_top;
     c->cand_top += 2 * (size_t)parts;
-    int r = 1;
-    for (int k = 0; k < parts && r == 1; k++) {
+    int r = OLLA_SEARCH_FOUND;
+    for (int k = 0; k < parts && r == OLLA_SEARCH_FOUND; k++) {
         c->lo_sec = (size_t)c->cand[base + 2 * (size_t)k];
         c->hi_sec = (size_t)c->cand[base + 2 * (size_t)k + 1];
         r = rank_part(c);
-        if (r == 0)
+        if (r == 0) /* ranked */
             r = offset_dfs(c, 0, -1);
     }
     while (c->okeys_top > saved) {
@@ -143,12 +143,12 @@ static int offset_parts(sctx *c, int parts)
 static int offset_node(sctx *c, int64_t last_off, int last_rank)
 {
     if (olla_search_node_stops(c))
-        return -1;
+        return OLLA_SEARCH_GAVE_UP;
     int parts = olla_search_split(c);
     if (parts < 0)
         return parts;
     if (parts == 0)
-        return 1;
+        return OLLA_SEARCH_FOUND; /* nothing left to place */
     if (parts > 1)
         return offset_parts(c, parts);
     /* the buffers still to place, each listed in the section it starts in */
@@ -161,7 +161,7 @@ static int offset_node(sctx *c, int64_t last_off, int last_rank)
             if (c->placed[b] || (size_t)c->sb[b] != j)
                 continue;
             if (okeys_reserve(c, base + nc + 1) < 0)
-                return -2;
+                return OLLA_SEARCH_NOMEM;
             c->okeys[base + nc++] = (olla_pkey){c->h[b], c->rank[b], b};
             if (c->h[b] + c->it[b].size < min_top)
                 min_top = c->h[b] + c->it[b].size;
@@ -170,8 +170,8 @@ static int offset_node(sctx *c, int64_t last_off, int last_rank)
     c->work += (long long)nc * 4;
     c->okeys_top += nc;
     c->depth++;
-    int r = 0;
-    for (size_t k = 0; k < nc && r == 0; k++) {
+    int r = OLLA_SEARCH_NONE;
+    for (size_t k = 0; k < nc && r == OLLA_SEARCH_NONE; k++) {
         olla_pkey key = c->okeys[base + k];
         int b = key.idx;
         int64_t o = key.k1;
@@ -185,23 +185,23 @@ static int offset_node(sctx *c, int64_t last_off, int last_rank)
         size_t mark = c->trail_top, fmark = c->ftrail_top;
         c->placed[b] = 1;
         c->off[b] = o;
-        for (int j = c->sb[b]; j < c->se[b] && r == 0; j++) {
+        for (int j = c->sb[b]; j < c->se[b] && r == OLLA_SEARCH_NONE; j++) {
             if (ftrail_push(c, j) < 0)
-                r = -2;
+                r = OLLA_SEARCH_NOMEM;
             c->floor_[j] = top;
             c->rem[j] -= c->it[b].size;
         }
         for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
             c->cut[j]--;
         int lo = c->sb[b], hi = c->se[b];
-        for (int j = c->sb[b]; j < c->se[b] && r == 0; j++)
+        for (int j = c->sb[b]; j < c->se[b] && r == OLLA_SEARCH_NONE; j++)
             if (olla_search_raise(c, (size_t)j, top, &lo, &hi) < 0)
-                r = -2;
+                r = OLLA_SEARCH_NOMEM;
         /* hatless: no buffer still to place is live beside b */
         int hatless = 1;
         for (int j = c->sb[b]; j < c->se[b] && hatless; j++)
             hatless = c->rem[j] == 0;
-        if (r == 0 && offset_room(c, o, lo, hi))
+        if (r == OLLA_SEARCH_NONE && offset_room(c, o, lo, hi))
             r = offset_dfs(c, o, key.k2);
         olla_search_undo(c, mark);
         while (c->ftrail_top > fmark) {
@@ -213,7 +213,7 @@ static int offset_node(sctx *c, int64_t last_off, int last_rank)
             c->rem[j] += c->it[b].size;
         for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
             c->cut[j]++;
-        if (r == 0 && hatless)
+        if (r == OLLA_SEARCH_NONE && hatless)
             break;
     }
     c->okeys_top = base;

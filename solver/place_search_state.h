@@ -180,8 +180,8 @@ int olla_search_schedule(const search_input *in, olla_pwork *w, int64_t *off);
  * bytes still to place in its sections. */
 order_key olla_search_offset_key(const sctx *c, int b);
 /* One run of the offset-order search from the state olla_search_reset()
- * left: 1 found (c->off filled), 0 exhausted, -1 stopped, -2 out of
- * memory. */
+ * left: OLLA_SEARCH_FOUND (c->off filled), NONE (exhausted), GAVE_UP
+ * (stopped) or NOMEM. */
 int olla_search_offset_run(sctx *c);
 
 #endif

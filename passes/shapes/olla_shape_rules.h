@@ -167,6 +167,14 @@ void *olla_shape_scratch(olla_shape_ctx *c, size_t bytes);
 /* A string that lives as long as the table. */
 const char *olla_shape_intern(olla_shape_ctx *c, const char *s);
 
+/* Shape values (passes/shapes/shape_ctx.c): unknown, a known integer, a
+ * dim's value (known, symbolic or unknown), and a value as a dim (a known
+ * negative value is an unknown dim). */
+olla_sval olla_sval_unknown(void);
+olla_sval olla_sval_int(int64_t v);
+olla_sval olla_sval_of_dim(olla_dim d);
+olla_dim olla_dim_of_sval(olla_sval s);
+
 /* Dims (passes/shapes/dim_expr.c). */
 olla_dim olla_dim_known(int64_t v);
 olla_dim olla_dim_unknown(void);

@@ -349,6 +349,42 @@ const char *olla_shape_intern(olla_shape_ctx *c, const char *s)
     return olla_shape__intern(c->t, s);
 }
 
+/* ---- shape values ---- */
+
+olla_sval olla_sval_unknown(void)
+{
+    olla_sval s = {OLLA_SV_UNKNOWN, 0, 0, NULL};
+    return s;
+}
+
+olla_sval olla_sval_int(int64_t v)
+{
+    olla_sval s = {OLLA_SV_KNOWN, v, (double)v, NULL};
+    return s;
+}
+
+olla_sval olla_sval_of_dim(olla_dim d)
+{
+    if (d.value >= 0)
+        return olla_sval_int(d.value);
+    olla_sval s = olla_sval_unknown();
+    if (d.param) {
+        s.state = OLLA_SV_SYMBOLIC;
+        s.sym = d.param;
+    }
+    return s;
+}
+
+olla_dim olla_dim_of_sval(olla_sval s)
+{
+    olla_dim d = {-1, NULL};
+    if (s.state == OLLA_SV_KNOWN && s.i >= 0)
+        d.value = s.i;
+    else if (s.state == OLLA_SV_SYMBOLIC)
+        d.param = s.sym;
+    return d;
+}
+
 /* ---- shapes ---- */
 
 int olla_shape_broadcast(olla_shape_ctx *c, const int *idx, int n, int *rank, olla_dim *dims)

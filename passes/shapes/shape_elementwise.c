@@ -32,37 +32,9 @@ static int static_numel(const olla_value_type *t, int64_t *n)
     return 1;
 }
 
-static olla_dim sv_dim(olla_sval s)
-{
-    olla_dim d = {-1, NULL};
-    if (s.state == OLLA_SV_KNOWN && s.i >= 0)
-        d.value = s.i;
-    else if (s.state == OLLA_SV_SYMBOLIC)
-        d.param = s.sym;
-    return d;
-}
-
-static olla_sval sv_known_i(int64_t v)
-{
-    olla_sval s = {OLLA_SV_KNOWN, v, (double)v, NULL};
-    return s;
-}
-
 static olla_sval sv_known_f(double v)
 {
     olla_sval s = {OLLA_SV_KNOWN, olla_shape_f2i(v), v, NULL};
-    return s;
-}
-
-static olla_sval sv_from_dim(olla_dim d)
-{
-    olla_sval s = {OLLA_SV_UNKNOWN, 0, 0, NULL};
-    if (d.value >= 0)
-        return sv_known_i(d.value);
-    if (d.param) {
-        s.state = OLLA_SV_SYMBOLIC;
-        s.sym = d.param;
-    }
     return s;
 }
 
@@ -81,7 +53,7 @@ static olla_sval eval_one(olla_shape_ctx *c, ev_op op, olla_sval a, olla_sval b,
         /* symbolic arithmetic on dims */
         if (a.state == OLLA_SV_UNKNOWN || b.state == OLLA_SV_UNKNOWN || fl)
             return u;
-        olla_dim da = sv_dim(a), db = sv_dim(b), r = {-1, NULL};
+        olla_dim da = olla_dim_of_sval(a), db = olla_dim_of_sval(b), r = {-1, NULL};
         if ((a.state == OLLA_SV_KNOWN && a.i < 0) || (b.state == OLLA_SV_KNOWN && b.i < 0))
             return u;
         switch (op) {
@@ -91,7 +63,7 @@ static olla_sval eval_one(olla_shape_ctx *c, ev_op op, olla_sval a, olla_sval b,
         case EV_DIV: r = olla_dim_div(c, da, db); break;
         case EV_EQ:
             if (a.state == OLLA_SV_SYMBOLIC && b.state == OLLA_SV_SYMBOLIC && olla_dim_equal(da, db))
-                return sv_known_i(1);
+                return olla_sval_int(1);
             return u;
         case EV_MAX:
         case EV_MIN:
@@ -105,7 +77,7 @@ static olla_sval eval_one(olla_shape_ctx *c, ev_op op, olla_sval a, olla_sval b,
             return u;
         default: return u;
         }
-        return sv_from_dim(r);
+        return olla_sval_of_dim(r);
     }
     if (fl) {
         double x = a.f, y = b.f, r;
@@ -119,11 +91,11 @@ static olla_sval eval_one(olla_shape_ctx *c, ev_op op, olla_sval a, olla_sval b,
         case EV_POW: r = pow(x, y); break;
         case EV_MAX: r = x > y ? x : y; break;
         case EV_MIN: r = x < y ? x : y; break;
-        case EV_EQ: return sv_known_i(x == y);
-        case EV_LT: return sv_known_i(x < y);
-        case EV_GT: return sv_known_i(x > y);
-        case EV_LE: return sv_known_i(x <= y);
-        case EV_GE: return sv_known_i(x >= y);
+        case EV_EQ: return olla_sval_int(x == y);
+        case EV_LT: return olla_sval_int(x < y);
+        case EV_GT: return olla_sval_int(x > y);
+        case EV_LE: return olla_sval_int(x <= y);
+        case EV_GE: return olla_sval_int(x >= y);
         default: return u;
         }
         if (!isfinite(r) || fabs(r) > 9e18)
@@ -132,43 +104,43 @@ static olla_sval eval_one(olla_shape_ctx *c, ev_op op, olla_sval a, olla_sval b,
     }
     int64_t x = a.i, y = b.i;
     switch (op) {
-    case EV_ADD: return sv_known_i((int64_t)((uint64_t)x + (uint64_t)y));
-    case EV_SUB: return sv_known_i((int64_t)((uint64_t)x - (uint64_t)y));
-    case EV_MUL: return sv_known_i((int64_t)((uint64_t)x * (uint64_t)y));
+    case EV_ADD: return olla_sval_int((int64_t)((uint64_t)x + (uint64_t)y));
+    case EV_SUB: return olla_sval_int((int64_t)((uint64_t)x - (uint64_t)y));
+    case EV_MUL: return olla_sval_int((int64_t)((uint64_t)x * (uint64_t)y));
     case EV_DIV:
         if (y == 0 || (x == INT64_MIN && y == -1))
             return u;
-        return sv_known_i(x / y); /* ONNX integer Div truncates */
+        return olla_sval_int(x / y); /* ONNX integer Div truncates */
     case EV_MOD:
     case EV_FMOD:
         if (y == 0 || (x == INT64_MIN && y == -1))
             return u;
         if (fmod_attr || op == EV_FMOD)
-            return sv_known_i(x % y);
-        return sv_known_i(x - floor_div(x, y) * y);
+            return olla_sval_int(x % y);
+        return olla_sval_int(x - floor_div(x, y) * y);
     case EV_POW: {
         if (y < 0 || y > 62)
             return u;
         uint64_t r = 1;
         for (int64_t k = 0; k < y; k++)
             r *= (uint64_t)x;
-        return sv_known_i((int64_t)r);
+        return olla_sval_int((int64_t)r);
     }
-    case EV_MAX: return sv_known_i(x > y ? x : y);
-    case EV_MIN: return sv_known_i(x < y ? x : y);
-    case EV_EQ: return sv_known_i(x == y);
-    case EV_LT: return sv_known_i(x < y);
-    case EV_GT: return sv_known_i(x > y);
-    case EV_LE: return sv_known_i(x <= y);
-    case EV_GE: return sv_known_i(x >= y);
-    case EV_AND: return sv_known_i(x && y);
-    case EV_OR: return sv_known_i(x || y);
-    case EV_XOR: return sv_known_i(!x != !y);
-    case EV_BAND: return sv_known_i(x & y);
-    case EV_BOR: return sv_known_i(x | y);
-    case EV_BXOR: return sv_known_i(x ^ y);
-    case EV_SHL: return y >= 0 && y < 64 ? sv_known_i((int64_t)((uint64_t)x << y)) : u;
-    case EV_SHR: return y >= 0 && y < 64 ? sv_known_i((int64_t)((uint64_t)x >> y)) : u;
+    case EV_MAX: return olla_sval_int(x > y ? x : y);
+    case EV_MIN: return olla_sval_int(x < y ? x : y);
+    case EV_EQ: return olla_sval_int(x == y);
+    case EV_LT: return olla_sval_int(x < y);
+    case EV_GT: return olla_sval_int(x > y);
+    case EV_LE: return olla_sval_int(x <= y);
+    case EV_GE: return olla_sval_int(x >= y);
+    case EV_AND: return olla_sval_int(x && y);
+    case EV_OR: return olla_sval_int(x || y);
+    case EV_XOR: return olla_sval_int(!x != !y);
+    case EV_BAND: return olla_sval_int(x & y);
+    case EV_BOR: return olla_sval_int(x | y);
+    case EV_BXOR: return olla_sval_int(x ^ y);
+    case EV_SHL: return y >= 0 && y < 64 ? olla_sval_int((int64_t)((uint64_t)x << y)) : u;
+    case EV_SHR: return y >= 0 && y < 64 ? olla_sval_int((int64_t)((uint64_t)x >> y)) : u;
     }
     return u;
 }
@@ -242,7 +214,7 @@ static olla_status rule_neg_abs(olla_shape_ctx *c)
             if (fl)
                 s = sv_known_f(neg ? -s.f : fabs(s.f));
             else
-                s = sv_known_i((neg || s.i < 0) ? (int64_t)(0 - (uint64_t)s.i) : s.i);
+                s = olla_sval_int((neg || s.i < 0) ? (int64_t)(0 - (uint64_t)s.i) : s.i);
         } else if (s.state == OLLA_SV_SYMBOLIC && neg) {
             s.state = OLLA_SV_UNKNOWN;
         }
@@ -288,7 +260,7 @@ static olla_status rule_not(olla_shape_ctx *c)
     for (int64_t e = 0; e < v->n; e++) {
         res[e] = v->e[e];
         if (res[e].state == OLLA_SV_KNOWN)
-            res[e] = sv_known_i(!res[e].i);
+            res[e] = olla_sval_int(!res[e].i);
         else
             res[e].state = OLLA_SV_UNKNOWN;
     }
@@ -429,7 +401,7 @@ static olla_status rule_clip(olla_shape_ctx *c)
     for (int64_t e = 0; e < v->n; e++) {
         res[e] = v->e[e];
         if (res[e].state == OLLA_SV_KNOWN)
-            res[e] = sv_known_i(res[e].i < lo ? lo : res[e].i > hi ? hi : res[e].i);
+            res[e] = olla_sval_int(res[e].i < lo ? lo : res[e].i > hi ? hi : res[e].i);
         else
             res[e].state = OLLA_SV_UNKNOWN;
     }

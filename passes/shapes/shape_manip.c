@@ -12,40 +12,6 @@
 
 #define BIG_END (INT64_MAX / 4)
 
-static olla_sval sv_unknown(void)
-{
-    olla_sval s = {OLLA_SV_UNKNOWN, 0, 0, NULL};
-    return s;
-}
-
-static olla_sval sv_int(int64_t v)
-{
-    olla_sval s = {OLLA_SV_KNOWN, v, (double)v, NULL};
-    return s;
-}
-
-static olla_sval sv_of_dim(olla_dim d)
-{
-    if (d.value >= 0)
-        return sv_int(d.value);
-    olla_sval s = sv_unknown();
-    if (d.param) {
-        s.state = OLLA_SV_SYMBOLIC;
-        s.sym = d.param;
-    }
-    return s;
-}
-
-static olla_dim dim_of_sv(olla_sval s)
-{
-    if (s.state == OLLA_SV_KNOWN && s.i >= 0)
-        return olla_dim_known(s.i);
-    olla_dim d = olla_dim_unknown();
-    if (s.state == OLLA_SV_SYMBOLIC)
-        d.param = s.sym;
-    return d;
-}
-
 static int is_float_type(int32_t t)
 {
     return t == OLLA_DT_FLOAT || t == OLLA_DT_DOUBLE || t == OLLA_DT_FLOAT16 || t == OLLA_DT_BFLOAT16;
@@ -140,7 +106,7 @@ static olla_status rule_shape(olla_shape_ctx *c)
     olla_sval e[OLLA_SHAPE_MAX_RANK];
     const olla_value_type *x = olla_shape_in(c, 0);
     for (int64_t k = 0; k < n; k++)
-        e[k] = sv_of_dim(x->dims[start + k]);
+        e[k] = olla_sval_of_dim(x->dims[start + k]);
     return st == OLLA_OK ? olla_shape_set_out_value(c, 0, e, n) : st;
 }
 
@@ -149,7 +115,7 @@ static olla_status rule_size(olla_shape_ctx *c)
     olla_status st = olla_shape_set_out(c, 0, OLLA_DT_INT64, 0, NULL);
     if (st != OLLA_OK || !olla_shape_in(c, 0))
         return st;
-    olla_sval e = sv_of_dim(olla_shape_numel(c, olla_shape_in(c, 0)));
+    olla_sval e = olla_sval_of_dim(olla_shape_numel(c, olla_shape_in(c, 0)));
     return olla_shape_set_out_value(c, 0, &e, 1);
 }
 
@@ -171,7 +137,7 @@ static olla_status rule_reshape(olla_shape_ctx *c)
             if (!tv)
                 return OLLA_ERR_INTERNAL;
             for (int64_t k = 0; k < n; k++)
-                tv[k] = sv_int(s[k]);
+                tv[k] = olla_sval_int(s[k]);
         }
     } else {
         const olla_shape_value *v = olla_shape_in_value(c, 1);
@@ -203,7 +169,7 @@ static olla_status rule_reshape(olla_shape_ctx *c)
         } else if (s.state == OLLA_SV_KNOWN && s.i < -1) {
             return olla_shape_fail(c, "target shape entry %lld is invalid", (long long)s.i);
         } else {
-            dims[k] = dim_of_sv(s);
+            dims[k] = olla_dim_of_sval(s);
         }
     }
     if (infer >= 0 && x) {
@@ -245,7 +211,7 @@ static olla_status rule_expand(olla_shape_ctx *c)
     for (int d = 0; d < r; d++) {
         int ix = d - (r - x->rank), is = d - (r - (int)v->n);
         olla_dim a = ix >= 0 ? x->dims[ix] : olla_dim_known(1);
-        olla_dim b = is >= 0 ? dim_of_sv(v->e[is]) : olla_dim_known(1);
+        olla_dim b = is >= 0 ? olla_dim_of_sval(v->e[is]) : olla_dim_known(1);
         if (a.value == 1)
             dims[d] = b;
         else if (b.value == 1)
@@ -907,7 +873,7 @@ static olla_status rule_constant(olla_shape_ctx *c)
     if (olla_shape_attr(c, "sparse_value"))
         return olla_shape_set_out_kind(c, 0, OLLA_VALUE_SPARSE_TENSOR, 0);
     if (olla_shape_attr_has(c, "value_int")) {
-        olla_sval e = sv_int(olla_shape_attr_int(c, "value_int", 0));
+        olla_sval e = olla_sval_int(olla_shape_attr_int(c, "value_int", 0));
         olla_status st = olla_shape_set_out(c, 0, OLLA_DT_INT64, 0, NULL);
         return st == OLLA_OK ? olla_shape_set_out_value(c, 0, &e, 1) : st;
     }
@@ -930,7 +896,7 @@ static olla_status rule_constant(olla_shape_ctx *c)
         if (!e)
             return OLLA_ERR_INTERNAL;
         for (int64_t k = 0; k < n; k++)
-            e[k] = sv_int(iv[k]);
+            e[k] = olla_sval_int(iv[k]);
         return olla_shape_set_out_value(c, 0, e, n);
     }
     if ((n = olla_shape_attr_floats(c, "value_floats", &fv)) >= 0) {
@@ -964,14 +930,14 @@ static olla_status rule_constant_of_shape(olla_shape_ctx *c)
     for (int64_t k = 0; k < v->n; k++) {
         if (v->e[k].state == OLLA_SV_KNOWN && v->e[k].i < 0)
             return olla_shape_fail(c, "negative dimension %lld", (long long)v->e[k].i);
-        dims[k] = dim_of_sv(v->e[k]);
+        dims[k] = olla_dim_of_sval(v->e[k]);
     }
     olla_status st = olla_shape_set_out(c, 0, elem, (int)v->n, dims);
     olla_value_type ot = {OLLA_VALUE_TENSOR, elem, (int)v->n, dims, OLLA_SRC_INFERRED};
     int64_t total = static_count(&ot);
     if (st != OLLA_OK || total < 0)
         return st;
-    olla_sval fill = sv_int(0);
+    olla_sval fill = olla_sval_int(0);
     if (val && !olla_shape_tensor_scalar(val, &fill))
         return OLLA_OK;
     olla_sval *e = olla_shape_scratch(c, sizeof *e * (size_t)(total + 1));
@@ -1034,13 +1000,13 @@ static olla_status cast_to(olla_shape_ctx *c, int32_t to)
         olla_sval s = v->e[k];
         if (s.state == OLLA_SV_KNOWN) {
             if (to == OLLA_DT_BOOL)
-                s = sv_int(from_f ? s.f != 0 : s.i != 0);
+                s = olla_sval_int(from_f ? s.f != 0 : s.i != 0);
             else if (to_f)
                 s.f = from_f ? s.f : (double)s.i;
             else if (from_f)
-                s = sv_int(olla_shape_f2i(s.f));
+                s = olla_sval_int(olla_shape_f2i(s.f));
         } else if (s.state == OLLA_SV_SYMBOLIC && (to_f || to == OLLA_DT_BOOL)) {
-            s = sv_unknown();
+            s = olla_sval_unknown();
         }
         e[k] = s;
     }
