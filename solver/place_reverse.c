@@ -77,8 +77,8 @@ int olla_place_split_reversed(const olla_pitem *it, size_t n, int64_t capacity, 
     int *ord;
     int64_t *moff;
     if (mirror(it, n, &m, &ord, &moff) < 0)
-        return -2;
+        return OLLA_SEARCH_NOMEM;
     int r = olla_place_split(m, n, capacity, w, moff, log);
-    unmirror(m, ord, moff, n, r == 1, off);
+    unmirror(m, ord, moff, n, r == OLLA_SEARCH_FOUND, off);
     return r;
 }
