@@ -25,6 +25,7 @@
 //   77 "SKIP A: <reason>": ONNX Runtime cannot load or run A (never a pass)
 import ort from 'onnxruntime-node';
 import { parseOptions, shared, checkModels, parseOrExit, UsageError, EXIT_USAGE } from './options.mjs';
+import { makeRandom } from './random.mjs';
 
 const EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_SKIP = 77;
 const TOOL = 'compare.mjs';
@@ -39,18 +40,6 @@ function parseArgs(argv) {
     checkModels(files);
     return { a: files[0], b: files[1], ...o };
   });
-}
-
-// mulberry32: a small deterministic generator, so that a seed names the inputs.
-function makeRandom(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function floatToHalfBits(v) {

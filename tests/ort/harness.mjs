@@ -13,6 +13,7 @@
 // (kNextPowerOfTwo) does.
 import ort from 'onnxruntime-node';
 import { parseOptions, shared, checkModels, parseOrExit, UsageError } from './options.mjs';
+import { makeRandom } from './random.mjs';
 
 export { OPT_LEVELS, EXIT_USAGE } from './options.mjs';
 export const EXIT_SKIP = 77;
@@ -60,18 +61,6 @@ export function sessionOptions(options, more = {}) {
     freeDimensionOverrides: Object.fromEntries(options.dims),
     logSeverityLevel: 3,
     ...more,
-  };
-}
-
-// mulberry32: a small deterministic generator, so that a seed names the inputs.
-function makeRandom(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 

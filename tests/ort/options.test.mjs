@@ -14,18 +14,9 @@ import {
   parseDim, bindDim, parseSeed, parsePositive, parseOnOff, parseOptLevel, parseOptions, shared, checkModels,
   UsageError, OPT_LEVELS,
 } from './options.mjs';
+import { makeRandom } from './random.mjs';
 
-// mulberry32 with a fixed seed: the same varied cases on every run.
-function makeRandom(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// a fixed seed: the same varied cases on every run
 const rand = makeRandom(27);
 const randInt = (n) => Math.floor(rand() * n);
 const NAME_CHARS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:/ -';

@@ -47,6 +47,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadOrtTraining, readModel, firstLine, HarnessError, ORT_WEB_VERSION } from './ort_training.mjs';
 import { parseOptions, shared, checkModels, parseOrExit, usageExit, UsageError } from './options.mjs';
+import { makeRandom } from './random.mjs';
 
 const TOOL = 'train_run.mjs';
 const USAGE = 'node tests/ort/train_run.mjs model.onnx [--dim name=value ...] [--seed N] ' +
@@ -91,18 +92,6 @@ function mix32(h) {
   h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35);
   return (h ^ (h >>> 16)) >>> 0;
-}
-
-// mulberry32: a small deterministic generator, so that a seed names the inputs.
-function makeRandom(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const ARRAYS = {
