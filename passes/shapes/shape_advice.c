@@ -104,18 +104,8 @@ static void dim_text(const olla_dim *dim, int d, char *buf, size_t size)
  * else 0. */
 static int64_t declared_negative(const olla_shape_table *t, const char *name, int d)
 {
-    const Onnx__GraphProto *g = t->model->graph;
-    for (size_t k = 0; k < g->n_input; k++) {
-        const Onnx__ValueInfoProto *vi = g->input[k];
-        if (!vi || !vi->name || strcmp(vi->name, name) != 0 || !vi->type ||
-            vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type ||
-            !vi->type->tensor_type->shape || (size_t)d >= vi->type->tensor_type->shape->n_dim)
-            continue;
-        const Onnx__TensorShapeProto__Dimension *dim = vi->type->tensor_type->shape->dim[d];
-        if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value < -1)
-            return dim->dim_value;
-    }
-    return 0;
+    int64_t v;
+    return olla_shape__input_dim(t->model->graph, name, d, INT64_MIN, -2, &v) ? v : 0;
 }
 
 /* Appends the open dimensions of e ("A, B and D3"); 0 when they do not fit. */

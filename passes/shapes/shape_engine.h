@@ -180,5 +180,9 @@ olla_status olla_shape__apply_input_shapes(olla_shape_table *t, const Onnx__Grap
 /* Why each graph input has no size, naming the flag that gives it one;
  * OLLA_ERR_INTERNAL when out of memory. */
 olla_status olla_shape__input_reasons(olla_shape_table *t);
+/* The first value in [lo, hi] that a graph input named `name` declares for
+ * its dimension d (a dim_value): 1 and *value, or 0 when none does. */
+int olla_shape__input_dim(const Onnx__GraphProto *g, const char *name, int d, int64_t lo, int64_t hi,
+                          int64_t *value);
 
 #endif

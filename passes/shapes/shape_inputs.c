@@ -111,9 +111,8 @@ static void override_text(const olla_input_shape *s, char *buf, size_t size)
             return;
 }
 
-/* The declared dimension d of graph input `name` when the model fixes it
- * (a dim_value >= 0), else -1. */
-static int64_t fixed_dim(const Onnx__GraphProto *g, const char *name, int d)
+int olla_shape__input_dim(const Onnx__GraphProto *g, const char *name, int d, int64_t lo, int64_t hi,
+                          int64_t *value)
 {
     for (size_t k = 0; k < g->n_input; k++) {
         const Onnx__ValueInfoProto *vi = g->input[k];
@@ -122,10 +121,21 @@ static int64_t fixed_dim(const Onnx__GraphProto *g, const char *name, int d)
             !vi->type->tensor_type->shape || (size_t)d >= vi->type->tensor_type->shape->n_dim)
             continue;
         const Onnx__TensorShapeProto__Dimension *dim = vi->type->tensor_type->shape->dim[d];
-        if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value >= 0)
-            return dim->dim_value;
+        if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value >= lo &&
+            dim->dim_value <= hi) {
+            *value = dim->dim_value;
+            return 1;
+        }
     }
-    return -1;
+    return 0;
+}
+
+/* The declared dimension d of graph input `name` when the model fixes it
+ * (a dim_value >= 0), else -1. */
+static int64_t fixed_dim(const Onnx__GraphProto *g, const char *name, int d)
+{
+    int64_t v;
+    return olla_shape__input_dim(g, name, d, 0, INT64_MAX, &v) ? v : -1;
 }
 
 /* An --input-shape that changes a dimension the model fixes: a binding
