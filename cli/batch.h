@@ -36,7 +36,8 @@ typedef struct olla_batch_stamp {
 
 typedef struct olla_batch_stamps {
     olla_batch_stamp *v;
-    int n, cap;
+    int n;
+    size_t cap; /* of v (olla_grow) */
     olla_strmap index; /* rel -> position in v */
     char *path;        /* the file this run writes: OUT_DIR/.olla-batch-stamps, or .olla-batch-stamps.K-of-N */
     olla_batch_shard shard;

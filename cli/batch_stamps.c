@@ -23,6 +23,7 @@
 
 #include "cli/batch.h"
 #include "util/olla_file.h"
+#include "util/olla_grow.h"
 
 #define STAMPS_NAME ".olla-batch-stamps"
 
@@ -103,17 +104,15 @@ static int list_shard_files(olla_batch_stamps *s, const char *out_dir)
     DIR *d = opendir(out_dir);
     if (!d)
         return 1;
-    int ok = 1, cap = 0;
+    int ok = 1;
+    size_t cap = 0;
     struct dirent *e;
     while (ok && (e = readdir(d))) {
         if (!is_shard_file(e->d_name))
             continue;
-        if (s->n_read == cap) {
-            cap = cap ? 2 * cap : 8;
-            char **grown = realloc(s->read, (size_t)cap * sizeof *grown);
-            ok = grown != NULL;
-            s->read = grown ? grown : s->read;
-        }
+        char **grown = olla_grow(s->read, &cap, (size_t)s->n_read + 1, sizeof *grown);
+        ok = grown != NULL;
+        s->read = grown ? grown : s->read;
         size_t n = strlen(out_dir) + strlen(e->d_name) + 2;
         char *path = ok ? malloc(n) : NULL;
         if ((ok = path != NULL)) {
@@ -154,14 +153,10 @@ int olla_batch_stamps_set(olla_batch_stamps *s, const char *rel, const char *key
 {
     int k = olla_strmap_get(&s->index, rel);
     if (k < 0) {
-        if (s->n == s->cap) {
-            int nc = s->cap ? 2 * s->cap : 64;
-            olla_batch_stamp *v = realloc(s->v, (size_t)nc * sizeof *v);
-            if (!v)
-                return 0;
-            s->v = v;
-            s->cap = nc;
-        }
+        olla_batch_stamp *v = olla_grow(s->v, &s->cap, (size_t)s->n + 1, sizeof *v);
+        if (!v)
+            return 0;
+        s->v = v;
         k = s->n;
         memset(&s->v[k], 0, sizeof s->v[k]);
         if (!(s->v[k].rel = strdup(rel)) || !olla_strmap_put(&s->index, s->v[k].rel, k)) {

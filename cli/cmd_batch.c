@@ -239,18 +239,16 @@ static char **list_folder(const char *path, int *n)
     if (!d)
         return NULL;
     char **names = NULL;
-    int cap = 0, ok = 1;
+    size_t cap = 0;
+    int ok = 1;
     struct dirent *e;
     *n = 0;
     while (ok && (e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 32;
-            char **p = realloc(names, (size_t)cap * sizeof *p);
-            ok = p != NULL;
-            names = p ? p : names;
-        }
+        char **p = olla_grow(names, &cap, (size_t)*n + 1, sizeof *p);
+        ok = p != NULL;
+        names = p ? p : names;
         if (ok)
             ok = (names[(*n)++] = strdup(e->d_name)) != NULL;
     }

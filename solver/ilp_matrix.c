@@ -4,31 +4,29 @@
 
 #include <stdlib.h>
 
+#include "util/olla_grow.h"
+
 void olla_ilp_add(olla_ilp_matrix *m, int r, int c, double v)
 {
     if (m->oom || r < 0)
         return;
-    if (m->n == m->cap) {
-        long nc = m->cap ? 2 * m->cap : 4096;
-        if (m->max_nz > 0 && nc > m->max_nz) {
-            m->oom = 1;
-            return;
-        }
-        int *r2 = realloc(m->row, (size_t)nc * sizeof *r2);
-        if (r2)
-            m->row = r2;
-        int *c2 = realloc(m->col, (size_t)nc * sizeof *c2);
-        if (c2)
-            m->col = c2;
-        double *v2 = realloc(m->val, (size_t)nc * sizeof *v2);
-        if (v2)
-            m->val = v2;
-        if (!r2 || !c2 || !v2) {
-            m->oom = 1;
-            return;
-        }
-        m->cap = nc;
+    if (m->max_nz > 0 && m->n >= m->max_nz) {
+        m->oom = 1;
+        return;
     }
+    size_t need = (size_t)m->n + 1, cap_col = m->cap, cap_val = m->cap;
+    int *r2 = olla_grow(m->row, &m->cap, need, sizeof *r2);
+    if (r2)
+        m->row = r2;
+    int *c2 = r2 ? olla_grow(m->col, &cap_col, need, sizeof *c2) : NULL;
+    if (c2)
+        m->col = c2;
+    double *v2 = c2 ? olla_grow(m->val, &cap_val, need, sizeof *v2) : NULL;
+    if (!v2) {
+        m->oom = 1;
+        return;
+    }
+    m->val = v2; /* the three grew alike */
     m->row[m->n] = r;
     m->col[m->n] = c;
     m->val[m->n] = v;
@@ -39,20 +37,16 @@ int olla_ilp_row(olla_ilp_matrix *m, double lo, double hi)
 {
     if (m->oom)
         return -1;
-    if (m->nrows == m->caprows) {
-        int nc = m->caprows ? 2 * m->caprows : 1024;
-        double *a = realloc(m->rlo, (size_t)nc * sizeof *a);
-        if (a)
-            m->rlo = a;
-        double *b = realloc(m->rhi, (size_t)nc * sizeof *b);
-        if (b)
-            m->rhi = b;
-        if (!a || !b) {
-            m->oom = 1;
-            return -1;
-        }
-        m->caprows = nc;
+    size_t need = (size_t)m->nrows + 1, cap_rhi = m->caprows;
+    double *a = olla_grow(m->rlo, &m->caprows, need, sizeof *a);
+    if (a)
+        m->rlo = a;
+    double *b = a ? olla_grow(m->rhi, &cap_rhi, need, sizeof *b) : NULL;
+    if (!b) {
+        m->oom = 1;
+        return -1;
     }
+    m->rhi = b; /* the two grew alike */
     m->rlo[m->nrows] = lo;
     m->rhi[m->nrows] = hi;
     return m->nrows++;

@@ -3,13 +3,17 @@
 #ifndef OLLA_ILP_MATRIX_H
 #define OLLA_ILP_MATRIX_H
 
+#include <stddef.h>
+
 typedef struct olla_ilp_matrix {
     int *row, *col;
     double *val;
-    long n, cap;
-    long max_nz; /* 0 = no limit; past it the matrix is marked oom */
+    long n;
+    size_t cap; /* of row, col and val (olla_grow) */
+    long max_nz; /* 0 = no limit; the coefficient after the first max_nz marks the matrix oom */
     double *rlo, *rhi;
-    int nrows, caprows;
+    int nrows;
+    size_t caprows; /* of rlo and rhi */
     int oom; /* an allocation failed or max_nz was passed; further calls do nothing */
 } olla_ilp_matrix;
 

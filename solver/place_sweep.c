@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "solver/place_internal.h"
+#include "util/olla_grow.h"
 
 #define BLOCK 256 /* a block holds up to 2 * BLOCK buffers */
 
@@ -24,7 +25,8 @@ typedef struct sweep {
     const olla_pitem *it;
     int64_t *off;
     sblock **blk;
-    int nb, capb;
+    int nb;
+    size_t capb;
 } sweep;
 
 static int64_t top(const sweep *s, int i) { return s->off[i] + s->it[i].size; }
@@ -43,14 +45,10 @@ static void refresh(const sweep *s, sblock *b)
 /* Inserts a new block at position at; 0 when out of memory. */
 static int add_block(sweep *s, int at)
 {
-    if (s->nb == s->capb) {
-        int cap = s->capb ? 2 * s->capb : 16;
-        sblock **g = realloc(s->blk, (size_t)cap * sizeof *g);
-        if (!g)
-            return 0;
-        s->blk = g;
-        s->capb = cap;
-    }
+    sblock **g = olla_grow(s->blk, &s->capb, (size_t)s->nb + 1, sizeof *g);
+    if (!g)
+        return 0;
+    s->blk = g;
     sblock *b = malloc(sizeof *b);
     if (!b)
         return 0;

@@ -11,10 +11,15 @@
 #include "util/olla_clock.h"
 #include "solver/olla_schedule.h"
 #include "util/olla_bits.h"
+#include "util/olla_grow.h"
+
+/* Hash slots per state a layer can hold (a load of at most a quarter). */
+#define DP_SLOTS_PER_STATE 4
 
 typedef struct {
     int words;
-    long n, cap;
+    long n;
+    size_t cap; /* of keys (words each), best, cur, parent and node */
     uint64_t *keys;
     int64_t *best, *cur;
     int *parent, *node;
@@ -48,29 +53,30 @@ static uint64_t hash_key(const uint64_t *k, int w)
     return h ^ (h >> 31);
 }
 
+/* Room for one more state in each array of l (they grow alike), and the
+ * hash table rebuilt at DP_SLOTS_PER_STATE slots per state of the new
+ * capacity; 0 when out of memory. */
 static int layer_grow(layer *l)
 {
-    long nc = l->cap ? 2 * l->cap : 256;
-    uint64_t *k = realloc(l->keys, (size_t)nc * (size_t)l->words * sizeof *k);
+    size_t need = (size_t)l->n + 1, cap = l->cap, cap_best = cap, cap_cur = cap, cap_parent = cap, cap_node = cap;
+    uint64_t *k = olla_grow(l->keys, &cap, need, (size_t)l->words * sizeof *k);
     if (k)
         l->keys = k;
-    int64_t *b = realloc(l->best, (size_t)nc * sizeof *b);
+    int64_t *b = k ? olla_grow(l->best, &cap_best, need, sizeof *b) : NULL;
     if (b)
         l->best = b;
-    int64_t *c = realloc(l->cur, (size_t)nc * sizeof *c);
+    int64_t *c = b ? olla_grow(l->cur, &cap_cur, need, sizeof *c) : NULL;
     if (c)
         l->cur = c;
-    int *p = realloc(l->parent, (size_t)nc * sizeof *p);
+    int *p = c ? olla_grow(l->parent, &cap_parent, need, sizeof *p) : NULL;
     if (p)
         l->parent = p;
-    int *nd = realloc(l->node, (size_t)nc * sizeof *nd);
-    if (nd)
-        l->node = nd;
-    if (!k || !b || !c || !p || !nd)
+    int *nd = p ? olla_grow(l->node, &cap_node, need, sizeof *nd) : NULL;
+    if (!nd)
         return 0;
-    l->cap = nc;
-    /* rehash */
-    long hc = 4 * nc;
+    l->node = nd;
+    l->cap = cap; /* the five grew alike */
+    long hc = DP_SLOTS_PER_STATE * (long)cap;
     long *s = malloc((size_t)hc * sizeof *s);
     if (!s)
         return 0;
@@ -91,7 +97,7 @@ static int layer_grow(layer *l)
 /* inserts or improves a state; returns 0 on out of memory */
 static int layer_put(layer *l, const uint64_t *key, int64_t best, int64_t cur, int parent, int node)
 {
-    if (l->n + 1 > l->cap && !layer_grow(l))
+    if ((size_t)l->n + 1 > l->cap && !layer_grow(l))
         return 0;
     long h = (long)(hash_key(key, l->words) % (uint64_t)l->hcap);
     while (l->slot[h] >= 0) {

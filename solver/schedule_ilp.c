@@ -37,7 +37,10 @@
  * deterministic, so the result depends on the node limit, not on the
  * machine's speed; the time limit stays as a safety net). */
 #define MAX_NODES 5000
-#define MAX_NZ 40000000L
+/* The most coefficients of the matrix: 4096 doubled 13 times, the largest
+ * capacity below 4e7 of the doubling the matrix once had, so that the same
+ * models are refused. */
+#define MAX_NZ (4096L << 13)
 
 typedef struct {
     int v, step;

@@ -14,7 +14,7 @@ static uint64_t hash_str(const char *s)
 
 int olla_strmap_init(olla_strmap *m, size_t expected)
 {
-    size_t cap = 16;
+    size_t cap = 16; /* a power of two, as the probe masks with cap - 1: not olla_grow */
     while (cap < expected * 2 + 1)
         cap *= 2;
     m->keys = calloc(cap, sizeof *m->keys);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "passes/runtime/olla_sharing.h"
+#include "util/olla_grow.h"
 
 #define MAX_RULES_PER_NODE 16
 
@@ -23,7 +24,7 @@ olla_status olla_graph_shares(const olla_graph *g, olla_op_share **shares, int *
 {
     *shares = NULL;
     *n_shares = 0;
-    int cap = 0;
+    size_t cap = 0;
     for (int op = 0; op < g->n_ops; op++) {
         const olla_share_rule *r[MAX_RULES_PER_NODE];
         int nr = rules_of(g, op, r, MAX_RULES_PER_NODE);
@@ -32,18 +33,14 @@ olla_status olla_graph_shares(const olla_graph *g, olla_op_share **shares, int *
                 int in = olla_share_rule_input(r[i], out);
                 if (in < 0)
                     continue;
-                if (*n_shares == cap) {
-                    int nc = cap ? 2 * cap : 64;
-                    olla_op_share *p = realloc(*shares, (size_t)nc * sizeof *p);
-                    if (!p) {
-                        free(*shares);
-                        *shares = NULL;
-                        *n_shares = 0;
-                        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory listing buffer shares");
-                    }
-                    *shares = p;
-                    cap = nc;
+                olla_op_share *p = olla_grow(*shares, &cap, (size_t)*n_shares + 1, sizeof *p);
+                if (!p) {
+                    free(*shares);
+                    *shares = NULL;
+                    *n_shares = 0;
+                    return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory listing buffer shares");
                 }
+                *shares = p;
                 (*shares)[(*n_shares)++] = (olla_op_share){op, in, out, r[i]->kind == OLLA_SHARE_INPLACE};
             }
     }

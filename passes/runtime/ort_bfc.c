@@ -9,6 +9,8 @@
 
 #include <stdlib.h>
 
+#include "util/olla_grow.h"
+
 enum {
     MIN_ALLOCATION = 256,            /* kMinAllocationSize */
     HANDLE_BYTES_PER_MIN_ALLOC = 8,  /* the region's ChunkHandle table */
@@ -35,7 +37,7 @@ struct olla_bfc {
     int n_regions;
     chunk *chunks;
     int n_chunks, cap_chunks, free_handles; /* length, ORT's capacity, free list head */
-    int alloc_cap;        /* our array's capacity */
+    size_t alloc_cap;     /* our array's capacity (olla_grow) */
 };
 
 static int64_t counted(const olla_bfc *a, int64_t bytes)
@@ -73,15 +75,11 @@ static int take_handle(olla_bfc *a, int64_t *grown, int64_t *transient)
         a->chunks[h].alive = 1;
         return h;
     }
-    if (a->n_chunks == a->alloc_cap) {
-        int cap = a->alloc_cap ? 2 * a->alloc_cap : 64;
-        chunk *c = realloc(a->chunks, (size_t)cap * sizeof *c);
-        if (!c)
-            return -1;
-        a->chunks = c;
-        a->alloc_cap = cap;
-    }
-    if (a->n_chunks == a->cap_chunks) {
+    chunk *c = olla_grow(a->chunks, &a->alloc_cap, (size_t)a->n_chunks + 1, sizeof *c);
+    if (!c)
+        return -1;
+    a->chunks = c;
+    if (a->n_chunks == a->cap_chunks) { /* ORT's vector doubling: what it allocates, not our array */
         int cap = a->cap_chunks ? 2 * a->cap_chunks : 1;
         int64_t old = counted(a, (int64_t)a->cap_chunks * CHUNK_RECORD_BYTES);
         int64_t now = counted(a, (int64_t)cap * CHUNK_RECORD_BYTES);
@@ -103,7 +101,9 @@ static void drop_handle(olla_bfc *a, int h)
     a->free_handles = h;
 }
 
-/* Extend: a new region holding at least rounded bytes, as one free chunk. */
+/* Extend: a new region holding at least rounded bytes, as one free chunk.
+ * region_size doubles as ORT's next region does: a model of what ORT
+ * allocates, not an array of ours (so not olla_grow). */
 static int extend(olla_bfc *a, int64_t rounded, int64_t *grown, int64_t *transient)
 {
     int64_t bytes = rounded;

@@ -35,7 +35,8 @@ static int64_t counted(const olla_ort_memory *m, int64_t bytes)
     return bytes > 0 && bytes >= m->opt.min_block_bytes ? bytes : 0;
 }
 
-/* Bytes of an absl flat hash table reserved for n entries of slot bytes. */
+/* Bytes of an absl flat hash table reserved for n entries of slot bytes
+ * (its capacity 2^k - 1 grows as absl's does: a model, not an array). */
 int64_t olla_ort_flat_hash_bytes(int64_t n, int64_t slot)
 {
     if (n <= 0)
@@ -574,8 +575,9 @@ static void candidate(run_state *s, int step, int64_t tensors, int64_t scratch, 
     }
 }
 
-/* One traced allocation: the trace vector doubles when full (old and new
- * live at once while it grows). */
+/* One traced allocation: ORT's trace vector doubles when full (old and new
+ * live at once while it grows); a model of ORT's allocations, not an array
+ * of ours (so not olla_grow). */
 static void trace_allocation(const olla_ort_memory *m, run_state *s, int step)
 {
     if (!m->pattern_on || !m->opt.count_bookkeeping)

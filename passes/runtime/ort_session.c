@@ -218,6 +218,9 @@ static int traced(const olla_ort_memory *m, int t)
            m->g->tensors[t].type.elem_type != 8 /* TensorProto.STRING */;
 }
 
+/* One more allocation in the memory-pattern trace, whose vector doubles in
+ * ORT when full (old and new live at once while it moves): a model of what
+ * ORT allocates, not an array of ours (so not olla_grow). */
 static void trace_grow(session *x, frame *f)
 {
     const olla_ort_memory *m = f->m;

@@ -67,7 +67,7 @@ struct olla_shape_table {
     const Onnx__ModelProto *model;
     olla_strmap rules; /* "domain\x1fop" -> index into rule_fns */
     olla_shape_rule_fn *rule_fns;
-    size_t n_rule_fns;
+    size_t n_rule_fns, cap_rule_fns;
     int depth;
     olla_arena spare; /* a reset scratch arena for the next node */
     size_t visits, max_visits; /* node inferences done / allowed (subgraphs re-inferred) */

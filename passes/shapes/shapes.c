@@ -180,7 +180,7 @@ static olla_shape_rule_fn rule_for(olla_shape_table *t, const char *domain, cons
     if (olla_strmap_find(&t->rules, key, &i))
         return t->rule_fns[i];
     olla_shape_rule_fn fn = olla_shape_find_rule(domain, op);
-    olla_shape_rule_fn *grown = realloc(t->rule_fns, (t->n_rule_fns + 1) * sizeof *grown);
+    olla_shape_rule_fn *grown = olla_grow(t->rule_fns, &t->cap_rule_fns, t->n_rule_fns + 1, sizeof *grown);
     char *copy = olla_arena_strdup(&t->arena, key);
     if (!grown || !copy) {
         if (grown)
@@ -600,13 +600,12 @@ void olla_shape_table_free(olla_shape_table *t)
 static olla_status add_listed(olla_shape_table *t, unsigned char **listed, size_t *cap, size_t idx)
 {
     if (idx >= *cap) {
-        size_t nc = (idx + 1) * 2;
-        unsigned char *l = realloc(*listed, nc);
+        size_t old = *cap;
+        unsigned char *l = olla_grow(*listed, cap, idx + 1, 1);
         if (!l)
             return OLLA_ERR_INTERNAL;
-        memset(l + *cap, 0, nc - *cap);
+        memset(l + old, 0, *cap - old);
         *listed = l;
-        *cap = nc;
     }
     if ((*listed)[idx])
         return OLLA_OK;
