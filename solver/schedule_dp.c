@@ -227,7 +227,7 @@ static int expand(dp_search *x, int k, long i)
     const uint64_t *s = a->keys + i * W;
     for (int w = 0; w < W; w++) /* the candidates not run yet whose producers have run */
         for (uint64_t open = ~s[w]; open; open &= open - 1) {
-            int c = w * 64 + __builtin_ctzll(open);
+            int c = (int)olla_bit_lowest((size_t)w, open);
             if (c >= x->ncand)
                 break;
             int v = cand[c];

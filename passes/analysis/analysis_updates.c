@@ -162,16 +162,16 @@ static void anc_push(topo_state *t, int u)
 static int anc_next(topo_state *t, int lo)
 {
     while (t->top >= lo) {
-        int w = t->top >> 6;
-        uint64_t bits = t->pending[w] & (t->top % 64 == 63 ? ~(uint64_t)0 : ((uint64_t)2 << (t->top & 63)) - 1);
+        size_t w = olla_bit_word((size_t)t->top);
+        uint64_t bits = t->pending[w] & olla_bits_through((size_t)t->top);
         if (bits) {
-            int p = w * 64 + 63 - __builtin_clzll(bits);
+            int p = (int)olla_bit_highest(w, bits);
             if (p < lo)
                 return -1;
             t->top = p;
             return p;
         }
-        t->top = w * 64 - 1;
+        t->top = (int)olla_bit_index(w, 0) - 1;
     }
     return -1;
 }
@@ -189,7 +189,7 @@ static void anc_expand(topo_state *t, int u)
 static void anc_start(topo_state *t, int v)
 {
     for (int i = 0; i < t->npushed; i++)
-        t->pending[t->pushed[i] >> 6] = 0;
+        t->pending[olla_bit_word((size_t)t->pushed[i])] = 0;
     t->npushed = 0;
     t->stamp++;
     t->top = t->pos[v] - 1;
@@ -277,16 +277,16 @@ static void topo_add(topo_state *t, int u, int a)
     for (int i = 0; i < nb; i++)
         olla_bit_set(t->moved, (size_t)t->pos[t->bw[i]]);
     int k = 0, ib = 0, jf = 0;
-    for (int w = lo >> 6; w <= hi >> 6; w++)
+    for (size_t w = olla_bit_word((size_t)lo); w <= olla_bit_word((size_t)hi); w++)
         for (uint64_t bits = t->moved[w]; bits; bits &= bits - 1) {
-            int p = w * 64 + __builtin_ctzll(bits), y = t->at[p];
+            int p = (int)olla_bit_lowest(w, bits), y = t->at[p];
             t->slots[k++] = p;
             if (t->mark[y] == t->mstamp)
                 t->bw[ib++] = y; /* now in order of position */
             else
                 t->fw[jf++] = y;
         }
-    for (int w = lo >> 6; w <= hi >> 6; w++)
+    for (size_t w = olla_bit_word((size_t)lo); w <= olla_bit_word((size_t)hi); w++)
         t->moved[w] = 0;
     for (int i = 0; i < nb; i++)
         t->at[t->slots[i]] = t->bw[i];

@@ -1,6 +1,7 @@
 /* The one hash, growth helper, overflow guard and bit array of util/:
  * FNV-1a against the published test vectors, growth that keeps the items and
- * refuses a size that overflows, and bit arrays against a byte per bit. */
+ * refuses a size that overflows, and bit arrays and bit positions against a
+ * byte per bit. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,5 +90,46 @@ OLLA_TEST(test_bits_against_bytes)
     OLLA_CHECK(same);
 }
 
+/* Word and bit positions, the mask through a bit and the lowest and highest
+ * set bit of a word, against a scan of a byte per bit. */
+OLLA_TEST(test_bit_positions_against_bytes)
+{
+    enum { N = 640, WORDS = N / 64 };
+    unsigned s = 5;
+    int same = 1;
+    for (int round = 0; round < 200; round++) {
+        uint64_t words[WORDS] = {0};
+        unsigned char ref[N] = {0};
+        for (int k = round % 7; k < 40; k++) { /* from 0 to 40 bits set, some words empty */
+            s = s * 1103515245u + 12345u;
+            size_t i = (s >> 8) % N;
+            olla_bit_set(words, i);
+            ref[i] = 1;
+        }
+        for (size_t w = 0; w < WORDS; w++) {
+            size_t lo = SIZE_MAX, hi = SIZE_MAX;
+            for (size_t i = w * 64; i < w * 64 + 64; i++)
+                if (ref[i]) {
+                    lo = lo == SIZE_MAX ? i : lo;
+                    hi = i;
+                }
+            if (words[w]) {
+                same &= olla_bit_lowest(w, words[w]) == lo && olla_bit_highest(w, words[w]) == hi;
+            } else {
+                same &= lo == SIZE_MAX;
+            }
+        }
+        s = s * 1103515245u + 12345u;
+        size_t i = (s >> 8) % N, w = olla_bit_word(i);
+        same &= w == i / 64 && olla_bit_index(w, (unsigned)(i % 64)) == i;
+        uint64_t through = words[w] & olla_bits_through(i);
+        for (size_t j = w * 64; j < w * 64 + 64; j++) /* a set bit survives the mask iff it is at or below i */
+            same &= (int)((through >> (j % 64)) & 1u) == (ref[j] && j <= i);
+    }
+    OLLA_CHECK(same);
+    OLLA_CHECK(olla_bits_through(63) == ~(uint64_t)0 && olla_bits_through(64) == 1 && olla_bits_through(0) == 1);
+    OLLA_CHECK(olla_bit_highest(3, (uint64_t)1 << 63) == 255 && olla_bit_lowest(3, (uint64_t)1 << 63) == 255);
+}
+
 OLLA_TEST_MAIN(OLLA_T(test_fnv1a_vectors), OLLA_T(test_grow_keeps_items_and_refuses_overflow), OLLA_T(test_mul_and_gcd),
-               OLLA_T(test_bits_against_bytes))
+               OLLA_T(test_bits_against_bytes), OLLA_T(test_bit_positions_against_bytes))
