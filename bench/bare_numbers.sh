@@ -5,7 +5,7 @@ cd "${1:-.}"
 for f in $(git ls-files solver | grep '\.c$'); do
   gcc -fpreprocessed -dD -E -P "$f" 2>/dev/null | awk '
     /^[ \t]*#/ {next}
-    /^[ \t]*(typedef )?enum\b/ {inenum=1}
+    /^[ \t]*(typedef )?enum([^A-Za-z0-9_]|$)/ {inenum=1}
     inenum { if ($0 ~ /}/) inenum=0; next }
     { gsub(/"([^"\\]|\\.)*"/, ""); gsub(/\x27([^\x27\\]|\\.)*\x27/, "");
       while (match($0, /(^|[^A-Za-z0-9_.])[0-9][0-9A-Fa-fxX.eE]*[uUlLfF]*/)) {

@@ -491,7 +491,7 @@ static void joint_decode(joint_model *j, joint_head *head, int64_t *offs, int *o
     for (int v = 0; v < n; v++) {
         int s = L->alap[v];
         for (int t = L->asap[v]; t < L->alap[v]; t++)
-            if (sol[S(L, v, t)] > 0.5) {
+            if (sol[S(L, v, t)] > OLLA_ILP_BINARY_ONE) {
                 s = t;
                 break;
             }

@@ -17,6 +17,10 @@ typedef struct olla_ilp_matrix {
     int oom; /* an allocation failed or max_nz was passed; further calls do nothing */
 } olla_ilp_matrix;
 
+/* A binary column reads as 1 in a solution above this (CBC's values lie
+ * within its tolerance of 0 or 1). */
+#define OLLA_ILP_BINARY_ONE 0.5
+
 /* Adds coefficient v at (r, c); ignored when r < 0 (a row that failed). */
 void olla_ilp_add(olla_ilp_matrix *m, int r, int c, double v);
 /* Adds a row lo <= a.x <= hi and returns its index, or -1 once oom. */

@@ -89,6 +89,10 @@ static int stuck(driver *d)
 /* The probe at the lower bound gets this fraction of the part's whole
  * budget (3e9 units of the default 15e9), whatever the split spent before. */
 #define OLLA_PLACE_BOUND_PROBE_SHARE 5
+/* The other probes of the bisection get 1 / OLLA_PLACE_BISECT_SHARE of the
+ * budget left, and the split at the busiest time 1 / OLLA_PLACE_SPLIT_SHARE. */
+#define OLLA_PLACE_BISECT_SHARE 4
+#define OLLA_PLACE_SPLIT_SHARE 3
 
 /* Minimizes: a probe at the lower bound (reaching it ends everything), then
  * bisection between the proven bound and the best arena. The first probe
@@ -103,7 +107,7 @@ static int minimize(driver *d)
     int first = 1;
     while (lo <= hi && d->ub > d->target && !stuck(d)) {
         int64_t cap = first ? lo : lo + (hi - lo) / 2;
-        long long units = olla_pwork_left(&d->work) / 4;
+        long long units = olla_pwork_left(&d->work) / OLLA_PLACE_BISECT_SHARE;
         if (first) {
             units = d->work.limit / OLLA_PLACE_BOUND_PROBE_SHARE;
             if (units > olla_pwork_left(&d->work))
@@ -150,7 +154,7 @@ static int minimize(driver *d)
  * a third of the budget. */
 static int split(driver *d)
 {
-    olla_pwork part = olla_pwork_part(&d->work, olla_pwork_left(&d->work) / 3);
+    olla_pwork part = olla_pwork_part(&d->work, olla_pwork_left(&d->work) / OLLA_PLACE_SPLIT_SHARE);
     int r = olla_place_split(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part, d->tmp,
                              d->log);
     olla_pwork_join(&d->work, &part);
@@ -174,11 +178,16 @@ static int split_backwards(driver *d, long long units)
 
 /* The windows of time whose relaxation may raise the bound: this many
  * busiest times, each with at most this many buffers live near it; all the
- * windows' searches share a 16th of the part's budget, at most 0.05 s
- * worth, each search a quarter of what is left of it. */
+ * windows' searches share 1 / OLLA_PLACE_BOUND_SHARE of the part's budget,
+ * at most 0.05 s worth, each search 1 / OLLA_PLACE_BOUND_SEARCH_SHARE of
+ * what is left of it. */
 #define OLLA_PLACE_BOUND_WINDOWS 4
 #define OLLA_PLACE_BOUND_MAX_BUFFERS 256
 #define OLLA_PLACE_BOUND_WORK (OLLA_PLACE_WORK_PER_SECOND / 20)
+#define OLLA_PLACE_BOUND_SHARE 16
+#define OLLA_PLACE_BOUND_SEARCH_SHARE 4
+/* A window's half-width doubles from 1 up to at most this many steps. */
+#define OLLA_PLACE_BOUND_MAX_WIDTH ((int64_t)1 << 40)
 
 /* The buffers live in [t - w, t + w], cut to that window, into win;
  * returns their number, or max + 1 when there are more than max. */
@@ -206,7 +215,7 @@ static size_t window_items(const olla_pitem *it, size_t n, int64_t t, int64_t w,
  * Returns 1 when a search gave up, OLLA_SEARCH_NOMEM when out of memory, else 0. */
 static int bound_window(driver *d, olla_pwork *w, const olla_pitem *win, size_t k, int64_t *woff)
 {
-    olla_pwork part = olla_pwork_part(w, olla_pwork_left(w) / 4);
+    olla_pwork part = olla_pwork_part(w, olla_pwork_left(w) / OLLA_PLACE_BOUND_SEARCH_SHARE);
     int64_t lo = d->lb, hi = d->ub - 1;
     int r = 0;
     while (lo <= hi && r == 0) {
@@ -242,7 +251,7 @@ static int window_bound(driver *d)
     olla_pitem *win = malloc((OLLA_PLACE_BOUND_MAX_BUFFERS + 1) * sizeof *win);
     int64_t *woff = malloc((OLLA_PLACE_BOUND_MAX_BUFFERS + 1) * sizeof *woff);
     int64_t used[OLLA_PLACE_BOUND_WINDOWS][2];
-    long long units = olla_pwork_left(&d->work) / 16;
+    long long units = olla_pwork_left(&d->work) / OLLA_PLACE_BOUND_SHARE;
     olla_pwork budget = olla_pwork_part(&d->work, units < OLLA_PLACE_BOUND_WORK ? units : OLLA_PLACE_BOUND_WORK);
     int r = 0;
     if (!ev || !win || !woff) {
@@ -273,7 +282,7 @@ static int window_bound(driver *d)
             continue;
         r = 0;
         size_t last = 0;
-        for (int64_t x = 0; x <= ((int64_t)1 << 40) && d->lb < d->ub && r == 0; x = x ? 2 * x : 1) {
+        for (int64_t x = 0; x <= OLLA_PLACE_BOUND_MAX_WIDTH && d->lb < d->ub && r == 0; x = x ? 2 * x : 1) {
             size_t k = window_items(d->it, n, t, x, win, OLLA_PLACE_BOUND_MAX_BUFFERS);
             if (k > OLLA_PLACE_BOUND_MAX_BUFFERS)
                 break;

@@ -11,6 +11,8 @@
 
 enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_NEEDED };
 static const char *const col_names[COL_NEEDED] = {"id", "lower", "upper", "size"};
+/* The largest size a row may give: room for alignment and sums above it. */
+#define OLLA_CSV_MAX_SIZE (INT64_MAX / 8)
 
 /* ---- fields, numbers and ids ---- */
 
@@ -207,7 +209,7 @@ static olla_status grow_rows(csv_reader *r)
 static olla_status parse_row(const csv_reader *r, olla_buffer *b)
 {
     olla_status st = OLLA_OK;
-    int64_t *dst[3] = {&b->lower, &b->upper, &b->size};
+    int64_t *dst[] = {&b->lower, &b->upper, &b->size}; /* COL_LOWER to COL_SIZE */
     for (int c = COL_LOWER; c <= COL_SIZE && st == OLLA_OK; c++) {
         const char *v = r->f[r->col[c]];
         int ok = parse_nonneg(v, dst[c - COL_LOWER]);
@@ -226,7 +228,7 @@ static olla_status parse_row(const csv_reader *r, olla_buffer *b)
     if (st == OLLA_OK && b->upper < b->lower)
         st = olla_error_set(r->err, OLLA_ERR_INPUT, "%s:%zu: inverted interval: upper %lld is below lower %lld",
                             r->path, r->lineno, (long long)b->upper, (long long)b->lower);
-    if (st == OLLA_OK && b->size > INT64_MAX / 8)
+    if (st == OLLA_OK && b->size > OLLA_CSV_MAX_SIZE)
         st = olla_error_set(r->err, OLLA_ERR_INPUT, "%s:%zu: size %lld is too large", r->path, r->lineno,
                             (long long)b->size);
     return st;

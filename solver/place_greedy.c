@@ -25,6 +25,19 @@
 
 #include "solver/place_internal.h"
 
+/* sort_spans: insertion sort up to this many spans, else a radix sort by
+ * digits of RADIX_BITS bits over the SPAN_KEY_BITS bits a start (>= 0) can
+ * use. */
+#define SORT_INSERTION_MAX 48
+#define RADIX_BITS 11
+#define RADIX (1 << RADIX_BITS)
+#define SPAN_KEY_BITS 63
+/* The cursor heap holds the tree's depth and this many more. */
+#define HEAP_SLACK 4
+/* A node list's first capacity: the tree has many short lists, which
+ * olla_grow's first capacity (64 and more) would make several times larger. */
+#define NODE_LIST_FIRST 4
+
 typedef struct span {
     int64_t lo, hi;
 } span;
@@ -53,10 +66,10 @@ typedef struct greedy {
 } greedy;
 
 /* Sorts spans by lo (>= 0): insertion sort when short, else a radix sort
- * by 11-bit digits up to the highest bit in use, through tmp. */
+ * by RADIX_BITS-bit digits up to the highest bit in use, through tmp. */
 static void sort_spans(span *a, span *tmp, size_t n)
 {
-    if (n < 48) {
+    if (n < SORT_INSERTION_MAX) {
         for (size_t i = 1; i < n; i++) {
             span x = a[i];
             size_t j = i;
@@ -70,14 +83,14 @@ static void sort_spans(span *a, span *tmp, size_t n)
     for (size_t i = 0; i < n; i++)
         most |= a[i].lo;
     span *src = a, *dst = tmp;
-    for (int shift = 0; shift < 63 && (most >> shift) != 0; shift += 11) {
-        size_t count[2049] = {0};
+    for (int shift = 0; shift < SPAN_KEY_BITS && (most >> shift) != 0; shift += RADIX_BITS) {
+        size_t count[RADIX + 1] = {0};
         for (size_t i = 0; i < n; i++)
-            count[((src[i].lo >> shift) & 2047) + 1]++;
-        for (int d = 0; d < 2048; d++)
+            count[((src[i].lo >> shift) & (RADIX - 1)) + 1]++;
+        for (int d = 0; d < RADIX; d++)
             count[d + 1] += count[d];
         for (size_t i = 0; i < n; i++)
-            dst[count[(src[i].lo >> shift) & 2047]++] = src[i];
+            dst[count[(src[i].lo >> shift) & (RADIX - 1)]++] = src[i];
         span *t = src;
         src = dst;
         dst = t;
@@ -166,7 +179,7 @@ static int greedy_init(greedy *g, const olla_pitem *it, size_t n, int64_t *off)
     g->list = calloc(2 * g->leaves, sizeof *g->list);
     g->len = calloc(2 * g->leaves, sizeof *g->len);
     g->cap = calloc(2 * g->leaves, sizeof *g->cap);
-    g->heap = malloc((depth + 4) * sizeof *g->heap);
+    g->heap = malloc((depth + HEAP_SLACK) * sizeof *g->heap);
     return g->list && g->len && g->cap && g->heap;
 }
 
@@ -174,7 +187,7 @@ static int greedy_init(greedy *g, const olla_pitem *it, size_t n, int64_t *off)
 static int node_add(greedy *g, size_t v, int i)
 {
     if (g->len[v] == g->cap[v]) {
-        size_t nc = g->cap[v] ? 2 * g->cap[v] : 4;
+        size_t nc = g->cap[v] ? 2 * g->cap[v] : NODE_LIST_FIRST;
         int *grown = realloc(g->list[v], nc * sizeof *grown);
         if (!grown)
             return 0;

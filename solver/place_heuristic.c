@@ -144,7 +144,7 @@ static void make_order(const olla_pitem *it, size_t n, int kind, const int64_t *
         case ORD_SIZE_START: k1 = -it[i].size; k2 = it[i].lower; break;
         case ORD_AREA: {
             double a = (double)len * (double)it[i].size;
-            k1 = a > 9e18 ? INT64_MIN : -(int64_t)a;
+            k1 = a > OLLA_PLACE_AREA_MAX ? INT64_MIN : -(int64_t)a;
             k2 = -it[i].size;
             break;
         }

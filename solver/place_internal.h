@@ -19,6 +19,9 @@ typedef struct olla_pkey {
     int idx;
 } olla_pkey;
 void olla_place_sort_keys(olla_pkey *keys, size_t n);
+/* An area (lifetime x size, computed as a double) above this sorts as the
+ * largest of all, since its negation as an int64_t would overflow. */
+#define OLLA_PLACE_AREA_MAX 9e18
 /* Sorts a[0..n) ascending. */
 void olla_place_sort_i64(int64_t *a, size_t n);
 /* Number of values below v in the sorted a[0..n): the index of the first

@@ -31,7 +31,7 @@ order_key olla_search_offset_key(const sctx *c, int b)
     const olla_pitem *x = &c->it[b];
     int64_t len = x->upper - x->lower, crowd = 0;
     double area = (double)len * (double)x->size;
-    int64_t neg_area = area > 9e18 ? INT64_MIN : -(int64_t)area;
+    int64_t neg_area = area > OLLA_PLACE_AREA_MAX ? INT64_MIN : -(int64_t)area;
     for (int j = c->sb[b]; j < c->se[b]; j++)
         if (c->rem[j] > crowd)
             crowd = c->rem[j];
@@ -112,7 +112,7 @@ static int rank_part(sctx *c)
         qsort(c->rkeys, m, sizeof *c->rkeys, olla_search_cmp_key);
     for (size_t k = 0; k < m; k++)
         c->rank[c->rkeys[k].idx] = (int)k;
-    c->work += 4 * (long long)m;
+    c->work += OLLA_SEARCH_UNITS_SORT_KEY * (long long)m;
     return 0;
 }
 
@@ -167,7 +167,7 @@ static int offset_node(sctx *c, int64_t last_off, int last_rank)
                 min_top = c->h[b] + c->it[b].size;
         }
     olla_place_sort_keys(c->okeys + base, nc);
-    c->work += (long long)nc * 4;
+    c->work += (long long)nc * OLLA_SEARCH_UNITS_SORT_KEY;
     c->okeys_top += nc;
     c->depth++;
     int r = OLLA_SEARCH_NONE;

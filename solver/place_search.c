@@ -57,7 +57,7 @@ static int clear_of_fixed(sctx *c, int b, int64_t f)
 {
     if (!c->ob_start)
         return 1;
-    c->work += 4 * (long long)(c->se[b] - c->sb[b]); /* a binary search per section */
+    c->work += OLLA_SEARCH_UNITS_BINARY_SEARCH * (long long)(c->se[b] - c->sb[b]); /* one per section */
     int64_t top = f + c->it[b].size;
     for (int j = c->sb[b]; j < c->se[b]; j++) {
         int64_t k = olla_search_first_span(c, (size_t)j, f);
@@ -169,7 +169,7 @@ static size_t lowest_floor(sctx *c, int64_t *f)
     size_t s = NO_SECTION;
     int64_t most = -1;
     *f = INT64_MAX;
-    c->work += (long long)(c->hi_sec - c->lo_sec) + 8;
+    c->work += (long long)(c->hi_sec - c->lo_sec) + OLLA_SEARCH_UNITS_NODE;
     for (size_t j = c->lo_sec; j < c->hi_sec; j++)
         if (c->rem[j] > 0 && (c->floor_[j] < *f || (c->floor_[j] == *f && c->rem[j] > most))) {
             *f = c->floor_[j];

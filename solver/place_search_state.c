@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "solver/place_search_state.h"
+#include "util/olla_arith.h"
 #include "util/olla_clock.h"
 
 /* Most section-list entries (buffers times the sections each spans) a
@@ -199,7 +200,7 @@ static int alloc_sections(sctx *c, int64_t total)
     c->cut = calloc(c->nsec + 1, sizeof *c->cut);
     c->rank = calloc(n + 1, sizeof *c->rank);
     c->rkeys = malloc((n + 1) * sizeof *c->rkeys);
-    c->cand_cap = n + 16;
+    c->cand_cap = n + OLLA_SEARCH_CAND_SLACK;
     c->cand = malloc(c->cand_cap * sizeof *c->cand);
     if (!c->sec_start || !c->sec_buf || !c->floor_ || !c->rem || !c->cut || !c->rank || !c->rkeys || !c->cand)
         return OLLA_SEARCH_NOMEM;
@@ -218,7 +219,7 @@ static int find_twins(sctx *c, olla_pkey *keys)
         keys[i] = (olla_pkey){it[i].lower, it[i].upper, (int)i};
     olla_place_sort_keys(keys, n);
     for (size_t k = 0; k < n; k++) {
-        if ((k & 1023) == 0 && c->deadline > 0 && olla_deadline_passed(c->deadline)) {
+        if ((k & (OLLA_SEARCH_BUILD_POLL - 1)) == 0 && c->deadline > 0 && olla_deadline_passed(c->deadline)) {
             c->timed_out = 1;
             return OLLA_SEARCH_GAVE_UP;
         }
@@ -306,11 +307,11 @@ int olla_search_reset(sctx *c, int offset_order, int order)
             for (int j = c->sb[i]; j < c->se[i]; j++)
                 c->rem[j] += it[i].size;
     }
-    uint64_t seed = (uint64_t)order * 0x9E3779B97F4A7C15ULL + 1;
+    uint64_t seed = (uint64_t)order * OLLA_GOLDEN_GAMMA + 1;
     for (size_t i = 0; i < n; i++) {
         int64_t len = it[i].upper - it[i].lower;
         double area = (double)len * (double)it[i].size;
-        int64_t neg_area = area > 9e18 ? INT64_MIN : -(int64_t)area;
+        int64_t neg_area = area > OLLA_PLACE_AREA_MAX ? INT64_MIN : -(int64_t)area;
         if (offset_order) {
             keys[i] = olla_search_offset_key(c, (int)i);
             continue;
@@ -320,8 +321,8 @@ int olla_search_reset(sctx *c, int offset_order, int order)
         case ORDER_SIZE: keys[i] = (order_key){{-it[i].size, -len, 0}, (int)i}; break;
         case ORDER_AREA: keys[i] = (order_key){{neg_area, -it[i].size, 0}, (int)i}; break;
         default: /* a pseudo-random order, fixed by the order number */
-            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-            keys[i] = (order_key){{(int64_t)(seed >> 33), 0, 0}, (int)i};
+            seed = olla_lcg_next(seed);
+            keys[i] = (order_key){{(int64_t)olla_lcg_bits(seed), 0, 0}, (int)i};
             break;
         }
     }
@@ -332,7 +333,7 @@ int olla_search_reset(sctx *c, int offset_order, int order)
     memset(c->cut, 0, c->nsec * sizeof *c->cut);
     memcpy(c->floor_, c->floor0, c->nsec * sizeof *c->floor_);
     for (size_t k = 0; k < n; k++) {
-        if ((k & 1023) == 0 && c->deadline > 0 && olla_deadline_passed(c->deadline)) {
+        if ((k & (OLLA_SEARCH_BUILD_POLL - 1)) == 0 && c->deadline > 0 && olla_deadline_passed(c->deadline)) {
             c->timed_out = 1;
             free(keys);
             free(fill);
@@ -352,7 +353,7 @@ int olla_search_reset(sctx *c, int offset_order, int order)
         c->placed[i] = 0;
     }
     c->nodes = 0;
-    c->work = (long long)c->sec_start[c->nsec] + 8 * (long long)n; /* the reset itself */
+    c->work = (long long)c->sec_start[c->nsec] + OLLA_SEARCH_UNITS_RESET_BUFFER * (long long)n; /* the reset itself */
     c->cand_top = 0;
     c->trail_top = 0;
     c->depth = 0;
@@ -370,7 +371,7 @@ int olla_search_reset(sctx *c, int offset_order, int order)
 int olla_search_cmp_key(const void *a, const void *b)
 {
     const order_key *x = a, *y = b;
-    for (int q = 0; q < 3; q++)
+    for (size_t q = 0; q < sizeof x->k / sizeof x->k[0]; q++)
         if (x->k[q] != y->k[q])
             return x->k[q] < y->k[q] ? -1 : 1;
     return (x->idx > y->idx) - (x->idx < y->idx);
@@ -453,7 +454,7 @@ int olla_search_split(sctx *c)
 int olla_search_node_stops(sctx *c)
 {
     c->nodes++;
-    if ((c->nodes & 255) == 0 && atomic_load(c->stop_pos) < c->pos)
+    if ((c->nodes & (OLLA_SEARCH_STOP_POLL - 1)) == 0 && atomic_load(c->stop_pos) < c->pos)
         return 1;
     /* a node costs at least a pass over the sections, so the clock is cheap
      * by comparison: on large instances a few nodes already take long */

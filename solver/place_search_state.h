@@ -18,6 +18,24 @@ enum { ORDER_LIFE, ORDER_SIZE, ORDER_AREA, ORDER_COUNT };
 /* the offset-order search's buffer orders (keys in order of priority) */
 enum { BYORDER_LIFE_AREA_CROWD, BYORDER_CROWD_AREA_LIFE, BYORDER_CROWD_LIFE_AREA, BYORDER_SIZE_LIFE, BYORDER_COUNT };
 
+/* Work units (olla_pwork) the searches charge beside one per section-list
+ * entry visited: per key sorted or ranked, per binary search over a
+ * section's fixed spans, per node (its fixed cost), per buffer of a reset,
+ * and per buffer when each worker builds its state. They are part of the
+ * budgets' meaning: changing one changes every budgeted result. */
+#define OLLA_SEARCH_UNITS_SORT_KEY 4
+#define OLLA_SEARCH_UNITS_BINARY_SEARCH 4
+#define OLLA_SEARCH_UNITS_NODE 8
+#define OLLA_SEARCH_UNITS_RESET_BUFFER 8
+#define OLLA_SEARCH_UNITS_BUILD_BUFFER 16
+/* The deadline is read once every this many buffers while a state is
+ * built or reset, and another run's finish once every this many nodes
+ * (powers of two). */
+#define OLLA_SEARCH_BUILD_POLL 1024
+#define OLLA_SEARCH_STOP_POLL 256
+/* Room for this many more candidates than buffers when the list is made. */
+#define OLLA_SEARCH_CAND_SLACK 16
+
 typedef struct trail_entry {
     int buf;
     int64_t old;

@@ -314,7 +314,7 @@ int olla_search_schedule(const search_input *in, olla_pwork *pw, int64_t *off)
     }
     /* building the section lists and the fixed spans, for each worker */
     pw->used += 2 * ((long long)w[0].c.sec_start[w[0].c.nsec] + (long long)in->fixed.n * (long long)w[0].c.nsec +
-                     16 * (long long)n + (long long)w[0].c.nsec);
+                     OLLA_SEARCH_UNITS_BUILD_BUFFER * (long long)n + (long long)w[0].c.nsec);
     int64_t *off2 = malloc((n + 1) * sizeof *off2);
     run_schedule(w, off2);
     r = collect(w, off, off2, n, pw);

@@ -68,6 +68,16 @@ enum { GREEDY_SIZE, GREEDY_LIFE, GREEDY_AREA, GREEDY_START, GREEDY_COUNT };
 #define OLLA_SPLIT_GREEDY_PAIR_UNITS 16
 /* Work units of one exact search of a stack among the fixed buffers. */
 #define OLLA_SPLIT_STACK_WORK (OLLA_PLACE_WORK_PER_SECOND / 50)
+/* The shares of the budget left (1 / N of it): a side's short direct
+ * search at the top level and below it, a side's window, a stack's search
+ * (at most OLLA_SPLIT_STACK_WORK) and the top-level window. */
+#define OLLA_SPLIT_DIRECT_SHARE_TOP 4
+#define OLLA_SPLIT_DIRECT_SHARE_DEEP 8
+#define OLLA_SPLIT_SIDE_WINDOW_SHARE 4
+#define OLLA_SPLIT_STACK_SHARE 4
+#define OLLA_SPLIT_TOP_WINDOW_SHARE 8
+/* Work units charged per buffer gathered and counted for the top window. */
+#define OLLA_SPLIT_GATHER_UNITS 8
 
 /* ---- the state of a side search ---- */
 
@@ -276,7 +286,7 @@ static int64_t greedy_key(const olla_pitem *b, int kind)
     double area = (double)len * (double)b->size;
     return kind == GREEDY_SIZE   ? -b->size
            : kind == GREEDY_LIFE ? -len
-           : kind == GREEDY_AREA ? (area > 9e18 ? INT64_MIN + 1 : -(int64_t)area)
+           : kind == GREEDY_AREA ? (area > OLLA_PLACE_AREA_MAX ? INT64_MIN + 1 : -(int64_t)area)
                                  : b->lower;
 }
 
@@ -325,7 +335,7 @@ static int side_greedy(const side_search *s, const int *idx, size_t k)
     long long pairs = overlapping_pairs(g.sub, g.m);
     if (pairs < 0)
         goto done;
-    s->w->used += (long long)s->nfx + 8 * (long long)g.m; /* gathering and counting */
+    s->w->used += (long long)s->nfx + OLLA_SPLIT_GATHER_UNITS * (long long)g.m; /* gathering and counting */
     r = OLLA_SEARCH_NONE;
     for (int kind = 0; kind < GREEDY_COUNT && r == OLLA_SEARCH_NONE; kind++)
         for (int best_fit = 0; best_fit < 2 && r == OLLA_SEARCH_NONE; best_fit++) {
@@ -376,7 +386,7 @@ static int side(const side_search *s, const int *idx, size_t k)
     r = side_split(&deeper, idx, k);
     if (r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NOMEM || olla_pwork_left(s->w) == 0 || olla_pwork_late(s->w))
         return r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NOMEM ? r : OLLA_SEARCH_GAVE_UP;
-    long long quick = olla_pwork_left(s->w) / (s->depth == 0 ? 4 : 8);
+    long long quick = olla_pwork_left(s->w) / (s->depth == 0 ? OLLA_SPLIT_DIRECT_SHARE_TOP : OLLA_SPLIT_DIRECT_SHARE_DEEP);
     if (s->depth > 0 && quick > OLLA_SPLIT_QUICK)
         quick = OLLA_SPLIT_QUICK;
     olla_pwork q = olla_pwork_part(s->w, quick);
@@ -429,7 +439,7 @@ static int side_window(const side_search *s, const int *idx, size_t k, int64_t p
             in[nw++] = i;
         }
     }
-    olla_pwork part = olla_pwork_part(s->w, olla_pwork_left(s->w) / 4);
+    olla_pwork part = olla_pwork_part(s->w, olla_pwork_left(s->w) / OLLA_SPLIT_SIDE_WINDOW_SHARE);
     const olla_pfixed fixed = {s->fx, s->fx_off, s->nfx};
     r = olla_place_search_fixed(win, nw, &fixed, s->cap, &part, woff);
     olla_pwork_join(s->w, &part);
@@ -470,7 +480,7 @@ done:
  * OLLA_SEARCH_ outcome, off filled when found. */
 static int stack_search(const side_search *s, const int *stack, size_t ns)
 {
-    long long units = olla_pwork_left(s->w) / 4;
+    long long units = olla_pwork_left(s->w) / OLLA_SPLIT_STACK_SHARE;
     olla_pwork part = olla_pwork_part(s->w, units < OLLA_SPLIT_STACK_WORK ? units : OLLA_SPLIT_STACK_WORK);
     side_search in = with_budget(s, &part);
     int r = side_direct(&in, stack, ns);
@@ -700,7 +710,7 @@ static int window(const split_top *t, int64_t width, olla_pwork *work)
     r = OLLA_SEARCH_NONE;
     if (2 * nw > n)
         goto done; /* the window holds most of the instance */
-    olla_pwork part = olla_pwork_part(work, olla_pwork_left(work) / 8);
+    olla_pwork part = olla_pwork_part(work, olla_pwork_left(work) / OLLA_SPLIT_TOP_WINDOW_SHARE);
     r = olla_place_search_fixed(win, nw, NULL, t->s.cap, &part, woff);
     olla_pwork_join(work, &part);
     if (r != OLLA_SEARCH_FOUND)

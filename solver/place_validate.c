@@ -7,6 +7,10 @@
 #include "solver/place_internal.h"
 #include "util/olla_clock.h"
 
+/* Sizes and their aligned total stay below this: room for the searches'
+ * sums of offsets and sizes above it. */
+#define OLLA_PLACE_MAX_TOTAL (INT64_MAX / 4)
+
 static int cmp_pkey(const void *a, const void *b)
 {
     const olla_pkey *x = a, *y = b;
@@ -126,12 +130,12 @@ olla_status olla_place_check_input(const olla_buffer *bufs, size_t n, int64_t al
         if (b->size < 0)
             return olla_error_set(err, OLLA_ERR_INPUT, "buffer %zu: negative size %lld", i,
                                   (long long)b->size);
-        if (b->size > INT64_MAX / 4 - alignment)
+        if (b->size > OLLA_PLACE_MAX_TOTAL - alignment)
             return olla_error_set(err, OLLA_ERR_INPUT,
                                   "buffer %zu: size %lld is too large to place", i,
                                   (long long)b->size);
         int64_t a = (b->size + alignment - 1) / alignment * alignment;
-        if (total > INT64_MAX / 4 - a)
+        if (total > OLLA_PLACE_MAX_TOTAL - a)
             return olla_error_set(err, OLLA_ERR_INPUT,
                                   "buffer %zu: the total size of all buffers overflows 64 bits",
                                   i);

@@ -28,6 +28,8 @@
 /* Steps of the exact program given to copies, per node, and its time. */
 #define REMAT_ILP_COPIES_PER_NODE 1
 #define REMAT_ILP_SECONDS 60.0
+/* The relative slack within which the search's cost meets the ILP's bound. */
+#define REMAT_COST_TOLERANCE 1e-9
 
 /* ---- the bound ---- */
 
@@ -546,7 +548,7 @@ olla_status olla_remat_solve(const olla_remat_problem *p, int find_smallest, oll
             }
             res->method = "ilp";
             res->cost_bound = ir.cost_bound;
-            res->optimal = ir.optimal && s.best.extra_cost <= ir.cost_bound + 1e-9 * (ir.cost_bound + 1.0);
+            res->optimal = ir.optimal && s.best.extra_cost <= ir.cost_bound + REMAT_COST_TOLERANCE * (ir.cost_bound + 1.0);
         }
     }
     if (st == OLLA_OK && s.have_best && !res->optimal) {

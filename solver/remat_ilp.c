@@ -39,6 +39,9 @@
 /* Beyond this many columns the program is not attempted. */
 #define REMAT_ILP_MAX_COLS 8000
 #define REMAT_ILP_MAX_NODES_CBC 20000
+/* CBC's best possible objective is a bound when below this (its infinity
+ * is larger). */
+#define REMAT_ILP_NO_BOUND 1e300
 
 typedef struct prog {
     const olla_remat_problem *p;
@@ -129,12 +132,12 @@ static olla_status ilp_child(void *ctx, double cbc_limit, void *out, olla_error 
     head[0] = x != NULL;
     head[1] = Cbc_isProvenOptimal(a->m);
     double bp = Cbc_getBestPossibleObjValue(a->m);
-    *bound = isfinite(bp) && bp < 1e300 ? bp : 0;
+    *bound = isfinite(bp) && bp < REMAT_ILP_NO_BOUND ? bp : 0;
     for (int t = 0; t < g->T; t++) {
         steps[t] = -1;
         for (int v = 0; x && v < g->n; v++) {
             int c = col_c(g, v, t);
-            if (c >= 0 && x[c] > 0.5)
+            if (c >= 0 && x[c] > OLLA_ILP_BINARY_ONE)
                 steps[t] = v;
         }
     }

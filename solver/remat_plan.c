@@ -8,6 +8,9 @@
 #include "solver/remat_sim.h"
 #include "util/olla_grow.h"
 
+/* The most tensor versions a plan's graph may have (indices stay ints). */
+#define REMAT_MAX_VERSIONS (1L << 30)
+
 void olla_remat_plan_free(olla_remat_plan *plan)
 {
     if (!plan)
@@ -80,7 +83,7 @@ olla_status olla_remat_plan_dag(const olla_remat_problem *p, const olla_remat_pl
     }
     unsigned char *read = calloc((size_t)n_versions + 1, 1);
     olla_dag_builder *b = olla_dag_builder_new(nr, (int)n_versions);
-    if (!first || !opos || !read || !b || n_versions > (long)(1 << 30)) {
+    if (!first || !opos || !read || !b || n_versions > REMAT_MAX_VERSIONS) {
         free(first);
         free(opos);
         free(read);

@@ -41,6 +41,17 @@
 #include "util/olla_grow.h"
 
 #define OOM "out of memory planning recomputation"
+/* A preferred tensor's eviction score is scaled down by PREFER_SCALE and
+ * then put PREFER_OFFSET below every other score: the preferred go first,
+ * in the order of their own scores. */
+#define PREFER_SCALE 1e-12
+#define PREFER_OFFSET 1e300
+/* The outputs of a node marked on the stack; a node with more allocates. */
+#define KEEP_ON_STACK 64
+/* At most this many in-place writes of one run take over their input. */
+#define MAX_INPLACE_TAKES 8
+/* The deadline is read once every this many steps simulated (a power of two). */
+#define SIM_DEADLINE_POLL 256
 
 void remat_ctx_free(remat_ctx *c)
 {
@@ -428,7 +439,7 @@ static double score(sim *s, int e)
         v = again / (bytes * dist);
     }
     if (s->pol->prefer && s->pol->prefer[e])
-        v = v * 1e-12 - 1e300;
+        v = v * PREFER_SCALE - PREFER_OFFSET;
     return v;
 }
 
@@ -549,8 +560,8 @@ static void run_node(sim *s, int u, int target)
     /* per output: 1 the version is kept, 2 written and dropped (an output a
      * copy must write that nothing needs), 0 left out */
     int kb = dag->out_start[u], ke = dag->out_start[u + 1];
-    unsigned char keep_out[64], *kept = keep_out;
-    if (ke - kb > 64 && !(kept = malloc((size_t)(ke - kb)))) {
+    unsigned char keep_out[KEEP_ON_STACK], *kept = keep_out;
+    if (ke - kb > KEEP_ON_STACK && !(kept = malloc((size_t)(ke - kb)))) {
         s->oom = s->failed = 1;
         return;
     }
@@ -570,14 +581,14 @@ static void run_node(sim *s, int u, int target)
             need += dag->bytes[e];
     }
     /* in-place writes over an input this run reads last */
-    int takes[8], n_takes = 0;
+    int takes[MAX_INPLACE_TAKES], n_takes = 0;
     for (int q = dag->n_inplace ? dag->inplace_start[u] : 0; dag->n_inplace && q < dag->inplace_start[u + 1]; q++) {
         int in = dag->inplace_in[q], out = dag->inplace_out[q];
         int k = -1;
         for (int j = kb; j < ke; j++)
             if (dag->out_list[j] == out)
                 k = j - kb;
-        if (k < 0 || kept[k] != 1 || !s->present[in] || s->pin[in] != 1 || dag->is_output[in] || n_takes >= 8)
+        if (k < 0 || kept[k] != 1 || !s->present[in] || s->pin[in] != 1 || dag->is_output[in] || n_takes >= MAX_INPLACE_TAKES)
             continue;
         if (s->need[in] > 0 || read_after(s, in, copy ? s->now - 1 : s->now))
             continue;
@@ -795,7 +806,7 @@ olla_status remat_simulate(const remat_ctx *c, const remat_policy *pol, remat_li
             run_node(&s, v, -1);
         pin_inputs(&s, v, -1);
         end_step(&s);
-        if (c->p->deadline > 0 && (t & 255) == 0 && olla_past(c->p->deadline))
+        if (c->p->deadline > 0 && (t & (SIM_DEADLINE_POLL - 1)) == 0 && olla_past(c->p->deadline))
             s.failed = 1;
     }
     *work = s.work;

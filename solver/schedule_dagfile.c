@@ -6,6 +6,14 @@
 
 #include "solver/olla_schedule.h"
 
+/* The most nodes, and the most tensors, a file may declare. */
+#define DAGFILE_MAX_COUNT 100000000L
+/* Buffers with their NUL: a line as fgets reads it, a keyword (the "%31s"
+ * of read_line) and a node's name or type (the "%1023s" of read_node). */
+#define DAGFILE_LINE_BYTES 4096
+#define DAGFILE_KEYWORD_BYTES 32
+#define DAGFILE_WORD_BYTES 1024
+
 
 void olla_dagfile_free(olla_dagfile *f)
 {
@@ -40,7 +48,7 @@ typedef struct dagfile_reader {
 static olla_status read_header(dagfile_reader *r, const char *line)
 {
     long a, c;
-    if (sscanf(line, "nodes %ld tensors %ld", &a, &c) != 2 || a < 0 || c < 0 || a > 100000000 || c > 100000000 ||
+    if (sscanf(line, "nodes %ld tensors %ld", &a, &c) != 2 || a < 0 || c < 0 || a > DAGFILE_MAX_COUNT || c > DAGFILE_MAX_COUNT ||
         r->n >= 0)
         return olla_error_set(r->err, OLLA_ERR_INPUT, "%s:%d: bad or repeated 'nodes N tensors M' line", r->path,
                               r->lineno);
@@ -57,7 +65,7 @@ static olla_status read_header(dagfile_reader *r, const char *line)
 /* A 'node ID DOMAIN OP' line: the node's names. */
 static olla_status read_node(dagfile_reader *r, const char *line)
 {
-    char s1[1024], s2[1024];
+    char s1[DAGFILE_WORD_BYTES], s2[DAGFILE_WORD_BYTES];
     long a;
     if (sscanf(line, "node %ld %1023s %1023s", &a, s1, s2) != 3 || a < 0 || a >= r->n || r->types[a])
         return olla_error_set(r->err, OLLA_ERR_INPUT, "%s:%d: bad 'node ID DOMAIN OP' line", r->path, r->lineno);
@@ -99,7 +107,7 @@ static olla_status read_use(dagfile_reader *r, const char *line)
 /* One line of the file, by its keyword; comments and blank lines pass. */
 static olla_status read_line(dagfile_reader *r, const char *line)
 {
-    char kw[32];
+    char kw[DAGFILE_KEYWORD_BYTES];
     if (line[0] == '#' || line[0] == '\n' || sscanf(line, "%31s", kw) != 1 || strcmp(kw, "olla-dag") == 0)
         return OLLA_OK;
     if (strcmp(kw, "nodes") == 0)
@@ -148,7 +156,7 @@ olla_status olla_dagfile_read(const char *path, olla_dagfile *out, olla_error *e
         return olla_error_set(err, OLLA_ERR_INPUT, "cannot open DAG file %s: %s; check the path", path,
                               strerror(errno));
     dagfile_reader r = {path, 0, -1, -1, 0, NULL, NULL, NULL, err};
-    char line[4096];
+    char line[DAGFILE_LINE_BYTES];
     olla_status st = OLLA_OK;
     while (st == OLLA_OK && fgets(line, sizeof line, fp)) {
         r.lineno++;

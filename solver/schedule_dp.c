@@ -10,11 +10,21 @@
 #include "passes/analysis/olla_analysis.h"
 #include "util/olla_clock.h"
 #include "solver/olla_schedule.h"
+#include "util/olla_arith.h"
 #include "util/olla_bits.h"
 #include "util/olla_grow.h"
 
 /* Hash slots per state a layer can hold (a load of at most a quarter). */
 #define DP_SLOTS_PER_STATE 4
+/* The bytes of a state besides its key, as the memory limit counts them. */
+#define DP_STATE_BYTES 40
+/* The deadline is read once every this many states expanded (a power of two). */
+#define DP_DEADLINE_POLL 256
+/* The windows reordered around the peak: at most this many rounds per node. */
+#define WINDOW_ROUNDS_PER_NODE 4
+/* The windows tried at a step p at the peak, h being the half-width:
+ * [p - h, p + h], [p - 2h, p] and [p, p + 2h]. */
+enum { WINDOW_CENTRED, WINDOW_BEFORE, WINDOW_AFTER, WINDOW_SHAPES };
 
 typedef struct {
     int words;
@@ -36,21 +46,6 @@ static void layer_free(layer *l)
     free(l->node);
     free(l->slot);
     memset(l, 0, sizeof *l);
-}
-
-/* every bit of the key moves the low bits the table indexes by (a
- * multiply alone leaves the low bits blind to the high ones) */
-static uint64_t hash_key(const uint64_t *k, int w)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < w; i++) {
-        h ^= k[i];
-        h *= 0xbf58476d1ce4e5b9ull;
-        h ^= h >> 31;
-    }
-    h ^= h >> 30;
-    h *= 0x94d049bb133111ebull;
-    return h ^ (h >> 31);
 }
 
 /* Room for one more state in each array of l (they grow alike), and the
@@ -83,7 +78,7 @@ static int layer_grow(layer *l)
     for (long i = 0; i < hc; i++)
         s[i] = -1;
     for (long i = 0; i < l->n; i++) {
-        long h = (long)(hash_key(l->keys + i * l->words, l->words) % (uint64_t)hc);
+        long h = (long)(olla_hash_words(l->keys + i * l->words, (size_t)l->words) % (uint64_t)hc);
         while (s[h] >= 0)
             h = (h + 1) % hc;
         s[h] = i;
@@ -99,7 +94,7 @@ static int layer_put(layer *l, const uint64_t *key, int64_t best, int64_t cur, i
 {
     if ((size_t)l->n + 1 > l->cap && !layer_grow(l))
         return 0;
-    long h = (long)(hash_key(key, l->words) % (uint64_t)l->hcap);
+    long h = (long)(olla_hash_words(key, (size_t)l->words) % (uint64_t)l->hcap);
     while (l->slot[h] >= 0) {
         long i = l->slot[h];
         if (memcmp(l->keys + i * l->words, key, (size_t)l->words * sizeof *key) == 0) {
@@ -263,7 +258,7 @@ moves:
 static int dp_tables_new(dp_search *x)
 {
     int W = (int)olla_bits_words((size_t)x->ncand);
-    long mem_states = DP_MEMORY / ((long)W * 8 + 40);
+    long mem_states = DP_MEMORY / ((long)W * (long)sizeof(uint64_t) + DP_STATE_BYTES);
     x->max_states = x->lim->budget < mem_states ? x->lim->budget : mem_states;
     x->words = W;
     x->L = calloc((size_t)x->ncand + 1, sizeof *x->L);
@@ -305,7 +300,7 @@ static int dp_layers(dp_search *x)
     for (int k = 0; k < x->ncand; k++) {
         layer *a = &x->L[k];
         for (long i = 0; i < a->n; i++) {
-            if ((i & 255) == 0 && olla_past(x->lim->deadline))
+            if ((i & (DP_DEADLINE_POLL - 1)) == 0 && olla_past(x->lim->deadline))
                 return 1; /* gave up */
             if (!expand(x, k, i))
                 return 0;
@@ -481,7 +476,7 @@ olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half,
         st = olla_dag_peak(dag, order, &peak, live, NULL, err);
     if (st != OLLA_OK || n < 2)
         goto done;
-    for (int round = 0; round < 4 * n && lim.budget > 0; round++) {
+    for (int round = 0; round < WINDOW_ROUNDS_PER_NODE * n && lim.budget > 0; round++) {
         if (olla_past(deadline))
             break;
         int improved = 0;
@@ -490,9 +485,9 @@ olla_status olla_sched_window_improve(const olla_dag *dag, int *order, int half,
         for (int p = 0; p < n && !improved; p++) {
             if (live[p] != peak)
                 continue;
-            for (int shape = 0; shape < 3 && !improved && lim.budget > 0; shape++) {
-                int lo = shape == 0 ? p - half : shape == 1 ? p - 2 * half : p;
-                int hi = shape == 0 ? p + half : shape == 1 ? p : p + 2 * half;
+            for (int shape = WINDOW_CENTRED; shape < WINDOW_SHAPES && !improved && lim.budget > 0; shape++) {
+                int lo = shape == WINDOW_CENTRED ? p - half : shape == WINDOW_BEFORE ? p - 2 * half : p;
+                int hi = shape == WINDOW_CENTRED ? p + half : shape == WINDOW_BEFORE ? p : p + 2 * half;
                 if (lo < 0)
                     lo = 0;
                 if (hi > n - 1)

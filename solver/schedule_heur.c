@@ -5,6 +5,9 @@
 #include "solver/olla_schedule.h"
 #include "util/olla_clock.h"
 
+/* The deadline is read once every this many nodes ordered (a power of two). */
+#define DEADLINE_POLL 256
+
 /* ---- an indexed min-heap of nodes by (k1, k2, tie) ---- */
 
 typedef struct {
@@ -184,7 +187,7 @@ static olla_status list_schedule(const olla_dag *dag, int kind, double deadline,
         }
     int done = 0;
     while (s.h.n > 0) {
-        if ((done & 255) == 0 && olla_past(deadline)) {
+        if ((done & (DEADLINE_POLL - 1)) == 0 && olla_past(deadline)) {
             list_free(&s);
             return olla_error_set(err, OLLA_ERR_INTERNAL, "the list scheduler stopped at the time limit");
         }
@@ -300,7 +303,7 @@ olla_status olla_sched_reverse_until(const olla_dag *dag, double deadline, int *
         }
     int placed = 0;
     while (s.h.n > 0) {
-        if ((placed & 255) == 0 && olla_past(deadline)) {
+        if ((placed & (DEADLINE_POLL - 1)) == 0 && olla_past(deadline)) {
             list_free(&s);
             return olla_error_set(err, OLLA_ERR_INTERNAL, "the backward list scheduler stopped at the time limit");
         }

@@ -41,6 +41,11 @@
  * capacity below 4e7 of the doubling the matrix once had, so that the same
  * models are refused. */
 #define MAX_NZ (4096L << 13)
+/* CBC's best possible objective is a bound when below BOUND_MAX; it is
+ * rounded up after taking off BOUND_SLACK of itself (plus one), CBC's
+ * tolerance. */
+#define BOUND_MAX 1e18
+#define BOUND_SLACK 1e-6
 
 typedef struct {
     int v, step;
@@ -429,8 +434,8 @@ static void sched_solve(sched_ilp *s, int *order, olla_ilp_info *info)
     Cbc_solve(model);
     const double *sol = Cbc_bestSolution(model);
     double bp = Cbc_getBestPossibleObjValue(model);
-    if (isfinite(bp) && bp > 0 && bp < 1e18 && !Cbc_isProvenInfeasible(model)) {
-        double lb = ceil(bp - 1e-6 * (fabs(bp) + 1.0));
+    if (isfinite(bp) && bp > 0 && bp < BOUND_MAX && !Cbc_isProvenInfeasible(model)) {
+        double lb = ceil(bp - BOUND_SLACK * (fabs(bp) + 1.0));
         if (lb > 0)
             info->bound = (int64_t)lb * s->g;
     }
@@ -440,7 +445,7 @@ static void sched_solve(sched_ilp *s, int *order, olla_ilp_info *info)
     for (int v = 0; v < s->n; v++) {
         int at = s->alap[v];
         for (int t = s->asap[v]; t < s->alap[v]; t++)
-            if (sol[olla_order_col(&s->w, v, t)] > 0.5) {
+            if (sol[olla_order_col(&s->w, v, t)] > OLLA_ILP_BINARY_ONE) {
                 at = t;
                 break;
             }

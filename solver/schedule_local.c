@@ -38,6 +38,11 @@ typedef struct {
 /* A move over more than 1/LONG_MOVE of the steps is left to a profile of
  * the whole order, which then costs no more than the steps between. */
 #define LONG_MOVE 8
+/* The steps a node at the peak may move to: at most the window's two ends
+ * and two midpoints. */
+#define MOVE_TARGETS 4
+/* The deadline is read once every this many moves (a power of two). */
+#define MOVE_DEADLINE_POLL 8
 
 static void tree_pull(ls_ctx *c, int i)
 {
@@ -488,7 +493,7 @@ static int try_node(ls_ctx *c, ls_scratch *x, int v, ls_best *b, int earlier_blo
 {
     int p = c->step[v], lo, hi, at = b->at;
     window(c, v, &lo, &hi);
-    int targets[4], ntg = 0;
+    int targets[MOVE_TARGETS], ntg = 0;
     if (p < at) {
         targets[ntg++] = at < hi ? at : hi;
         targets[ntg++] = hi;
@@ -543,7 +548,7 @@ int64_t olla_sched_local_improve_moves(const olla_dag *dag, int *order, olla_lim
         c.step[order[t]] = t;
     evaluate(&c, &b.peak, &b.cnt, &b.at);
     for (int iter = 0; n > 1; iter++) {
-        if ((iter & 7) == 0 && olla_past(deadline))
+        if ((iter & (MOVE_DEADLINE_POLL - 1)) == 0 && olla_past(deadline))
             break;
         int nc = peak_candidates(&c, b.at, x.cand);
         int improved = 0, late = 0;

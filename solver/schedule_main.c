@@ -24,6 +24,17 @@
 #define DP_WORK 100000000L     /* per exact search: states x candidates */
 #define DP_MAX_STATES 2000000L
 #define WINDOW_STATES 150000L  /* per window size, all windows together */
+/* A local improvement gets at least this many evaluations whatever the
+ * graph's size. */
+#define LOCAL_MIN_EVALUATIONS 200
+/* The pair bound tries the nodes at this many of the highest steps. */
+#define PAIR_TRIES 8
+/* The exact reordering of windows around the peak: half-widths from the
+ * first, doubling, up to the last. */
+#define WINDOW_HALF_FIRST 8
+#define WINDOW_HALF_LAST 32
+/* A start's name in the -v lines: "least-peak+early+local" and the like. */
+#define START_NAME_BYTES 64
 /* The ILP is not started with less time than this left. */
 #define ILP_MIN_SECONDS 0.05
 
@@ -132,7 +143,7 @@ static void starts_of(sched *s, const heur_fn *heur, const char *const *heur_nam
                 olla_error_clear(err);
                 continue;
             }
-            char name[64];
+            char name[START_NAME_BYTES];
             snprintf(name, sizeof name, "%s%s", heur_name[h], g ? "+early" : "");
             offer(s, o, 1, name);
             if (olla_dag_peak(s->dag, o, &sp[ns], NULL, NULL, err) != OLLA_OK) {
@@ -151,8 +162,8 @@ static void starts_of(sched *s, const heur_fn *heur, const char *const *heur_nam
         if (pick < 0)
             break;
         int *o = starts + (size_t)pick * ((size_t)n + 1);
-        olla_sched_local_improve(sg[pick] ? &s->aug : s->dag, o, work_limit(s, LOCAL_WORK, 200));
-        char name[64];
+        olla_sched_local_improve(sg[pick] ? &s->aug : s->dag, o, work_limit(s, LOCAL_WORK, LOCAL_MIN_EVALUATIONS));
+        char name[START_NAME_BYTES];
         snprintf(name, sizeof name, "%s%s+local", heur_name[sh[pick]], sg[pick] ? "+early" : "");
         offer(s, o, 1, name);
         sp[pick] = -1;
@@ -184,17 +195,17 @@ static void heuristics(sched *s, olla_error *err)
     /* the input order improved locally is a start of its own */
     memcpy(starts, s->best, (size_t)n * sizeof(int));
     if (!proven(s) && time_left(s)) {
-        olla_sched_local_improve(s->dag, starts, work_limit(s, LOCAL_WORK, 200));
+        olla_sched_local_improve(s->dag, starts, work_limit(s, LOCAL_WORK, LOCAL_MIN_EVALUATIONS));
         offer(s, starts, 1, "input+local");
     }
-    starts_of(s, fwd, fwd_name, 3, starts, err);
-    starts_of(s, bwd, bwd_name, 1, starts, err);
+    starts_of(s, fwd, fwd_name, (int)(sizeof fwd / sizeof fwd[0]), starts, err);
+    starts_of(s, bwd, bwd_name, (int)(sizeof bwd / sizeof bwd[0]), starts, err);
     free(starts);
     /* the best so far, also without the earlier moves of blocks: another
      * local optimum */
     for (int blocks = 0; blocks < 2 && !proven(s) && time_left(s); blocks++) {
         memcpy(s->work, s->best, (size_t)n * sizeof(int));
-        olla_sched_local_improve_moves(s->dag, s->work, work_limit(s, LOCAL_WORK, 200), blocks);
+        olla_sched_local_improve_moves(s->dag, s->work, work_limit(s, LOCAL_WORK, LOCAL_MIN_EVALUATIONS), blocks);
         offer(s, s->work, 1, blocks ? "best+local" : "best+local-singles");
     }
 }
@@ -224,7 +235,7 @@ static void closure_bounds(sched *s, olla_error *err)
 static void pair_bound(sched *s, olla_error *err)
 {
     int64_t pb = s->lb;
-    if (!proven(s) && olla_bound_pairs(s->dag, s->best, s->best_peak, 8, (olla_limit){PAIR_WORK, s->deadline}, &pb, err) ==
+    if (!proven(s) && olla_bound_pairs(s->dag, s->best, s->best_peak, PAIR_TRIES, (olla_limit){PAIR_WORK, s->deadline}, &pb, err) ==
                           OLLA_OK)
         raise_lb(s, pb, "pair bound");
     olla_error_clear(err);
@@ -235,18 +246,17 @@ static void pair_bound(sched *s, olla_error *err)
 /* exact reordering of windows around the peak */
 static void windows(sched *s, olla_error *err)
 {
-    static const int halves[] = {8, 16, 32};
-    for (size_t h = 0; h < sizeof halves / sizeof halves[0] && !proven(s) && time_left(s); h++) {
+    for (int half = WINDOW_HALF_FIRST; half <= WINDOW_HALF_LAST && !proven(s) && time_left(s); half *= 2) {
         memcpy(s->work, s->best, (size_t)s->n * sizeof(int));
         int64_t wpk = 0;
-        if (olla_sched_window_improve(s->dag, s->work, halves[h], WINDOW_STATES, s->deadline, &wpk, err) !=
+        if (olla_sched_window_improve(s->dag, s->work, half, WINDOW_STATES, s->deadline, &wpk, err) !=
             OLLA_OK) {
             olla_error_clear(err); /* an optional improvement; the best order so far stays */
             continue;
         }
-        olla_sched_local_improve(s->dag, s->work, work_limit(s, LOCAL_WORK, 200));
-        char name[64];
-        snprintf(name, sizeof name, "window%d+local", halves[h]);
+        olla_sched_local_improve(s->dag, s->work, work_limit(s, LOCAL_WORK, LOCAL_MIN_EVALUATIONS));
+        char name[START_NAME_BYTES];
+        snprintf(name, sizeof name, "window%d+local", half);
         int64_t before = s->best_peak;
         offer(s, s->work, 1, name);
         if (s->best_peak < before)

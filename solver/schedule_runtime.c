@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "solver/olla_schedule.h"
+#include "util/olla_arith.h"
 
 /* The default budget: DEFAULT_BUDGET evaluations, each a pass over the ops,
  * but no more than SEARCH_WORK ops evaluated in all (and at least
@@ -22,6 +23,20 @@
 #define MIN_BUDGET 200
 #define KEY_GAP 1024 /* keys start as position * KEY_GAP so that moves fit between them */
 #define MAX_IDLE_RESTARTS 50
+/* The key of an op missing from an order: after every position's, with
+ * room above it. */
+#define KEY_MISSING (INT64_MAX / 4)
+/* A restart perturbs the best state with PERTURB_MIN_MOVES to
+ * PERTURB_MIN_MOVES + PERTURB_EXTRA_MOVES - 1 random moves. */
+#define PERTURB_MIN_MOVES 2
+#define PERTURB_EXTRA_MOVES 4
+/* The kinds of move at a choice point of k children, k - 1 of each (make_move). */
+#define MOVE_KINDS 3
+/* Each start a target gives descends with 1 / TARGET_SHARE of the budget. */
+#define TARGET_SHARE 8
+
+/* The starts a target gives (target_keys). */
+enum { TARGET_POSITIONS, TARGET_FIRST_READER, TARGET_BLOCK_START, TARGET_KINDS };
 
 typedef struct ort_search {
     const olla_exec_graph *eg;
@@ -46,8 +61,8 @@ typedef struct ort_search {
 
 static uint64_t next_random(ort_search *s)
 {
-    s->rng = s->rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return s->rng >> 33;
+    s->rng = olla_lcg_next(s->rng);
+    return olla_lcg_bits(s->rng);
 }
 
 /* ---- Evaluation ---- */
@@ -192,11 +207,11 @@ static void restore_best(ort_search *s)
 static void perturb(ort_search *s, olla_error *err)
 {
     restore_best(s);
-    int moves = 2 + (int)(next_random(s) % 4);
+    int moves = PERTURB_MIN_MOVES + (int)(next_random(s) % PERTURB_EXTRA_MOVES);
     for (int i = 0; i < moves; i++) {
         int p = (int)(next_random(s) % (uint64_t)s->n_points);
         int k = s->point_start[p + 1] - s->point_start[p];
-        make_move(s, p, (int)(next_random(s) % (uint64_t)(3 * (k - 1))));
+        make_move(s, p, (int)(next_random(s) % (uint64_t)(MOVE_KINDS * (k - 1))));
         memcpy(s->key, s->trial_key, (size_t)s->n * sizeof(int64_t));
     }
     int64_t c = evaluate(s, s->key, s->trial_exec, err);
@@ -237,13 +252,13 @@ static olla_status search_init(ort_search *s, const olla_exec_graph *eg, const o
                 : by_size > DEFAULT_BUDGET ? DEFAULT_BUDGET
                 : by_size < MIN_BUDGET     ? MIN_BUDGET
                                            : by_size;
-    s->rng = opt->seed ^ 0x9e3779b97f4a7c15ULL;
+    s->rng = opt->seed ^ OLLA_GOLDEN_GAMMA;
     s->cost_now = -1;
     s->best_cost = INT64_MAX;
     s->stopped_by = "converged";
     s->key = malloc(n * sizeof(int64_t));
     for (size_t v = 0; s->key && v < n; v++)
-        s->key[v] = INT64_MAX / 4;
+        s->key[v] = KEY_MISSING;
     s->trial_key = malloc(n * sizeof(int64_t));
     s->best_key = malloc(n * sizeof(int64_t));
     s->exec = malloc(n * sizeof(int));
@@ -265,7 +280,7 @@ static olla_status search_init(ort_search *s, const olla_exec_graph *eg, const o
 static void keys_from(ort_search *s, const int *order, int n, int64_t *key)
 {
     for (int v = 0; v < s->n; v++)
-        key[v] = INT64_MAX / 4;
+        key[v] = KEY_MISSING;
     for (int i = 0; i < n; i++)
         key[order[i]] = (int64_t)i * KEY_GAP;
 }
@@ -316,10 +331,11 @@ static olla_status finish(ort_search *s, const int *input_listing, int *listing_
     return st;
 }
 
-/* The starts a target gives, each as key[] (n_ops): 0 its positions; 1
- * the position of each op's first reader in target (when an op is needed);
- * 2 the earliest position among its ancestors and itself (when its block
- * would start). Ties: the op's own position. */
+/* The starts a target gives, each as key[] (n_ops): TARGET_POSITIONS its
+ * positions; TARGET_FIRST_READER the position of each op's first reader in
+ * target (when an op is needed); TARGET_BLOCK_START the earliest position
+ * among its ancestors and itself (when its block would start). Ties: the
+ * op's own position. */
 static void target_keys(ort_search *s, const int *target, int kind, int64_t *key)
 {
     const olla_exec_graph *eg = s->eg;
@@ -330,12 +346,12 @@ static void target_keys(ort_search *s, const int *target, int kind, int64_t *key
     for (int i = 0; i < s->n; i++) {
         int v = target[i];
         int64_t first_reader = pos[v]; /* a leaf: itself */
-        for (int j = eg->succ_start[v]; kind == 1 && j < eg->succ_start[v + 1]; j++)
+        for (int j = eg->succ_start[v]; kind == TARGET_FIRST_READER && j < eg->succ_start[v + 1]; j++)
             if (first_reader == pos[v] || pos[eg->succ_list[j]] < first_reader)
                 first_reader = pos[eg->succ_list[j]];
-        key[v] = kind == 0 ? (int64_t)pos[v] : first_reader * n1 + pos[v];
+        key[v] = kind == TARGET_POSITIONS ? (int64_t)pos[v] : first_reader * n1 + pos[v];
     }
-    if (kind != 2)
+    if (kind != TARGET_BLOCK_START)
         return;
     for (int i = 0; i < s->n; i++) { /* target is topological: producers come first */
         int v = target[i];
@@ -345,14 +361,14 @@ static void target_keys(ort_search *s, const int *target, int kind, int64_t *key
     }
 }
 
-/* Each target start, descended on its own with an eighth of the budget. */
+/* Each target start, descended on its own with 1 / TARGET_SHARE of the budget. */
 static olla_status starts_from_target(ort_search *s, const int *target, olla_ort_search_result *res,
                                       olla_error *err)
 {
-    for (int kind = 0; kind < 3 && !must_stop(s); kind++) {
+    for (int kind = TARGET_POSITIONS; kind < TARGET_KINDS && !must_stop(s); kind++) {
         target_keys(s, target, kind, s->trial_key);
         int64_t c = evaluate(s, s->trial_key, s->trial_exec, err);
-        if (kind == 0) {
+        if (kind == TARGET_POSITIONS) {
             res->target_cost = c;
             int k = 0;
             for (int i = 0; i < s->n; i++)
@@ -363,7 +379,7 @@ static olla_status starts_from_target(ort_search *s, const int *target, olla_ort
         if (c < 0)
             continue;
         accept(s, s->trial_exec, c);
-        descend(s, s->evaluations + s->budget / 8, err);
+        descend(s, s->evaluations + s->budget / TARGET_SHARE, err);
     }
     restore_best(s);
     return OLLA_OK;

@@ -1,5 +1,6 @@
 /* olla-onnx: the one way to multiply sizes without overflow, the one
- * greatest common divisor, and the one FNV-1a hash. */
+ * greatest common divisor, the one FNV-1a hash of strings, the one hash of
+ * words and the one pseudo-random sequence. */
 #ifndef OLLA_ARITH_H
 #define OLLA_ARITH_H
 
@@ -38,5 +39,44 @@ static inline uint64_t olla_fnv1a(uint64_t h, const char *s)
         h = (h ^ (unsigned char)*s) * 1099511628211ULL;
     return h;
 }
+
+/* A hash of n 64-bit words in which every bit of every word moves the low
+ * bits a table indexes by (a multiply alone leaves the low bits blind to the
+ * high ones): each word folded in and mixed, then a finishing mix (the
+ * multipliers of SplitMix64's finaliser). Hash tables of the library index
+ * by it; nothing stored depends on its values. */
+#define OLLA_MIX_MULTIPLIER_1 0xbf58476d1ce4e5b9ULL
+#define OLLA_MIX_MULTIPLIER_2 0x94d049bb133111ebULL
+static inline uint64_t olla_hash_words(const uint64_t *w, size_t n)
+{
+    uint64_t h = OLLA_FNV1A_START;
+    for (size_t i = 0; i < n; i++) {
+        h ^= w[i];
+        h *= OLLA_MIX_MULTIPLIER_1;
+        h ^= h >> 31;
+    }
+    h ^= h >> 30;
+    h *= OLLA_MIX_MULTIPLIER_2;
+    return h ^ (h >> 31);
+}
+
+/* The library's one pseudo-random sequence, Knuth's MMIX linear
+ * congruential step: searches that shuffle must repeat themselves, so its
+ * constants never change. Its low bits have short periods: take
+ * olla_lcg_bits. */
+static inline uint64_t olla_lcg_next(uint64_t s)
+{
+    return s * 6364136223846793005ULL + 1442695040888963407ULL;
+}
+
+/* The 31 high bits of a state of olla_lcg_next, the ones that look random. */
+static inline uint64_t olla_lcg_bits(uint64_t s)
+{
+    return s >> 33;
+}
+
+/* 2^64 divided by the golden ratio, odd: a seed multiplied by it (or xored
+ * with it) starts a sequence far from its neighbours'. */
+#define OLLA_GOLDEN_GAMMA 0x9E3779B97F4A7C15ULL
 
 #endif

@@ -1,7 +1,8 @@
-/* The one hash, growth helper, overflow guard and bit array of util/:
- * FNV-1a against the published test vectors, growth that keeps the items and
- * refuses a size that overflows, and bit arrays and bit positions against a
- * byte per bit. */
+/* The one hash, growth helper, overflow guard, bit array and pseudo-random
+ * sequence of util/: FNV-1a against the published test vectors, growth that
+ * keeps the items and refuses a size that overflows, bit arrays and bit
+ * positions against a byte per bit, the sequence against big integers and
+ * the hash of words by how it moves the low bits. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,5 +132,56 @@ OLLA_TEST(test_bit_positions_against_bytes)
     OLLA_CHECK(olla_bit_highest(3, (uint64_t)1 << 63) == 255 && olla_bit_lowest(3, (uint64_t)1 << 63) == 255);
 }
 
+/* The linear congruential step against values computed apart (Python's
+ * big integers, modulo 2^64), and the golden-ratio constant against 2^64 / phi. */
+OLLA_TEST(test_lcg_against_big_integers)
+{
+    uint64_t s = 0;
+    s = olla_lcg_next(s);
+    OLLA_CHECK(s == 1442695040888963407ULL && olla_lcg_bits(s) == 167951807u);
+    s = olla_lcg_next(s);
+    OLLA_CHECK(s == 1876011003808476466ULL && olla_lcg_bits(s) == 218396424u);
+    s = olla_lcg_next(s);
+    OLLA_CHECK(s == 11166244414315200793ULL && olla_lcg_bits(s) == 1299921937u);
+    s = 12345;
+    for (int i = 0; i < 1000; i++)
+        s = olla_lcg_next(s);
+    OLLA_CHECK(s == 3554153303644541409ULL);
+    double ratio = (double)OLLA_GOLDEN_GAMMA * 1.6180339887498948482 / 18446744073709551616.0;
+    OLLA_CHECK((OLLA_GOLDEN_GAMMA & 1u) && ratio > 1 - 1e-12 && ratio < 1 + 1e-12);
+}
+
+/* The hash of words: equal keys hash alike, and flipping any one bit of a
+ * key changes about half of the low 16 bits a table indexes by (the
+ * property the exact DP's table relies on). */
+OLLA_TEST(test_hash_words_moves_low_bits)
+{
+    enum { W = 3 };
+    uint64_t s = 77, key[W], copy[W];
+    long flips = 0, unchanged = 0, low_bits_changed = 0;
+    for (int round = 0; round < 300; round++) {
+        for (int i = 0; i < W; i++) {
+            s = olla_lcg_next(s);
+            key[i] = s ^ (olla_lcg_next(s) >> 17);
+            copy[i] = key[i];
+        }
+        uint64_t h = olla_hash_words(key, W);
+        OLLA_CHECK(h == olla_hash_words(copy, W));
+        for (int b = 0; b < 64 * W; b++) {
+            copy[b / 64] ^= (uint64_t)1 << (b % 64);
+            uint64_t d = (h ^ olla_hash_words(copy, W)) & 0xffffu;
+            copy[b / 64] ^= (uint64_t)1 << (b % 64);
+            flips++;
+            unchanged += d == 0;
+            low_bits_changed += __builtin_popcountll(d);
+        }
+    }
+    double mean = (double)low_bits_changed / (double)flips; /* 8 for a perfect mix */
+    OLLA_CHECK(unchanged <= 5 && mean > 7.5 && mean < 8.5);
+    OLLA_CHECK(olla_hash_words(key, 0) == olla_hash_words(copy, 0));
+    OLLA_CHECK(olla_hash_words(key, 1) != olla_hash_words(key, 2));
+}
+
 OLLA_TEST_MAIN(OLLA_T(test_fnv1a_vectors), OLLA_T(test_grow_keeps_items_and_refuses_overflow), OLLA_T(test_mul_and_gcd),
-               OLLA_T(test_bits_against_bytes), OLLA_T(test_bit_positions_against_bytes))
+               OLLA_T(test_bits_against_bytes), OLLA_T(test_bit_positions_against_bytes),
+               OLLA_T(test_lcg_against_big_integers), OLLA_T(test_hash_words_moves_low_bits))
