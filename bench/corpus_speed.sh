@@ -10,11 +10,26 @@
 #
 # A baseline from a commit: git archive COMMIT | tar -x -C DIR, then build
 # DIR as usual (cmake -S DIR -B DIR/build -DCMAKE_BUILD_TYPE=RelWithDebInfo).
+#
+# A binary that does not exist (or cannot run) is refused with exit 2, as is
+# a missing farm-bench: without them every row would come out empty.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BASE=$(realpath "${1:?baseline olla-onnx binary}")
-NEW=$(realpath "${2:-build/olla-onnx}")
+usage() { echo "usage: bench/corpus_speed.sh BASELINE_BINARY [NEW_BINARY] [RUNS]" >&2; exit 2; }
+[ $# -ge 1 ] && [ -n "$1" ] || usage
+# the paths given are the caller's; the default NEW is the checkout's
+here=$(cd "$(dirname "$0")/.." && pwd)
+BASE=$(realpath -m -- "$1")
+NEW=$(realpath -m -- "${2:-$here/build/olla-onnx}")
 RUNS=${3:-5}
+for pair in "baseline:$BASE" "new:$NEW"; do
+  what=${pair%%:*} bin=${pair#*:}
+  if [ ! -f "$bin" ] || [ ! -x "$bin" ]; then
+    echo "corpus_speed: the $what binary $bin does not exist or is not executable; build it first (the header of bench/corpus_speed.sh says how)" >&2
+    exit 2
+  fi
+done
+command -v farm-bench >/dev/null || { echo "corpus_speed: farm-bench is not on PATH" >&2; exit 2; }
+cd "$here"
 corpus=$(pwd)/../shared/corpus/train
 [ -d "$corpus" ] || { echo "no corpus at $corpus"; exit 77; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
