@@ -90,13 +90,14 @@ static void pyramid(const olla_pitem *it, size_t n, olla_pkey *keys, int64_t *pi
     }
 }
 
-enum { ORD_SIZE, ORD_SIZE_START, ORD_AREA, ORD_LIFE };
+enum { ORD_SIZE, ORD_SIZE_START, ORD_AREA, ORD_LIFE, ORD_CLASS_START };
 
 typedef struct heuristic {
     const char *name;
     int order; /* -1: the sweeps by start time */
     int best_fit;
     int pyramid;
+    int class_bits; /* ORD_CLASS_START: sizes in classes of 2^class_bits (factor) */
 } heuristic;
 
 /* Cheapest and most often best first (bench/place_portfolio.sh): the
@@ -104,25 +105,34 @@ typedef struct heuristic {
  * OLLA_PLACE_ALWAYS_RUN when its cost estimate is spent. Best fit cannot
  * stop at the first gap that holds a buffer, so it costs more. */
 static const heuristic portfolio[] = {
-    {"start, first fit", -1, 0, 0},
-    {"start, best fit", -1, 1, 0},
-    {"size, first fit", ORD_SIZE, 0, 0},
-    {"size (ties by start), first fit", ORD_SIZE_START, 0, 0},
-    {"size x lifetime, first fit", ORD_AREA, 0, 0},
-    {"lifetime, first fit", ORD_LIFE, 0, 0},
-    {"pyramid, then size, first fit", ORD_SIZE, 0, 1},
-    {"pyramid, then lifetime, first fit", ORD_LIFE, 0, 1},
-    {"size, best fit", ORD_SIZE, 1, 0},
-    {"size (ties by start), best fit", ORD_SIZE_START, 1, 0},
-    {"size x lifetime, best fit", ORD_AREA, 1, 0},
-    {"lifetime, best fit", ORD_LIFE, 1, 0},
+    {"start, first fit", -1, 0, 0, 0},
+    {"start, best fit", -1, 1, 0, 0},
+    {"size, first fit", ORD_SIZE, 0, 0, 0},
+    /* size classes, largest first, each class by start time: buffers of
+     * about the same size stacked in the order they appear, which leaves
+     * the holes the next ones fill (compiler traces whose freeing order is
+     * not the mirror of their creation, bench/place_compiler_traces.sh) */
+    {"size class x4, then start, first fit", ORD_CLASS_START, 0, 0, 2},
+    {"size class x8, then start, first fit", ORD_CLASS_START, 0, 0, 3},
+    {"size class x2, then start, first fit", ORD_CLASS_START, 0, 0, 1},
+    {"size class x16, then start, first fit", ORD_CLASS_START, 0, 0, 4},
+    {"size class x4, then start, best fit", ORD_CLASS_START, 1, 0, 2},
+    {"size (ties by start), first fit", ORD_SIZE_START, 0, 0, 0},
+    {"size x lifetime, first fit", ORD_AREA, 0, 0, 0},
+    {"lifetime, first fit", ORD_LIFE, 0, 0, 0},
+    {"pyramid, then size, first fit", ORD_SIZE, 0, 1, 0},
+    {"pyramid, then lifetime, first fit", ORD_LIFE, 0, 1, 0},
+    {"size, best fit", ORD_SIZE, 1, 0, 0},
+    {"size (ties by start), best fit", ORD_SIZE_START, 1, 0, 0},
+    {"size x lifetime, best fit", ORD_AREA, 1, 0, 0},
+    {"lifetime, best fit", ORD_LIFE, 1, 0, 0},
 };
 /* The two sweeps and greedy by size always run. */
 #define OLLA_PLACE_ALWAYS_RUN 3
 /* Cost estimate of the whole portfolio, in pairs of a buffer and a buffer
  * starting within its lifetime visited by the greedy engine (a pass visits
- * each such pair once, and best fit twice): about 3 s of one core. */
-#define OLLA_PLACE_PORTFOLIO_PAIRS 400000000LL
+ * each such pair once, and best fit twice): about 4 s of one core. */
+#define OLLA_PLACE_PORTFOLIO_PAIRS 600000000LL
 #define NHEUR ((int)(sizeof portfolio / sizeof portfolio[0]))
 
 int olla_place_heuristic_count(void) { return NHEUR; }
@@ -132,10 +142,21 @@ const char *olla_place_heuristic_name(int k)
     return k >= 0 && k < NHEUR ? portfolio[k].name : "none";
 }
 
+/* floor(log2(size)) / bits: the size class of a buffer, classes growing
+ * by a factor of 2^bits. */
+static int64_t size_class(int64_t size, int bits)
+{
+    int64_t lg = 0;
+    while (size >>= 1)
+        lg++;
+    return lg / bits;
+}
+
 /* The order of one heuristic; pinned buffers (if any) first. */
-static void make_order(const olla_pitem *it, size_t n, int kind, const int64_t *pinned,
+static void make_order(const olla_pitem *it, size_t n, const heuristic *h, const int64_t *pinned,
                        olla_pkey *keys, int *order)
 {
+    int kind = h->order;
     for (size_t i = 0; i < n; i++) {
         int64_t len = it[i].upper - it[i].lower;
         int64_t k1 = 0, k2 = 0;
@@ -148,6 +169,7 @@ static void make_order(const olla_pitem *it, size_t n, int kind, const int64_t *
             k2 = -it[i].size;
             break;
         }
+        case ORD_CLASS_START: k1 = -size_class(it[i].size, h->class_bits); k2 = it[i].lower; break;
         default: k1 = -len; k2 = -it[i].size; break;
         }
         if (pinned && pinned[i] >= 0) /* before all others, in stacking order */
@@ -173,7 +195,7 @@ int64_t olla_place_heuristic_one(const olla_pitem *it, size_t n, int k, int64_t 
     if (keys && order && (pinned || !h->pyramid)) {
         if (pinned)
             pyramid(it, n, keys, pinned);
-        make_order(it, n, h->order, pinned, keys, order);
+        make_order(it, n, h, pinned, keys, order);
         arena = olla_place_greedy(it, n, order, pinned, h->best_fit, off);
     }
     free(keys);
