@@ -102,7 +102,8 @@ typedef struct heuristic {
 
 /* Cheapest and most often best first (bench/place_portfolio.sh): the
  * portfolio stops at the bound, and on large inputs after the first
- * OLLA_PLACE_ALWAYS_RUN when its cost estimate is spent. Best fit cannot
+ * OLLA_PLACE_ALWAYS_RUN when its cost estimate is spent (the size classes
+ * with an estimate of their own). Best fit cannot
  * stop at the first gap that holds a buffer, so it costs more. */
 static const heuristic portfolio[] = {
     {"start, first fit", -1, 0, 0, 0},
@@ -132,7 +133,10 @@ static const heuristic portfolio[] = {
 /* Cost estimate of the whole portfolio, in pairs of a buffer and a buffer
  * starting within its lifetime visited by the greedy engine (a pass visits
  * each such pair once, and best fit twice): about 4 s of one core. */
-#define OLLA_PLACE_PORTFOLIO_PAIRS 600000000LL
+#define OLLA_PLACE_PORTFOLIO_PAIRS 400000000LL
+/* The same for the size classes, with a cut of their own (so the others
+ * run as they did without them). */
+#define OLLA_PLACE_CLASS_PAIRS 600000000LL
 /* The size classes' placements kept and shaken after the portfolio. */
 #define OLLA_PLACE_KEPT 5
 /* Shakes of one kept placement at most (each while it helps), each
@@ -299,21 +303,23 @@ typedef struct kept {
     int n;
 } kept;
 
-/* Every heuristic in turn (within the deterministic cut on large inputs)
+/* Every heuristic in turn (within the deterministic cuts on large inputs)
  * until one reaches lb: the best into off, the size classes' placements
  * into kp. Returns the best arena, or -1 when out of memory. */
 static int64_t run_portfolio(const olla_pitem *it, size_t n, int64_t *off, int64_t lb, olla_pwork *w,
                              const olla_logger *log, kept *kp)
 {
-    long long cost = pass_cost(it, n), spent = 0;
+    long long cost = pass_cost(it, n), spent[2] = {0, 0}; /* the others', the size classes' */
     int64_t *tmp = malloc(n * sizeof *tmp), best = tmp && cost >= 0 ? INT64_MAX : -1;
     for (int k = 0; k < NHEUR && best > lb; k++) {
         if (k > 0 && olla_pwork_late(w))
             break; /* the safety net: the first one always runs */
         long long c = portfolio[k].order < 0 ? 0 : cost * (portfolio[k].best_fit ? 2 : 1);
-        if (k >= OLLA_PLACE_ALWAYS_RUN && spent + c > OLLA_PLACE_PORTFOLIO_PAIRS)
+        int classes = portfolio[k].order == ORD_CLASS_START;
+        if (k >= OLLA_PLACE_ALWAYS_RUN &&
+            spent[classes] + c > (classes ? OLLA_PLACE_CLASS_PAIRS : OLLA_PLACE_PORTFOLIO_PAIRS))
             continue; /* a deterministic cut on large inputs */
-        spent += c;
+        spent[classes] += c;
         double t = olla_now();
         int64_t a = olla_place_heuristic_one(it, n, k, tmp);
         if (a < 0) {
