@@ -236,12 +236,13 @@ static long long pass_cost(const olla_pitem *it, size_t n)
     return pairs;
 }
 
-/* Work space of the shakes: keys and an order for n buffers, and a second
- * placement. */
+/* Work space of the shakes: keys and an order for n buffers, a second
+ * placement, the cost of one greedy pass (pairs) and the pairs charged. */
 typedef struct shake_space {
     olla_pkey *keys;
     int *order;
     int64_t *tmp;
+    long long cost, spent;
 } shake_space;
 
 /* One first-fit pass over the buffers in order of key[i] = addr[i] (ties:
@@ -277,16 +278,14 @@ static int64_t shake(const olla_pitem *it, size_t n, int64_t *off, int64_t a, sh
 
 /* Shakes of the placement off (arena a) while they lower the arena, at
  * most OLLA_PLACE_SHAKES, each charged OLLA_PLACE_SHAKE_PASSES passes
- * (cost pairs each) to *spent while it stays within
+ * (s->cost pairs each) to s->spent while it stays within
  * OLLA_PLACE_SHAKE_PAIRS, and while w's deadline (a safety net) is not
  * past: the arena reached, or -1 when out of memory. */
-static int64_t shaken(const olla_pitem *it, size_t n, int64_t *off, int64_t a, long long cost,
-                      long long *spent, shake_space *s, olla_pwork *w)
+static int64_t shaken(const olla_pitem *it, size_t n, int64_t *off, int64_t a, shake_space *s, olla_pwork *w)
 {
-    for (int r = 0; r < OLLA_PLACE_SHAKES && *spent + OLLA_PLACE_SHAKE_PASSES * cost <= OLLA_PLACE_SHAKE_PAIRS &&
-                    !olla_pwork_late(w);
-         r++) {
-        *spent += OLLA_PLACE_SHAKE_PASSES * cost;
+    long long pass = OLLA_PLACE_SHAKE_PASSES * s->cost;
+    for (int r = 0; r < OLLA_PLACE_SHAKES && s->spent + pass <= OLLA_PLACE_SHAKE_PAIRS && !olla_pwork_late(w); r++) {
+        s->spent += pass;
         int64_t b = shake(it, n, off, a, s);
         if (b < 0 || b >= a)
             return b < 0 ? -1 : a;
@@ -348,16 +347,16 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64
     if (n == 0)
         return 0;
     kept kp = {{0}, {0}, {0}, 0};
-    shake_space s = {malloc(n * sizeof *s.keys), malloc(n * sizeof *s.order), malloc(n * sizeof *s.tmp)};
+    shake_space s = {malloc(n * sizeof *s.keys), malloc(n * sizeof *s.order), malloc(n * sizeof *s.tmp),
+                     pass_cost(it, n), 0};
     int ok = s.keys && s.order && s.tmp;
     for (int c = 0; c < OLLA_PLACE_KEPT; c++)
         ok &= (kp.off[c] = malloc(n * sizeof *kp.off[c])) != NULL;
     int64_t best = ok ? run_portfolio(it, n, off, lb, w, log, &kp) : -1;
     /* then the kept placements shaken, in the portfolio's order */
-    long long cost = pass_cost(it, n), spent = 0;
-    for (int c = 0; c < kp.n && best > lb && cost >= 0; c++) {
+    for (int c = 0; c < kp.n && best > lb && s.cost >= 0; c++) {
         double t = olla_now();
-        int64_t a = shaken(it, n, kp.off[c], kp.arena[c], cost, &spent, &s, w);
+        int64_t a = shaken(it, n, kp.off[c], kp.arena[c], &s, w);
         if (a < kp.arena[c])
             olla_log(log, OLLA_LOG_DETAIL, "place: heuristic %s, shaken: %lld (%.3f s)",
                      portfolio[kp.heur[c]].name, (long long)a, olla_now() - t);

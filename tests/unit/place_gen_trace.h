@@ -102,11 +102,13 @@ typedef struct place_trace_clock {
     int64_t layers, ops, t_bwd, t_opt;
 } place_trace_clock;
 
+/* The first step of forward operator j of layer l. */
 static inline int64_t place_trace_fwd(const place_trace_clock *c, int64_t l, int64_t j)
 {
     return 1 + 3 * (l * c->ops + j);
 }
 
+/* The first step of the backward operator of (l, j). */
 static inline int64_t place_trace_bwd(const place_trace_clock *c, int64_t l, int64_t j)
 {
     return c->t_bwd + 4 * ((c->layers - 1 - l) * c->ops + (c->ops - 1 - j));
