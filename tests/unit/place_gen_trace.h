@@ -10,7 +10,9 @@
  * freed earlier): at the busiest time, 13-38% of the size-weighted pairs of
  * live buffers cross in those traces, 0-1% in the other generators. With
  * crossing lifetimes no single stacking order suits both the forward and
- * the backward side.
+ * the backward side. The weights cross too: all live from step 0, each
+ * is freed at its own backward operator, before the activations saved
+ * by the layers ahead of it.
  *
  * place_gen_traced builds: the weights, all live from step 0 (many buffers
  * starting together) to the backward operator that reads them; L layers
@@ -50,7 +52,9 @@ typedef struct place_trace_op {
 /* A heavy-tailed size: 2^U(lo, hi) times 1-3, plus one half the time. */
 static inline int64_t place_trace_size(place_gen_rng *r, int lo, int hi)
 {
-    int64_t b = ((int64_t)1 << place_gen_int(r, lo, hi)) * place_gen_int(r, 1, 3);
+    /* one draw a statement: the order of the draws is fixed */
+    int64_t b = (int64_t)1 << place_gen_int(r, lo, hi);
+    b *= place_gen_int(r, 1, 3);
     return b + place_gen_int(r, 0, 1);
 }
 
@@ -92,8 +96,10 @@ static inline void place_trace_huge(place_gen_rng *r, place_trace_op pat[][PLACE
         }
     for (int p = 0; p < PLACE_TRACE_PATTERNS; p++)
         for (int j = 0; j < k; j++)
-            if (pat[p][j].huge)
-                pat[p][j].huge = live / 1000 * place_gen_int(r, 20, 200) + place_gen_int(r, 0, 1);
+            if (pat[p][j].huge) {
+                pat[p][j].huge = live / 1000 * place_gen_int(r, 20, 200);
+                pat[p][j].huge += place_gen_int(r, 0, 1);
+            }
 }
 
 /* Times: forward operator j of layer l at fwd(l, j), its backward at
@@ -122,7 +128,8 @@ static inline int64_t place_trace_free(const place_trace_clock *c, place_gen_rng
     if (place_gen_int(r, 0, 99) >= cross)
         return place_trace_bwd(c, l, j) + 2;
     int64_t l2 = place_gen_int(r, 0, l);
-    return place_trace_bwd(c, l2, place_gen_int(r, 0, c->ops - 1)) + place_gen_int(r, 1, 3);
+    int64_t j2 = place_gen_int(r, 0, c->ops - 1);
+    return place_trace_bwd(c, l2, j2) + place_gen_int(r, 1, 3);
 }
 
 /* The buffers of forward operator (l, j) and of its backward operator. */
