@@ -90,39 +90,62 @@ static void pyramid(const olla_pitem *it, size_t n, olla_pkey *keys, int64_t *pi
     }
 }
 
-enum { ORD_SIZE, ORD_SIZE_START, ORD_AREA, ORD_LIFE };
+enum { ORD_SIZE, ORD_SIZE_START, ORD_AREA, ORD_LIFE, ORD_CLASS_START };
 
 typedef struct heuristic {
     const char *name;
     int order; /* -1: the sweeps by start time */
     int best_fit;
     int pyramid;
+    int class_bits; /* ORD_CLASS_START: sizes in classes of 2^class_bits (factor) */
 } heuristic;
 
 /* Cheapest and most often best first (bench/place_portfolio.sh): the
  * portfolio stops at the bound, and on large inputs after the first
- * OLLA_PLACE_ALWAYS_RUN when its cost estimate is spent. Best fit cannot
+ * OLLA_PLACE_ALWAYS_RUN when its cost estimate is spent (the size classes
+ * with an estimate of their own). Best fit cannot
  * stop at the first gap that holds a buffer, so it costs more. */
 static const heuristic portfolio[] = {
-    {"start, first fit", -1, 0, 0},
-    {"start, best fit", -1, 1, 0},
-    {"size, first fit", ORD_SIZE, 0, 0},
-    {"size (ties by start), first fit", ORD_SIZE_START, 0, 0},
-    {"size x lifetime, first fit", ORD_AREA, 0, 0},
-    {"lifetime, first fit", ORD_LIFE, 0, 0},
-    {"pyramid, then size, first fit", ORD_SIZE, 0, 1},
-    {"pyramid, then lifetime, first fit", ORD_LIFE, 0, 1},
-    {"size, best fit", ORD_SIZE, 1, 0},
-    {"size (ties by start), best fit", ORD_SIZE_START, 1, 0},
-    {"size x lifetime, best fit", ORD_AREA, 1, 0},
-    {"lifetime, best fit", ORD_LIFE, 1, 0},
+    {"start, first fit", -1, 0, 0, 0},
+    {"start, best fit", -1, 1, 0, 0},
+    {"size, first fit", ORD_SIZE, 0, 0, 0},
+    /* size classes, largest first, each class by start time: buffers of
+     * about the same size stacked in the order they appear, which leaves
+     * the holes the next ones fill (compiler traces whose freeing order is
+     * not the mirror of their creation, bench/place_compiler_traces.sh) */
+    {"size class x4, then start, best fit", ORD_CLASS_START, 1, 0, 2},
+    {"size class x8, then start, first fit", ORD_CLASS_START, 0, 0, 3},
+    {"size class x4, then start, first fit", ORD_CLASS_START, 0, 0, 2},
+    {"size class x2, then start, first fit", ORD_CLASS_START, 0, 0, 1},
+    {"size class x16, then start, first fit", ORD_CLASS_START, 0, 0, 4},
+    {"size (ties by start), first fit", ORD_SIZE_START, 0, 0, 0},
+    {"size x lifetime, first fit", ORD_AREA, 0, 0, 0},
+    {"lifetime, first fit", ORD_LIFE, 0, 0, 0},
+    {"pyramid, then size, first fit", ORD_SIZE, 0, 1, 0},
+    {"pyramid, then lifetime, first fit", ORD_LIFE, 0, 1, 0},
+    {"size, best fit", ORD_SIZE, 1, 0, 0},
+    {"size (ties by start), best fit", ORD_SIZE_START, 1, 0, 0},
+    {"size x lifetime, best fit", ORD_AREA, 1, 0, 0},
+    {"lifetime, best fit", ORD_LIFE, 1, 0, 0},
 };
 /* The two sweeps and greedy by size always run. */
 #define OLLA_PLACE_ALWAYS_RUN 3
 /* Cost estimate of the whole portfolio, in pairs of a buffer and a buffer
  * starting within its lifetime visited by the greedy engine (a pass visits
- * each such pair once, and best fit twice): about 3 s of one core. */
+ * each such pair once, and best fit twice): about 4 s of one core. */
 #define OLLA_PLACE_PORTFOLIO_PAIRS 400000000LL
+/* The same for the size classes, with a cut of their own (so the others
+ * run as they did without them). */
+#define OLLA_PLACE_CLASS_PAIRS 600000000LL
+/* The size classes' placements kept and shaken after the portfolio. */
+#define OLLA_PLACE_KEPT 5
+/* Shakes of one kept placement at most (each while it helps), each
+ * charged as this many passes (its two passes scan every buffer below the
+ * old place: about five times a pass in an order by size), and the pairs
+ * all the shakes may charge: about 4 s of one core. */
+#define OLLA_PLACE_SHAKES 2
+#define OLLA_PLACE_SHAKE_PASSES 10
+#define OLLA_PLACE_SHAKE_PAIRS 1500000000LL
 #define NHEUR ((int)(sizeof portfolio / sizeof portfolio[0]))
 
 int olla_place_heuristic_count(void) { return NHEUR; }
@@ -132,10 +155,21 @@ const char *olla_place_heuristic_name(int k)
     return k >= 0 && k < NHEUR ? portfolio[k].name : "none";
 }
 
+/* floor(log2(size)) / bits: the size class of a buffer, classes growing
+ * by a factor of 2^bits. */
+static int64_t size_class(int64_t size, int bits)
+{
+    int64_t lg = 0;
+    while (size >>= 1)
+        lg++;
+    return lg / bits;
+}
+
 /* The order of one heuristic; pinned buffers (if any) first. */
-static void make_order(const olla_pitem *it, size_t n, int kind, const int64_t *pinned,
+static void make_order(const olla_pitem *it, size_t n, const heuristic *h, const int64_t *pinned,
                        olla_pkey *keys, int *order)
 {
+    int kind = h->order;
     for (size_t i = 0; i < n; i++) {
         int64_t len = it[i].upper - it[i].lower;
         int64_t k1 = 0, k2 = 0;
@@ -148,6 +182,7 @@ static void make_order(const olla_pitem *it, size_t n, int kind, const int64_t *
             k2 = -it[i].size;
             break;
         }
+        case ORD_CLASS_START: k1 = -size_class(it[i].size, h->class_bits); k2 = it[i].lower; break;
         default: k1 = -len; k2 = -it[i].size; break;
         }
         if (pinned && pinned[i] >= 0) /* before all others, in stacking order */
@@ -173,7 +208,7 @@ int64_t olla_place_heuristic_one(const olla_pitem *it, size_t n, int k, int64_t 
     if (keys && order && (pinned || !h->pyramid)) {
         if (pinned)
             pyramid(it, n, keys, pinned);
-        make_order(it, n, h->order, pinned, keys, order);
+        make_order(it, n, h, pinned, keys, order);
         arena = olla_place_greedy(it, n, order, pinned, h->best_fit, off);
     }
     free(keys);
@@ -201,24 +236,89 @@ static long long pass_cost(const olla_pitem *it, size_t n)
     return pairs;
 }
 
-int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
-                             olla_pwork *w, const olla_logger *log)
+/* Work space of the shakes: keys and an order for n buffers, a second
+ * placement, the cost of one greedy pass (pairs) and the pairs charged. */
+typedef struct shake_space {
+    olla_pkey *keys;
+    int *order;
+    int64_t *tmp;
+    long long cost, spent;
+} shake_space;
+
+/* One first-fit pass over the buffers in order of key[i] = addr[i] (ties:
+ * larger first) into out: the arena. Taken in order of address, every
+ * buffer finds its old place still free (the ones before it that it meets
+ * lay below it and have only moved down), so none moves up. */
+static int64_t settle(const olla_pitem *it, size_t n, const int64_t *addr, shake_space *s, int64_t *out)
 {
-    if (n == 0)
-        return 0;
-    long long cost = pass_cost(it, n), spent = 0;
-    int64_t *tmp = malloc(n * sizeof *tmp), best = INT64_MAX;
-    if (!tmp || cost < 0) {
-        free(tmp);
+    for (size_t i = 0; i < n; i++)
+        s->keys[i] = (olla_pkey){addr[i], -it[i].size, (int)i};
+    olla_place_sort_keys(s->keys, n);
+    for (size_t i = 0; i < n; i++)
+        s->order[i] = s->keys[i].idx;
+    return olla_place_greedy(it, n, s->order, NULL, 0, out);
+}
+
+/* One shake of the placement off (arena a): every buffer pushed up as far
+ * as it goes (settled in the addresses seen from the top), then down again.
+ * Neither pass moves a buffer the wrong way, so the arena never grows, and
+ * the buffers that fell into the holes a greedy order left are moved out
+ * of them. Returns the new arena (off updated), or -1 when out of memory. */
+static int64_t shake(const olla_pitem *it, size_t n, int64_t *off, int64_t a, shake_space *s)
+{
+    for (size_t i = 0; i < n; i++)
+        off[i] = a - off[i] - it[i].size; /* seen from the top */
+    int64_t b = settle(it, n, off, s, s->tmp);
+    if (b < 0)
         return -1;
+    for (size_t i = 0; i < n; i++)
+        s->tmp[i] = b - s->tmp[i] - it[i].size;
+    return settle(it, n, s->tmp, s, off);
+}
+
+/* Shakes of the placement off (arena a) while they lower the arena, at
+ * most OLLA_PLACE_SHAKES, each charged OLLA_PLACE_SHAKE_PASSES passes
+ * (s->cost pairs each) to s->spent while it stays within
+ * OLLA_PLACE_SHAKE_PAIRS, and while w's deadline (a safety net) is not
+ * past: the arena reached, or -1 when out of memory. */
+static int64_t shaken(const olla_pitem *it, size_t n, int64_t *off, int64_t a, shake_space *s, olla_pwork *w)
+{
+    long long pass = OLLA_PLACE_SHAKE_PASSES * s->cost;
+    for (int r = 0; r < OLLA_PLACE_SHAKES && s->spent + pass <= OLLA_PLACE_SHAKE_PAIRS && !olla_pwork_late(w); r++) {
+        s->spent += pass;
+        int64_t b = shake(it, n, off, a, s);
+        if (b < 0 || b >= a)
+            return b < 0 ? -1 : a;
+        a = b;
     }
+    return a;
+}
+
+/* The portfolio's placements kept for the shakes (the size classes'). */
+typedef struct kept {
+    int64_t *off[OLLA_PLACE_KEPT];
+    int64_t arena[OLLA_PLACE_KEPT];
+    int heur[OLLA_PLACE_KEPT];
+    int n;
+} kept;
+
+/* Every heuristic in turn (within the deterministic cuts on large inputs)
+ * until one reaches lb: the best into off, the size classes' placements
+ * into kp. Returns the best arena, or -1 when out of memory. */
+static int64_t run_portfolio(const olla_pitem *it, size_t n, int64_t *off, int64_t lb, olla_pwork *w,
+                             const olla_logger *log, kept *kp)
+{
+    long long cost = pass_cost(it, n), spent[2] = {0, 0}; /* the others', the size classes' */
+    int64_t *tmp = malloc(n * sizeof *tmp), best = tmp && cost >= 0 ? INT64_MAX : -1;
     for (int k = 0; k < NHEUR && best > lb; k++) {
         if (k > 0 && olla_pwork_late(w))
             break; /* the safety net: the first one always runs */
         long long c = portfolio[k].order < 0 ? 0 : cost * (portfolio[k].best_fit ? 2 : 1);
-        if (k >= OLLA_PLACE_ALWAYS_RUN && spent + c > OLLA_PLACE_PORTFOLIO_PAIRS)
+        int classes = portfolio[k].order == ORD_CLASS_START;
+        if (k >= OLLA_PLACE_ALWAYS_RUN &&
+            spent[classes] + c > (classes ? OLLA_PLACE_CLASS_PAIRS : OLLA_PLACE_PORTFOLIO_PAIRS))
             continue; /* a deterministic cut on large inputs */
-        spent += c;
+        spent[classes] += c;
         double t = olla_now();
         int64_t a = olla_place_heuristic_one(it, n, k, tmp);
         if (a < 0) {
@@ -231,7 +331,46 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64
             best = a;
             memcpy(off, tmp, n * sizeof *off);
         }
+        if (portfolio[k].order == ORD_CLASS_START && kp->n < OLLA_PLACE_KEPT) {
+            memcpy(kp->off[kp->n], tmp, n * sizeof *tmp);
+            kp->arena[kp->n] = a;
+            kp->heur[kp->n++] = k;
+        }
     }
     free(tmp);
+    return best;
+}
+
+int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
+                             olla_pwork *w, const olla_logger *log)
+{
+    if (n == 0)
+        return 0;
+    kept kp = {{0}, {0}, {0}, 0};
+    shake_space s = {malloc(n * sizeof *s.keys), malloc(n * sizeof *s.order), malloc(n * sizeof *s.tmp),
+                     pass_cost(it, n), 0};
+    int ok = s.keys && s.order && s.tmp;
+    for (int c = 0; c < OLLA_PLACE_KEPT; c++)
+        ok &= (kp.off[c] = malloc(n * sizeof *kp.off[c])) != NULL;
+    int64_t best = ok ? run_portfolio(it, n, off, lb, w, log, &kp) : -1;
+    /* then the kept placements shaken, in the portfolio's order */
+    for (int c = 0; c < kp.n && best > lb && s.cost >= 0; c++) {
+        double t = olla_now();
+        int64_t a = shaken(it, n, kp.off[c], kp.arena[c], &s, w);
+        if (a < kp.arena[c])
+            olla_log(log, OLLA_LOG_DETAIL, "place: heuristic %s, shaken: %lld (%.3f s)",
+                     portfolio[kp.heur[c]].name, (long long)a, olla_now() - t);
+        if (a < 0) {
+            best = -1;
+        } else if (a < best) {
+            best = a;
+            memcpy(off, kp.off[c], n * sizeof *off);
+        }
+    }
+    for (int c = 0; c < OLLA_PLACE_KEPT; c++)
+        free(kp.off[c]);
+    free(s.keys);
+    free(s.order);
+    free(s.tmp);
     return best;
 }
