@@ -3,8 +3,10 @@
  * never meet, so each is placed on its own from address 0 and the arena is
  * the largest part's. In each part: the heuristic portfolio; then (when
  * minimizing a nested trace) the split at the busiest time aimed at the
- * lower bound; then the exact search (when its first probe, at the lower
- * bound, gives up: the split and that probe backwards in time), which
+ * lower bound; then windows of time around the busiest times with a small
+ * budget (place_window.c); then the exact search (when its first probe, at
+ * the lower bound, gives up: the windows with a larger budget, then the
+ * split and that probe backwards in time), which
  * either reaches the lower bound, proves a capacity infeasible, or tightens
  * the arena by bisection; then the address ILP when the search could not
  * prove optimality. A part is done as soon as its arena reaches the whole
@@ -93,8 +95,9 @@ static int stuck(driver *d)
 /* Minimizes: a probe at the lower bound (reaching it ends everything), then
  * bisection between the proven bound and the best arena. The first probe
  * gets a fifth of the part's budget (at most what is left); when it gives
- * up, the split and then the same probe backwards in time (place_reverse.c)
- * get as much each; the others a quarter of the budget left. A probe that
+ * up, the windows' second pass gets a third, then the split and the same
+ * probe backwards in time (place_reverse.c) a fifth each (at most what is
+ * left); the others a quarter of the budget left. A probe that
  * gives up sends the bisection higher without raising the proven bound. */
 static int split_backwards(driver *d, long long units);
 static int busy_window(driver *d, int pass);
