@@ -841,6 +841,8 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwor
 
 /* ---- a side around buffers fixed elsewhere (place_window.c) ---- */
 
+/* A side placed around buffers fixed by the caller, with a copy of them
+ * that the side's splits can add to. */
 int olla_place_split_side(const olla_pitem *it, int64_t cap, const int *idx, size_t k, const olla_pfixed *fixed,
                           olla_pwork *w, int64_t *off)
 {

@@ -168,6 +168,8 @@ static void busy_span(const wctx *c, size_t nt, int64_t max, int per_mille, int6
         }
 }
 
+/* Tries the busy windows in turn until one places everything (see
+ * place_internal.h). */
 int olla_place_window(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w, int64_t *off,
                       const olla_logger *log, int pass)
 {
@@ -199,7 +201,10 @@ int olla_place_window(const olla_pitem *it, size_t n, int64_t capacity, olla_pwo
              * what is left each (the exact search's last round is cut
              * short, so one long run finds what several short ones miss) */
             long long search = pass == 0 ? total / NA : olla_pwork_left(w) / 2;
-            if (a[k] >= 0 && (k == 0 || a[k] != a[k - 1] || b[k] != b[k - 1]))
+            int again = 0; /* the same span as an earlier window */
+            for (int j = 0; j < k; j++)
+                again |= a[j] == a[k] && b[j] == b[k];
+            if (a[k] >= 0 && !again)
                 r = try_window(&c, a[k], b[k], search, search / OLLA_WINDOW_SIDES_PART, w);
         }
     }
