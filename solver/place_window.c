@@ -12,7 +12,6 @@
  * time are most of its peak, so the search there is small even where the
  * whole instance is far past what it can finish. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "solver/place_internal.h"
 
