@@ -3,8 +3,10 @@
  * never meet, so each is placed on its own from address 0 and the arena is
  * the largest part's. In each part: the heuristic portfolio; then (when
  * minimizing a nested trace) the split at the busiest time aimed at the
- * lower bound; then the exact search (when its first probe, at the lower
- * bound, gives up: the split and that probe backwards in time), which
+ * lower bound; then windows of time around the busiest times with a small
+ * budget (place_window.c); then the exact search (when its first probe, at
+ * the lower bound, gives up: the windows with a larger budget, then the
+ * split and that probe backwards in time), which
  * either reaches the lower bound, proves a capacity infeasible, or tightens
  * the arena by bisection; then the address ILP when the search could not
  * prove optimality. A part is done as soon as its arena reaches the whole
@@ -97,10 +99,12 @@ static int stuck(driver *d)
 /* Minimizes: a probe at the lower bound (reaching it ends everything), then
  * bisection between the proven bound and the best arena. The first probe
  * gets a fifth of the part's budget (at most what is left); when it gives
- * up, the split and then the same probe backwards in time (place_reverse.c)
- * get as much each; the others a quarter of the budget left. A probe that
+ * up, the windows' second pass gets a third, then the split and the same
+ * probe backwards in time (place_reverse.c) a fifth each (at most what is
+ * left); the others a quarter of the budget left. A probe that
  * gives up sends the bisection higher without raising the proven bound. */
 static int split_backwards(driver *d, long long units);
+static int busy_window(driver *d, int pass);
 static int minimize(driver *d)
 {
     int64_t lo = d->lb, hi = d->ub - 1; /* the optimum, if below ub, is in [lo, hi] */
@@ -117,16 +121,21 @@ static int minimize(driver *d)
             units = olla_pwork_left(&d->work);
         int r = try_cap(d, cap, units);
         if (first && r == OLLA_SEARCH_GAVE_UP && !stuck(d)) {
-            /* backwards in time: the split, then the same probe, each with
-             * the same share (at most what is left) */
-            if (units > olla_pwork_left(&d->work))
-                units = olla_pwork_left(&d->work);
-            int s = split_backwards(d, units);
-            if (s == -2)
-                return OLLA_SEARCH_NOMEM;
-            if (s == 1) {
-                r = OLLA_SEARCH_FOUND;
+            /* the busy windows' second pass, then backwards in time: the
+             * split, then the same probe, each with the same share (at
+             * most what is left) */
+            int s = busy_window(d, 1);
+            if (s == OLLA_SEARCH_NOMEM || s == OLLA_SEARCH_FOUND || s == OLLA_SEARCH_NONE) {
+                r = s; /* out of memory, at the bound, or nothing fits at cap */
             } else {
+                if (units > olla_pwork_left(&d->work))
+                    units = olla_pwork_left(&d->work);
+                s = split_backwards(d, units);
+                if (s == -2)
+                    return OLLA_SEARCH_NOMEM;
+                r = s == 1 ? OLLA_SEARCH_FOUND : OLLA_SEARCH_GAVE_UP;
+            }
+            if (r == OLLA_SEARCH_GAVE_UP) {
                 if (units > olla_pwork_left(&d->work))
                     units = olla_pwork_left(&d->work);
                 r = try_cap_dir(d, cap, units, 1);
@@ -158,6 +167,8 @@ static int split(driver *d)
     int r = olla_place_split(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part, d->tmp,
                              d->log);
     olla_pwork_join(&d->work, &part);
+    olla_log(d->log, OLLA_LOG_DETAIL, "place: split: %s after %lld units", r == OLLA_SEARCH_FOUND ? "found" : "none",
+             part.used);
     if (r == 1)
         keep_if_better(d);
     return r;
@@ -171,8 +182,33 @@ static int split_backwards(driver *d, long long units)
     int r = olla_place_split_reversed(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part,
                                       d->tmp, d->log);
     olla_pwork_join(&d->work, &part);
+    olla_log(d->log, OLLA_LOG_DETAIL, "place: split backwards in time: %s after %lld units",
+             r == OLLA_SEARCH_FOUND ? "found" : "none", part.used);
     if (r == 1)
         keep_if_better(d);
+    return r;
+}
+
+/* The windows around the busiest times (place_window.c): their first pass
+ * gets this fraction of the part's whole budget (1.25e9 units of the
+ * default 15e9), their second this one (5e9), at most what is left. */
+#define OLLA_PLACE_WINDOW_FIRST_SHARE 12
+#define OLLA_PLACE_WINDOW_SECOND_SHARE 3
+
+/* A pass of the busy windows (place_window.c), aimed at the lower bound: a
+ * placement, or a window's proof that nothing fits, which raises the
+ * bound. */
+static int busy_window(driver *d, int pass)
+{
+    int64_t cap = d->lb > d->target ? d->lb : d->target;
+    long long units = d->work.limit / (pass == 0 ? OLLA_PLACE_WINDOW_FIRST_SHARE : OLLA_PLACE_WINDOW_SECOND_SHARE);
+    olla_pwork part = olla_pwork_part(&d->work, units);
+    int r = olla_place_window(d->it, d->n, cap, &part, d->tmp, d->log, pass);
+    olla_pwork_join(&d->work, &part);
+    if (r == OLLA_SEARCH_FOUND)
+        keep_if_better(d);
+    else if (r == OLLA_SEARCH_NONE && cap + 1 > d->lb)
+        d->lb = cap + 1;
     return r;
 }
 
@@ -370,6 +406,7 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
      * the bisection between the bound and the best arena */
     int searched = d->n <= OLLA_PLACE_SEARCH_MAX_BUFFERS;
     if ((searched && open_gap(d) && split(d) == OLLA_SEARCH_NOMEM) ||
+        (searched && open_gap(d) && busy_window(d, 0) == OLLA_SEARCH_NOMEM) ||
         (open_gap(d) && window_bound(d) == OLLA_SEARCH_NOMEM) ||
         (searched && open_gap(d) && minimize(d) == OLLA_SEARCH_NOMEM))
         return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");

@@ -127,6 +127,24 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
                      int64_t *off, const olla_logger *log);
 
+/* The buffers it[idx[e]], e < k, placed around the buffers fixed (may be
+ * NULL: none) as a side of the split is (place_split.c: greedily, else split
+ * at its own busiest time, else searched), within cap: an OLLA_SEARCH_
+ * outcome, off[idx[e]] filled when found. */
+int olla_place_split_side(const olla_pitem *it, int64_t cap, const int *idx, size_t k, const olla_pfixed *fixed,
+                          olla_pwork *w, int64_t *off);
+
+/* Placement from windows of time around the busiest times
+ * (place_window.c): the buffers that start or end in a window searched
+ * below those live across it, then the buffers before and after it placed
+ * around them as the split's sides are, within capacity; the windows are
+ * the spans of time whose load is near max live. Pass 0 gives each window
+ * an equal share of w, pass 1 half of what is left. An OLLA_SEARCH_ outcome:
+ * FOUND (off filled), NONE (a window's search proved that nothing fits
+ * within capacity), GAVE_UP or NOMEM. */
+int olla_place_window(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w, int64_t *off,
+                      const olla_logger *log, int pass);
+
 /* What the address ILP solves: the n buffers it, the warm placement warm
  * (its arena ub) and a known lower bound lb. */
 typedef struct olla_place_ilp_problem {

@@ -848,3 +848,27 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwor
     split_top_free(&t);
     return r;
 }
+
+/* ---- a side around buffers fixed elsewhere (place_window.c) ---- */
+
+/* A side placed around buffers fixed by the caller, with a copy of them
+ * that the side's splits can add to. */
+int olla_place_split_side(const olla_pitem *it, int64_t cap, const int *idx, size_t k, const olla_pfixed *fixed,
+                          olla_pwork *w, int64_t *off)
+{
+    size_t nf = fixed ? fixed->n : 0;
+    olla_pitem *fx = malloc((nf + k + 1) * sizeof *fx);
+    int64_t *fx_off = malloc((nf + k + 1) * sizeof *fx_off);
+    int r = OLLA_SEARCH_NOMEM;
+    if (fx && fx_off) {
+        for (size_t f = 0; f < nf; f++) {
+            fx[f] = fixed->it[f];
+            fx_off[f] = fixed->off[f];
+        }
+        side_search s = {it, cap, w, off, fx, fx_off, nf, 0};
+        r = side(&s, idx, k);
+    }
+    free(fx);
+    free(fx_off);
+    return r;
+}

@@ -67,10 +67,11 @@ OLLA_TEST(test_densenet_steps_reach_max_live)
 
 /* DenseNet-style seed 7 at batch 1: the search forwards in time gives up
  * at max live, and before the searches backwards in time (place_reverse.c)
- * the whole default budget left the arena 0.044% above it; now the search
- * backwards places every buffer at max live, proven optimal, within the
- * default budget (about 1.2e10 units: judged by units, not time). The
- * normal build only: under the sanitizers it takes minutes. */
+ * the whole default budget left the arena 0.044% above it; then the search
+ * backwards placed every buffer at max live (about 1.2e10 units), and now
+ * a window around the busiest times does first (place_window.c, about
+ * 4.4e9), proven optimal within the default budget (judged by units, not
+ * time). The normal build only: under the sanitizers it takes minutes. */
 OLLA_TEST(test_densenet_step_reached_backwards)
 {
     if (!olla_test_quick())

@@ -1,0 +1,133 @@
+/* Placement from windows of time around the busiest times
+ * (solver/place_window.c). On small instances (a tight core of a few steps
+ * with light buffers before and after it and one buffer live throughout)
+ * at capacity max live, every placement it returns is valid within the
+ * capacity (the library's validator) and every proof that nothing fits is
+ * confirmed by brute force; both outcomes must occur. And a generated
+ * DenseNet-style training step that only the searches backwards in time
+ * placed at max live (after 1.2e10 units) is proven optimal within half
+ * the default budget (judged by work units, not time). */
+#include "olla_test.h"
+#include "olla_test_gen.h"
+#include "place_gen.h"
+#include "solver/olla_place.h"
+#include "solver/place_internal.h"
+
+/* The budget `olla-onnx place` derives from its default 30 s time limit. */
+#define DEFAULT_WORK ((long long)(30.0 / 2 * (double)OLLA_PLACE_WORK_PER_SECOND) + 1)
+
+/* A core of nine buffers over four steps whose max live is 11 but which
+ * needs 12 (test_place_bound.c checks it by brute force): {lower, upper,
+ * size}. */
+enum { GADGET = 9, CORE_AT = 10, MAX_N = 16 };
+static const int64_t gadget[GADGET][3] = {{1, 3, 2}, {2, 4, 1}, {1, 4, 2}, {0, 2, 2}, {0, 3, 3},
+                                          {0, 1, 6}, {1, 2, 2}, {2, 3, 3}, {3, 4, 8}};
+
+/* One instance into it (MAX_N room): the gadget as the core when gadget_core
+ * is set, else five random buffers over four steps; one buffer of size 1
+ * live throughout; two light buffers wholly before the core and two wholly
+ * after it. Returns the number of buffers. */
+static int make_instance(uint64_t *rng, int gadget_core, olla_pitem *it)
+{
+    int n = 0;
+    if (gadget_core) {
+        for (int i = 0; i < GADGET; i++)
+            it[n++] = (olla_pitem){CORE_AT + gadget[i][0], CORE_AT + gadget[i][1], gadget[i][2]};
+    } else {
+        for (int i = 0; i < 5; i++) {
+            int64_t lo = olla_test_rng_range(rng, 0, 3);
+            it[n++] = (olla_pitem){CORE_AT + lo, CORE_AT + olla_test_rng_range(rng, lo + 1, 4),
+                                   olla_test_rng_range(rng, 1, 5)};
+        }
+    }
+    it[n++] = (olla_pitem){0, 2 * CORE_AT + 4, 1};
+    for (int side = 0; side < 2; side++)
+        for (int i = 0; i < 2; i++) {
+            int64_t base = side ? CORE_AT + 5 : 0, lo = base + olla_test_rng_range(rng, 0, 6);
+            it[n++] = (olla_pitem){lo, lo + olla_test_rng_range(rng, 1, 3), olla_test_rng_range(rng, 1, 2)};
+        }
+    return n;
+}
+
+OLLA_TEST(test_window_outcomes_match_brute_force)
+{
+    uint64_t rng = 0x5eed2025;
+    int found = 0, none = 0;
+    for (int trial = 0; trial < 60; trial++) {
+        olla_pitem it[MAX_N];
+        int64_t off[MAX_N], brute[MAX_N];
+        int n = make_instance(&rng, trial % 3 == 0, it);
+        int64_t cap = olla_place_items_max_live(it, (size_t)n);
+        int fits = olla_test_fits_brute(it, n, brute, 0, cap, NULL);
+        for (int pass = 0; pass < 2; pass++) {
+            olla_pwork w = {100000000LL, 0, 0, 0};
+            int r = olla_place_window(it, (size_t)n, cap, &w, off, NULL, pass);
+            OLLA_CHECK(r != OLLA_SEARCH_NOMEM && w.used <= w.limit);
+            if (r == OLLA_SEARCH_FOUND) {
+                found++;
+                OLLA_CHECK(fits);
+                olla_test_check_valid(it, (size_t)n, off, cap);
+            } else if (r == OLLA_SEARCH_NONE) {
+                none++;
+                OLLA_CHECK(!fits);
+            }
+        }
+    }
+    OLLA_CHECK(found > 0);
+    OLLA_CHECK(none > 0);
+}
+
+/* Through olla_place: the gadget's window proves that max live (11 per
+ * copy) is out of reach, so the bound rises to 12 and the arena is proven
+ * optimal there. */
+OLLA_TEST(test_window_raises_the_bound)
+{
+    uint64_t rng = 0x0b0e;
+    olla_pitem it[MAX_N];
+    int n = make_instance(&rng, 1, it);
+    olla_buffer b[MAX_N];
+    for (int i = 0; i < n; i++)
+        b[i] = (olla_buffer){it[i].lower, it[i].upper, 64 * it[i].size, 0};
+    int64_t off[MAX_N];
+    int64_t best = olla_place_items_max_live(it, (size_t)n);
+    while (!olla_test_fits_brute(it, n, off, 0, best, NULL))
+        best++;
+    olla_place_options opt = {64, 0, 0, 0, DEFAULT_WORK};
+    olla_place_result res;
+    olla_error err = {0};
+    OLLA_CHECK(olla_place(b, (size_t)n, &opt, &res, &err) == OLLA_OK);
+    OLLA_CHECK_EQ_I64(res.arena_bytes, 64 * best);
+    OLLA_CHECK_EQ_I64(res.lower_bound, 64 * best);
+    OLLA_CHECK(res.status == OLLA_PLACE_OPTIMAL);
+    OLLA_CHECK(olla_place_validate(b, (size_t)n, res.arena_bytes, 64, &err) == OLLA_OK);
+}
+
+/* DenseNet-style seed 5 at batch 1, both sharing modes: the split at the
+ * busiest time and the search at max live give up; before the windows the
+ * search backwards in time placed it at max live after about 1.2e10 units.
+ * A window's first pass places it now: proven optimal in under 6e9 units.
+ * The normal build only (minutes under the sanitizers). */
+OLLA_TEST(test_densenet_step_placed_from_a_window)
+{
+    if (olla_test_quick())
+        return;
+    for (int inplace = 0; inplace < 2; inplace++) {
+        olla_buffer *b = NULL;
+        long n = place_gen_train(PLACE_GEN_DENSENET, 1, inplace, 5, &b);
+        OLLA_CHECK(n > 100);
+        if (n <= 0)
+            continue;
+        olla_place_options opt = {64, 0, 0, 0, DEFAULT_WORK};
+        olla_place_result res;
+        olla_error err = {0};
+        OLLA_CHECK(olla_place(b, (size_t)n, &opt, &res, &err) == OLLA_OK);
+        OLLA_CHECK_EQ_I64(res.arena_bytes, olla_place_max_live(b, (size_t)n, 64));
+        OLLA_CHECK(res.status == OLLA_PLACE_OPTIMAL);
+        OLLA_CHECK(res.work < 6000000000LL);
+        OLLA_CHECK(olla_place_validate(b, (size_t)n, res.arena_bytes, 64, &err) == OLLA_OK);
+        free(b);
+    }
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_window_outcomes_match_brute_force), OLLA_T(test_window_raises_the_bound),
+               OLLA_T(test_densenet_step_placed_from_a_window))
