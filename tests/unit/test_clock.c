@@ -34,23 +34,34 @@ static int spin_until_past(double deadline, double cap)
     return 0;
 }
 
+/* Whether the wall clock, `since` the start of the count, is still well short
+ * of the hard stop for a deadline `limit` seconds after it: on a machine busy
+ * enough that the process gets less than 1/OLLA_DEADLINE_WALL_FACTOR of a
+ * core, the hard stop (tested below) is what ends the wait, not CPU time. */
+static int before_hard_stop(double since, double limit)
+{
+    return olla_now() - since < 0.8 * OLLA_DEADLINE_WALL_FACTOR * limit;
+}
+
 /* one test: the first part needs a thread in which no run has started */
 OLLA_TEST(test_waiting_does_not_use_up_a_deadline)
 {
-    const double wait = 0.3, limit = 0.05;
+    const double wait = 0.3, limit = 0.1;
     /* no run started: counted from the first question */
-    double c0 = olla_cpu_now();
-    double d = olla_now() + limit;
+    double c0 = olla_cpu_now(), w0 = olla_now();
+    double d = w0 + limit;
     OLLA_CHECK(!olla_past(d));
     sleep_seconds(wait);
     if (olla_cpu_now() - c0 >= limit) {
         olla_test_skip("sleeping used CPU time");
         return;
     }
-    OLLA_CHECK(olla_now() > d);  /* the wall clock is past it */
-    OLLA_CHECK(!olla_past(d));   /* the process has not run that long */
+    OLLA_CHECK(olla_now() > d); /* the wall clock is past it */
+    if (before_hard_stop(w0, limit))
+        OLLA_CHECK(!olla_past(d)); /* the process has not run that long */
     OLLA_CHECK(spin_until_past(d, 30.0));
-    OLLA_CHECK(olla_cpu_now() - c0 >= limit);
+    if (before_hard_stop(w0, limit))
+        OLLA_CHECK(olla_cpu_now() - c0 >= limit);
 
     /* a run: counted from its start, also for a deadline first asked late */
     double t0 = olla_clock_start();
@@ -62,24 +73,27 @@ OLLA_TEST(test_waiting_does_not_use_up_a_deadline)
         return;
     }
     OLLA_CHECK(olla_now() > d);
-    OLLA_CHECK(!olla_past(d));
+    if (before_hard_stop(t0, limit))
+        OLLA_CHECK(!olla_past(d));
     OLLA_CHECK(spin_until_past(d, 30.0));
-    OLLA_CHECK(olla_cpu_now() - c0 >= limit);
+    if (before_hard_stop(t0, limit))
+        OLLA_CHECK(olla_cpu_now() - c0 >= limit);
 
     /* a new run, running all along: the deadline passes, never before the
      * wall clock reaches it (checked in spin_until_past) */
-    olla_clock_start();
+    t0 = olla_clock_start();
     c0 = olla_cpu_now();
-    d = olla_now() + 0.1;
+    d = olla_now() + limit;
     OLLA_CHECK(spin_until_past(d, 30.0));
-    OLLA_CHECK(olla_cpu_now() - c0 >= 0.1 - 0.01); /* the clocks' resolutions apart */
+    if (before_hard_stop(t0, limit))
+        OLLA_CHECK(olla_cpu_now() - c0 >= limit - 0.01); /* the clocks' resolutions apart */
 }
 
 /* The hard stop: past OLLA_DEADLINE_WALL_FACTOR times its seconds on the
  * wall clock a deadline passes, whatever CPU time the process had. */
 OLLA_TEST(test_hard_stop_on_the_wall_clock)
 {
-    const double limit = 0.02;
+    const double limit = 0.05;
     double t0 = olla_clock_start(), c0 = olla_cpu_now();
     double d = t0 + limit;
     sleep_seconds(limit * (OLLA_DEADLINE_WALL_FACTOR - 4.0));
@@ -87,7 +101,8 @@ OLLA_TEST(test_hard_stop_on_the_wall_clock)
         olla_test_skip("sleeping used CPU time");
         return;
     }
-    OLLA_CHECK(!olla_past(d)); /* past it on the wall clock, not at the hard stop */
+    if (before_hard_stop(t0, limit)) /* a sleep that overran on a busy machine may end past it */
+        OLLA_CHECK(!olla_past(d)); /* past it on the wall clock, not at the hard stop */
     sleep_seconds(limit * 5.0);
     OLLA_CHECK(olla_now() - t0 > OLLA_DEADLINE_WALL_FACTOR * limit);
     OLLA_CHECK(olla_past(d));
