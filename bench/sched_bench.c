@@ -18,6 +18,15 @@ static void print_line(void *ctx, olla_log_level level, const char *message)
     fprintf(stderr, "%s\n", message);
 }
 
+/* FNV-1a of an order, to tell two runs' orders apart */
+static unsigned order_hash(const int *order, int n)
+{
+    unsigned h = 2166136261u;
+    for (int t = 0; t < n; t++)
+        h = (h ^ (unsigned)order[t]) * 16777619u;
+    return h;
+}
+
 int main(int argc, char **argv)
 {
     olla_schedule_options opt = {60.0, 1, NULL};
@@ -48,8 +57,8 @@ int main(int argc, char **argv)
         }
     }
     if (ilp_only)
-        printf("| model | nodes | columns | rows | input-order peak | ILP peak | ILP bound | proven | seconds |\n"
-               "|---|---:|---:|---:|---:|---:|---:|---|---:|\n");
+        printf("| model | nodes | columns | rows | input-order peak | ILP peak | ILP bound | proven | order hash | seconds |\n"
+               "|---|---:|---:|---:|---:|---:|---:|---|---|---:|\n");
     else
     printf("| model | nodes | input-order peak | best heuristic peak | final peak | lower bound | gap | saving | "
            "seconds | status |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
@@ -77,13 +86,14 @@ int main(int argc, char **argv)
             const char *base = strrchr(argv[i], '/');
             base = base ? base + 1 : argv[i];
             if (st != OLLA_OK)
-                printf("| %s | %d | - | - | %lld | (%s) | - | no | %.2f |\n", base, f.dag.n_nodes, (long long)in,
+                printf("| %s | %d | - | - | %lld | (%s) | - | no | - | %.2f |\n", base, f.dag.n_nodes, (long long)in,
                        err.message, olla_now() - t0);
             else
-                printf("| %s | %d | %d | %d | %lld | %s%lld | %lld | %s | %.2f |\n", base, f.dag.n_nodes, info.n_cols,
-                       info.n_rows, (long long)in, info.found ? "" : "none, ",
+                printf("| %s | %d | %d | %d | %lld | %s%lld | %lld | %s | %08x | %.2f |\n", base, f.dag.n_nodes,
+                       info.n_cols, info.n_rows, (long long)in, info.found ? "" : "none, ",
                        (long long)(info.found ? peak_of(&f.dag, order) : 0), (long long)info.bound,
-                       info.optimal ? "yes" : "no", olla_now() - t0);
+                       info.optimal ? "yes" : "no", info.found ? order_hash(order, f.dag.n_nodes) : 0u,
+                       olla_now() - t0);
             fflush(stdout);
         } else if (olla_schedule(&f.dag, input, &opt, order, &res, &err) != OLLA_OK) {
             fprintf(stderr, "%s: %s\n", argv[i], err.message);

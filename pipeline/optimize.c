@@ -436,7 +436,7 @@ static olla_status try_joint(run *r)
         return OLLA_OK;
     }
     int n = r->dag.n_nodes, nt = r->dag.n_tensors;
-    double left = r->opt->time_limit > 0 ? r->opt->time_limit - (olla_now() - r->t0) : 0;
+    double left = r->opt->time_limit > 0 ? olla_deadline_left(r->t0 + r->opt->time_limit) : 0; /* CPU seconds for CBC */
     int *jorder = malloc(((size_t)n + 1) * sizeof(int));
     int64_t *joff = malloc(((size_t)nt + 1) * sizeof(int64_t));
     int64_t jarena = 0;

@@ -1,4 +1,4 @@
-/* olla-onnx: a CBC solve in a child process killed at the deadline. */
+/* olla-onnx: a CBC solve in a child process killed when its limit passes. */
 #include "solver/olla_cbc_child.h"
 #include "util/olla_clock.h"
 
@@ -23,7 +23,7 @@
 #define OLLA_CBC_TIME_SHARE 0.85
 #define OLLA_CBC_TIME_MARGIN 0.05
 #define OLLA_CBC_MIN_SECONDS 0.01
-/* Grace after the deadline for the child's status word, its error message
+/* Grace after the limit for the child's status word, its error message
  * and its result: it may still be writing them. */
 #define OLLA_CBC_GRACE_CODE 0.05
 #define OLLA_CBC_GRACE_MESSAGE 0.2
@@ -46,28 +46,52 @@ static int write_all(int fd, const void *buf, size_t len)
 }
 
 /* How often, in milliseconds, the wait for the solver looks at
- * olla_stop_requested. */
+ * olla_stop_requested and at the child's CPU time. */
 #define STOP_POLL_MS 100
 
-/* reads all of buf before the deadline, returns 0 on failure or timeout */
-static int read_all_until(int fd, void *buf, size_t len, double deadline)
+/* The child's limit as the parent counts it: like a deadline
+ * (olla_deadline_passed), it passes when the wall clock and the child's own
+ * CPU time have both run `seconds` since the start, or at
+ * OLLA_DEADLINE_WALL_FACTOR times that on the wall clock (the hard stop). A
+ * child waiting for a busy machine's CPU is not cut short. */
+typedef struct {
+    double start, seconds;
+    clockid_t cpu; /* the child's CPU clock */
+    int has_cpu;   /* 0: not readable here, the wall clock alone counts up to the hard stop */
+} child_limit;
+
+/* 1 when the child has used up its limit plus `grace` seconds */
+static int child_past(const child_limit *c, double grace)
+{
+    double lim = c->seconds + grace, wall = olla_now() - c->start;
+    if (wall <= lim)
+        return 0;
+    if (wall > OLLA_DEADLINE_WALL_FACTOR * lim)
+        return 1;
+    struct timespec ts;
+    if (!c->has_cpu || clock_gettime(c->cpu, &ts) != 0)
+        return 0; /* an ended child: its result or the end of the pipe comes */
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 > lim;
+}
+
+/* reads all of buf before the child's limit plus grace, returns 0 on failure
+ * or timeout */
+static int read_all_until(int fd, void *buf, size_t len, const child_limit *c, double grace)
 {
     char *p = buf;
     while (len > 0) {
-        double left = deadline - olla_now();
-        if (left <= 0 || olla_stop_requested)
+        if (child_past(c, grace) || olla_stop_requested)
             return 0;
         /* a stop request set by another thread (a host's caller waiting on
          * Ctrl-C) interrupts no poll here: wake up every STOP_POLL_MS to see it */
         struct pollfd pfd = {fd, POLLIN, 0};
-        int wait_ms = left * 1000.0 < STOP_POLL_MS ? (int)(left * 1000.0) + 1 : STOP_POLL_MS;
-        int pr = poll(&pfd, 1, wait_ms);
+        int pr = poll(&pfd, 1, STOP_POLL_MS);
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr < 0)
             return 0;
         if (pr == 0)
-            continue; /* the deadline is checked above */
+            continue; /* the limit is checked above */
         ssize_t r = read(fd, p, len);
         if (r < 0 && errno == EINTR)
             continue;
@@ -94,9 +118,9 @@ static void child_signals(pid_t parent)
         _exit(1);
 }
 
-/* In the child: runs the job with CBC's own limit a little under
- * time_limit, writes its status word and then its error message or its
- * result (into buf first) to fd, and exits. */
+/* In the child: runs the job with CBC's own limit (CPU seconds, CBC's
+ * "timeMode" "cpu") a little under time_limit, writes its status word and
+ * then its error message or its result (into buf first) to fd, and exits. */
 static _Noreturn void child_main(const olla_cbc_job *job, double time_limit, void *buf, int fd, pid_t parent)
 {
     child_signals(parent);
@@ -114,7 +138,7 @@ static _Noreturn void child_main(const olla_cbc_job *job, double time_limit, voi
     _exit(sent ? 0 : 1);
 }
 
-/* Forks, waits for the result until the deadline, and reads it back
+/* Forks, waits for the result until the child's limit, and reads it back
  * (olla_cbc_child.h). */
 olla_status olla_cbc_child_run(const olla_cbc_job *job, double time_limit, olla_cbc_outcome *outcome, olla_error *err)
 {
@@ -127,7 +151,7 @@ olla_status olla_cbc_child_run(const olla_cbc_job *job, double time_limit, olla_
         outcome->finished = 1;
         return st;
     }
-    double deadline = olla_now() + time_limit;
+    child_limit lim = {olla_now(), time_limit, 0, 0};
     size_t out_len = job->out_len;
     void *buf = malloc(out_len + 1);
     if (!buf)
@@ -152,13 +176,14 @@ olla_status olla_cbc_child_run(const olla_cbc_job *job, double time_limit, olla_
         child_main(job, time_limit, buf, fds[1], parent);
     }
     close(fds[1]);
+    lim.has_cpu = clock_getcpuclockid(pid, &lim.cpu) == 0;
     int code = -1;
     char msg[sizeof err->message];
-    int ok = read_all_until(fds[0], &code, sizeof code, deadline + OLLA_CBC_GRACE_CODE);
+    int ok = read_all_until(fds[0], &code, sizeof code, &lim, OLLA_CBC_GRACE_CODE);
     if (ok && code != OLLA_OK)
-        ok = read_all_until(fds[0], msg, sizeof msg, deadline + OLLA_CBC_GRACE_MESSAGE);
+        ok = read_all_until(fds[0], msg, sizeof msg, &lim, OLLA_CBC_GRACE_MESSAGE);
     else if (ok)
-        ok = read_all_until(fds[0], buf, out_len, deadline + OLLA_CBC_GRACE_RESULT);
+        ok = read_all_until(fds[0], buf, out_len, &lim, OLLA_CBC_GRACE_RESULT);
     close(fds[0]);
     if (!ok)
         kill(pid, SIGKILL);

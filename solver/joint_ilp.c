@@ -424,7 +424,7 @@ static olla_status joint_load(joint_model *j, double cbc_limit, olla_error *err)
     Cbc_setObjSense(model, 1.0);
     Cbc_setLogLevel(model, 0);
     if (cbc_limit > 0) {
-        Cbc_setParameter(model, "timeMode", "elapsed");
+        Cbc_setParameter(model, "timeMode", "cpu");
         Cbc_setMaximumSeconds(model, cbc_limit);
     }
     return OLLA_OK;

@@ -19,6 +19,18 @@
  * buffer. A buffer costs O(log T + k log log T) for k overlapping placed
  * buffers (plus the not yet placed ones starting inside its lifetime),
  * never a pass over every placed buffer.
+ *
+ * First fit needs only the union of the overlapping buffers' addresses: the
+ * lowest offset where the buffer fits is the same whoever holds the space.
+ * So when every buffer has a size and a lifetime, first fit keeps at each
+ * node, instead of its list, two unions as sorted runs of merged address
+ * ranges: of the buffers it holds (`own`), and of the buffers whose first
+ * step falls in its range (`sub`). The buffers live during [a, b) are those
+ * held on the path from leaf a to the root and those starting in one of the
+ * O(log T) nodes that cover [a, b); a query merges those O(log T) runs, and
+ * a training step's thousands of stacked buffers are a handful of runs. A
+ * buffer costs O(log T) merges into runs and a scan of the runs below its
+ * offset.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +44,11 @@
 #define RADIX_BITS 11
 #define RADIX (1 << RADIX_BITS)
 #define SPAN_KEY_BITS 63
-/* The cursor heap holds the tree's depth and this many more. */
-#define HEAP_SLACK 4
+/* The cursor heap holds HEAP_PER_LEVEL cursors a level of the tree (a node's
+ * list, and with the unions its own and its subtree's runs) and this many
+ * more. */
+#define HEAP_PER_LEVEL 3
+#define HEAP_SLACK 6
 /* A node list's first capacity: the tree has many short lists, which
  * olla_grow's first capacity (64 and more) would make several times larger. */
 #define NODE_LIST_FIRST 4
@@ -62,8 +77,16 @@ typedef struct greedy {
     int **list;                  /* 2 * leaves node lists, sorted by offset */
     size_t *len, *cap;
     span *later, *later_tmp;     /* n each: scratch for the second part */
-    cursor *heap;                /* 2 * log2(leaves) + 4 */
+    cursor *heap;                /* HEAP_PER_LEVEL * log2(leaves) + HEAP_SLACK */
+    int unions;                  /* 1: first fit on the unions below instead of the lists */
+    struct runs *own, *sub;      /* 2 * leaves each, with unions */
 } greedy;
+
+/* Address ranges merged where they overlap or touch, sorted. */
+typedef struct runs {
+    span *r;
+    size_t len, cap;
+} runs;
 
 /* Sorts spans by lo (>= 0): insertion sort when short, else a radix sort
  * by RADIX_BITS-bit digits up to the highest bit in use, through tmp. */
@@ -104,6 +127,12 @@ static void greedy_free(greedy *g)
     if (g->list)
         for (size_t v = 0; v < 2 * g->leaves; v++)
             free(g->list[v]);
+    for (size_t v = 0; g->own && v < 2 * g->leaves; v++)
+        free(g->own[v].r);
+    for (size_t v = 0; g->sub && v < 2 * g->leaves; v++)
+        free(g->sub[v].r);
+    free(g->own);
+    free(g->sub);
     free(g->list);
     free(g->len);
     free(g->cap);
@@ -158,7 +187,18 @@ static int compress(greedy *g)
     return 1;
 }
 
-static int greedy_init(greedy *g, const olla_pitem *it, size_t n, int64_t *off)
+/* 1 when first fit can run on the unions: every buffer has a size and a
+ * lifetime (then a free stretch holds a buffer exactly when it is at least
+ * its size, whatever lies at its ends). */
+static int unions_apply(const olla_pitem *it, size_t n, int best_fit)
+{
+    for (size_t i = 0; !best_fit && i < n; i++)
+        if (it[i].size < 1 || it[i].upper <= it[i].lower)
+            return 0;
+    return !best_fit;
+}
+
+static int greedy_init(greedy *g, const olla_pitem *it, size_t n, int64_t *off, int best_fit)
 {
     memset(g, 0, sizeof *g);
     g->it = it;
@@ -179,8 +219,70 @@ static int greedy_init(greedy *g, const olla_pitem *it, size_t n, int64_t *off)
     g->list = calloc(2 * g->leaves, sizeof *g->list);
     g->len = calloc(2 * g->leaves, sizeof *g->len);
     g->cap = calloc(2 * g->leaves, sizeof *g->cap);
-    g->heap = malloc((depth + HEAP_SLACK) * sizeof *g->heap);
+    g->heap = malloc((HEAP_PER_LEVEL * depth + HEAP_SLACK) * sizeof *g->heap);
+    g->unions = unions_apply(it, n, best_fit);
+    if (g->unions) {
+        g->own = calloc(2 * g->leaves, sizeof *g->own);
+        g->sub = calloc(2 * g->leaves, sizeof *g->sub);
+        if (!g->own || !g->sub)
+            return 0;
+    }
     return g->list && g->len && g->cap && g->heap;
+}
+
+/* Adds [lo, hi) to the runs, merged with those it overlaps or touches. */
+static int runs_add(runs *v, int64_t lo, int64_t hi)
+{
+    size_t a = 0, z = v->len;
+    while (a < z) { /* the first run ending at or above lo */
+        size_t m = a + (z - a) / 2;
+        if (v->r[m].hi < lo)
+            a = m + 1;
+        else
+            z = m;
+    }
+    size_t e = a;
+    while (e < v->len && v->r[e].lo <= hi)
+        e++;
+    if (e > a) { /* runs a .. e - 1 merge into one */
+        span merged = {v->r[a].lo < lo ? v->r[a].lo : lo, v->r[e - 1].hi > hi ? v->r[e - 1].hi : hi};
+        v->r[a] = merged;
+        memmove(v->r + a + 1, v->r + e, (v->len - e) * sizeof *v->r);
+        v->len -= e - a - 1;
+        return 1;
+    }
+    if (v->len == v->cap) {
+        size_t nc = v->cap ? 2 * v->cap : 4;
+        span *grown = realloc(v->r, nc * sizeof *grown);
+        if (!grown)
+            return 0;
+        v->r = grown;
+        v->cap = nc;
+    }
+    memmove(v->r + a + 1, v->r + a, (v->len - a) * sizeof *v->r);
+    v->r[a] = (span){lo, hi};
+    v->len++;
+    return 1;
+}
+
+/* Records placed buffer i in the unions: in `own` of the nodes that cover
+ * its lifetime, and in `sub` of the nodes on the path from its first step
+ * to the root (their ranges hold that step). */
+static int unions_add(greedy *g, int i)
+{
+    int64_t lo = g->off[i], hi = lo + g->it[i].size;
+    size_t l = (size_t)g->first_step[i] + g->leaves, r = (size_t)g->last_step[i] + g->leaves;
+    for (; l < r; l /= 2, r /= 2) {
+        if ((l & 1) && !runs_add(&g->own[l++], lo, hi))
+            return 0;
+        if ((r & 1) && !runs_add(&g->own[--r], lo, hi))
+            return 0;
+    }
+    for (size_t u = (size_t)g->first_step[i] + g->leaves; u >= 1; u /= 2)
+        if (!runs_add(&g->sub[u], lo, hi))
+            return 0;
+    g->placed[i] = 1;
+    return 1;
 }
 
 /* Inserts buffer i (placed) into node v's list, keeping offset order. */
@@ -212,6 +314,8 @@ static int node_add(greedy *g, size_t v, int i)
 /* Records buffer i at its offset in the nodes covering its lifetime. */
 static int tree_add(greedy *g, int i)
 {
+    if (g->unions)
+        return unions_add(g, i);
     size_t l = (size_t)g->first_step[i] + g->leaves, r = (size_t)g->last_step[i] + g->leaves;
     for (; l < r; l /= 2, r /= 2) {
         if ((l & 1) && !node_add(g, l++, i))
@@ -329,8 +433,36 @@ static int64_t scan(greedy *g, size_t nh, int64_t from, int64_t size, int best_f
  * their sorted path lists alone, until no sample raises it). Of the
  * buffers that start after the first step, only those reaching above x are
  * then sorted and merged with the first step's lists. */
+/* A cursor over runs v, when it has any. */
+static size_t push_runs(greedy *g, const runs *v, size_t nh)
+{
+    if (v->len > 0)
+        g->heap[nh++] = (cursor){NULL, v->r, 0, v->len, v->r[0].lo};
+    return nh;
+}
+
+/* First fit on the unions: a buffer live during i's lifetime [a, b) is
+ * live at a (held on the path from leaf a to the root: `own` there) or
+ * starts inside (a, b) (in `sub` of the node covering [a, b) that holds its
+ * first step); those runs merged from address 0. */
+static int64_t find_offset_unions(greedy *g, int i)
+{
+    size_t nh = 0, l = (size_t)g->first_step[i] + g->leaves, r = (size_t)g->last_step[i] + g->leaves;
+    for (; l < r; l /= 2, r /= 2) {
+        if (l & 1)
+            nh = push_runs(g, &g->sub[l++], nh);
+        if (r & 1)
+            nh = push_runs(g, &g->sub[--r], nh);
+    }
+    for (size_t u = (size_t)g->first_step[i] + g->leaves; u >= 1; u /= 2)
+        nh = push_runs(g, &g->own[u], nh);
+    return scan(g, nh, 0, g->it[i].size, 0);
+}
+
 static int64_t find_offset(greedy *g, int i, int best_fit)
 {
+    if (g->unions)
+        return find_offset_unions(g, i);
     int64_t size = g->it[i].size, x = 0;
     size_t a = (size_t)g->first_step[i], len = (size_t)g->last_step[i] - a;
     size_t samples = len < OLLA_GREEDY_SAMPLES ? len : OLLA_GREEDY_SAMPLES;
@@ -357,7 +489,7 @@ int64_t olla_place_greedy(const olla_pitem *it, size_t n, const int *order,
         return 0;
     greedy g;
     int64_t arena = -1;
-    if (!greedy_init(&g, it, n, off))
+    if (!greedy_init(&g, it, n, off, best_fit))
         goto done;
     for (size_t e = 0; e < n; e++) {
         int i = order[e];

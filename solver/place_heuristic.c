@@ -18,9 +18,16 @@
 
 /* Best fit in order of start time (larger first on ties), with only the
  * live buffers kept in an offset-sorted list: needs no conflict graph.
- * (First fit in the same order: olla_place_sweep_first_fit.) */
+ * Buffers that all have a size go to olla_place_sweep_best_fit, which finds
+ * the same gaps in O(log n) each; this pass over the live ones is for the
+ * rest. (First fit in the same order: olla_place_sweep_first_fit.) */
 static int64_t sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off)
 {
+    size_t sized = 0;
+    while (sized < n && it[sized].size >= 1)
+        sized++;
+    if (sized == n)
+        return olla_place_sweep_best_fit(it, n, off);
     olla_pkey *ord = malloc((n + 1) * sizeof *ord);
     int *act = malloc((n + 1) * sizeof *act);
     if (!ord || !act) {

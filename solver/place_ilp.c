@@ -187,13 +187,13 @@ static double addr_settings(addr_ilp *a, const olla_pwork *w)
     /* CBC 2.10 can crash in CglPreProcess::postProcess when a time limit
      * stops it; the model is small and plain, so preprocessing is off. */
     Cbc_setParameter(m, "preprocess", "off");
-    Cbc_setParameter(m, "timeMode", "elapsed");
+    Cbc_setParameter(m, "timeMode", "cpu");
     /* the budget: a node limit (deterministic); the time only as a safety net */
     long long nodes = olla_pwork_left(w) / OLLA_PLACE_ILP_NODE_UNITS;
     Cbc_setMaximumNodes(m, nodes > OLLA_PLACE_ILP_MAX_NODES ? OLLA_PLACE_ILP_MAX_NODES
                            : nodes < 1                      ? 1
                                                             : (int)nodes);
-    double seconds = w->deadline > 0 ? w->deadline - olla_now() : OLLA_PLACE_ILP_SECONDS;
+    double seconds = w->deadline > 0 ? olla_deadline_left(w->deadline) : OLLA_PLACE_ILP_SECONDS;
     return seconds < OLLA_PLACE_ILP_MIN_SECONDS ? OLLA_PLACE_ILP_MIN_SECONDS : seconds;
 }
 

@@ -58,6 +58,10 @@ int olla_pwork_late(olla_pwork *w);
 /* First fit by start time (place_sweep.c): off for every item; returns the
  * arena, or -1 when out of memory. Fast for any number of buffers. */
 int64_t olla_place_sweep_first_fit(const olla_pitem *it, size_t n, int64_t *off);
+/* Best fit in the same order (place_sweep.c): each buffer in the tightest
+ * gap that holds it among the live ones, the lowest of equal ones, else on
+ * top of them. Every item needs a size of at least 1. */
+int64_t olla_place_sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off);
 
 /* One greedy placement (place_greedy.c): the buffers in order[0..n), each
  * at the lowest (first fit) or tightest (best fit) gap among the buffers

@@ -1,4 +1,5 @@
-/* olla-onnx: first fit in order of start time, for any number of buffers.
+/* olla-onnx: first fit and best fit in order of start time, for any number
+ * of buffers.
  *
  * Buffers are taken by start time (larger first on ties) and each goes to
  * the lowest gap among the buffers live at that moment. The live buffers
@@ -196,6 +197,179 @@ done:
     for (int b = 0; b < s.nb; b++)
         free(s.blk[b]);
     free(s.blk);
+    free(ord);
+    free(heap);
+    return arena;
+}
+
+/* ---- best fit in order of start time ----
+ *
+ * The same order and the same live buffers as above. Each live buffer q
+ * owns the gap below it: from the previous live buffer's end (or 0) to q's
+ * offset. The live buffers are a list in offset order, and their gaps a
+ * treap keyed by (gap, offset), so the tightest gap that holds a buffer,
+ * the lowest of equal ones, is the first key with gap >= size: O(log n) a
+ * buffer instead of a pass over the live ones. Offsets are distinct, so
+ * keys are, when every buffer has a size. */
+
+typedef struct gaps {
+    const olla_pitem *it;
+    int64_t *off;
+    int *prev, *next; /* live buffers in offset order; -1 at the ends */
+    int last;         /* the live buffer with the highest offset, -1 when none */
+    int64_t *gap;     /* per live buffer: the free space right below it */
+    int *left, *right, root;
+    unsigned *pri;
+} gaps;
+
+static int64_t gtop(const gaps *g, int i) { return g->off[i] + g->it[i].size; }
+
+/* 1 when a's key is below b's */
+static int key_below(const gaps *g, int a, int b)
+{
+    return g->gap[a] < g->gap[b] || (g->gap[a] == g->gap[b] && g->off[a] < g->off[b]);
+}
+
+/* splits the treap at u into keys below k's (into *l) and the rest (*r) */
+static void split(gaps *g, int u, int k, int *l, int *r)
+{
+    if (u < 0) {
+        *l = *r = -1;
+    } else if (key_below(g, u, k)) {
+        split(g, g->right[u], k, &g->right[u], r);
+        *l = u;
+    } else {
+        split(g, g->left[u], k, l, &g->left[u]);
+        *r = u;
+    }
+}
+
+/* joins treaps a and b, every key of a below every key of b */
+static int merge(gaps *g, int a, int b)
+{
+    if (a < 0 || b < 0)
+        return a < 0 ? b : a;
+    if (g->pri[a] > g->pri[b]) {
+        g->right[a] = merge(g, g->right[a], b);
+        return a;
+    }
+    g->left[b] = merge(g, a, g->left[b]);
+    return b;
+}
+
+/* the treap at u without its smallest key */
+static int drop_min(gaps *g, int u)
+{
+    if (g->left[u] < 0)
+        return g->right[u];
+    g->left[u] = drop_min(g, g->left[u]);
+    return u;
+}
+
+static void gap_insert(gaps *g, int q)
+{
+    int l, r;
+    g->left[q] = g->right[q] = -1;
+    split(g, g->root, q, &l, &r);
+    g->root = merge(g, merge(g, l, q), r);
+}
+
+static void gap_erase(gaps *g, int q)
+{
+    int l, r;
+    split(g, g->root, q, &l, &r); /* q is the smallest key of r */
+    g->root = merge(g, l, drop_min(g, r));
+}
+
+/* the live buffer with the tightest gap of at least size below it, the
+ * lowest of equal ones; -1 when none */
+static int tightest(const gaps *g, int64_t size)
+{
+    int best = -1;
+    for (int u = g->root; u >= 0;) {
+        if (g->gap[u] >= size) {
+            best = u;
+            u = g->left[u];
+        } else {
+            u = g->right[u];
+        }
+    }
+    return best;
+}
+
+/* Places i in the tightest gap that holds it, or on top of the live ones. */
+static void best_place(gaps *g, int i)
+{
+    int q = tightest(g, g->it[i].size), p = q >= 0 ? g->prev[q] : g->last;
+    g->off[i] = p >= 0 ? gtop(g, p) : 0;
+    g->prev[i] = p;
+    g->next[i] = q;
+    if (p >= 0)
+        g->next[p] = i;
+    if (q >= 0) {
+        gap_erase(g, q);
+        g->gap[q] -= g->it[i].size;
+        g->prev[q] = i;
+        gap_insert(g, q);
+    } else {
+        g->last = i;
+    }
+    g->gap[i] = 0;
+    gap_insert(g, i);
+}
+
+/* Takes live buffer q out; the next one's gap grows to the previous one's end. */
+static void best_remove(gaps *g, int q)
+{
+    int p = g->prev[q], r = g->next[q];
+    gap_erase(g, q);
+    if (p >= 0)
+        g->next[p] = r;
+    if (r >= 0) {
+        gap_erase(g, r);
+        g->gap[r] = g->off[r] - (p >= 0 ? gtop(g, p) : 0);
+        g->prev[r] = p;
+        gap_insert(g, r);
+    } else {
+        g->last = p;
+    }
+}
+
+int64_t olla_place_sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off)
+{
+    size_t m = n + 1;
+    gaps g = {it, off, malloc(m * sizeof(int)), malloc(m * sizeof(int)), -1, malloc(m * sizeof(int64_t)),
+              malloc(m * sizeof(int)), malloc(m * sizeof(int)), -1, malloc(m * sizeof(unsigned))};
+    olla_pkey *ord = malloc(m * sizeof *ord);
+    int *heap = malloc(m * sizeof *heap);
+    int64_t arena = -1;
+    if (!g.prev || !g.next || !g.gap || !g.left || !g.right || !g.pri || !ord || !heap)
+        goto done;
+    unsigned x = 2463534242u; /* xorshift: the same treap on every run */
+    for (size_t i = 0; i < n; i++) {
+        ord[i] = (olla_pkey){it[i].lower, -it[i].size, (int)i};
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        g.pri[i] = x;
+    }
+    olla_place_sort_keys(ord, n);
+    int nh = 0;
+    for (size_t e = 0; e < n; e++) {
+        int i = ord[e].idx;
+        while (nh > 0 && it[heap[0]].upper <= it[i].lower)
+            best_remove(&g, heap_pop(heap, &nh, it));
+        best_place(&g, i);
+        heap_push(heap, &nh, it, i);
+    }
+    arena = olla_place_items_arena(it, off, n);
+done:
+    free(g.prev);
+    free(g.next);
+    free(g.gap);
+    free(g.left);
+    free(g.right);
+    free(g.pri);
     free(ord);
     free(heap);
     return arena;

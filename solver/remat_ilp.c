@@ -121,7 +121,7 @@ static olla_status ilp_child(void *ctx, double cbc_limit, void *out, olla_error 
     const ilp_args *a = ctx;
     const prog *g = a->g;
     if (cbc_limit > 0) {
-        Cbc_setParameter(a->m, "timeMode", "elapsed");
+        Cbc_setParameter(a->m, "timeMode", "cpu");
         Cbc_setMaximumSeconds(a->m, cbc_limit);
     }
     Cbc_solve(a->m);

@@ -413,7 +413,7 @@ static olla_status sched_load(sched_ilp *s, olla_ilp_info *info, olla_error *err
     Cbc_setObjSense(model, 1.0);
     Cbc_setLogLevel(model, olla_log_wants(s->log, OLLA_LOG_SOLVER_OUTPUT) ? 1 : 0);
     if (s->time_limit > 0) {
-        Cbc_setParameter(model, "timeMode", "elapsed");
+        Cbc_setParameter(model, "timeMode", "cpu");
         Cbc_setMaximumSeconds(model, s->time_limit);
     }
     Cbc_setMaximumNodes(model, MAX_NODES);

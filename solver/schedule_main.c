@@ -306,7 +306,7 @@ static void exact(sched *s)
 /* the ILP, warm-started with the best order and given the bound */
 static void ilp(sched *s)
 {
-    double left = s->deadline > 0 ? s->deadline - olla_now() : 0;
+    double left = s->deadline > 0 ? olla_deadline_left(s->deadline) : 0; /* CBC counts CPU seconds */
     if (s->deadline > 0 && left <= ILP_MIN_SECONDS)
         return;
     olla_ilp_info info;

@@ -8,6 +8,8 @@
  * (until the CPU time itself runs out). */
 #include "util/olla_clock.h"
 
+#include <sys/resource.h>
+
 /* the deadlines asked about lately, each with the wall clock and the CPU
  * time at its first question; the oldest is replaced */
 enum { DEADLINE_SLOTS = 8 };
@@ -31,9 +33,21 @@ double olla_clock_start(void)
     return run.wall;
 }
 
-int olla_deadline_passed(double deadline)
+double olla_cpu_now(void)
 {
-    double now = olla_now();
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    double self = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    struct rusage ru;
+    if (getrusage(RUSAGE_CHILDREN, &ru) != 0)
+        return self;
+    return self + (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+/* the slot of a deadline, made when it is first asked about */
+static deadline_slot *slot_of(double deadline, double now)
+{
     int i = 0;
     while (i < DEADLINE_SLOTS && slots[i].deadline != deadline)
         i++;
@@ -43,12 +57,30 @@ int olla_deadline_passed(double deadline)
         slots[i] = run.wall > 0 ? (deadline_slot){deadline, run.wall, run.cpu}
                                 : (deadline_slot){deadline, now, olla_cpu_now()};
     }
+    return &slots[i];
+}
+
+int olla_deadline_passed(double deadline)
+{
+    double now = olla_now();
+    const deadline_slot *s = slot_of(deadline, now);
     if (now <= deadline)
         return 0;
     /* the hard stop: a machine so loaded that the process got less than one
      * CPU second in OLLA_DEADLINE_WALL_FACTOR of the wall clock ends the run
      * there, so that a time limit still bounds the wall clock */
-    if (now - slots[i].wall > OLLA_DEADLINE_WALL_FACTOR * (deadline - slots[i].wall))
+    if (now - s->wall > OLLA_DEADLINE_WALL_FACTOR * (deadline - s->wall))
         return 1;
-    return slots[i].wall + (olla_cpu_now() - slots[i].cpu) > deadline;
+    return s->wall + (olla_cpu_now() - s->cpu) > deadline;
+}
+
+double olla_deadline_left(double deadline)
+{
+    double now = olla_now();
+    const deadline_slot *s = slot_of(deadline, now);
+    if (now - s->wall > OLLA_DEADLINE_WALL_FACTOR * (deadline - s->wall))
+        return 0; /* the hard stop */
+    double wall_left = deadline - now, cpu_left = deadline - (s->wall + (olla_cpu_now() - s->cpu));
+    double left = wall_left > cpu_left ? wall_left : cpu_left;
+    return left > 0 ? left : 0;
 }

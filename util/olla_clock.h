@@ -30,13 +30,10 @@ typedef struct olla_limit {
     double deadline;
 } olla_limit;
 
-/* Seconds of CPU time this process has used (CLOCK_PROCESS_CPUTIME_ID). */
-static inline double olla_cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+/* Seconds of CPU time this process has used, and the processes it started
+ * and waited for (CBC's, solver/cbc_child.c): the time a run spends in a
+ * solver's process counts against its deadlines as its own. (util/clock.c) */
+double olla_cpu_now(void);
 
 /* 1 when the deadline has passed on the wall clock and the process has also
  * run that long: the seconds to the deadline are seconds of the process's own
@@ -50,6 +47,13 @@ int olla_deadline_passed(double deadline);
 /* Whatever the CPU time, a deadline passes at this many times its seconds
  * on the wall clock (counted as above): the hard stop. */
 #define OLLA_DEADLINE_WALL_FACTOR 10.0
+
+/* Seconds a process that runs from now on without waiting has before the
+ * deadline passes: the larger of the wall clock's and the CPU time's seconds
+ * left (as olla_deadline_passed counts them), 0 once it has passed. A solver
+ * given this many seconds of its own CPU time stops when the deadline would
+ * have, on a quiet machine or a busy one. */
+double olla_deadline_left(double deadline);
 
 /* A run starts: the deadlines first asked about from now on, in any thread,
  * count CPU time (the whole process's) from here. Returns olla_now(). */

@@ -1,6 +1,9 @@
 /* The greedy heuristics on their own. */
+#include <stdlib.h>
+
 #include "olla_test.h"
 #include "olla_test_gen.h"
+#include "place_gen.h"
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
 
@@ -54,4 +57,215 @@ OLLA_TEST(test_random_heuristic_bounds)
     }
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_training_pyramid), OLLA_T(test_random_heuristic_bounds))
+/* Best fit by start time from its definition: the buffers by start (larger
+ * first, then by index); each sees the placed ones still live at its start,
+ * sorted by offset, and goes to the lowest offset of the tightest free
+ * stretch between them (from 0) that holds it, else on top of them all.
+ * O(n^2 log n): a reference for small inputs. */
+static void best_fit_reference(const olla_pitem *it, size_t n, int64_t *off)
+{
+    int *ord = malloc(n * sizeof *ord), *live = malloc(n * sizeof *live);
+    char *placed = calloc(n, 1);
+    for (size_t i = 0; i < n; i++)
+        ord[i] = (int)i;
+    for (size_t a = 1; a < n; a++) /* insertion sort by (lower, -size, index) */
+        for (size_t b = a; b > 0; b--) {
+            const olla_pitem *x = &it[ord[b - 1]], *y = &it[ord[b]];
+            if (x->lower < y->lower || (x->lower == y->lower && (x->size > y->size ||
+                                                                 (x->size == y->size && ord[b - 1] < ord[b]))))
+                break;
+            int t = ord[b - 1];
+            ord[b - 1] = ord[b];
+            ord[b] = t;
+        }
+    for (size_t e = 0; e < n; e++) {
+        int i = ord[e];
+        size_t k = 0;
+        for (size_t j = 0; j < n; j++)
+            if (placed[j] && it[j].upper > it[i].lower)
+                live[k++] = (int)j;
+        for (size_t a = 1; a < k; a++) /* by offset */
+            for (size_t b = a; b > 0 && off[live[b - 1]] > off[live[b]]; b--) {
+                int t = live[b - 1];
+                live[b - 1] = live[b];
+                live[b] = t;
+            }
+        int64_t below = 0, best = -1, best_len = 0;
+        for (size_t a = 0; a < k; a++) {
+            int64_t len = off[live[a]] - below;
+            if (len >= it[i].size && (best < 0 || len < best_len)) {
+                best = below;
+                best_len = len;
+            }
+            below = off[live[a]] + it[live[a]].size;
+        }
+        off[i] = best >= 0 ? best : below;
+        placed[i] = 1;
+    }
+    free(ord);
+    free(live);
+    free(placed);
+}
+
+/* the sweep's best fit against the reference, offset for offset */
+static void check_best_fit(const olla_pitem *it, size_t n)
+{
+    int64_t *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
+    int64_t arena = olla_place_sweep_best_fit(it, n, a);
+    best_fit_reference(it, n, b);
+    size_t same = 0;
+    while (same < n && a[same] == b[same])
+        same++;
+    OLLA_CHECK(same == n);
+    OLLA_CHECK_EQ_I64(arena, olla_place_items_arena(it, b, n));
+    olla_test_check_valid(it, n, a, arena);
+    free(a);
+    free(b);
+}
+
+/* Best fit by start time (olla_place_sweep_best_fit, a treap of gaps) gives
+ * the offsets of its definition: random lifetimes with many equal sizes and
+ * gaps (ties), buffers live for no step, a long-lived stack, and generated
+ * training steps and compiler traces. */
+OLLA_TEST(test_sweep_best_fit_matches_definition)
+{
+    uint64_t x = 11;
+    for (int trial = 0; trial < 200; trial++) {
+        size_t n = 1 + olla_test_rng_below(&x, 300);
+        int64_t span = 1 + olla_test_rng_range(&x, 0, 120), sizes = 1 + olla_test_rng_range(&x, 0, 12);
+        olla_pitem it[300];
+        for (size_t i = 0; i < n; i++) {
+            int64_t l = olla_test_rng_range(&x, 0, span), len = olla_test_rng_range(&x, 0, 30);
+            if (trial % 4 == 0 && i % 7 == 0)
+                len = span + 10; /* outputs: live to the end */
+            it[i] = (olla_pitem){l, l + len, 1 + olla_test_rng_range(&x, 0, sizes) * (trial % 3 == 0 ? 64 : 1)};
+        }
+        check_best_fit(it, n);
+    }
+    for (int family = 0; family < 2; family++) {
+        olla_buffer *buf = NULL;
+        long nb = family ? place_gen_compiler(2000, 5, &buf) : place_gen_train(PLACE_GEN_DENSENET, 2, 1, 3, &buf);
+        OLLA_CHECK(nb > 0);
+        olla_pitem *it = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *it);
+        size_t n = 0;
+        for (long i = 0; i < nb; i++)
+            if (buf[i].size > 0)
+                it[n++] = (olla_pitem){buf[i].lower, buf[i].upper, buf[i].size};
+        check_best_fit(it, n);
+        free(it);
+        free(buf);
+    }
+}
+
+/* First fit from its definition: the buffers in the given order, each at
+ * its pinned offset or at the lowest offset (from 0) where it overlaps no
+ * placed buffer live at a common step. O(n^2 log n). */
+static void first_fit_reference(const olla_pitem *it, size_t n, const int *order, const int64_t *pinned,
+                                int64_t *off)
+{
+    int *live = malloc((n + 1) * sizeof *live);
+    char *placed = calloc(n + 1, 1);
+    for (size_t e = 0; e < n; e++) {
+        int i = order[e];
+        if (pinned && pinned[i] >= 0) {
+            off[i] = pinned[i];
+            placed[i] = 1;
+            continue;
+        }
+        size_t k = 0;
+        for (size_t j = 0; j < n; j++)
+            if (placed[j] && it[j].lower < it[i].upper && it[i].lower < it[j].upper)
+                live[k++] = (int)j;
+        for (size_t a = 1; a < k; a++) /* by offset */
+            for (size_t b = a; b > 0 && off[live[b - 1]] > off[live[b]]; b--) {
+                int t = live[b - 1];
+                live[b - 1] = live[b];
+                live[b] = t;
+            }
+        int64_t y = 0;
+        for (size_t a = 0; a < k && off[live[a]] < y + it[i].size; a++)
+            if (off[live[a]] + it[live[a]].size > y)
+                y = off[live[a]] + it[live[a]].size;
+        off[i] = y;
+        placed[i] = 1;
+    }
+    free(live);
+    free(placed);
+}
+
+/* The greedy first fit (its unions of address ranges per tree node) gives
+ * the offsets of the definition: random orders and lifetimes with many
+ * equal sizes, long-lived stacks, pinned buffers, generated training steps
+ * and compiler traces. */
+OLLA_TEST(test_greedy_first_fit_matches_definition)
+{
+    uint64_t x = 23;
+    for (int trial = 0; trial < 200; trial++) {
+        size_t n = 1 + olla_test_rng_below(&x, 300);
+        int64_t span = 1 + olla_test_rng_range(&x, 0, 150), sizes = 1 + olla_test_rng_range(&x, 0, 12);
+        olla_pitem it[300];
+        int order[300];
+        int64_t pinned[300], a[300], b[300], stack = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t l = olla_test_rng_range(&x, 0, span), len = 1 + olla_test_rng_range(&x, 0, 40);
+            if (trial % 4 == 0 && i % 5 == 0)
+                len = span + 10; /* outputs: live to the end */
+            it[i] = (olla_pitem){l, l + len, 1 + olla_test_rng_range(&x, 0, sizes)};
+            order[i] = (int)i;
+            pinned[i] = -1;
+        }
+        for (size_t i = n; i-- > 1;) { /* a random order */
+            size_t j = olla_test_rng_below(&x, (uint32_t)(i + 1));
+            int t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        if (trial % 3 == 1) /* a few pinned, stacked from 0, first in the order */
+            for (size_t e = 0; e < n / 10; e++) {
+                pinned[order[e]] = stack;
+                stack += it[order[e]].size;
+            }
+        int64_t arena = olla_place_greedy(it, n, order, trial % 3 == 1 ? pinned : NULL, 0, a);
+        first_fit_reference(it, n, order, trial % 3 == 1 ? pinned : NULL, b);
+        size_t same = 0;
+        while (same < n && a[same] == b[same])
+            same++;
+        OLLA_CHECK(same == n);
+        OLLA_CHECK_EQ_I64(arena, olla_place_items_arena(it, b, n));
+    }
+    for (int family = 0; family < 2; family++) {
+        olla_buffer *buf = NULL;
+        long nb = family ? place_gen_compiler(2000, 9, &buf) : place_gen_train(PLACE_GEN_INCEPTION, 1, 1, 4, &buf);
+        OLLA_CHECK(nb > 0);
+        size_t cap = (size_t)(nb > 0 ? nb : 1), n = 0;
+        olla_pitem *it = malloc(cap * sizeof *it);
+        int *order = malloc(cap * sizeof *order);
+        int64_t *a = malloc(cap * sizeof *a), *b = malloc(cap * sizeof *b);
+        for (long i = 0; i < nb; i++)
+            if (buf[i].size > 0 && buf[i].upper > buf[i].lower)
+                it[n++] = (olla_pitem){buf[i].lower, buf[i].upper, buf[i].size};
+        for (size_t i = 0; i < n; i++) /* greedy by size: larger first */
+            order[i] = (int)i;
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = i; j > 0 && it[order[j - 1]].size < it[order[j]].size; j--) {
+                int t = order[j - 1];
+                order[j - 1] = order[j];
+                order[j] = t;
+            }
+        int64_t arena = olla_place_greedy(it, n, order, NULL, 0, a);
+        first_fit_reference(it, n, order, NULL, b);
+        size_t same = 0;
+        while (same < n && a[same] == b[same])
+            same++;
+        OLLA_CHECK(same == n);
+        olla_test_check_valid(it, n, a, arena);
+        free(it);
+        free(order);
+        free(a);
+        free(b);
+        free(buf);
+    }
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_training_pyramid), OLLA_T(test_random_heuristic_bounds),
+               OLLA_T(test_sweep_best_fit_matches_definition), OLLA_T(test_greedy_first_fit_matches_definition))
