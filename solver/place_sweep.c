@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "solver/place_internal.h"
+#include "util/olla_arith.h"
 #include "util/olla_grow.h"
 
 #define BLOCK 256 /* a block holds up to 2 * BLOCK buffers */
@@ -345,13 +346,11 @@ int64_t olla_place_sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off)
     int64_t arena = -1;
     if (!g.prev || !g.next || !g.gap || !g.left || !g.right || !g.pri || !ord || !heap)
         goto done;
-    unsigned x = 2463534242u; /* xorshift: the same treap on every run */
+    uint64_t x = OLLA_GOLDEN_GAMMA; /* the same treap on every run */
     for (size_t i = 0; i < n; i++) {
         ord[i] = (olla_pkey){it[i].lower, -it[i].size, (int)i};
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        g.pri[i] = x;
+        x = olla_lcg_next(x);
+        g.pri[i] = (unsigned)olla_lcg_bits(x);
     }
     olla_place_sort_keys(ord, n);
     int nh = 0;
