@@ -1,5 +1,5 @@
 #!/bin/bash
-# Placement of compiler-traced training steps (bench/gen_compiler_trace.c:
+# Placement of compiler-traced training steps (`bench/gen_family.c traced`:
 # saved activations freed out of mirror order, residuals, huge short
 # temporaries; 18,700-62,000 buffers, --align 1 as the traces use), and of
 # any real traces in REAL_DIR (*.csv), against greedy by size and minimalloc
@@ -31,11 +31,11 @@ if [ -z "$BIN" ]; then
 fi
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-cc -O2 -I"$SRC" -I"$SRC/include" -o "$W/gen" "$SRC/bench/gen_compiler_trace.c" -lm
+cc -O2 -I"$SRC" -I"$SRC/include" -o "$W/gen" "$SRC/bench/gen_family.c" -lm
 # the generated traces: about N buffers, seed, 30% of the saved activations out of mirror order
 for spec in "18700 1" "18700 2" "28500 3" "28500 4" "62000 5" "62000 6"; do
     set -- $spec
-    "$W/gen" "$1" "$2" 30 > "$W/gen_$1_$2.csv"
+    "$W/gen" traced "$2" "$1" 30 > "$W/gen_$1_$2.csv"
 done
 TRACES=("$W"/gen_*.csv)
 if [ -n "$REAL" ]; then

@@ -1,5 +1,5 @@
 /* olla-onnx: a generator of compiler-traced training steps for the
- * placement tests and benchmarks (bench/gen_compiler_trace.c prints them as
+ * placement tests and benchmarks (`bench/gen_family.c traced` prints them as
  * minimalloc CSV). Header-only, deterministic from a seed.
  *
  * What makes real compiler traces (MindSpore's and XLA's, 18k-62k buffers)
