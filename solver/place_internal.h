@@ -30,6 +30,12 @@ size_t olla_place_count_below(const int64_t *a, size_t n, int64_t v);
 
 /* Max live units over time. */
 int64_t olla_place_items_max_live(const olla_pitem *it, size_t n);
+/* The load profile: for each time at which a buffer starts or ends, in
+ * order, the units live from it on, as keys[k].k1 (time) and keys[k].k2
+ * (load) for k below the returned count; keys holds 2n entries; *max gets
+ * max live. (Within a time, ends come before starts, so the load after a
+ * time's last event is its largest.) */
+size_t olla_place_items_loads(const olla_pitem *it, size_t n, olla_pkey *keys, int64_t *max);
 /* Max over items of offset + size. */
 int64_t olla_place_items_arena(const olla_pitem *it, const int64_t *off, size_t n);
 

@@ -180,23 +180,33 @@ int64_t olla_place_max_live(const olla_buffer *bufs, size_t n, int64_t alignment
     return best;
 }
 
+size_t olla_place_items_loads(const olla_pitem *it, size_t n, olla_pkey *keys, int64_t *max)
+{
+    size_t nt = 0;
+    for (size_t i = 0; i < n; i++) {
+        keys[2 * i] = (olla_pkey){it[i].lower, 1, (int)i};
+        keys[2 * i + 1] = (olla_pkey){it[i].upper, 0, (int)i}; /* ends first */
+    }
+    olla_place_sort_keys(keys, 2 * n);
+    int64_t cur = 0;
+    *max = 0;
+    for (size_t e = 0; e < 2 * n; e++) {
+        cur += keys[e].k2 ? it[keys[e].idx].size : -it[keys[e].idx].size;
+        if (e + 1 == 2 * n || keys[e + 1].k1 != keys[e].k1) {
+            keys[nt++] = (olla_pkey){keys[e].k1, cur, 0}; /* nt <= e: not yet read again */
+            *max = cur > *max ? cur : *max;
+        }
+    }
+    return nt;
+}
+
 int64_t olla_place_items_max_live(const olla_pitem *it, size_t n)
 {
     olla_pkey *ev = malloc((2 * n + 1) * sizeof *ev);
     if (!ev)
         return -1;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        ev[k++] = (olla_pkey){it[i].upper, 0, (int)i};
-        ev[k++] = (olla_pkey){it[i].lower, 1, (int)i};
-    }
-    olla_place_sort_keys(ev, k);
-    int64_t cur = 0, best = 0;
-    for (size_t e = 0; e < k; e++) {
-        cur += ev[e].k2 ? it[ev[e].idx].size : -it[ev[e].idx].size;
-        if (cur > best)
-            best = cur;
-    }
+    int64_t best;
+    olla_place_items_loads(it, n, ev, &best);
     free(ev);
     return best;
 }

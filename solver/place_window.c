@@ -132,28 +132,6 @@ static int try_window(wctx *c, int64_t a, int64_t b, long long search, long long
     return r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NOMEM ? r : OLLA_SEARCH_GAVE_UP;
 }
 
-/* The load after the last start at each time into c->keys[k].k1 (time) and
- * k2 (load), k < the returned count; *max gets max live. */
-static size_t loads(wctx *c, int64_t *max)
-{
-    size_t n = c->n, nt = 0;
-    for (size_t i = 0; i < n; i++) {
-        c->keys[2 * i] = (olla_pkey){c->it[i].lower, 1, (int)i};
-        c->keys[2 * i + 1] = (olla_pkey){c->it[i].upper, 0, (int)i}; /* ends first */
-    }
-    olla_place_sort_keys(c->keys, 2 * n);
-    int64_t cur = 0;
-    *max = 0;
-    for (size_t e = 0; e < 2 * n; e++) {
-        cur += c->keys[e].k2 ? c->it[c->keys[e].idx].size : -c->it[c->keys[e].idx].size;
-        if (e + 1 == 2 * n || c->keys[e + 1].k1 != c->keys[e].k1) {
-            c->keys[nt++] = (olla_pkey){c->keys[e].k1, cur, 0}; /* nt <= e: not yet read again */
-            *max = cur > *max ? cur : *max;
-        }
-    }
-    return nt;
-}
-
 /* The busy span at per_mille: the first and last times at which the load is
  * at least per_mille / 1000 of max live, from the nt loads of c->keys. */
 static void busy_span(const wctx *c, size_t nt, int64_t max, int per_mille, int64_t *a, int64_t *b)
@@ -188,7 +166,7 @@ int olla_place_window(const olla_pitem *it, size_t n, int64_t capacity, olla_pwo
         static const int per_mille[] = OLLA_WINDOW_BUSY_PER_MILLE;
         enum { NA = sizeof per_mille / sizeof per_mille[0] };
         int64_t max, a[NA], b[NA];
-        size_t nt = loads(&c, &max);
+        size_t nt = olla_place_items_loads(c.it, c.n, c.keys, &max);
         for (int k = 0; k < NA; k++)
             busy_span(&c, nt, max, per_mille[k], &a[k], &b[k]);
         r = OLLA_SEARCH_GAVE_UP;
