@@ -107,16 +107,34 @@ static void best_fit_reference(const olla_pitem *it, size_t n, int64_t *off)
     free(placed);
 }
 
+/* Offset for offset, a (the code under test) equals b (the reference). */
+static void check_same_offsets(const int64_t *a, const int64_t *b, size_t n)
+{
+    size_t same = 0;
+    while (same < n && a[same] == b[same])
+        same++;
+    OLLA_CHECK(same == n);
+}
+
+/* The nb generated buffers with a size, as items (with a lifetime too when
+ * live_only), into a new array of *n. */
+static olla_pitem *generated_items(const olla_buffer *buf, long nb, int live_only, size_t *n)
+{
+    olla_pitem *it = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *it);
+    *n = 0;
+    for (long i = 0; it && i < nb; i++)
+        if (buf[i].size > 0 && (!live_only || buf[i].upper > buf[i].lower))
+            it[(*n)++] = (olla_pitem){buf[i].lower, buf[i].upper, buf[i].size};
+    return it;
+}
+
 /* the sweep's best fit against the reference, offset for offset */
 static void check_best_fit(const olla_pitem *it, size_t n)
 {
     int64_t *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
     int64_t arena = olla_place_sweep_best_fit(it, n, a);
     best_fit_reference(it, n, b);
-    size_t same = 0;
-    while (same < n && a[same] == b[same])
-        same++;
-    OLLA_CHECK(same == n);
+    check_same_offsets(a, b, n);
     OLLA_CHECK_EQ_I64(arena, olla_place_items_arena(it, b, n));
     olla_test_check_valid(it, n, a, arena);
     free(a);
@@ -146,11 +164,8 @@ OLLA_TEST(test_sweep_best_fit_matches_definition)
         olla_buffer *buf = NULL;
         long nb = family ? place_gen_compiler(2000, 5, &buf) : place_gen_train(PLACE_GEN_DENSENET, 2, 1, 3, &buf);
         OLLA_CHECK(nb > 0);
-        olla_pitem *it = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *it);
         size_t n = 0;
-        for (long i = 0; i < nb; i++)
-            if (buf[i].size > 0)
-                it[n++] = (olla_pitem){buf[i].lower, buf[i].upper, buf[i].size};
+        olla_pitem *it = generated_items(buf, nb, 0, &n);
         check_best_fit(it, n);
         free(it);
         free(buf);
@@ -227,10 +242,7 @@ OLLA_TEST(test_greedy_first_fit_matches_definition)
             }
         int64_t arena = olla_place_greedy(it, n, order, trial % 3 == 1 ? pinned : NULL, 0, a);
         first_fit_reference(it, n, order, trial % 3 == 1 ? pinned : NULL, b);
-        size_t same = 0;
-        while (same < n && a[same] == b[same])
-            same++;
-        OLLA_CHECK(same == n);
+        check_same_offsets(a, b, n);
         OLLA_CHECK_EQ_I64(arena, olla_place_items_arena(it, b, n));
     }
     for (int family = 0; family < 2; family++) {
@@ -238,12 +250,9 @@ OLLA_TEST(test_greedy_first_fit_matches_definition)
         long nb = family ? place_gen_compiler(2000, 9, &buf) : place_gen_train(PLACE_GEN_INCEPTION, 1, 1, 4, &buf);
         OLLA_CHECK(nb > 0);
         size_t cap = (size_t)(nb > 0 ? nb : 1), n = 0;
-        olla_pitem *it = malloc(cap * sizeof *it);
+        olla_pitem *it = generated_items(buf, nb, 1, &n);
         int *order = malloc(cap * sizeof *order);
         int64_t *a = malloc(cap * sizeof *a), *b = malloc(cap * sizeof *b);
-        for (long i = 0; i < nb; i++)
-            if (buf[i].size > 0 && buf[i].upper > buf[i].lower)
-                it[n++] = (olla_pitem){buf[i].lower, buf[i].upper, buf[i].size};
         for (size_t i = 0; i < n; i++) /* greedy by size: larger first */
             order[i] = (int)i;
         for (size_t i = 1; i < n; i++)
@@ -254,10 +263,7 @@ OLLA_TEST(test_greedy_first_fit_matches_definition)
             }
         int64_t arena = olla_place_greedy(it, n, order, NULL, 0, a);
         first_fit_reference(it, n, order, NULL, b);
-        size_t same = 0;
-        while (same < n && a[same] == b[same])
-            same++;
-        OLLA_CHECK(same == n);
+        check_same_offsets(a, b, n);
         olla_test_check_valid(it, n, a, arena);
         free(it);
         free(order);
