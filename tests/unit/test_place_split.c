@@ -119,11 +119,7 @@ OLLA_TEST(test_split_training_traces)
         if (r != 1)
             continue;
         OLLA_CHECK_EQ_I64(olla_place_items_arena(it, off, n), live);
-        olla_buffer b[6 * LAYERS];
-        for (size_t i = 0; i < n; i++)
-            b[i] = (olla_buffer){it[i].lower, it[i].upper, it[i].size, off[i]};
-        olla_error err = {0};
-        OLLA_CHECK(olla_place_validate(b, n, live, 1, &err) == OLLA_OK);
+        olla_test_check_valid(it, n, off, live);
         /* and below max live it cannot succeed */
         OLLA_CHECK_EQ_I64(olla_place_split(it, n, live - 1, &(olla_pwork){1LL << 50, 0, olla_now() + 30, 0}, off, 0), 0);
     }
@@ -158,7 +154,6 @@ OLLA_TEST(test_split_crossing_traces)
     enum { LAYERS = 60 };
     static olla_pitem it[7 * LAYERS];
     static int64_t off[7 * LAYERS];
-    static olla_buffer b[7 * LAYERS];
     int found = 0;
     for (int trial = 0; trial < 6; trial++) {
         size_t n = crossing_trace(it, LAYERS, 4 + 4 * trial);
@@ -169,10 +164,7 @@ OLLA_TEST(test_split_crossing_traces)
             continue;
         found++;
         OLLA_CHECK_EQ_I64(olla_place_items_arena(it, off, n), live);
-        for (size_t i = 0; i < n; i++)
-            b[i] = (olla_buffer){it[i].lower, it[i].upper, it[i].size, off[i]};
-        olla_error err = {0};
-        OLLA_CHECK(olla_place_validate(b, n, live, 1, &err) == OLLA_OK);
+        olla_test_check_valid(it, n, off, live);
         OLLA_CHECK_EQ_I64(olla_place_split(it, n, live - 1, &(olla_pwork){1LL << 50, 0, olla_now() + 30, 0}, off, 0), 0);
     }
     OLLA_CHECK(found > 0);
@@ -187,7 +179,6 @@ OLLA_TEST(test_split_backwards)
     enum { LAYERS = 60 };
     static olla_pitem it[7 * LAYERS];
     static int64_t off[7 * LAYERS];
-    static olla_buffer b[7 * LAYERS];
     int found = 0;
     for (int trial = 0; trial < 8; trial++) {
         size_t n = trial < 4 ? training_trace(it, 30) : crossing_trace(it, LAYERS, 4 * trial - 12);
@@ -201,10 +192,7 @@ OLLA_TEST(test_split_backwards)
             continue;
         found++;
         OLLA_CHECK_EQ_I64(olla_place_items_arena(it, off, n), live);
-        for (size_t i = 0; i < n; i++)
-            b[i] = (olla_buffer){it[i].lower, it[i].upper, it[i].size, off[i]};
-        olla_error err = {0};
-        OLLA_CHECK(olla_place_validate(b, n, live, 1, &err) == OLLA_OK);
+        olla_test_check_valid(it, n, off, live);
         OLLA_CHECK_EQ_I64(olla_place_split_reversed(it, n, live - 1,
                                                     &(olla_pwork){1LL << 50, 0, olla_now() + 30, 0},
                                                     off, 0),
