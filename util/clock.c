@@ -60,16 +60,21 @@ static deadline_slot *slot_of(double deadline, double now)
     return &slots[i];
 }
 
+/* The hard stop: a machine so loaded that the process got less than one
+ * CPU second in OLLA_DEADLINE_WALL_FACTOR of the wall clock ends the run
+ * there, so that a time limit still bounds the wall clock. */
+static int hard_stop(const deadline_slot *s, double now, double deadline)
+{
+    return now - s->wall > OLLA_DEADLINE_WALL_FACTOR * (deadline - s->wall);
+}
+
 int olla_deadline_passed(double deadline)
 {
     double now = olla_now();
     const deadline_slot *s = slot_of(deadline, now);
     if (now <= deadline)
         return 0;
-    /* the hard stop: a machine so loaded that the process got less than one
-     * CPU second in OLLA_DEADLINE_WALL_FACTOR of the wall clock ends the run
-     * there, so that a time limit still bounds the wall clock */
-    if (now - s->wall > OLLA_DEADLINE_WALL_FACTOR * (deadline - s->wall))
+    if (hard_stop(s, now, deadline))
         return 1;
     return s->wall + (olla_cpu_now() - s->cpu) > deadline;
 }
@@ -78,8 +83,8 @@ double olla_deadline_left(double deadline)
 {
     double now = olla_now();
     const deadline_slot *s = slot_of(deadline, now);
-    if (now - s->wall > OLLA_DEADLINE_WALL_FACTOR * (deadline - s->wall))
-        return 0; /* the hard stop */
+    if (hard_stop(s, now, deadline))
+        return 0;
     double wall_left = deadline - now, cpu_left = deadline - (s->wall + (olla_cpu_now() - s->cpu));
     double left = wall_left > cpu_left ? wall_left : cpu_left;
     return left > 0 ? left : 0;
