@@ -16,64 +16,6 @@
 #include "solver/place_internal.h"
 #include "util/olla_clock.h"
 
-/* Best fit in order of start time (larger first on ties), with only the
- * live buffers kept in an offset-sorted list: needs no conflict graph.
- * Buffers that all have a size go to olla_place_sweep_best_fit, which finds
- * the same gaps in O(log n) each; this pass over the live ones is for the
- * rest. (First fit in the same order: olla_place_sweep_first_fit.) */
-static int64_t sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off)
-{
-    size_t sized = 0;
-    while (sized < n && it[sized].size >= 1)
-        sized++;
-    if (sized == n)
-        return olla_place_sweep_best_fit(it, n, off);
-    olla_pkey *ord = malloc((n + 1) * sizeof *ord);
-    int *act = malloc((n + 1) * sizeof *act);
-    if (!ord || !act) {
-        free(ord);
-        free(act);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        ord[i] = (olla_pkey){it[i].lower, -it[i].size, (int)i};
-    olla_place_sort_keys(ord, n);
-    size_t k = 0;
-    for (size_t e = 0; e < n; e++) {
-        int i = ord[e].idx;
-        size_t w = 0;
-        for (size_t a = 0; a < k; a++)
-            if (it[act[a]].upper > it[i].lower)
-                act[w++] = act[a];
-        k = w;
-        int64_t cur = 0, best_len = -1, best_off = -1;
-        size_t pos = k, best_pos = k;
-        for (size_t a = 0; a < k; a++) {
-            int64_t gap = off[act[a]] - cur;
-            if (gap >= it[i].size && (best_len < 0 || gap < best_len)) {
-                best_len = gap;
-                best_off = cur;
-                best_pos = a;
-            }
-            int64_t top = off[act[a]] + it[act[a]].size;
-            if (top > cur)
-                cur = top;
-        }
-        if (best_off >= 0) {
-            off[i] = best_off;
-            pos = best_pos;
-        } else {
-            off[i] = cur;
-        }
-        memmove(act + pos + 1, act + pos, (k - pos) * sizeof *act);
-        act[pos] = i;
-        k++;
-    }
-    free(ord);
-    free(act);
-    return olla_place_items_arena(it, off, n);
-}
-
 /* The paper's PreAllocateAddresses: repeatedly take the longest-lived buffer
  * nested inside the previous one and stack it on top. By length, longest
  * first, the next one taken is the first later in that order nested in the
@@ -207,7 +149,7 @@ int64_t olla_place_heuristic_one(const olla_pitem *it, size_t n, int k, int64_t 
         return 0;
     const heuristic *h = &portfolio[k];
     if (h->order < 0)
-        return h->best_fit ? sweep_best_fit(it, n, off) : olla_place_sweep_first_fit(it, n, off);
+        return h->best_fit ? olla_place_sweep_best_fit(it, n, off) : olla_place_sweep_first_fit(it, n, off);
     olla_pkey *keys = malloc(n * sizeof *keys);
     int *order = malloc(n * sizeof *order);
     int64_t *pinned = h->pyramid ? malloc(n * sizeof *pinned) : NULL;

@@ -66,7 +66,7 @@ int olla_pwork_late(olla_pwork *w);
 int64_t olla_place_sweep_first_fit(const olla_pitem *it, size_t n, int64_t *off);
 /* Best fit in the same order (place_sweep.c): each buffer in the tightest
  * gap that holds it among the live ones, the lowest of equal ones, else on
- * top of them. Every item needs a size of at least 1. */
+ * top of them. O(log n) a buffer, for any sizes (0 too) and lifetimes. */
 int64_t olla_place_sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off);
 
 /* One greedy placement (place_greedy.c): the buffers in order[0..n), each
