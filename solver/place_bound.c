@@ -55,9 +55,10 @@ size_t olla_place_window_cut(const olla_pitem *it, size_t n, int64_t a, int64_t 
 }
 
 int olla_place_window_bound_at(const olla_pitem *win, size_t k, int64_t block, int64_t lo, int64_t hi,
-                               olla_pwork *w, int64_t *off, int64_t *bound)
+                               olla_pwork *w, int64_t *bound)
 {
-    int r = 0;
+    int64_t *off = malloc((k + 1) * sizeof *off); /* the search's placements, not kept */
+    int r = off ? 0 : OLLA_SEARCH_NOMEM;
     while (lo <= hi && r == 0) {
         int64_t cap = lo + (hi - lo) / 2;
         int q = cap < block ? OLLA_SEARCH_NONE : olla_place_search(win, k, cap - block, w, off);
@@ -68,6 +69,7 @@ int olla_place_window_bound_at(const olla_pitem *win, size_t k, int64_t block, i
         else
             r = q == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 1;
     }
+    free(off);
     *bound = lo;
     return r;
 }
@@ -101,7 +103,6 @@ typedef struct bctx {
     olla_pwork *w;
     const olla_logger *log;
     olla_pitem *win;
-    int64_t *woff;
 } bctx;
 
 /* The windows around time t, growing while they stay small enough and
@@ -121,7 +122,7 @@ static int around(bctx *c, int64_t t, int64_t *reach)
         if (k > last) {
             olla_pwork part = olla_pwork_part(c->w, olla_pwork_left(c->w) / OLLA_BOUND_SEARCH_SHARE);
             int64_t bound;
-            r = olla_place_window_bound_at(c->win, k, block, *c->lb, c->ub - 1, &part, c->woff, &bound);
+            r = olla_place_window_bound_at(c->win, k, block, *c->lb, c->ub - 1, &part, &bound);
             olla_pwork_join(c->w, &part);
             if (bound > *c->lb) {
                 olla_log(c->log, OLLA_LOG_DETAIL,
@@ -141,13 +142,12 @@ int olla_place_bound_windows(const olla_pitem *it, size_t n, int64_t *lb, int64_
                              const olla_logger *log)
 {
     olla_pkey *ev = malloc((2 * n + 1) * sizeof *ev);
-    bctx c = {it, n, lb, ub, INT64_MAX, INT64_MIN, w, log, malloc((OLLA_BOUND_MAX_SEARCHED + 1) * sizeof *c.win),
-              malloc((OLLA_BOUND_MAX_SEARCHED + 1) * sizeof *c.woff)};
+    bctx c = {it, n, lb, ub, INT64_MAX, INT64_MIN, w, log, malloc((OLLA_BOUND_MAX_SEARCHED + 1) * sizeof *c.win)};
     for (size_t i = 0; i < n; i++) {
         c.first = it[i].lower < c.first ? it[i].lower : c.first;
         c.last = it[i].upper > c.last ? it[i].upper : c.last;
     }
-    int r = ev && c.win && c.woff ? 0 : OLLA_SEARCH_NOMEM;
+    int r = ev && c.win ? 0 : OLLA_SEARCH_NOMEM;
     size_t ns = r == 0 ? busiest_times(it, n, ev) : 0;
     int64_t used[OLLA_BOUND_WINDOWS][2];
     int nw = 0;
@@ -165,6 +165,5 @@ int olla_place_bound_windows(const olla_pitem *it, size_t n, int64_t *lb, int64_
     }
     free(ev);
     free(c.win);
-    free(c.woff);
     return r;
 }

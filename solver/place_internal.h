@@ -162,12 +162,11 @@ int olla_place_window(const olla_pitem *it, size_t n, int64_t capacity, olla_pwo
 size_t olla_place_window_cut(const olla_pitem *it, size_t n, int64_t a, int64_t b, olla_pitem *win, size_t max,
                              int64_t *block);
 /* A window's optimum bounded by bisection on [lo, hi] with the exact
- * search (the k cut buffers win below the block, within w; off: k
- * offsets of scratch): *bound gets the least capacity not proven
- * infeasible (lo when none is); returns 1 when a search gave up,
- * OLLA_SEARCH_NOMEM when out of memory, else 0. */
+ * search (the k cut buffers win below the block, within w): *bound gets
+ * the least capacity not proven infeasible (lo when none is); returns 1
+ * when a search gave up, OLLA_SEARCH_NOMEM when out of memory, else 0. */
 int olla_place_window_bound_at(const olla_pitem *win, size_t k, int64_t block, int64_t lo, int64_t hi,
-                               olla_pwork *w, int64_t *off, int64_t *bound);
+                               olla_pwork *w, int64_t *bound);
 /* Raises *lb (below ub) from windows around the busiest times of the part
  * it, the buffers live across a window collapsed into one block, within
  * w: 0, or OLLA_SEARCH_NOMEM when out of memory. */

@@ -102,13 +102,13 @@ static int64_t brute_optimum_from(const olla_pitem *b, int n, int64_t lo)
 static void check_windows(const olla_pitem *it, int n, int64_t steps, int *windows, int *above)
 {
     olla_pitem win[16], plain[16];
-    int64_t off[16], ml = olla_place_items_max_live(it, (size_t)n), opt = brute_optimum_from(it, n, ml);
+    int64_t ml = olla_place_items_max_live(it, (size_t)n), opt = brute_optimum_from(it, n, ml);
     for (int64_t a = 0; a < steps; a++)
         for (int64_t b = a; b < steps; b++) {
             int64_t block, bound;
             size_t k = olla_place_window_cut(it, (size_t)n, a, b, win, 16, &block);
             olla_pwork w = {1000000000LL, 0, 0, 0};
-            OLLA_CHECK(olla_place_window_bound_at(win, k, block, ml, opt + 2, &w, off, &bound) == 0);
+            OLLA_CHECK(olla_place_window_bound_at(win, k, block, ml, opt + 2, &w, &bound) == 0);
             int np = 0; /* the same window cut, nothing collapsed */
             for (int i = 0; i < n; i++)
                 if (it[i].lower <= b && it[i].upper > a) {
