@@ -240,6 +240,10 @@ olla_status olla_place_ilp(const olla_place_ilp_problem *pb, olla_pwork *w, cons
     memcpy(off, pb->warm, n * sizeof *off);
     *arena = pb->ub;
     *bound = pb->lb;
+    if (olla_pwork_left(w) < OLLA_PLACE_ILP_NODE_UNITS) { /* not one node's worth left */
+        w->stopped |= 1 << OLLA_PLACE_STOPPED_BUDGET;
+        return OLLA_OK;
+    }
     addr_ilp a = {.pb = pb};
     int got = overlapping_pairs(&a);
     if (got <= 0) {

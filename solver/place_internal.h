@@ -45,7 +45,9 @@ int64_t olla_place_items_arena(const olla_pitem *it, const int64_t *off, size_t 
  * instance and budget always do the same work and give the same result,
  * whatever the machine's load. The deadline is only a safety net: when it
  * cuts a phase short, OLLA_PLACE_STOPPED_TIME is recorded and the result
- * may differ from run to run. */
+ * may differ from run to run. Every phase checks what is left before it
+ * charges work, so a part never ends above its limit, nor the whole
+ * placement above its budget (tests/unit/test_place_budget.c). */
 typedef struct olla_pwork {
     long long limit; /* units this phase may spend */
     long long used;  /* units spent (the same on every run unless the deadline hit) */

@@ -172,6 +172,10 @@ static int offset_node(sctx *c, int64_t last_off, int last_rank)
     c->depth++;
     int r = OLLA_SEARCH_NONE;
     for (size_t k = 0; k < nc && r == OLLA_SEARCH_NONE; k++) {
+        if (olla_search_over(c)) {
+            r = OLLA_SEARCH_GAVE_UP;
+            break;
+        }
         olla_pkey key = c->okeys[base + k];
         int b = key.idx;
         int64_t o = key.k1;

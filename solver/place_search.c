@@ -220,7 +220,7 @@ static int section_options(sctx *c, size_t j, int64_t f, int best)
 static size_t fewest_options(sctx *c, size_t s, int64_t f)
 {
     int best = -1;
-    for (size_t j = c->lo_sec; j < c->hi_sec; j++) {
+    for (size_t j = c->lo_sec; j < c->hi_sec && !olla_search_over(c); j++) {
         if (c->rem[j] == 0 || c->floor_[j] != f)
             continue;
         int count = section_options(c, j, f, best);
@@ -353,6 +353,8 @@ static int dfs_node(sctx *c)
     if (s == NO_SECTION)
         return OLLA_SEARCH_FOUND;
     s = fewest_options(c, s, f);
+    if (olla_search_over(c))
+        return OLLA_SEARCH_GAVE_UP;
     if (s == NO_SECTION)
         return OLLA_SEARCH_NONE;
     size_t base = c->cand_top, nc;
@@ -362,10 +364,10 @@ static int dfs_node(sctx *c)
     c->depth++;
     int r = OLLA_SEARCH_NONE;
     for (size_t k = 0; k < nc && r == OLLA_SEARCH_NONE; k++)
-        r = place_at(c, c->cand[base + k], f);
+        r = olla_search_over(c) ? OLLA_SEARCH_GAVE_UP : place_at(c, c->cand[base + k], f);
     c->cand_top -= nc;
     if (r == OLLA_SEARCH_NONE)
-        r = raise_floor(c, s, f);
+        r = olla_search_over(c) ? OLLA_SEARCH_GAVE_UP : raise_floor(c, s, f);
     c->depth--;
     return r;
 }
@@ -400,7 +402,8 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pfixed *f
     for (size_t i = 0; i < n; i++)
         if (it[i].size > capacity)
             return OLLA_SEARCH_NONE;
-    const search_input in = {it, n, fixed ? *fixed : (olla_pfixed){NULL, NULL, 0}, capacity, w->deadline};
+    const search_input in = {it, n, fixed ? *fixed : (olla_pfixed){NULL, NULL, 0}, capacity, w->deadline,
+                             olla_pwork_left(w)};
     return olla_search_schedule(&in, w, off);
 }
 
@@ -412,7 +415,7 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
         return OLLA_SEARCH_GAVE_UP;
     atomic_int stop_pos;
     atomic_init(&stop_pos, INT32_MAX);
-    const search_input in = {it, n, {NULL, NULL, 0}, capacity, 0};
+    const search_input in = {it, n, {NULL, NULL, 0}, capacity, 0, LLONG_MAX};
     sctx c;
     olla_search_init(&c, &in, off, &stop_pos);
     int r = olla_search_build(&c);

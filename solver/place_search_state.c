@@ -33,6 +33,7 @@ void olla_search_init(sctx *c, const search_input *in, int64_t *off, atomic_int 
     c->fixed_off = in->fixed.off;
     c->nfixed = in->fixed.n;
     c->deadline = in->deadline;
+    c->budget = in->budget;
     c->off = off;
     c->stop_pos = stop_pos;
     c->max_depth = OLLA_SEARCH_DEPTH_CALLER;
@@ -249,6 +250,22 @@ static void count_sections(sctx *c)
         c->sec_start[j + 1] += c->sec_start[j];
 }
 
+long long olla_search_build_units(const sctx *c, int64_t entries)
+{
+    return 2 * ((long long)entries + (long long)c->nfixed * (long long)c->nsec +
+                OLLA_SEARCH_UNITS_BUILD_BUFFER * (long long)c->n + (long long)c->nsec);
+}
+
+long long olla_search_reset_units(const sctx *c)
+{
+    return (long long)c->sec_start[c->nsec] + OLLA_SEARCH_UNITS_RESET_BUFFER * (long long)c->n;
+}
+
+long long olla_search_node_units(const sctx *c)
+{
+    return OLLA_SEARCH_NODE_PASSES * ((long long)c->sec_start[c->nsec] + (long long)c->nsec) + OLLA_SEARCH_UNITS_NODE;
+}
+
 int olla_search_build(sctx *c)
 {
     size_t n = c->n;
@@ -268,6 +285,9 @@ int olla_search_build(sctx *c)
         int64_t total = section_spans(c, pts, u);
         if (total > OLLA_SEARCH_MAX_ENTRIES) {
             r = OLLA_SEARCH_TOO_LARGE;
+        } else if (olla_search_build_units(c, total) > c->budget) { /* the budget cannot pay for it */
+            c->over_budget = 1;
+            r = OLLA_SEARCH_GAVE_UP;
         } else if (c->deadline > 0 && olla_deadline_passed(c->deadline)) { /* out of time */
             c->timed_out = 1;
             r = OLLA_SEARCH_GAVE_UP;
@@ -353,7 +373,7 @@ int olla_search_reset(sctx *c, int offset_order, int order)
         c->placed[i] = 0;
     }
     c->nodes = 0;
-    c->work = (long long)c->sec_start[c->nsec] + OLLA_SEARCH_UNITS_RESET_BUFFER * (long long)n; /* the reset itself */
+    c->work = olla_search_reset_units(c); /* the reset itself */
     c->cand_top = 0;
     c->trail_top = 0;
     c->depth = 0;

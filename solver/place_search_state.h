@@ -28,6 +28,12 @@ enum { BYORDER_LIFE_AREA_CROWD, BYORDER_CROWD_AREA_LIFE, BYORDER_CROWD_LIFE_AREA
 #define OLLA_SEARCH_UNITS_NODE 8
 #define OLLA_SEARCH_UNITS_RESET_BUFFER 8
 #define OLLA_SEARCH_UNITS_BUILD_BUFFER 16
+/* A node of either search visits the section lists at most about this
+ * many times between two checks of its work limit (the options of the
+ * sections at the floor, their fixed spans, the range check, the next
+ * floor, the raise): each run's limit is its share less that much, so a
+ * run stopped by its limit still ends within its share. */
+#define OLLA_SEARCH_NODE_PASSES 8
 /* The deadline is read once every this many buffers while a state is
  * built or reset, and another run's finish once every this many nodes
  * (powers of two). */
@@ -55,6 +61,7 @@ typedef struct search_input {
     olla_pfixed fixed;
     int64_t cap;
     double deadline; /* wall clock, a safety net; 0: none */
+    long long budget; /* units the schedule may spend, building included */
 } search_input;
 
 /* One run of either search: the instance cut into time sections, and what
@@ -65,6 +72,8 @@ typedef struct sctx {
     int64_t cap;
     double deadline;      /* safety net */
     int timed_out;        /* the deadline stopped a run */
+    long long budget;     /* the schedule's units: no build above them */
+    int over_budget;      /* building both workers would cost more */
     atomic_int *stop_pos; /* earliest finished run in the schedule */
     int pos;              /* this run's place in the schedule */
     int rightmost;        /* ties between sections: rightmost, else most bytes */
@@ -152,8 +161,17 @@ void olla_search_init(sctx *c, const search_input *in, int64_t *off, atomic_int 
 /* Cuts the instance into sections: each buffer's sections, the fixed
  * buffers' spans and each section's lowest free address, identical
  * buffers, the section lists' sizes. 0, or OLLA_SEARCH_NOMEM,
- * OLLA_SEARCH_TOO_LARGE or OLLA_SEARCH_GAVE_UP (deadline, timed_out set). */
+ * OLLA_SEARCH_TOO_LARGE or OLLA_SEARCH_GAVE_UP (deadline, timed_out set;
+ * or building both workers would cost more than c->budget, over_budget set,
+ * and nothing is built). */
 int olla_search_build(sctx *c);
+/* Units charged for building both workers' states of c, whose section
+ * lists hold entries entries. */
+long long olla_search_build_units(const sctx *c, int64_t entries);
+/* Units of one reset of c (built), and at most one node's work between two
+ * checks of the work limit (OLLA_SEARCH_NODE_PASSES). */
+long long olla_search_reset_units(const sctx *c);
+long long olla_search_node_units(const sctx *c);
 /* Fills the section lists in a candidate order and resets what is placed,
  * for one run: order is one of the section search's (ORDER_*, or a random
  * one beyond them) or, with offset_order set, one of the offset-order
@@ -170,6 +188,12 @@ int olla_search_cmp_key(const void *a, const void *b);
 /* Grows the candidate stack to hold need entries; -2 when out of memory. */
 int olla_search_cand_reserve(sctx *c, size_t need);
 int olla_search_node_stops(sctx *c);
+/* The run has spent more than its work limit: it stops before the next
+ * candidate or section it would examine (and gives up). */
+static inline int olla_search_over(const sctx *c)
+{
+    return c->work > c->work_limit;
+}
 /* Raises the height of every buffer still to place live in section j to at
  * least v (on the trail); widens [*lo, *hi) to the sections those buffers
  * span. -1 when out of memory. */

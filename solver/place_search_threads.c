@@ -114,10 +114,15 @@ static int run_round(worker *w, int round, long long share)
         int order = offset_order ? 2 * (k / half) + q - (ORDER_COUNT + 1) : q < ORDER_COUNT ? q : ORDER_COUNT + round;
         c->rightmost = k / half == 1;
         c->pos = pos;
+        /* the reset and one node more than the limit must fit in what is
+         * left of the share, else the round ends here for this worker */
+        long long room = share - olla_search_node_units(c);
+        if (room < olla_search_reset_units(c))
+            return 0;
         int r = olla_search_reset(c, offset_order, order);
         if (r == 0) {
             c->node_limit = OLLA_SEARCH_FIRST_BUDGET << round;
-            c->work_limit = share > c->work ? share : c->work;
+            c->work_limit = room;
             r = offset_order ? olla_search_offset_run(c) : olla_search_section_run(c);
             if (offset_order && r == 0)
                 r = OLLA_SEARCH_GAVE_UP; /* exhausted: no proof (see the offset-order search) */
@@ -289,7 +294,6 @@ int olla_search_schedule(const search_input *in, olla_pwork *pw, int64_t *off)
     int64_t capacity = in->cap;
     schedule sch;
     memset(&sch, 0, sizeof sch);
-    sch.total = olla_pwork_left(pw);
     atomic_init(&sch.stop_pos, INT32_MAX);
     sch.in = in;
     worker w[2];
@@ -305,6 +309,8 @@ int olla_search_schedule(const search_input *in, olla_pwork *pw, int64_t *off)
     if (r != 0) {
         if (w[0].c.timed_out)
             pw->stopped |= 1 << OLLA_PLACE_STOPPED_TIME;
+        if (w[0].c.over_budget)
+            pw->stopped |= 1 << OLLA_PLACE_STOPPED_BUDGET;
         olla_search_free(&w[0].c);
         return r;
     }
@@ -312,9 +318,11 @@ int olla_search_schedule(const search_input *in, olla_pwork *pw, int64_t *off)
         olla_search_free(&w[0].c);
         return OLLA_SEARCH_NOMEM;
     }
-    /* building the section lists and the fixed spans, for each worker */
-    pw->used += 2 * ((long long)w[0].c.sec_start[w[0].c.nsec] + (long long)in->fixed.n * (long long)w[0].c.nsec +
-                     OLLA_SEARCH_UNITS_BUILD_BUFFER * (long long)n + (long long)w[0].c.nsec);
+    /* building the section lists and the fixed spans, for each worker (the
+     * build checked that the budget pays for it); the runs share the rest */
+    long long build = olla_search_build_units(&w[0].c, w[0].c.sec_start[w[0].c.nsec]);
+    pw->used += build;
+    sch.total = olla_pwork_left(pw);
     int64_t *off2 = malloc((n + 1) * sizeof *off2);
     run_schedule(w, off2);
     r = collect(w, off, off2, n, pw);

@@ -335,8 +335,11 @@ static int side_greedy(const side_search *s, const int *idx, size_t k)
     long long pairs = overlapping_pairs(g.sub, g.m);
     if (pairs < 0)
         goto done;
-    s->w->used += (long long)s->nfx + OLLA_SPLIT_GATHER_UNITS * (long long)g.m; /* gathering and counting */
     r = OLLA_SEARCH_NONE;
+    long long gather = (long long)s->nfx + OLLA_SPLIT_GATHER_UNITS * (long long)g.m; /* gathering and counting */
+    if (olla_pwork_left(s->w) < gather)
+        goto done;
+    s->w->used += gather;
     for (int kind = 0; kind < GREEDY_COUNT && r == OLLA_SEARCH_NONE; kind++)
         for (int best_fit = 0; best_fit < 2 && r == OLLA_SEARCH_NONE; best_fit++) {
             long long units = OLLA_SPLIT_GREEDY_UNITS * (long long)g.m + OLLA_SPLIT_GREEDY_PAIR_UNITS * pairs;
@@ -508,12 +511,15 @@ static int place_stack(const side_search *s, const side_cut *cut, int kind, olla
         return OLLA_SEARCH_FOUND;
     }
     sort_stack(it, cut->stack, cut->ns, kind, keys);
-    int fits = 1;
+    int fits = 1, spent = 0;
     for (size_t e = 0; e < cut->ns && fits; e++) {
         int i = keys[e].idx;
         int64_t at = 0;
-        for (int moved = 1; moved;) {
+        for (int moved = 1; moved && !spent;) {
             moved = 0;
+            spent = olla_pwork_left(s->w) < (long long)(nf + e); /* no budget for the pass: not placed */
+            if (spent)
+                break;
             s->w->used += (long long)(nf + e);
             for (size_t f = 0; f < nf + e; f++)
                 if (s->fx[f].lower < it[i].upper && it[i].lower < s->fx[f].upper && s->fx_off[f] < at + it[i].size &&
@@ -525,7 +531,7 @@ static int place_stack(const side_search *s, const side_cut *cut, int kind, olla
         s->fx[nf + e] = it[i];
         s->fx_off[nf + e] = at;
         s->off[i] = at;
-        fits = at + it[i].size <= s->cap;
+        fits = !spent && at + it[i].size <= s->cap;
     }
     return fits ? OLLA_SEARCH_FOUND : OLLA_SEARCH_NONE;
 }
