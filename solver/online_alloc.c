@@ -102,6 +102,7 @@ static int best_fit(const heap *h, int64_t size)
     return best;
 }
 
+/* a block at addr of size between prev and next; -1 when out of memory */
 static int new_block(heap *h, int64_t addr, int64_t size, int prev, int next, int is_free)
 {
     block *g = olla_grow(h->b, &h->cap, h->n + 1, sizeof *g);
@@ -140,6 +141,7 @@ static int alloc_block(heap *h, int64_t size)
     return best;
 }
 
+/* frees block i, merged with its free neighbours in the segment */
 static void free_block(heap *h, int i)
 {
     h->b[i].free_ = 1;

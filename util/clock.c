@@ -68,6 +68,7 @@ static int hard_stop(double elapsed, double limit)
     return elapsed > OLLA_DEADLINE_WALL_FACTOR * limit;
 }
 
+/* the deadline rule on any clocks (olla_clock.h) */
 int olla_limit_passed(double elapsed, double limit, olla_cpu_seconds cpu, const void *ctx)
 {
     if (elapsed <= limit)

@@ -570,6 +570,7 @@ typedef struct {
     cand_frame *stack;
 } updates_scratch;
 
+/* frees every array of w */
 static void scratch_free(updates_scratch *w)
 {
     free(w->fwd);
@@ -587,6 +588,7 @@ static void scratch_free(updates_scratch *w)
     free(w->stack);
 }
 
+/* allocates w for n nodes; 0 when out of memory (scratch_free frees the rest) */
 static int scratch_alloc(updates_scratch *w, int n)
 {
     size_t sz = (size_t)n + 1;

@@ -172,6 +172,7 @@ static int ref_edges(ref *r, int *from, int *to)
     return ne;
 }
 
+/* the reference's view of d: edges, reachability, levels, updates, trunk */
 static void ref_build(ref *r, const olla_dag *d)
 {
     memset(r, 0, sizeof *r);
