@@ -2,7 +2,7 @@
  * search of the OLLA paper, generalised to ONNX training graphs).
  *
  * The rule, for each update v in node order (the brute-force definition in
- * tests/unit/test_analysis.c follows it word for word):
+ * tests/unit/test_analysis_updates.c follows it word for word):
  * - The trunk is what every update depends on (the forward pass and the loss
  *   of a training step): the node h nearest the first update, on its longest
  *   path from a source (the lowest-numbered predecessor one level up at each
@@ -18,10 +18,13 @@
  *   backward level, among equals the lowest-numbered one.
  * - The edge v -> anchor is added unless the anchor reaches v through the
  *   edges added before (a cycle); then v gets none.
- * Ancestry in the graph as given does not change as edges come, and the trunk
- * keeps each search near its update: without it, a round that meets the
- * forward pass (a dropout mask or an activation the gradient reads) walks
- * everything after it. */
+ * Both keep each search near its update. Without the trunk, a round that
+ * meets the forward pass (a dropout mask, an activation the gradient reads)
+ * walks everything after it. With ancestry in the graph with the edges added
+ * so far, an edge from an update to a node early in the backward pass makes
+ * most of that pass an ancestor of the update that reads the node, and its
+ * search walks it. Either made the edges of an n-node training step cost
+ * O(n) an update, O(n^2) in all (bench/updates_bench.c). */
 #include <stdlib.h>
 #include <string.h>
 
