@@ -212,132 +212,20 @@ static int busy_window(driver *d, int pass)
     return r;
 }
 
-/* The windows of time whose relaxation may raise the bound: this many
- * busiest times, each with at most this many buffers live near it; all the
- * windows' searches share 1 / OLLA_PLACE_BOUND_SHARE of the part's budget,
- * at most 0.05 s worth, each search 1 / OLLA_PLACE_BOUND_SEARCH_SHARE of
- * what is left of it. */
-#define OLLA_PLACE_BOUND_WINDOWS 4
-#define OLLA_PLACE_BOUND_MAX_BUFFERS 256
+/* The windows of time whose relaxation may raise the bound
+ * (place_bound.c) share 1 / OLLA_PLACE_BOUND_SHARE of the part's budget,
+ * at most 0.05 s worth. */
 #define OLLA_PLACE_BOUND_WORK (OLLA_PLACE_WORK_PER_SECOND / 20)
 #define OLLA_PLACE_BOUND_SHARE 16
-#define OLLA_PLACE_BOUND_SEARCH_SHARE 4
-/* A window's half-width doubles from 1 up to at most this many steps. */
-#define OLLA_PLACE_BOUND_MAX_WIDTH ((int64_t)1 << 40)
-
-/* The buffers live in [t - w, t + w], cut to that window, into win;
- * returns their number, or max + 1 when there are more than max. */
-static size_t window_items(const olla_pitem *it, size_t n, int64_t t, int64_t w, olla_pitem *win,
-                           size_t max)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (it[i].upper <= t - w || it[i].lower > t + w)
-            continue;
-        if (k == max)
-            return max + 1;
-        win[k] = it[i];
-        if (win[k].lower < t - w)
-            win[k].lower = t - w;
-        if (win[k].upper > t + w + 1)
-            win[k].upper = t + w + 1;
-        k++;
-    }
-    return k;
-}
-
-/* Bisects the window's optimum between d->lb and d->ub - 1 with the exact
- * search; only proofs (no placement within a capacity) raise d->lb.
- * Returns 1 when a search gave up, OLLA_SEARCH_NOMEM when out of memory, else 0. */
-static int bound_window(driver *d, olla_pwork *w, const olla_pitem *win, size_t k, int64_t *woff)
-{
-    olla_pwork part = olla_pwork_part(w, olla_pwork_left(w) / OLLA_PLACE_BOUND_SEARCH_SHARE);
-    int64_t lo = d->lb, hi = d->ub - 1;
-    int r = 0;
-    while (lo <= hi && r == 0) {
-        int64_t cap = lo + (hi - lo) / 2;
-        int q = olla_place_search(win, k, cap, &part, woff);
-        if (q == OLLA_SEARCH_NONE)
-            lo = cap + 1;
-        else if (q == OLLA_SEARCH_FOUND)
-            hi = cap - 1;
-        else
-            r = q == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 1;
-    }
-    olla_pwork_join(w, &part);
-    if (lo > d->lb) {
-        olla_log(d->log, OLLA_LOG_DETAIL, "place: window of %zu buffers: bound %lld", k, (long long)lo);
-        d->lb = lo;
-    }
-    return r;
-}
 
 /* A lower bound above max live, where the buffers around a busy time cannot
- * be packed into max live. Cutting every lifetime to a window of time only
- * removes overlaps, so a placement of the whole part gives one of the window
- * at the same arena: the window's optimum bounds the part's. Around each of
- * the busiest times, windows of 0, 1, 2, 4... steps either side (while they
- * hold at most OLLA_PLACE_BOUND_MAX_BUFFERS buffers, and until a search
- * gives up: a small window is the easier proof) are bisected between the
- * bound and the best arena. */
+ * be packed into max live (place_bound.c). */
 static int window_bound(driver *d)
 {
-    size_t n = d->n;
-    olla_pkey *ev = malloc((2 * n + 1) * sizeof *ev);
-    olla_pitem *win = malloc((OLLA_PLACE_BOUND_MAX_BUFFERS + 1) * sizeof *win);
-    int64_t *woff = malloc((OLLA_PLACE_BOUND_MAX_BUFFERS + 1) * sizeof *woff);
-    int64_t used[OLLA_PLACE_BOUND_WINDOWS][2];
     long long units = olla_pwork_left(&d->work) / OLLA_PLACE_BOUND_SHARE;
     olla_pwork budget = olla_pwork_part(&d->work, units < OLLA_PLACE_BOUND_WORK ? units : OLLA_PLACE_BOUND_WORK);
-    int r = 0;
-    if (!ev || !win || !woff) {
-        r = OLLA_SEARCH_NOMEM;
-        goto done;
-    }
-    /* the load after the last start at each time, busiest first */
-    for (size_t i = 0; i < n; i++) {
-        ev[2 * i] = (olla_pkey){d->it[i].lower, 1, (int)i};
-        ev[2 * i + 1] = (olla_pkey){d->it[i].upper, 0, (int)i}; /* ends first */
-    }
-    olla_place_sort_keys(ev, 2 * n);
-    int64_t cur = 0;
-    size_t ns = 0;
-    for (size_t e = 0; e < 2 * n; e++) {
-        cur += ev[e].k2 ? d->it[ev[e].idx].size : -d->it[ev[e].idx].size;
-        if (ev[e].k2 && (e + 1 == 2 * n || ev[e + 1].k1 != ev[e].k1))
-            ev[ns++] = (olla_pkey){-cur, ev[e].k1, 0};
-    }
-    olla_place_sort_keys(ev, ns);
-    int nw = 0;
-    for (size_t e = 0; e < ns && nw < OLLA_PLACE_BOUND_WINDOWS && d->lb < d->ub && r != OLLA_SEARCH_NOMEM; e++) {
-        int64_t t = ev[e].k2, reach = 0;
-        int seen = 0;
-        for (int k = 0; k < nw; k++)
-            seen |= used[k][0] <= t && t <= used[k][1];
-        if (seen)
-            continue;
-        r = 0;
-        size_t last = 0;
-        for (int64_t x = 0; x <= OLLA_PLACE_BOUND_MAX_WIDTH && d->lb < d->ub && r == 0; x = x ? 2 * x : 1) {
-            size_t k = window_items(d->it, n, t, x, win, OLLA_PLACE_BOUND_MAX_BUFFERS);
-            if (k > OLLA_PLACE_BOUND_MAX_BUFFERS)
-                break;
-            reach = x;
-            if (k > last)
-                r = bound_window(d, &budget, win, k, woff);
-            if (k == n)
-                break;
-            last = k;
-        }
-        used[nw][0] = t - reach;
-        used[nw][1] = t + reach;
-        nw++;
-    }
-done:
+    int r = olla_place_bound_windows(d->it, d->n, &d->lb, d->ub, &budget, d->log);
     olla_pwork_join(&d->work, &budget);
-    free(ev);
-    free(win);
-    free(woff);
     return r == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 0;
 }
 

@@ -22,9 +22,9 @@
  *
  * First fit needs only the union of the overlapping buffers' addresses: the
  * lowest offset where the buffer fits is the same whoever holds the space.
- * So when every buffer has a size and a lifetime, first fit keeps at each
- * node, instead of its list, two unions as sorted runs of merged address
- * ranges: of the buffers it holds (`own`), and of the buffers whose first
+ * So first fit keeps at each node, instead of its list, two unions as
+ * sorted runs of merged address ranges: of the buffers it holds (`own`),
+ * and of the buffers whose first
  * step falls in its range (`sub`). The buffers live during [a, b) are those
  * held on the path from leaf a to the root and those starting in one of the
  * O(log T) nodes that cover [a, b); a query merges those O(log T) runs, and
@@ -187,17 +187,6 @@ static int compress(greedy *g)
     return 1;
 }
 
-/* 1 when first fit can run on the unions: every buffer has a size and a
- * lifetime (then a free stretch holds a buffer exactly when it is at least
- * its size, whatever lies at its ends). */
-static int unions_apply(const olla_pitem *it, size_t n, int best_fit)
-{
-    for (size_t i = 0; !best_fit && i < n; i++)
-        if (it[i].size < 1 || it[i].upper <= it[i].lower)
-            return 0;
-    return !best_fit;
-}
-
 static int greedy_init(greedy *g, const olla_pitem *it, size_t n, int64_t *off, int best_fit)
 {
     memset(g, 0, sizeof *g);
@@ -220,7 +209,7 @@ static int greedy_init(greedy *g, const olla_pitem *it, size_t n, int64_t *off, 
     g->len = calloc(2 * g->leaves, sizeof *g->len);
     g->cap = calloc(2 * g->leaves, sizeof *g->cap);
     g->heap = malloc((HEAP_PER_LEVEL * depth + HEAP_SLACK) * sizeof *g->heap);
-    g->unions = unions_apply(it, n, best_fit);
+    g->unions = !best_fit;
     if (g->unions) {
         g->own = calloc(2 * g->leaves, sizeof *g->own);
         g->sub = calloc(2 * g->leaves, sizeof *g->sub);
@@ -267,10 +256,14 @@ static int runs_add(runs *v, int64_t lo, int64_t hi)
 
 /* Records placed buffer i in the unions: in `own` of the nodes that cover
  * its lifetime, and in `sub` of the nodes on the path from its first step
- * to the root (their ranges hold that step). */
+ * to the root (their ranges hold that step). One of size 0 is a point that
+ * a later buffer may touch but not hold inside (an empty run); one live
+ * for no step, [s, s), covers no node but is in `sub`, as a point in time
+ * inside the lifetimes around it. */
 static int unions_add(greedy *g, int i)
 {
     int64_t lo = g->off[i], hi = lo + g->it[i].size;
+    g->placed[i] = 1;
     size_t l = (size_t)g->first_step[i] + g->leaves, r = (size_t)g->last_step[i] + g->leaves;
     for (; l < r; l /= 2, r /= 2) {
         if ((l & 1) && !runs_add(&g->own[l++], lo, hi))
@@ -281,7 +274,6 @@ static int unions_add(greedy *g, int i)
     for (size_t u = (size_t)g->first_step[i] + g->leaves; u >= 1; u /= 2)
         if (!runs_add(&g->sub[u], lo, hi))
             return 0;
-    g->placed[i] = 1;
     return 1;
 }
 
@@ -443,11 +435,13 @@ static size_t push_runs(greedy *g, const runs *v, size_t nh)
 
 /* First fit on the unions: a buffer live during i's lifetime [a, b) is
  * live at a (held on the path from leaf a to the root: `own` there) or
- * starts inside (a, b) (in `sub` of the node covering [a, b) that holds its
- * first step); those runs merged from address 0. */
+ * starts inside (a, b) (in `sub` of the nodes covering [a + 1, b) that
+ * hold its first step); those runs merged from address 0. A buffer live
+ * for no step, [a, a), goes where one live at step a alone would (among
+ * the buffers live at a), and one of size 0 at 0. */
 static int64_t find_offset_unions(greedy *g, int i)
 {
-    size_t nh = 0, l = (size_t)g->first_step[i] + g->leaves, r = (size_t)g->last_step[i] + g->leaves;
+    size_t nh = 0, l = (size_t)g->first_step[i] + 1 + g->leaves, r = (size_t)g->last_step[i] + g->leaves;
     for (; l < r; l /= 2, r /= 2) {
         if (l & 1)
             nh = push_runs(g, &g->sub[l++], nh);

@@ -5,74 +5,19 @@
  * size, largest first (TFLite's "greedy by size"), with two tie rules; by
  * size times lifetime; by lifetime; by start time (an online allocator's
  * order); and the paper's pyramid (PreAllocateAddresses: nested long-lived
- * buffers stacked from address 0) before the rest by size or lifetime.
+ * buffers stacked from address 0) before the rest by size or lifetime; and
+ * two of our own for compiler traces: size classes then start time, and
+ * size times a small power of the lifetime.
  * No single one wins everywhere (bench/place_portfolio.sh measures each),
  * so all are run and the best is kept; the portfolio is never worse than
  * any of them. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "solver/place_internal.h"
 #include "util/olla_clock.h"
-
-/* Best fit in order of start time (larger first on ties), with only the
- * live buffers kept in an offset-sorted list: needs no conflict graph.
- * Buffers that all have a size go to olla_place_sweep_best_fit, which finds
- * the same gaps in O(log n) each; this pass over the live ones is for the
- * rest. (First fit in the same order: olla_place_sweep_first_fit.) */
-static int64_t sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off)
-{
-    size_t sized = 0;
-    while (sized < n && it[sized].size >= 1)
-        sized++;
-    if (sized == n)
-        return olla_place_sweep_best_fit(it, n, off);
-    olla_pkey *ord = malloc((n + 1) * sizeof *ord);
-    int *act = malloc((n + 1) * sizeof *act);
-    if (!ord || !act) {
-        free(ord);
-        free(act);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        ord[i] = (olla_pkey){it[i].lower, -it[i].size, (int)i};
-    olla_place_sort_keys(ord, n);
-    size_t k = 0;
-    for (size_t e = 0; e < n; e++) {
-        int i = ord[e].idx;
-        size_t w = 0;
-        for (size_t a = 0; a < k; a++)
-            if (it[act[a]].upper > it[i].lower)
-                act[w++] = act[a];
-        k = w;
-        int64_t cur = 0, best_len = -1, best_off = -1;
-        size_t pos = k, best_pos = k;
-        for (size_t a = 0; a < k; a++) {
-            int64_t gap = off[act[a]] - cur;
-            if (gap >= it[i].size && (best_len < 0 || gap < best_len)) {
-                best_len = gap;
-                best_off = cur;
-                best_pos = a;
-            }
-            int64_t top = off[act[a]] + it[act[a]].size;
-            if (top > cur)
-                cur = top;
-        }
-        if (best_off >= 0) {
-            off[i] = best_off;
-            pos = best_pos;
-        } else {
-            off[i] = cur;
-        }
-        memmove(act + pos + 1, act + pos, (k - pos) * sizeof *act);
-        act[pos] = i;
-        k++;
-    }
-    free(ord);
-    free(act);
-    return olla_place_items_arena(it, off, n);
-}
 
 /* The paper's PreAllocateAddresses: repeatedly take the longest-lived buffer
  * nested inside the previous one and stack it on top. By length, longest
@@ -97,14 +42,15 @@ static void pyramid(const olla_pitem *it, size_t n, olla_pkey *keys, int64_t *pi
     }
 }
 
-enum { ORD_SIZE, ORD_SIZE_START, ORD_AREA, ORD_LIFE, ORD_CLASS_START };
+enum { ORD_SIZE, ORD_SIZE_START, ORD_AREA, ORD_LIFE, ORD_CLASS_START, ORD_SIZE_LIFE };
 
 typedef struct heuristic {
     const char *name;
     int order; /* -1: the sweeps by start time */
     int best_fit;
     int pyramid;
-    int class_bits; /* ORD_CLASS_START: sizes in classes of 2^class_bits (factor) */
+    int class_bits; /* ORD_CLASS_START: sizes in classes of 2^class_bits (factor);
+                       ORD_SIZE_LIFE: the lifetime's exponent in hundredths */
 } heuristic;
 
 /* Cheapest and most often best first (bench/place_portfolio.sh): the
@@ -125,6 +71,12 @@ static const heuristic portfolio[] = {
     {"size class x4, then start, first fit", ORD_CLASS_START, 0, 0, 2},
     {"size class x2, then start, first fit", ORD_CLASS_START, 0, 0, 1},
     {"size class x16, then start, first fit", ORD_CLASS_START, 0, 0, 4},
+    /* size times a small power of the lifetime: between greedy by size
+     * and by area, the long-lived buffers of one size before the short
+     * ones a little larger, which leaves the short ones' holes to their
+     * like (compiler traces with large short gradients) */
+    {"size x lifetime^0.2, first fit", ORD_SIZE_LIFE, 0, 0, 20},
+    {"size x lifetime^0.3, first fit", ORD_SIZE_LIFE, 0, 0, 30},
     {"size (ties by start), first fit", ORD_SIZE_START, 0, 0, 0},
     {"size x lifetime, first fit", ORD_AREA, 0, 0, 0},
     {"lifetime, first fit", ORD_LIFE, 0, 0, 0},
@@ -144,8 +96,11 @@ static const heuristic portfolio[] = {
 /* The same for the size classes, with a cut of their own (so the others
  * run as they did without them). */
 #define OLLA_PLACE_CLASS_PAIRS 600000000LL
-/* The size classes' placements kept and shaken after the portfolio. */
-#define OLLA_PLACE_KEPT 5
+/* The same for the orders by size times a power of the lifetime. */
+#define OLLA_PLACE_WEIGHTED_PAIRS 400000000LL
+/* The size classes' and the weighted orders' placements kept and shaken
+ * after the portfolio. */
+#define OLLA_PLACE_KEPT 7
 /* Shakes of one kept placement at most (each while it helps), each
  * charged as this many passes (its two passes scan every buffer below the
  * old place: about five times a pass in an order by size), and the pairs
@@ -190,6 +145,12 @@ static void make_order(const olla_pitem *it, size_t n, const heuristic *h, const
             break;
         }
         case ORD_CLASS_START: k1 = -size_class(it[i].size, h->class_bits); k2 = it[i].lower; break;
+        case ORD_SIZE_LIFE: {
+            double a = (double)it[i].size * pow((double)(len > 1 ? len : 1), h->class_bits / 100.0);
+            k1 = a > OLLA_PLACE_AREA_MAX ? INT64_MIN : -(int64_t)a;
+            k2 = -it[i].lower; /* alike: the later first */
+            break;
+        }
         default: k1 = -len; k2 = -it[i].size; break;
         }
         if (pinned && pinned[i] >= 0) /* before all others, in stacking order */
@@ -207,7 +168,7 @@ int64_t olla_place_heuristic_one(const olla_pitem *it, size_t n, int k, int64_t 
         return 0;
     const heuristic *h = &portfolio[k];
     if (h->order < 0)
-        return h->best_fit ? sweep_best_fit(it, n, off) : olla_place_sweep_first_fit(it, n, off);
+        return h->best_fit ? olla_place_sweep_best_fit(it, n, off) : olla_place_sweep_first_fit(it, n, off);
     olla_pkey *keys = malloc(n * sizeof *keys);
     int *order = malloc(n * sizeof *order);
     int64_t *pinned = h->pyramid ? malloc(n * sizeof *pinned) : NULL;
@@ -315,17 +276,18 @@ typedef struct kept {
 static int64_t run_portfolio(const olla_pitem *it, size_t n, int64_t *off, int64_t lb, olla_pwork *w,
                              const olla_logger *log, kept *kp)
 {
-    long long cost = pass_cost(it, n), spent[2] = {0, 0}; /* the others', the size classes' */
+    /* spent: the others', the size classes', the weighted orders' */
+    long long cost = pass_cost(it, n), spent[3] = {0, 0, 0};
+    static const long long cut[3] = {OLLA_PLACE_PORTFOLIO_PAIRS, OLLA_PLACE_CLASS_PAIRS, OLLA_PLACE_WEIGHTED_PAIRS};
     int64_t *tmp = malloc(n * sizeof *tmp), best = tmp && cost >= 0 ? INT64_MAX : -1;
     for (int k = 0; k < NHEUR && best > lb; k++) {
         if (k > 0 && olla_pwork_late(w))
             break; /* the safety net: the first one always runs */
         long long c = portfolio[k].order < 0 ? 0 : cost * (portfolio[k].best_fit ? 2 : 1);
-        int classes = portfolio[k].order == ORD_CLASS_START;
-        if (k >= OLLA_PLACE_ALWAYS_RUN &&
-            spent[classes] + c > (classes ? OLLA_PLACE_CLASS_PAIRS : OLLA_PLACE_PORTFOLIO_PAIRS))
+        int group = portfolio[k].order == ORD_CLASS_START ? 1 : portfolio[k].order == ORD_SIZE_LIFE ? 2 : 0;
+        if (k >= OLLA_PLACE_ALWAYS_RUN && spent[group] + c > cut[group])
             continue; /* a deterministic cut on large inputs */
-        spent[classes] += c;
+        spent[group] += c;
         double t = olla_now();
         int64_t a = olla_place_heuristic_one(it, n, k, tmp);
         if (a < 0) {
@@ -338,7 +300,7 @@ static int64_t run_portfolio(const olla_pitem *it, size_t n, int64_t *off, int64
             best = a;
             memcpy(off, tmp, n * sizeof *off);
         }
-        if (portfolio[k].order == ORD_CLASS_START && kp->n < OLLA_PLACE_KEPT) {
+        if (group > 0 && kp->n < OLLA_PLACE_KEPT) {
             memcpy(kp->off[kp->n], tmp, n * sizeof *tmp);
             kp->arena[kp->n] = a;
             kp->heur[kp->n++] = k;

@@ -66,7 +66,7 @@ int olla_pwork_late(olla_pwork *w);
 int64_t olla_place_sweep_first_fit(const olla_pitem *it, size_t n, int64_t *off);
 /* Best fit in the same order (place_sweep.c): each buffer in the tightest
  * gap that holds it among the live ones, the lowest of equal ones, else on
- * top of them. Every item needs a size of at least 1. */
+ * top of them. O(log n) a buffer, for any sizes (0 too) and lifetimes. */
 int64_t olla_place_sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off);
 
 /* One greedy placement (place_greedy.c): the buffers in order[0..n), each
@@ -154,6 +154,24 @@ int olla_place_split_side(const olla_pitem *it, int64_t cap, const int *idx, siz
  * within capacity), GAVE_UP or NOMEM. */
 int olla_place_window(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w, int64_t *off,
                       const olla_logger *log, int pass);
+
+/* Lower bounds from windows of time (place_bound.c). The buffers of it
+ * live in the window [a, b] (neither empty nor of size 0): those live
+ * across all of it, their units summed into *block, and the others cut to
+ * the window into win (at most max): their number, or max + 1 when more. */
+size_t olla_place_window_cut(const olla_pitem *it, size_t n, int64_t a, int64_t b, olla_pitem *win, size_t max,
+                             int64_t *block);
+/* A window's optimum bounded by bisection on [lo, hi] with the exact
+ * search (the k cut buffers win below the block, within w): *bound gets
+ * the least capacity not proven infeasible (lo when none is); returns 1
+ * when a search gave up, OLLA_SEARCH_NOMEM when out of memory, else 0. */
+int olla_place_window_bound_at(const olla_pitem *win, size_t k, int64_t block, int64_t lo, int64_t hi,
+                               olla_pwork *w, int64_t *bound);
+/* Raises *lb (below ub) from windows around the busiest times of the part
+ * it, the buffers live across a window collapsed into one block, within
+ * w: 0, or OLLA_SEARCH_NOMEM when out of memory. */
+int olla_place_bound_windows(const olla_pitem *it, size_t n, int64_t *lb, int64_t ub, olla_pwork *w,
+                             const olla_logger *log);
 
 /* What the address ILP solves: the n buffers it, the warm placement warm
  * (its arena ub) and a known lower bound lb. */

@@ -210,8 +210,10 @@ done:
  * offset. The live buffers are a list in offset order, and their gaps a
  * treap keyed by (gap, offset), so the tightest gap that holds a buffer,
  * the lowest of equal ones, is the first key with gap >= size: O(log n) a
- * buffer instead of a pass over the live ones. Offsets are distinct, so
- * keys are, when every buffer has a size. */
+ * buffer instead of a pass over the live ones. Buffers of size 0 may share
+ * an offset (each before the sized one there, as the list keeps them), so
+ * the key ends with the buffer's index: keys are distinct, and equal gaps
+ * at one offset give the same place. */
 
 typedef struct gaps {
     const olla_pitem *it;
@@ -225,10 +227,12 @@ typedef struct gaps {
 
 static int64_t gtop(const gaps *g, int i) { return g->off[i] + g->it[i].size; }
 
-/* 1 when a's key is below b's */
+/* 1 when a's key (gap, offset, index) is below b's */
 static int key_below(const gaps *g, int a, int b)
 {
-    return g->gap[a] < g->gap[b] || (g->gap[a] == g->gap[b] && g->off[a] < g->off[b]);
+    if (g->gap[a] != g->gap[b])
+        return g->gap[a] < g->gap[b];
+    return g->off[a] != g->off[b] ? g->off[a] < g->off[b] : a < b;
 }
 
 /* splits the treap at u into keys below k's (into *l) and the rest (*r) */

@@ -59,9 +59,12 @@ OLLA_TEST(test_random_heuristic_bounds)
 
 /* Best fit by start time from its definition: the buffers by start (larger
  * first, then by index); each sees the placed ones still live at its start,
- * sorted by offset, and goes to the lowest offset of the tightest free
- * stretch between them (from 0) that holds it, else on top of them all.
- * O(n^2 log n): a reference for small inputs. */
+ * sorted by offset (at one offset, those of size 0 first), and goes to the
+ * lowest offset of the tightest free stretch between them (from 0; a
+ * stretch ends at the next one's offset and starts at the highest end
+ * below it, so one of size 0 at an offset splits the stretch there) that
+ * holds it, else on top of them all. O(n^2 log n): a reference for small
+ * inputs. */
 static void best_fit_reference(const olla_pitem *it, size_t n, int64_t *off)
 {
     int *ord = malloc(n * sizeof *ord), *live = malloc(n * sizeof *live);
@@ -84,8 +87,10 @@ static void best_fit_reference(const olla_pitem *it, size_t n, int64_t *off)
         for (size_t j = 0; j < n; j++)
             if (placed[j] && it[j].upper > it[i].lower)
                 live[k++] = (int)j;
-        for (size_t a = 1; a < k; a++) /* by offset */
-            for (size_t b = a; b > 0 && off[live[b - 1]] > off[live[b]]; b--) {
+        for (size_t a = 1; a < k; a++) /* by offset, then size */
+            for (size_t b = a; b > 0 && (off[live[b - 1]] > off[live[b]] ||
+                                         (off[live[b - 1]] == off[live[b]] && it[live[b - 1]].size > it[live[b]].size));
+                 b--) {
                 int t = live[b - 1];
                 live[b - 1] = live[b];
                 live[b] = t;
@@ -97,7 +102,8 @@ static void best_fit_reference(const olla_pitem *it, size_t n, int64_t *off)
                 best = below;
                 best_len = len;
             }
-            below = off[live[a]] + it[live[a]].size;
+            if (off[live[a]] + it[live[a]].size > below)
+                below = off[live[a]] + it[live[a]].size;
         }
         off[i] = best >= 0 ? best : below;
         placed[i] = 1;
@@ -116,14 +122,14 @@ static void check_same_offsets(const int64_t *a, const int64_t *b, size_t n)
     OLLA_CHECK(same == n);
 }
 
-/* The nb generated buffers with a size, as items (with a lifetime too when
- * live_only), into a new array of *n. */
-static olla_pitem *generated_items(const olla_buffer *buf, long nb, int live_only, size_t *n)
+/* The nb generated buffers as items, into a new array of *n: only those
+ * with a size when sized_only, with a lifetime too when live_only. */
+static olla_pitem *generated_items(const olla_buffer *buf, long nb, int sized_only, int live_only, size_t *n)
 {
     olla_pitem *it = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *it);
     *n = 0;
     for (long i = 0; it && i < nb; i++)
-        if (buf[i].size > 0 && (!live_only || buf[i].upper > buf[i].lower))
+        if ((!sized_only || buf[i].size > 0) && (!live_only || buf[i].upper > buf[i].lower))
             it[(*n)++] = (olla_pitem){buf[i].lower, buf[i].upper, buf[i].size};
     return it;
 }
@@ -143,8 +149,9 @@ static void check_best_fit(const olla_pitem *it, size_t n)
 
 /* Best fit by start time (olla_place_sweep_best_fit, a treap of gaps) gives
  * the offsets of its definition: random lifetimes with many equal sizes and
- * gaps (ties), buffers live for no step, a long-lived stack, and generated
- * training steps and compiler traces. */
+ * gaps (ties), buffers live for no step, buffers of size 0 (in one trial in
+ * three), a long-lived stack, and generated training steps and compiler
+ * traces with their buffers of size 0. */
 OLLA_TEST(test_sweep_best_fit_matches_definition)
 {
     uint64_t x = 11;
@@ -157,6 +164,8 @@ OLLA_TEST(test_sweep_best_fit_matches_definition)
             if (trial % 4 == 0 && i % 7 == 0)
                 len = span + 10; /* outputs: live to the end */
             it[i] = (olla_pitem){l, l + len, 1 + olla_test_rng_range(&x, 0, sizes) * (trial % 3 == 0 ? 64 : 1)};
+            if (trial % 3 == 2 && olla_test_rng_below(&x, 4) == 0)
+                it[i].size = 0;
         }
         check_best_fit(it, n);
     }
@@ -165,7 +174,7 @@ OLLA_TEST(test_sweep_best_fit_matches_definition)
         long nb = family ? place_gen_compiler(2000, 5, &buf) : place_gen_train(PLACE_GEN_DENSENET, 2, 1, 3, &buf);
         OLLA_CHECK(nb > 0);
         size_t n = 0;
-        olla_pitem *it = generated_items(buf, nb, 0, &n);
+        olla_pitem *it = generated_items(buf, nb, 0, 0, &n);
         check_best_fit(it, n);
         free(it);
         free(buf);
@@ -174,7 +183,10 @@ OLLA_TEST(test_sweep_best_fit_matches_definition)
 
 /* First fit from its definition: the buffers in the given order, each at
  * its pinned offset or at the lowest offset (from 0) where it overlaps no
- * placed buffer live at a common step. O(n^2 log n). */
+ * placed buffer whose lifetime meets its own (lower < other's upper and
+ * other's lower < upper: a lifetime [s, s) meets those that hold s
+ * inside). One live for no step, [a, a), is placed as one live at step a
+ * alone, [a, a + 1), would be. O(n^2 log n). */
 static void first_fit_reference(const olla_pitem *it, size_t n, const int *order, const int64_t *pinned,
                                 int64_t *off)
 {
@@ -188,8 +200,9 @@ static void first_fit_reference(const olla_pitem *it, size_t n, const int *order
             continue;
         }
         size_t k = 0;
+        int64_t upper = it[i].upper > it[i].lower ? it[i].upper : it[i].lower + 1;
         for (size_t j = 0; j < n; j++)
-            if (placed[j] && it[j].lower < it[i].upper && it[i].lower < it[j].upper)
+            if (placed[j] && it[j].lower < upper && it[i].lower < it[j].upper)
                 live[k++] = (int)j;
         for (size_t a = 1; a < k; a++) /* by offset */
             for (size_t b = a; b > 0 && off[live[b - 1]] > off[live[b]]; b--) {
@@ -210,8 +223,9 @@ static void first_fit_reference(const olla_pitem *it, size_t n, const int *order
 
 /* The greedy first fit (its unions of address ranges per tree node) gives
  * the offsets of the definition: random orders and lifetimes with many
- * equal sizes, long-lived stacks, pinned buffers, generated training steps
- * and compiler traces. */
+ * equal sizes, long-lived stacks, pinned buffers, buffers of size 0 and
+ * buffers live for no step (one trial in two), generated training steps
+ * and compiler traces with their buffers of size 0. */
 OLLA_TEST(test_greedy_first_fit_matches_definition)
 {
     uint64_t x = 23;
@@ -226,6 +240,10 @@ OLLA_TEST(test_greedy_first_fit_matches_definition)
             if (trial % 4 == 0 && i % 5 == 0)
                 len = span + 10; /* outputs: live to the end */
             it[i] = (olla_pitem){l, l + len, 1 + olla_test_rng_range(&x, 0, sizes)};
+            if (trial % 2 == 1 && olla_test_rng_below(&x, 5) == 0)
+                it[i].size = 0;
+            if (trial % 2 == 1 && olla_test_rng_below(&x, 5) == 0)
+                it[i].upper = it[i].lower; /* live for no step */
             order[i] = (int)i;
             pinned[i] = -1;
         }
@@ -250,7 +268,7 @@ OLLA_TEST(test_greedy_first_fit_matches_definition)
         long nb = family ? place_gen_compiler(2000, 9, &buf) : place_gen_train(PLACE_GEN_INCEPTION, 1, 1, 4, &buf);
         OLLA_CHECK(nb > 0);
         size_t cap = (size_t)(nb > 0 ? nb : 1), n = 0;
-        olla_pitem *it = generated_items(buf, nb, 1, &n);
+        olla_pitem *it = generated_items(buf, nb, 0, 0, &n);
         int *order = malloc(cap * sizeof *order);
         int64_t *a = malloc(cap * sizeof *a), *b = malloc(cap * sizeof *b);
         for (size_t i = 0; i < n; i++) /* greedy by size: larger first */
