@@ -15,6 +15,7 @@
 
 #include "passes/analysis/olla_graph_dag.h"
 #include "passes/runtime/olla_graph_shares.h"
+#include "util/olla_arith.h"
 
 typedef struct {
     const olla_graph *g;
@@ -256,6 +257,8 @@ typedef struct {
     int64_t lo, hi; /* [lo, hi) */
     int last;       /* last live step */
     int tensor;
+    int left, right; /* children in the live ranges' treap, -1: none */
+    unsigned pri;    /* the treap's priority */
 } live_range;
 
 typedef struct {
@@ -278,22 +281,107 @@ static olla_status overlap_error(const checker *c, int t, int64_t lo, int64_t hi
                           (long long)o->lo, (long long)o->hi, step);
 }
 
-/* No two buffers live at the same step overlap: sweep the buffers by their
- * first step, keeping the live ranges sorted by offset (disjoint by
- * construction). A buffer spans its tensors' lifetimes and its owner's bytes. */
-static olla_status sweep(checker *c, int64_t *peak)
+/* ---- the live ranges: disjoint, in a treap keyed by their start ----
+ *
+ * Each range is one entry of an array (its index the treap's node), so
+ * finding the ranges a new buffer meets, dropping the dead ones and adding
+ * the buffer take O(log n) each instead of moving the ranges after it. */
+
+/* splits the treap at u into ranges starting at or below lo (*l) and above it (*r) */
+static void range_split(live_range *a, int u, int64_t lo, int *l, int *r)
 {
-    const olla_graph *g = c->g;
-    const olla_plan_layout *p = c->p;
-    int nt = g->n_tensors, n = 0, na = 0;
-    by_first *idx = malloc(((size_t)nt + 1) * sizeof *idx);
-    live_range *act = malloc(((size_t)nt + 1) * sizeof *act);
-    int *bfirst = malloc(((size_t)nt + 1) * sizeof(int)), *blast = malloc(((size_t)nt + 1) * sizeof(int));
-    olla_status st = OLLA_OK;
-    if (!idx || !act || !bfirst || !blast) {
-        st = olla_error_set(c->err, OLLA_ERR_INTERNAL, "out of memory checking the plan");
-        goto done;
+    if (u < 0) {
+        *l = *r = -1;
+    } else if (a[u].lo <= lo) {
+        range_split(a, a[u].right, lo, &a[u].right, r);
+        *l = u;
+    } else {
+        range_split(a, a[u].left, lo, l, &a[u].left);
+        *r = u;
     }
+}
+
+/* joins treaps x and y, every range of x starting below every range of y */
+static int range_merge(live_range *a, int x, int y)
+{
+    if (x < 0 || y < 0)
+        return x < 0 ? y : x;
+    if (a[x].pri > a[y].pri) {
+        a[x].right = range_merge(a, a[x].right, y);
+        return x;
+    }
+    a[y].left = range_merge(a, x, a[y].left);
+    return y;
+}
+
+/* the range that starts last in the treap at u (u >= 0) */
+static int range_last(const live_range *a, int u)
+{
+    while (a[u].right >= 0)
+        u = a[u].right;
+    return u;
+}
+
+/* the range that starts first in the treap at u (u >= 0) */
+static int range_first(const live_range *a, int u)
+{
+    while (a[u].left >= 0)
+        u = a[u].left;
+    return u;
+}
+
+/* the treap at u without its last range */
+static int range_drop_last(live_range *a, int u)
+{
+    if (a[u].right < 0)
+        return a[u].left;
+    a[u].right = range_drop_last(a, a[u].right);
+    return u;
+}
+
+/* the treap at u without its first range */
+static int range_drop_first(live_range *a, int u)
+{
+    if (a[u].left < 0)
+        return a[u].right;
+    a[u].left = range_drop_first(a, a[u].left);
+    return u;
+}
+
+/* Adds range k ([lo, hi) of tensor t, first live at step) to the treap at
+ * *root: the ranges it meets must be dead by then, and are dropped (the one
+ * starting at or below lo first, then those above in address order). */
+static olla_status range_add(const checker *c, live_range *a, int *root, int k, int step)
+{
+    int l, r;
+    range_split(a, *root, a[k].lo, &l, &r);
+    olla_status st = OLLA_OK;
+    while (st == OLLA_OK && l >= 0 && a[range_last(a, l)].hi > a[k].lo) { /* predecessor */
+        int q = range_last(a, l);
+        if (a[q].last >= step)
+            st = overlap_error(c, a[k].tensor, a[k].lo, a[k].hi, &a[q], step);
+        else
+            l = range_drop_last(a, l);
+    }
+    while (st == OLLA_OK && r >= 0 && a[range_first(a, r)].lo < a[k].hi) { /* successors */
+        int q = range_first(a, r);
+        if (a[q].last >= step)
+            st = overlap_error(c, a[k].tensor, a[k].lo, a[k].hi, &a[q], step);
+        else
+            r = range_drop_first(a, r);
+    }
+    if (st == OLLA_OK)
+        l = range_merge(a, l, k);
+    *root = range_merge(a, l, r);
+    return st;
+}
+
+/* each buffer's first and last step (bfirst, blast: -1 when it has none),
+ * and the buffers with a step into idx by first step; returns their number */
+static int buffer_steps(const checker *c, int *bfirst, int *blast, by_first *idx)
+{
+    const olla_plan_layout *p = c->p;
+    int nt = c->g->n_tensors, n = 0;
     for (int t = 0; t < nt; t++) {
         bfirst[t] = -1;
         blast[t] = -1;
@@ -310,62 +398,59 @@ static olla_status sweep(checker *c, int64_t *peak)
     for (int t = 0; t < nt; t++)
         if (bfirst[t] >= 0 && c->buf[t] == t)
             idx[n++] = (by_first){bfirst[t], t};
-    if (peak) { /* the buffers' bytes over the steps: a difference array */
-        int steps = g->n_ops;
-        int64_t *delta = calloc((size_t)steps + 2, sizeof *delta);
-        if (!delta) {
-            st = olla_error_set(c->err, OLLA_ERR_INTERNAL, "out of memory checking the plan");
-            goto done;
-        }
-        for (int k = 0; k < n; k++) {
-            int t = idx[k].tensor;
-            delta[bfirst[t]] += p->bytes[t];
-            delta[blast[t] + 1] -= p->bytes[t];
-        }
-        int64_t live = 0;
-        *peak = 0;
-        for (int s = 0; s < steps; s++) {
-            live += delta[s];
-            if (live > *peak)
-                *peak = live;
-        }
-        free(delta);
-    }
     qsort(idx, (size_t)n, sizeof *idx, cmp_first);
+    return n;
+}
+
+/* the buffers' bytes over the steps, through a difference array: the peak */
+static olla_status bytes_peak(const checker *c, const by_first *idx, int n, const int *bfirst, const int *blast,
+                              int64_t *peak)
+{
+    int steps = c->g->n_ops;
+    int64_t *delta = calloc((size_t)steps + 2, sizeof *delta);
+    if (!delta)
+        return olla_error_set(c->err, OLLA_ERR_INTERNAL, "out of memory checking the plan");
+    for (int k = 0; k < n; k++) {
+        int t = idx[k].tensor;
+        delta[bfirst[t]] += c->p->bytes[t];
+        delta[blast[t] + 1] -= c->p->bytes[t];
+    }
+    int64_t live = 0;
+    *peak = 0;
+    for (int s = 0; s < steps; s++) {
+        live += delta[s];
+        if (live > *peak)
+            *peak = live;
+    }
+    free(delta);
+    return OLLA_OK;
+}
+
+/* No two buffers live at the same step overlap: sweep the buffers by their
+ * first step, keeping the live ranges in address order (disjoint by
+ * construction). A buffer spans its tensors' lifetimes and its owner's bytes. */
+static olla_status sweep(checker *c, int64_t *peak)
+{
+    const olla_plan_layout *p = c->p;
+    int nt = c->g->n_tensors, root = -1;
+    by_first *idx = malloc(((size_t)nt + 1) * sizeof *idx);
+    live_range *act = malloc(((size_t)nt + 1) * sizeof *act);
+    int *bfirst = malloc(((size_t)nt + 1) * sizeof(int)), *blast = malloc(((size_t)nt + 1) * sizeof(int));
+    olla_status st = OLLA_OK;
+    if (!idx || !act || !bfirst || !blast) {
+        st = olla_error_set(c->err, OLLA_ERR_INTERNAL, "out of memory checking the plan");
+        goto done;
+    }
+    int n = buffer_steps(c, bfirst, blast, idx);
+    if (peak && (st = bytes_peak(c, idx, n, bfirst, blast, peak)) != OLLA_OK)
+        goto done;
+    uint64_t x = OLLA_GOLDEN_GAMMA; /* the same treap on every run */
     for (int k = 0; k < n && st == OLLA_OK; k++) {
-        int t = idx[k].tensor, step = idx[k].first;
-        int64_t lo = p->offset[t], hi = p->offset[t] + p->bytes[t];
-        int L = 0, R = na; /* the first range with lo' > lo */
-        while (L < R) {
-            int mid = (L + R) / 2;
-            if (act[mid].lo <= lo)
-                L = mid + 1;
-            else
-                R = mid;
-        }
-        int pos = L;
-        while (st == OLLA_OK && pos > 0 && act[pos - 1].hi > lo) { /* predecessor */
-            if (act[pos - 1].last >= step) {
-                st = overlap_error(c, t, lo, hi, &act[pos - 1], step);
-                break;
-            }
-            memmove(&act[pos - 1], &act[pos], (size_t)(na - pos) * sizeof *act);
-            na--;
-            pos--;
-        }
-        while (st == OLLA_OK && pos < na && act[pos].lo < hi) { /* successors */
-            if (act[pos].last >= step) {
-                st = overlap_error(c, t, lo, hi, &act[pos], step);
-                break;
-            }
-            memmove(&act[pos], &act[pos + 1], (size_t)(na - pos - 1) * sizeof *act);
-            na--;
-        }
-        if (st != OLLA_OK)
-            break;
-        memmove(&act[pos + 1], &act[pos], (size_t)(na - pos) * sizeof *act);
-        act[pos] = (live_range){lo, hi, blast[t], t};
-        na++;
+        int t = idx[k].tensor;
+        x = olla_lcg_next(x);
+        act[k] = (live_range){p->offset[t], p->offset[t] + p->bytes[t], blast[t], t, -1, -1,
+                              (unsigned)olla_lcg_bits(x)};
+        st = range_add(c, act, &root, k, idx[k].first);
     }
 done:
     free(idx);

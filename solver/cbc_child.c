@@ -60,18 +60,21 @@ typedef struct {
     int has_cpu;   /* 0: not readable here, the wall clock alone counts up to the hard stop */
 } child_limit;
 
+/* the child's CPU seconds, negative when they cannot be read (an ended
+ * child: its result or the end of the pipe comes) */
+static double child_cpu(const void *ctx)
+{
+    const child_limit *c = ctx;
+    struct timespec ts;
+    if (!c->has_cpu || clock_gettime(c->cpu, &ts) != 0)
+        return -1;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* 1 when the child has used up its limit plus `grace` seconds */
 static int child_past(const child_limit *c, double grace)
 {
-    double lim = c->seconds + grace, wall = olla_now() - c->start;
-    if (wall <= lim)
-        return 0;
-    if (wall > OLLA_DEADLINE_WALL_FACTOR * lim)
-        return 1;
-    struct timespec ts;
-    if (!c->has_cpu || clock_gettime(c->cpu, &ts) != 0)
-        return 0; /* an ended child: its result or the end of the pipe comes */
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 > lim;
+    return olla_limit_passed(olla_now() - c->start, c->seconds + grace, child_cpu, c);
 }
 
 /* reads all of buf before the child's limit plus grace, returns 0 on failure

@@ -3,6 +3,7 @@
 
 #include "solver/olla_online_alloc.h"
 #include "solver/place_internal.h"
+#include "util/olla_arith.h"
 #include "util/olla_grow.h"
 
 typedef struct block {
@@ -10,71 +11,125 @@ typedef struct block {
     int prev, next; /* neighbours in the same segment, -1 at its ends */
     int free_;
     int alive;      /* 0 once merged into a neighbour */
-    int pos;        /* index in the free list, -1 if not free */
+    int left, right; /* children in the free blocks' treap */
+    unsigned pri;    /* the treap's priority */
 } block;
 
+/* The free blocks are a treap keyed by (size, address), so the best fit,
+ * the smallest block that holds a request and the lowest of equal ones, is
+ * the first key with size >= the request: O(log n) an allocation instead of
+ * a pass over every free block. Addresses are distinct, so keys are. */
 typedef struct heap {
     block *b;
     size_t n, cap;
-    int *fl;        /* indices of the free blocks */
-    size_t nfree, flcap;
+    int root;          /* the free blocks' treap, -1 when empty */
+    uint64_t lcg;      /* the priorities' generator: the same treap on every run */
     int64_t reserved;
 } heap;
 
-static int fl_add(heap *h, int i)
+/* 1 when block a's key is below block b's */
+static int key_below(const heap *h, int a, int b)
 {
-    int *g = olla_grow(h->fl, &h->flcap, h->nfree + 1, sizeof *g);
-    if (!g)
-        return -1;
-    h->fl = g;
-    h->b[i].pos = (int)h->nfree;
-    h->fl[h->nfree++] = i;
-    return 0;
+    const block *x = &h->b[a], *y = &h->b[b];
+    return x->size < y->size || (x->size == y->size && x->addr < y->addr);
 }
 
+/* splits the treap at u into keys below k's (into *l) and the rest (*r) */
+static void split(heap *h, int u, int k, int *l, int *r)
+{
+    if (u < 0) {
+        *l = *r = -1;
+    } else if (key_below(h, u, k)) {
+        split(h, h->b[u].right, k, &h->b[u].right, r);
+        *l = u;
+    } else {
+        split(h, h->b[u].left, k, l, &h->b[u].left);
+        *r = u;
+    }
+}
+
+/* joins treaps x and y, every key of x below every key of y */
+static int merge(heap *h, int x, int y)
+{
+    if (x < 0 || y < 0)
+        return x < 0 ? y : x;
+    if (h->b[x].pri > h->b[y].pri) {
+        h->b[x].right = merge(h, h->b[x].right, y);
+        return x;
+    }
+    h->b[y].left = merge(h, x, h->b[y].left);
+    return y;
+}
+
+/* the treap at u without its smallest key */
+static int drop_min(heap *h, int u)
+{
+    if (h->b[u].left < 0)
+        return h->b[u].right;
+    h->b[u].left = drop_min(h, h->b[u].left);
+    return u;
+}
+
+/* block i joins the free blocks, under its current key */
+static void fl_add(heap *h, int i)
+{
+    int l, r;
+    h->b[i].left = h->b[i].right = -1;
+    split(h, h->root, i, &l, &r);
+    h->root = merge(h, merge(h, l, i), r);
+}
+
+/* block i leaves the free blocks; its key must not have changed since it joined */
 static void fl_del(heap *h, int i)
 {
-    int p = h->b[i].pos, last = h->fl[--h->nfree];
-    h->fl[p] = last;
-    h->b[last].pos = p;
-    h->b[i].pos = -1;
+    int l, r;
+    split(h, h->root, i, &l, &r); /* i is the smallest key of r */
+    h->root = merge(h, l, drop_min(h, r));
 }
 
+/* the free block that best fits size (smallest, then lowest), -1 when none */
+static int best_fit(const heap *h, int64_t size)
+{
+    int best = -1;
+    for (int u = h->root; u >= 0;) {
+        if (h->b[u].size >= size) {
+            best = u;
+            u = h->b[u].left;
+        } else {
+            u = h->b[u].right;
+        }
+    }
+    return best;
+}
+
+/* a block at addr of size between prev and next; -1 when out of memory */
 static int new_block(heap *h, int64_t addr, int64_t size, int prev, int next, int is_free)
 {
     block *g = olla_grow(h->b, &h->cap, h->n + 1, sizeof *g);
     if (!g)
         return -1;
     h->b = g;
-    h->b[h->n] = (block){addr, size, prev, next, is_free, 1, -1};
+    h->lcg = olla_lcg_next(h->lcg);
+    h->b[h->n] = (block){addr, size, prev, next, is_free, 1, -1, -1, (unsigned)olla_lcg_bits(h->lcg)};
     int i = (int)h->n++;
-    if (is_free && fl_add(h, i) < 0)
-        return -1;
+    if (is_free)
+        fl_add(h, i);
     return i;
 }
 
 /* Returns the block index, or -1 when out of memory. */
 static int alloc_block(heap *h, int64_t size)
 {
-    int best = -1;
-    for (size_t f = 0; f < h->nfree; f++) {
-        int i = h->fl[f];
-        const block *k = &h->b[i];
-        if (k->size < size)
-            continue;
-        if (best < 0 || k->size < h->b[best].size ||
-            (k->size == h->b[best].size && k->addr < h->b[best].addr))
-            best = i;
-    }
+    int best = best_fit(h, size);
     if (best < 0) { /* a new segment of exactly the request */
         int s = new_block(h, h->reserved, size, -1, -1, 0);
         if (s >= 0)
             h->reserved += size;
         return s;
     }
+    fl_del(h, best);
     if (h->b[best].size > size) {
-        int rest = new_block(h, h->b[best].addr + size, h->b[best].size - size, best,
-                             h->b[best].next, 1);
+        int rest = new_block(h, h->b[best].addr + size, h->b[best].size - size, best, h->b[best].next, 1);
         if (rest < 0)
             return -1;
         if (h->b[rest].next >= 0)
@@ -83,32 +138,34 @@ static int alloc_block(heap *h, int64_t size)
         h->b[best].size = size;
     }
     h->b[best].free_ = 0;
-    fl_del(h, best);
     return best;
 }
 
-static int free_block(heap *h, int i)
+/* frees block i, merged with its free neighbours in the segment */
+static void free_block(heap *h, int i)
 {
     h->b[i].free_ = 1;
     int nx = h->b[i].next;
     if (nx >= 0 && h->b[nx].free_) { /* absorb the next block */
+        fl_del(h, nx);
         h->b[i].size += h->b[nx].size;
         h->b[i].next = h->b[nx].next;
         if (h->b[i].next >= 0)
             h->b[h->b[i].next].prev = i;
         h->b[nx].alive = 0;
-        fl_del(h, nx);
     }
     int pv = h->b[i].prev;
     if (pv >= 0 && h->b[pv].free_) { /* merge into the previous block */
+        fl_del(h, pv);
         h->b[pv].size += h->b[i].size;
         h->b[pv].next = h->b[i].next;
         if (h->b[pv].next >= 0)
             h->b[h->b[pv].next].prev = pv;
         h->b[i].alive = 0;
-        return 0;
+        fl_add(h, pv);
+        return;
     }
-    return fl_add(h, i);
+    fl_add(h, i);
 }
 
 olla_status olla_online_alloc_simulate(const olla_buffer *bufs, size_t n, int64_t *reserved_bytes,
@@ -124,7 +181,7 @@ olla_status olla_online_alloc_simulate(const olla_buffer *bufs, size_t n, int64_
     /* events: (time, 0 = free / 1 = alloc, index) */
     olla_pkey *ev = malloc((2 * n + 1) * sizeof *ev);
     int *where = malloc((n + 1) * sizeof *where);
-    heap h = {NULL, 0, 0, NULL, 0, 0, 0};
+    heap h = {NULL, 0, 0, -1, OLLA_GOLDEN_GAMMA, 0};
     if (!ev || !where) {
         free(ev);
         free(where);
@@ -145,10 +202,7 @@ olla_status olla_online_alloc_simulate(const olla_buffer *bufs, size_t n, int64_
         if (sz == 0)
             sz = OLLA_ONLINE_ROUND;
         if (ev[e].k2 == 0) {
-            if (free_block(&h, where[i]) < 0) {
-                st = olla_error_set(err, OLLA_ERR_INTERNAL, "online allocator: out of memory");
-                break;
-            }
+            free_block(&h, where[i]);
             in_use -= sz;
             continue;
         }
@@ -168,6 +222,5 @@ olla_status olla_online_alloc_simulate(const olla_buffer *bufs, size_t n, int64_
     free(ev);
     free(where);
     free(h.b);
-    free(h.fl);
     return st;
 }

@@ -63,27 +63,40 @@ static deadline_slot *slot_of(double deadline, double now)
 /* The hard stop: a machine so loaded that the process got less than one
  * CPU second in OLLA_DEADLINE_WALL_FACTOR of the wall clock ends the run
  * there, so that a time limit still bounds the wall clock. */
-static int hard_stop(const deadline_slot *s, double now, double deadline)
+static int hard_stop(double elapsed, double limit)
 {
-    return now - s->wall > OLLA_DEADLINE_WALL_FACTOR * (deadline - s->wall);
+    return elapsed > OLLA_DEADLINE_WALL_FACTOR * limit;
+}
+
+/* the deadline rule on any clocks (olla_clock.h) */
+int olla_limit_passed(double elapsed, double limit, olla_cpu_seconds cpu, const void *ctx)
+{
+    if (elapsed <= limit)
+        return 0;
+    if (hard_stop(elapsed, limit))
+        return 1;
+    double used = cpu(ctx);
+    return used >= 0 && used > limit;
+}
+
+/* the process's CPU seconds since a deadline's slot started counting */
+static double slot_cpu(const void *ctx)
+{
+    return olla_cpu_now() - ((const deadline_slot *)ctx)->cpu;
 }
 
 int olla_deadline_passed(double deadline)
 {
     double now = olla_now();
     const deadline_slot *s = slot_of(deadline, now);
-    if (now <= deadline)
-        return 0;
-    if (hard_stop(s, now, deadline))
-        return 1;
-    return s->wall + (olla_cpu_now() - s->cpu) > deadline;
+    return olla_limit_passed(now - s->wall, deadline - s->wall, slot_cpu, s);
 }
 
 double olla_deadline_left(double deadline)
 {
     double now = olla_now();
     const deadline_slot *s = slot_of(deadline, now);
-    if (hard_stop(s, now, deadline))
+    if (hard_stop(now - s->wall, deadline - s->wall))
         return 0;
     double wall_left = deadline - now, cpu_left = deadline - (s->wall + (olla_cpu_now() - s->cpu));
     double left = wall_left > cpu_left ? wall_left : cpu_left;

@@ -48,6 +48,21 @@ int olla_deadline_passed(double deadline);
  * on the wall clock (counted as above): the hard stop. */
 #define OLLA_DEADLINE_WALL_FACTOR 10.0
 
+/* The CPU seconds a clock has counted since its start, for
+ * olla_limit_passed; a negative value: not readable. */
+typedef double (*olla_cpu_seconds)(const void *ctx);
+
+/* The deadline rule, on any pair of clocks: a limit of `limit` seconds
+ * passes once `elapsed` wall seconds exceed it and the CPU seconds that
+ * cpu(ctx) reads do too, or at once when `elapsed` exceeds
+ * OLLA_DEADLINE_WALL_FACTOR times it (the hard stop). The CPU time is read
+ * only after the wall clock has passed the limit, so a hot loop polls it
+ * cheaply; an unreadable CPU time (negative) leaves the limit unpassed up to
+ * the hard stop. olla_deadline_passed applies it to the process's own
+ * clocks, the CBC child's wait (solver/cbc_child.c) to the child's.
+ * (util/clock.c) */
+int olla_limit_passed(double elapsed, double limit, olla_cpu_seconds cpu, const void *ctx);
+
 /* Seconds a process that runs from now on without waiting has before the
  * deadline passes: the larger of the wall clock's and the CPU time's seconds
  * left (as olla_deadline_passed counts them), 0 once it has passed. A solver

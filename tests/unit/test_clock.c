@@ -4,6 +4,7 @@
  * run started, from the first time the deadline is asked about). Seconds
  * spent waiting for the CPU, here sleeping, do not use up a deadline; seconds
  * spent running do; and no deadline passes before the wall clock says so. */
+#include <stdint.h>
 #include <time.h>
 
 #include "olla_test.h"
@@ -119,5 +120,48 @@ OLLA_TEST(test_stop_request_and_no_deadline)
     olla_stop_requested = 0;
 }
 
+/* a CPU clock the test sets, counting how often it is read */
+typedef struct {
+    double seconds;
+    int reads;
+} fake_cpu;
+
+/* fake_cpu's reader for olla_limit_passed */
+static double read_fake_cpu(const void *ctx)
+{
+    fake_cpu *f = (fake_cpu *)ctx;
+    f->reads++;
+    return f->seconds;
+}
+
+/* The rule on clocks the test sets, every case of it on random limits: the
+ * CPU time read only once the wall clock is past the limit and before the
+ * hard stop, an unreadable one never passing the limit before the hard stop. */
+OLLA_TEST(test_limit_rule_on_given_clocks)
+{
+    uint64_t st = 77;
+    for (int i = 0; i < 500; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        double limit = 0.001 + (double)(st >> 40) / (double)(1ull << 24) * 50.0;
+        double frac = (double)((st >> 8) & 0xffff) / 65536.0; /* in [0, 1) */
+        fake_cpu f = {limit * 2, 0};
+        /* within the limit on the wall clock: never passed, CPU not read */
+        OLLA_CHECK(!olla_limit_passed(limit * frac, limit, read_fake_cpu, &f));
+        OLLA_CHECK_EQ_I64(f.reads, 0);
+        /* past it, before the hard stop: the CPU time decides */
+        double wall = limit * (1.0 + frac * (OLLA_DEADLINE_WALL_FACTOR - 1.0) * 0.99) + limit * 1e-9;
+        f.seconds = limit * frac;
+        OLLA_CHECK(!olla_limit_passed(wall, limit, read_fake_cpu, &f));
+        f.seconds = limit * (1.0 + frac) + 1e-9;
+        OLLA_CHECK(olla_limit_passed(wall, limit, read_fake_cpu, &f));
+        f.seconds = -1; /* unreadable */
+        OLLA_CHECK(!olla_limit_passed(wall, limit, read_fake_cpu, &f));
+        OLLA_CHECK_EQ_I64(f.reads, 3);
+        /* the hard stop: passed whatever the CPU time, which is not read */
+        OLLA_CHECK(olla_limit_passed(limit * OLLA_DEADLINE_WALL_FACTOR * (1.0 + frac) + 1e-6, limit, read_fake_cpu, &f));
+        OLLA_CHECK_EQ_I64(f.reads, 3);
+    }
+}
+
 OLLA_TEST_MAIN(OLLA_T(test_waiting_does_not_use_up_a_deadline), OLLA_T(test_hard_stop_on_the_wall_clock),
-               OLLA_T(test_stop_request_and_no_deadline))
+               OLLA_T(test_stop_request_and_no_deadline), OLLA_T(test_limit_rule_on_given_clocks))

@@ -1,5 +1,8 @@
 /* The online caching allocator model (solver/olla_online_alloc.h) step by
- * step: reuse, split and coalesce, best fit, segments never merged. */
+ * step: reuse, split and coalesce, best fit, segments never merged; and on
+ * random traces against a plain replay of the same rules. */
+#include <string.h>
+
 #include "olla_test.h"
 #include "solver/olla_online_alloc.h"
 
@@ -125,6 +128,108 @@ OLLA_TEST(test_random_invariants)
     }
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_random_invariants), OLLA_T(test_reuse_after_free), OLLA_T(test_split_and_coalesce),
+/* ---- a plain replay: every block in one array in address order ---- */
+
+enum { REF_MAX = 1024 };
+
+typedef struct {
+    int64_t addr, size;
+    int seg, free_;
+} ref_block;
+
+typedef struct {
+    ref_block b[REF_MAX];
+    int n, segs;
+    int64_t reserved;
+} ref_heap;
+
+/* the block of the best fit (smallest, then lowest address) split to size,
+ * or a new segment of exactly size; returns its address */
+static int64_t ref_alloc(ref_heap *h, int64_t size)
+{
+    int best = -1;
+    for (int i = 0; i < h->n; i++)
+        if (h->b[i].free_ && h->b[i].size >= size && (best < 0 || h->b[i].size < h->b[best].size))
+            best = i; /* address order: the first of equal sizes is the lowest */
+    if (best < 0) {
+        h->b[h->n++] = (ref_block){h->reserved, size, h->segs++, 0};
+        h->reserved += size;
+        return h->b[h->n - 1].addr;
+    }
+    if (h->b[best].size > size) { /* the rest, a free block right after */
+        memmove(&h->b[best + 2], &h->b[best + 1], (size_t)(h->n - best - 1) * sizeof h->b[0]);
+        h->b[best + 1] = (ref_block){h->b[best].addr + size, h->b[best].size - size, h->b[best].seg, 1};
+        h->n++;
+        h->b[best].size = size;
+    }
+    h->b[best].free_ = 0;
+    return h->b[best].addr;
+}
+
+/* frees the block at addr, merged with free neighbours of its segment */
+static void ref_free(ref_heap *h, int64_t addr)
+{
+    int i = 0;
+    while (h->b[i].addr != addr)
+        i++;
+    h->b[i].free_ = 1;
+    for (int k = i; k >= i - 1 && k >= 0; k--) /* with the next block, then the previous with it */
+        if (k + 1 < h->n && h->b[k].free_ && h->b[k + 1].free_ && h->b[k].seg == h->b[k + 1].seg) {
+            h->b[k].size += h->b[k + 1].size;
+            memmove(&h->b[k + 1], &h->b[k + 2], (size_t)(h->n - k - 2) * sizeof h->b[0]);
+            h->n--;
+        }
+}
+
+/* replays b step by step: frees, then allocations, each in index order */
+static void ref_run(const olla_buffer *b, int n, int64_t *reserved, int64_t *peak)
+{
+    static ref_heap h;
+    int64_t at[REF_MAX], in_use = 0, end = 0;
+    memset(&h, 0, sizeof h);
+    *peak = 0;
+    for (int i = 0; i < n; i++)
+        end = b[i].upper > end ? b[i].upper : end;
+    for (int64_t t = 0; t <= end; t++) {
+        for (int i = 0; i < n; i++)
+            if (b[i].upper == t && b[i].lower < b[i].upper) {
+                ref_free(&h, at[i]);
+                in_use -= (b[i].size + 511) / 512 * 512;
+            }
+        for (int i = 0; i < n; i++)
+            if (b[i].lower == t && b[i].lower < b[i].upper) {
+                int64_t sz = (b[i].size + 511) / 512 * 512;
+                at[i] = ref_alloc(&h, sz);
+                in_use += sz;
+                *peak = in_use > *peak ? in_use : *peak;
+            }
+    }
+    *reserved = h.reserved;
+}
+
+/* Random traces with few distinct sizes (ties in the best fit) and many
+ * frees (splits and merges), the model against the plain replay. */
+OLLA_TEST(test_random_against_plain_replay)
+{
+    uint64_t x = 977;
+    for (int trial = 0; trial < 300; trial++) {
+        olla_buffer b[300];
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int n = 1 + (int)((x >> 33) % 300), span = 2 + (int)((x >> 13) % 200), sizes = 1 + (int)((x >> 45) % 8);
+        for (int i = 0; i < n; i++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            int64_t l = (int64_t)((x >> 33) % (uint64_t)span), len = (int64_t)((x >> 20) % 30);
+            int64_t size = 1 + (int64_t)((x >> 40) % (uint64_t)sizes) * 700 + (int64_t)((x >> 10) % 3);
+            b[i] = (olla_buffer){l, l + len, size, 0};
+        }
+        int64_t reserved, peak, want_reserved, want_peak;
+        run(b, (size_t)n, &reserved, &peak);
+        ref_run(b, n, &want_reserved, &want_peak);
+        OLLA_CHECK_EQ_I64(reserved, want_reserved);
+        OLLA_CHECK_EQ_I64(peak, want_peak);
+    }
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_random_against_plain_replay), OLLA_T(test_random_invariants), OLLA_T(test_reuse_after_free), OLLA_T(test_split_and_coalesce),
                OLLA_T(test_best_fit_not_first_fit), OLLA_T(test_segments_not_merged),
                OLLA_T(test_rounding), OLLA_T(test_fragmentation), OLLA_T(test_bad_input))

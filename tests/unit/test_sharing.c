@@ -603,6 +603,78 @@ OLLA_TEST(test_constants_and_held_views_in_every_memory_model)
     OLLA_CHECK(held_views >= 5); /* the rule was exercised */
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_sharing_matches_naive_runtime_and_solvers_reach_it), OLLA_T(test_checker_judges_each_share),
+/* the next of a seeded sequence of pseudo-random numbers (an LCG's high bits) */
+static uint64_t next_random(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *state >> 33;
+}
+
+/* The checker's overlap verdict on random offsets (every tensor its own
+ * buffer, the listed order; views of graph inputs take no memory and are
+ * not listed) against every pair of planned tensors: two
+ * collide when their steps [producer, last reader or the end for a graph
+ * output] meet and their byte ranges do. */
+OLLA_TEST(test_checker_overlaps_match_every_pair)
+{
+    uint64_t rng = 4242;
+    int valid = 0, invalid = 0;
+    for (int seed = 0; seed < 150; seed++) {
+        fixture f;
+        memset(&f, 0, sizeof f);
+        random_model(&f, (uint64_t)seed + 7000, 4 + seed % 19);
+        if (!fixture_build(&f)) {
+            OLLA_CHECK(0);
+            fixture_free(&f);
+            continue;
+        }
+        const olla_graph *g = f.g;
+        int nt = g->n_tensors, order[32], first[32], last[32];
+        int64_t offset[32], bytes[32];
+        unsigned char share[32];
+        int shares[32];
+        OLLA_CHECK(nt <= 32 && g->n_ops <= 32);
+        for (int i = 0; i < g->n_ops; i++)
+            order[i] = i;
+        for (int t = 0; t < nt; t++) {
+            const olla_tensor *x = &g->tensors[t];
+            first[t] = last[t] = x->producer;
+            for (int k = 0; k < x->n_consumers; k++)
+                if (g->consumer_list[x->first_consumer + k] > last[t])
+                    last[t] = g->consumer_list[x->first_consumer + k];
+            if (x->is_output)
+                last[t] = g->n_ops - 1;
+            bytes[t] = x->bytes;
+            share[t] = OLLA_BUFFER_OWN;
+            shares[t] = -1;
+        }
+        for (int trial = 0; trial < 40; trial++) {
+            int64_t span = 1 + (int64_t)(next_random(&rng) % (uint64_t)(600 * nt));
+            for (int t = 0; t < nt; t++)
+                offset[t] = f.map.buffer[t] >= 0 ? (int64_t)(next_random(&rng) % (uint64_t)span) : -1;
+            int collide = 0;
+            for (int a = 0; a < nt; a++)
+                for (int b = a + 1; b < nt; b++)
+                    if (offset[a] >= 0 && offset[b] >= 0 && first[a] <= last[b] && first[b] <= last[a] &&
+                        offset[a] < offset[b] + bytes[b] && offset[b] < offset[a] + bytes[a])
+                        collide = 1;
+            olla_plan_layout lay = {order, offset, bytes, share, shares, span + 4096, 1, 0, NULL};
+            olla_error err = {0};
+            olla_status st = olla_plan_verify(g, &lay, NULL, &err);
+            OLLA_CHECK_EQ_I64(st, (collide ? OLLA_ERR_INPUT : OLLA_OK));
+            if (collide)
+                OLLA_CHECK_STR_CONTAINS(err.message, "overlaps");
+            valid += !collide;
+            invalid += collide;
+        }
+        fixture_free(&f);
+    }
+    fprintf(stderr, "overlaps: %d valid and %d overlapping layouts\n", valid, invalid);
+    OLLA_CHECK(valid > 500);
+    OLLA_CHECK(invalid > 500);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_checker_overlaps_match_every_pair),
+               OLLA_T(test_sharing_matches_naive_runtime_and_solvers_reach_it), OLLA_T(test_checker_judges_each_share),
                OLLA_T(test_checker_rejects_share_of_other_size), OLLA_T(test_pipeline_plans_shares),
                OLLA_T(test_constants_and_held_views_in_every_memory_model))
