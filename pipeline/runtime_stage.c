@@ -31,6 +31,7 @@ typedef struct {
     olla_ort_memory *ort;             /* NULL: our peak alone */
     olla_shape_table *declared_types; /* the types ORT plans on (ort's subgraphs need them) */
     int64_t peak_cap;                 /* < 0: none */
+    olla_order_judge *judge;          /* NULL: orders of equal cost are not judged */
     int *full, *step, *first, *last;  /* scratch */
     int64_t *delta, *live;
 } exec_cost;
@@ -62,6 +63,18 @@ static int64_t cost_of(void *ctx, const int *executed, int n)
         return INT64_MAX / 2;
     int64_t cap = c->peak_cap > 0 ? c->peak_cap : 1;
     return (res.peak_bytes << TIE_BITS) + (int64_t)((double)peak / (double)cap * ((1 << TIE_BITS) - 1));
+}
+
+/* The judge's score of an executed order (olla_order_judge_score of the
+ * whole order), or -1. */
+static int64_t judge_executed(void *ctx, const int *executed, int n)
+{
+    exec_cost *c = ctx;
+    olla_error err = {0};
+    (void)n;
+    if (olla_exec_complete_order(c->eg, executed, c->full, &err) != OLLA_OK)
+        return -1;
+    return olla_order_judge_score(c->judge, c->full);
 }
 
 static olla_status cost_init(exec_cost *c, const olla_exec_graph *eg, const olla_dag *dag, olla_error *err)
@@ -200,9 +213,14 @@ static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const i
     c->peak_cap = out->input_executed_peak_bytes;
     if (in->peak_limit >= 0 && in->peak_limit < c->peak_cap)
         c->peak_cap = in->peak_limit;
-    olla_ort_problem p = {c->eg, input_listing, in->target, cost_of, c};
+    olla_ort_problem p = {c->eg,     input_listing,          in->target, cost_of, c, in->alternatives,
+                          in->n_alternatives, c->judge ? judge_executed : NULL, c};
     if (!in->keep_listing && olla_schedule_for_ort(&p, &so, listing, executed, &sr, &serr) == OLLA_OK) {
-        out->search = sr.kept_input ? "input kept" : sr.target_runs ? "plan runs" : sr.stopped_by;
+        out->search = sr.kept_input                               ? "input kept"
+                      : sr.target_runs && !sr.judge_chose_tie ? "plan runs"
+                                                                : sr.stopped_by;
+        out->judged = sr.judged;
+        out->chose_other = sr.judge_chose_tie;
         return OLLA_OK;
     }
     memcpy(listing, input_listing, (size_t)n * sizeof(int));
@@ -211,13 +229,39 @@ static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const i
     return olla_exec_order_of(c->eg, OLLA_RUNTIME_ORT, listing, executed, &n_exec, err);
 }
 
+/* The target and its alternatives as the runtime executes them (whole
+ * orders, into full: up to OLLA_ORDER_JUDGE_MAX of n_ops), judged: the
+ * listing chosen (the target when nothing is judged). */
+static const int *judged_target(const olla_runtime_input *in, exec_cost *c, int *executed,
+                                olla_runtime_outcome *out)
+{
+    size_t n = (size_t)in->g->n_ops;
+    int m = in->n_alternatives + 1 < OLLA_ORDER_JUDGE_MAX ? in->n_alternatives + 1 : OLLA_ORDER_JUDGE_MAX;
+    int *full = in->judge && in->n_alternatives > 0 ? malloc((size_t)m * (n + 1) * sizeof(int)) : NULL;
+    int ok = full != NULL, n_exec = 0;
+    olla_error err = {0};
+    for (int k = 0; ok && k < m; k++) {
+        const int *listing = k ? in->alternatives + (size_t)(k - 1) * n : in->target;
+        if (in->runtime == OLLA_RUNTIME_LISTED)
+            memcpy(full + (size_t)k * n, listing, n * sizeof(int));
+        else
+            ok = olla_exec_order_of(c->eg, in->runtime, listing, executed, &n_exec, &err) == OLLA_OK &&
+                 olla_exec_complete_order(c->eg, executed, full + (size_t)k * n, &err) == OLLA_OK;
+    }
+    int pick = ok ? olla_order_judge_pick(in->judge, full, full + n, m - 1) : 0;
+    free(full);
+    out->judged = olla_order_judge_count(in->judge);
+    out->chose_other = pick > 0;
+    return pick ? in->alternatives + (size_t)(pick - 1) * n : in->target;
+}
+
 /* ort-priority: ORT follows the listing but for Shape and Size, which run as
  * soon as they can; the input listing when that would peak higher. */
 static olla_status steer_priority(const olla_runtime_input *in, exec_cost *c, const int *input_listing,
                                   int *listing, int *executed, olla_runtime_outcome *out, olla_error *err)
 {
     int n = in->g->n_ops, n_exec = 0;
-    memcpy(listing, in->target, (size_t)n * sizeof(int));
+    memcpy(listing, judged_target(in, c, executed, out), (size_t)n * sizeof(int));
     olla_status st = olla_exec_order_of(c->eg, in->runtime, listing, executed, &n_exec, err);
     out->search = "listed";
     if (st == OLLA_OK && peak_of(c, executed) > out->input_executed_peak_bytes) {
@@ -239,14 +283,16 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
         out->settings[k] = (olla_ort_setting_figures){SETTINGS[k].arena, SETTINGS[k].mem_pattern, -1, -1, -1, -1};
     out->search = "none";
     if (in->runtime == OLLA_RUNTIME_LISTED) {
-        memcpy(listing, in->target, (size_t)n * sizeof(int));
-        memcpy(order, in->target, (size_t)n * sizeof(int));
+        const int *chosen = judged_target(in, NULL, NULL, out);
+        memcpy(listing, chosen, (size_t)n * sizeof(int));
+        memcpy(order, chosen, (size_t)n * sizeof(int));
         return OLLA_OK;
     }
     const olla_exec_graph *eg = in->eg;
     exec_cost c;
     int *executed = malloc(((size_t)n + 1) * sizeof(int)), *input_listing = malloc(((size_t)n + 1) * sizeof(int));
     olla_status st = cost_init(&c, eg, in->dag, err);
+    c.judge = in->judge;
     if (st == OLLA_OK && (!executed || !input_listing))
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory choosing the runtime's order");
     for (int i = 0; st == OLLA_OK && i < n; i++)

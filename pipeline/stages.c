@@ -13,6 +13,7 @@
 olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const olla_options *opt, int *order,
                              olla_order_result *res, olla_error *err)
 {
+    res->n_alternatives = 0;
     if (opt->keep_order) {
         memcpy(order, input_order, (size_t)dag->n_nodes * sizeof *order);
         res->heuristic_peak_bytes = res->peak_bytes = 0;
@@ -30,7 +31,8 @@ olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const 
     olla_logger log = olla_options_logger(opt, OLLA_LOG_SOLVER_OUTPUT);
     so.log = &log;
     olla_schedule_result sr;
-    olla_status st = olla_schedule(dag, input_order, &so, order, &sr, err);
+    olla_schedule_alternatives alt = {res->alternatives, res->alternatives ? res->max_alternatives : 0, 0};
+    olla_status st = olla_schedule_alt(dag, input_order, &so, order, &alt, &sr, err);
     if (st != OLLA_OK)
         return st;
     res->peak_bytes = sr.peak_bytes;
@@ -38,6 +40,7 @@ olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const 
     res->lower_bound_bytes = sr.lower_bound_bytes > 0 ? sr.lower_bound_bytes : -1;
     res->status = sr.status;
     res->stopped_by = sr.stopped_by;
+    res->n_alternatives = alt.n;
     return OLLA_OK;
 }
 
@@ -86,6 +89,58 @@ static void buffers_of(const olla_place_input *in, int *holder, int *buf_first, 
     }
 }
 
+/* The buffers to place (bufs, keys: the owner tensor of each), in
+ * allocation order (by first step, then tensor), the order a runtime
+ * requests them and the order --lifetimes writes; returns how many. */
+static size_t buffers_to_place(const olla_place_input *in, int *holder, int *buf_first, int *buf_last,
+                               olla_buffer *bufs, alloc_key *keys)
+{
+    const olla_dag *dag = in->dag;
+    buffers_of(in, holder, buf_first, buf_last);
+    size_t n = 0;
+    for (int e = 0; e < dag->n_tensors; e++) {
+        if (dag->bytes[e] > 0 && holder[e] == e) {
+            keys[n].first = buf_first[e];
+            keys[n++].tensor = e;
+        }
+    }
+    qsort(keys, n, sizeof *keys, by_first_step);
+    for (size_t i = 0; i < n; i++) {
+        int e = keys[i].tensor;
+        bufs[i] = (olla_buffer){buf_first[e], (int64_t)buf_last[e] + 1, dag->bytes[e], 0};
+    }
+    return n;
+}
+
+olla_status olla_stage_place_heuristic(const olla_place_input *in, int64_t *arena, olla_error *err)
+{
+    size_t nt = (size_t)in->dag->n_tensors + 1;
+    olla_buffer *bufs = malloc(nt * sizeof *bufs);
+    alloc_key *keys = malloc(nt * sizeof *keys);
+    int *holder = malloc(nt * sizeof *holder), *buf_first = malloc(nt * sizeof *buf_first);
+    int *buf_last = malloc(nt * sizeof *buf_last);
+    olla_status st = OLLA_OK;
+    if (!bufs || !keys || !holder || !buf_first || !buf_last)
+        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory placing tensors");
+    if (st == OLLA_OK) {
+        size_t n = buffers_to_place(in, holder, buf_first, buf_last, bufs, keys);
+        olla_place_options po;
+        memset(&po, 0, sizeof po);
+        po.alignment = in->alignment;
+        po.work_limit = 1; /* the portfolio spends none; no clock either: the same arena on any machine */
+        olla_place_result pr;
+        st = olla_place_heuristics(bufs, n, &po, &pr, err);
+        if (st == OLLA_OK)
+            *arena = pr.arena_bytes;
+    }
+    free(bufs);
+    free(keys);
+    free(holder);
+    free(buf_first);
+    free(buf_last);
+    return st;
+}
+
 olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first, int *buf_last,
                              olla_place_outcome *out, olla_error *err)
 {
@@ -98,22 +153,9 @@ olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *h
         free(keys);
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory placing tensors");
     }
-    buffers_of(in, holder, buf_first, buf_last);
-    /* buffers in allocation order (by first step, then tensor), the order a
-     * runtime requests them and the order --lifetimes writes */
-    size_t n = 0;
-    for (int e = 0; e < nt; e++) {
+    for (int e = 0; e < nt; e++)
         offset[e] = 0;
-        if (dag->bytes[e] > 0 && holder[e] == e) {
-            keys[n].first = buf_first[e];
-            keys[n++].tensor = e;
-        }
-    }
-    qsort(keys, n, sizeof *keys, by_first_step);
-    for (size_t i = 0; i < n; i++) {
-        int e = keys[i].tensor;
-        bufs[i] = (olla_buffer){buf_first[e], (int64_t)buf_last[e] + 1, dag->bytes[e], 0};
-    }
+    size_t n = buffers_to_place(in, holder, buf_first, buf_last, bufs, keys);
     olla_place_options po;
     memset(&po, 0, sizeof po);
     po.alignment = in->alignment;
