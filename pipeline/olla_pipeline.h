@@ -65,10 +65,11 @@ typedef struct olla_place_outcome {
 olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first, int *buf_last,
                              olla_place_outcome *out, olla_error *err);
 
-/* The same buffers placed by the heuristic portfolio alone (no search, no
- * clock: the arena olla_stage_place's heuristics reach), into *arena;
- * in->time_limit and in->work_limit are not used. */
-olla_status olla_stage_place_heuristic(const olla_place_input *in, int64_t *arena, olla_error *err);
+/* The same placed by the heuristic portfolio alone (no search, no clock,
+ * quiet): what olla_stage_place's first phase reaches, and all of it when
+ * that is max live (out->status "optimal"); in->time_limit is not used. */
+olla_status olla_stage_place_heuristic(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first,
+                                       int *buf_last, olla_place_outcome *out, olla_error *err);
 
 /* Choosing among orders of equal peak by how well their lifetimes pack
  * (pipeline/order_choice.c). The peak says nothing of fragmentation: two
@@ -78,7 +79,8 @@ olla_status olla_stage_place_heuristic(const olla_place_input *in, int64_t *aren
  * heuristic portfolio's arena (olla_stage_place_heuristic): the first order
  * it scores sets the reference peak; an order that peaks above it scores
  * -1, another the arena's excess over the reference (0 when the
- * heuristics pack it at the reference peak: nothing beats it). */
+ * heuristics pack it at the reference peak: nothing beats it, and the
+ * judge keeps that placement for olla_order_judge_placed). */
 typedef struct olla_order_judge olla_order_judge;
 olla_status olla_order_judge_new(const olla_dag *dag, int64_t alignment, const olla_options *opt,
                                  olla_order_judge **out, olla_error *err);
@@ -90,6 +92,12 @@ int64_t olla_order_judge_score(olla_order_judge *j, const int *order);
 int olla_order_judge_pick(olla_order_judge *j, const int *first, const int *others, int n_others);
 /* Orders scored so far. */
 int olla_order_judge_count(const olla_order_judge *j);
+/* 1 when order (n_nodes) is the order the judge packed at its peak: its
+ * placement as olla_stage_place gives it (offsets, owners and buffer
+ * lifetimes per DAG tensor, out) is copied out, and placing it again would
+ * give the same; else 0. */
+int olla_order_judge_placed(const olla_order_judge *j, const int *order, int64_t *offset, int *holder,
+                            int *buf_first, int *buf_last, olla_place_outcome *out);
 void olla_order_judge_free(olla_order_judge *j);
 
 /* Making the chosen runtime execute the plan (pipeline/runtime_stage.c). */

@@ -94,6 +94,7 @@ typedef struct run {
     int *best_order;                 /* n_nodes: the planned order, kept when the runtime's replaces it */
     int *alternatives;               /* ORDER_ALTERNATIVES x n_nodes: other orders of the planned peak */
     int n_alternatives;
+    olla_order_judge *judge;         /* NULL, or what judged them (its placement of a packed order) */
     int *listing;                    /* n_nodes: the graph.node order to write */
     int *first, *last;               /* per DAG tensor, under order */
     int *holder, *buf_first, *buf_last; /* per DAG tensor: its buffer's owner and that buffer's lifetime */
@@ -345,15 +346,15 @@ static olla_status runtime_stage(run *r)
                              r->input_executed, r->alternatives, r->n_alternatives, NULL};
     memcpy(r->input_executed, r->input_order, (size_t)n * sizeof(int)); /* listed: the input's order */
     olla_runtime_outcome out;
-    olla_status st = r->n_alternatives > 0 ? olla_order_judge_new(&r->dag, r->align, opt, &in.judge, r->err) : OLLA_OK;
+    olla_status st = r->n_alternatives > 0 ? olla_order_judge_new(&r->dag, r->align, opt, &r->judge, r->err) : OLLA_OK;
+    in.judge = r->judge;
     if (st == OLLA_OK)
         st = olla_stage_runtime(&in, r->listing, executed, &out, r->err);
-    olla_order_judge_free(in.judge);
     if (st == OLLA_OK && out.judged > 0) {
         olla_logger log = olla_options_logger(opt, OLLA_LOG_DETAIL);
-        olla_log(&log, OLLA_LOG_DETAIL, "olla: orders of equal %s judged by their heuristic placement: %d, %s",
-                 opt->runtime == OLLA_RUNTIME_ORT ? "cost" : "peak", out.judged,
-                 out.chose_other ? "another order kept" : "the first kept");
+        olla_log(&log, OLLA_LOG_DETAIL, "olla: %d order%s of equal %s judged by the placement heuristics' arena: %s",
+                 out.judged, out.judged > 1 ? "s" : "", opt->runtime == OLLA_RUNTIME_ORT ? "cost" : "peak",
+                 out.chose_other ? "another than the first kept" : "the first kept");
     }
     if (st == OLLA_OK && (r->best_order = malloc(((size_t)n + 1) * sizeof(int))))
         memcpy(r->best_order, r->order, (size_t)n * sizeof(int));
@@ -408,7 +409,12 @@ static olla_status place_stage(run *r)
     olla_place_input pin = {&r->dag, r->first, r->last, r->applied, r->align,
                             opt->time_limit > 0 ? (left > 0.1 ? left : 0.1) : 0, opt->placement_work, opt};
     olla_place_outcome pout;
-    st = olla_stage_place(&pin, r->offset, r->holder, r->buf_first, r->buf_last, &pout, r->err);
+    if (olla_order_judge_placed(r->judge, r->order, r->offset, r->holder, r->buf_first, r->buf_last, &pout)) {
+        olla_logger log = olla_options_logger(opt, OLLA_LOG_DETAIL);
+        olla_log(&log, OLLA_LOG_DETAIL, "place: the heuristics placed the order at its peak while judging it");
+    } else {
+        st = olla_stage_place(&pin, r->offset, r->holder, r->buf_first, r->buf_last, &pout, r->err);
+    }
     if (st != OLLA_OK)
         return st;
     r->rep->arena_bytes = pout.arena_bytes;
@@ -688,6 +694,7 @@ static void run_free(run *r)
     free(r->order);
     free(r->best_order);
     free(r->alternatives);
+    olla_order_judge_free(r->judge);
     free(r->listing);
     free(r->first);
     free(r->last);

@@ -112,37 +112,9 @@ static size_t buffers_to_place(const olla_place_input *in, int *holder, int *buf
     return n;
 }
 
-olla_status olla_stage_place_heuristic(const olla_place_input *in, int64_t *arena, olla_error *err)
-{
-    size_t nt = (size_t)in->dag->n_tensors + 1;
-    olla_buffer *bufs = malloc(nt * sizeof *bufs);
-    alloc_key *keys = malloc(nt * sizeof *keys);
-    int *holder = malloc(nt * sizeof *holder), *buf_first = malloc(nt * sizeof *buf_first);
-    int *buf_last = malloc(nt * sizeof *buf_last);
-    olla_status st = OLLA_OK;
-    if (!bufs || !keys || !holder || !buf_first || !buf_last)
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory placing tensors");
-    if (st == OLLA_OK) {
-        size_t n = buffers_to_place(in, holder, buf_first, buf_last, bufs, keys);
-        olla_place_options po;
-        memset(&po, 0, sizeof po);
-        po.alignment = in->alignment;
-        po.work_limit = 1; /* the portfolio spends none; no clock either: the same arena on any machine */
-        olla_place_result pr;
-        st = olla_place_heuristics(bufs, n, &po, &pr, err);
-        if (st == OLLA_OK)
-            *arena = pr.arena_bytes;
-    }
-    free(bufs);
-    free(keys);
-    free(holder);
-    free(buf_first);
-    free(buf_last);
-    return st;
-}
-
-olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first, int *buf_last,
-                             olla_place_outcome *out, olla_error *err)
+/* olla_stage_place, or with heuristics_only olla_stage_place_heuristic. */
+static olla_status place_buffers(const olla_place_input *in, int heuristics_only, int64_t *offset, int *holder,
+                                 int *buf_first, int *buf_last, olla_place_outcome *out, olla_error *err)
 {
     const olla_dag *dag = in->dag;
     int nt = dag->n_tensors;
@@ -159,12 +131,12 @@ olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *h
     olla_place_options po;
     memset(&po, 0, sizeof po);
     po.alignment = in->alignment;
-    po.time_limit = in->time_limit;
+    po.time_limit = heuristics_only ? 0 : in->time_limit; /* the heuristics: no clock, the same on any machine */
     po.work_limit = in->work_limit > 0 ? in->work_limit : OLLA_PLACEMENT_DEFAULT_WORK;
     olla_logger log = olla_options_logger(in->opt, OLLA_LOG_DETAIL); /* CBC's own log only for the order */
-    po.log = &log;
+    po.log = heuristics_only ? NULL : &log;
     olla_place_result pr;
-    olla_status st = olla_place(bufs, n, &po, &pr, err);
+    olla_status st = heuristics_only ? olla_place_heuristics(bufs, n, &po, &pr, err) : olla_place(bufs, n, &po, &pr, err);
     if (st == OLLA_OK) {
         for (size_t i = 0; i < n; i++)
             offset[keys[i].tensor] = bufs[i].offset;
@@ -178,4 +150,16 @@ olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *h
     free(bufs);
     free(keys);
     return st;
+}
+
+olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first, int *buf_last,
+                             olla_place_outcome *out, olla_error *err)
+{
+    return place_buffers(in, 0, offset, holder, buf_first, buf_last, out, err);
+}
+
+olla_status olla_stage_place_heuristic(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first,
+                                       int *buf_last, olla_place_outcome *out, olla_error *err)
+{
+    return place_buffers(in, 1, offset, holder, buf_first, buf_last, out, err);
 }
