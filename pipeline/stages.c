@@ -112,10 +112,18 @@ static size_t buffers_to_place(const olla_place_input *in, int *holder, int *buf
     return n;
 }
 
+/* What the placement fills, per DAG tensor (olla_stage_place). */
+typedef struct stage_arrays {
+    int64_t *offset;
+    int *holder, *buf_first, *buf_last;
+} stage_arrays;
+
 /* olla_stage_place, or with heuristics_only olla_stage_place_heuristic. */
-static olla_status place_buffers(const olla_place_input *in, int heuristics_only, int64_t *offset, int *holder,
-                                 int *buf_first, int *buf_last, olla_place_outcome *out, olla_error *err)
+static olla_status place_buffers(const olla_place_input *in, int heuristics_only, const stage_arrays *a,
+                                 olla_place_outcome *out, olla_error *err)
 {
+    int64_t *offset = a->offset;
+    int *holder = a->holder;
     const olla_dag *dag = in->dag;
     int nt = dag->n_tensors;
     olla_buffer *bufs = malloc(((size_t)nt + 1) * sizeof *bufs);
@@ -127,7 +135,7 @@ static olla_status place_buffers(const olla_place_input *in, int heuristics_only
     }
     for (int e = 0; e < nt; e++)
         offset[e] = 0;
-    size_t n = buffers_to_place(in, holder, buf_first, buf_last, bufs, keys);
+    size_t n = buffers_to_place(in, holder, a->buf_first, a->buf_last, bufs, keys);
     olla_place_options po;
     memset(&po, 0, sizeof po);
     po.alignment = in->alignment;
@@ -155,11 +163,11 @@ static olla_status place_buffers(const olla_place_input *in, int heuristics_only
 olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first, int *buf_last,
                              olla_place_outcome *out, olla_error *err)
 {
-    return place_buffers(in, 0, offset, holder, buf_first, buf_last, out, err);
+    return place_buffers(in, 0, &(stage_arrays){offset, holder, buf_first, buf_last}, out, err);
 }
 
 olla_status olla_stage_place_heuristic(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first,
                                        int *buf_last, olla_place_outcome *out, olla_error *err)
 {
-    return place_buffers(in, 1, offset, holder, buf_first, buf_last, out, err);
+    return place_buffers(in, 1, &(stage_arrays){offset, holder, buf_first, buf_last}, out, err);
 }
