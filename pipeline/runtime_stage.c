@@ -229,30 +229,55 @@ static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const i
     return olla_exec_order_of(c->eg, OLLA_RUNTIME_ORT, listing, executed, &n_exec, err);
 }
 
+/* What ORT's planner allocates for an executed order (0 when it is not
+ * modelled: every order the same), or -1 when it cannot say. */
+static int64_t ort_bytes(exec_cost *c, const int *executed, int n)
+{
+    olla_ort_memory_result res;
+    olla_error err = {0};
+    if (!c->ort)
+        return 0;
+    return olla_ort_memory_eval(c->ort, executed, n, &res, &err) == OLLA_OK ? res.peak_bytes : -1;
+}
+
+/* Candidate k of the listings to judge: the target, then the alternatives. */
+static const int *candidate_listing(const olla_runtime_input *in, int k)
+{
+    return k ? in->alternatives + (size_t)(k - 1) * (size_t)in->g->n_ops : in->target;
+}
+
 /* The target and its alternatives as the runtime executes them (whole
- * orders, into full: up to OLLA_ORDER_JUDGE_MAX of n_ops), judged: the
- * listing chosen (the target when nothing is judged). */
+ * orders; for ort-priority only those ORT allocates no more for than the
+ * target), at most OLLA_ORDER_JUDGE_MAX, judged: the listing chosen (the
+ * target when nothing is judged). */
 static const int *judged_target(const olla_runtime_input *in, exec_cost *c, int *executed,
                                 olla_runtime_outcome *out)
 {
     size_t n = (size_t)in->g->n_ops;
-    int m = in->n_alternatives + 1 < OLLA_ORDER_JUDGE_MAX ? in->n_alternatives + 1 : OLLA_ORDER_JUDGE_MAX;
-    int *full = in->judge && in->n_alternatives > 0 ? malloc((size_t)m * (n + 1) * sizeof(int)) : NULL;
-    int ok = full != NULL, n_exec = 0;
+    int *full = in->judge && in->n_alternatives > 0 ? malloc(OLLA_ORDER_JUDGE_MAX * (n + 1) * sizeof(int)) : NULL;
+    int from[OLLA_ORDER_JUDGE_MAX], m = 0, ok = full != NULL, n_exec = 0;
+    int64_t first_bytes = 0;
     olla_error err = {0};
-    for (int k = 0; ok && k < m; k++) {
-        const int *listing = k ? in->alternatives + (size_t)(k - 1) * n : in->target;
-        if (in->runtime == OLLA_RUNTIME_LISTED)
-            memcpy(full + (size_t)k * n, listing, n * sizeof(int));
-        else
-            ok = olla_exec_order_of(c->eg, in->runtime, listing, executed, &n_exec, &err) == OLLA_OK &&
-                 olla_exec_complete_order(c->eg, executed, full + (size_t)k * n, &err) == OLLA_OK;
+    for (int k = 0; ok && k <= in->n_alternatives && m < OLLA_ORDER_JUDGE_MAX; k++) {
+        int *f = full + (size_t)m * n;
+        if (in->runtime == OLLA_RUNTIME_LISTED) {
+            memcpy(f, candidate_listing(in, k), n * sizeof(int));
+        } else {
+            ok = olla_exec_order_of(c->eg, in->runtime, candidate_listing(in, k), executed, &n_exec, &err) == OLLA_OK &&
+                 olla_exec_complete_order(c->eg, executed, f, &err) == OLLA_OK;
+            int64_t bytes = ok ? ort_bytes(c, executed, n_exec) : -1;
+            ok = k > 0 || bytes >= 0; /* the target's unknown: judge nothing */
+            first_bytes = k ? first_bytes : bytes;
+            if (k > 0 && (bytes < 0 || bytes > first_bytes))
+                continue; /* ORT would allocate more */
+        }
+        from[m++] = k;
     }
-    int pick = ok ? olla_order_judge_pick(in->judge, full, full + n, m - 1) : 0;
+    int pick = ok && m > 1 ? olla_order_judge_pick(in->judge, full, full + n, m - 1) : 0;
     free(full);
     out->judged = olla_order_judge_count(in->judge);
     out->chose_other = pick > 0;
-    return pick ? in->alternatives + (size_t)(pick - 1) * n : in->target;
+    return candidate_listing(in, pick ? from[pick] : 0);
 }
 
 /* ort-priority: ORT follows the listing but for Shape and Size, which run as
