@@ -411,7 +411,8 @@ static olla_status place_stage(run *r)
     olla_place_outcome pout;
     if (olla_order_judge_placed(r->judge, r->order, r->offset, r->holder, r->buf_first, r->buf_last, &pout)) {
         olla_logger log = olla_options_logger(opt, OLLA_LOG_DETAIL);
-        olla_log(&log, OLLA_LOG_DETAIL, "place: the heuristics placed the order at its peak while judging it");
+        olla_log(&log, OLLA_LOG_DETAIL, "place: the heuristics placed the order at its peak while judging it: arena %lld",
+                 (long long)pout.arena_bytes);
     } else {
         st = olla_stage_place(&pin, r->offset, r->holder, r->buf_first, r->buf_last, &pout, r->err);
     }
