@@ -7,7 +7,10 @@
  * vector; evaluating it runs the search (an order ORT can be made to run) and
  * the cost. Moves change the key of one child of one choice point of the
  * current order so that it is entered earlier or later there. The input's
- * own order is the first state, so the best never costs more. */
+ * own order is the first state, so the best never costs more. Orders of
+ * the best cost that other targets give (one evaluation each, after the
+ * search) are ties, and the problem's judge chooses among them and the
+ * best (the pipeline: by how the placement heuristics pack them). */
 #include <stdlib.h>
 #include <string.h>
 
