@@ -29,9 +29,13 @@ typedef struct olla_order_result {
     int64_t lower_bound_bytes;    /* -1 when not computed */
     const char *status;
     const char *stopped_by;       /* "proof", "budget", "time" (olla_schedule_result) or "kept" */
+    int *alternatives;            /* in: NULL, or room for max_alternatives orders of n_nodes */
+    int max_alternatives;         /* in */
+    int n_alternatives;           /* out: other orders found at the same peak (olla_schedule) */
 } olla_order_result;
 
-/* Fills order (n_nodes) with an order whose peak is never above input_order's. */
+/* Fills order (n_nodes) with an order whose peak is never above
+ * input_order's, and res->alternatives with other orders of that peak. */
 olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const olla_options *opt, int *order,
                              olla_order_result *res, olla_error *err);
 
@@ -61,6 +65,41 @@ typedef struct olla_place_outcome {
 olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first, int *buf_last,
                              olla_place_outcome *out, olla_error *err);
 
+/* The same placed by the heuristic portfolio alone (no search, no clock,
+ * quiet): what olla_stage_place's first phase reaches, and all of it when
+ * that is max live (out->status "optimal"); in->time_limit is not used. */
+olla_status olla_stage_place_heuristic(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first,
+                                       int *buf_last, olla_place_outcome *out, olla_error *err);
+
+/* Choosing among orders of equal peak by how well their lifetimes pack
+ * (pipeline/order_choice.c). The peak says nothing of fragmentation: two
+ * orders of one peak can give the placement heuristics arenas a few
+ * percent apart, and then the exact placement search must close the gap
+ * (seconds) or cannot. A judge scores an order of the DAG's nodes by the
+ * heuristic portfolio's arena (olla_stage_place_heuristic): the first order
+ * it scores sets the reference peak; an order that peaks above it scores
+ * -1, another the arena's excess over the reference (0 when the
+ * heuristics pack it at the reference peak: nothing beats it, and the
+ * judge keeps that placement for olla_order_judge_placed). */
+typedef struct olla_order_judge olla_order_judge;
+olla_status olla_order_judge_new(const olla_dag *dag, int64_t alignment, const olla_options *opt,
+                                 olla_order_judge **out, olla_error *err);
+int64_t olla_order_judge_score(olla_order_judge *j, const int *order);
+/* Of first and the n_others orders after it (each n_nodes), the first of
+ * the lowest score: 0 for first, k + 1 for others' k-th. At most
+ * OLLA_ORDER_JUDGE_MAX orders are scored, in turn, until one scores 0. */
+#define OLLA_ORDER_JUDGE_MAX 4
+int olla_order_judge_pick(olla_order_judge *j, const int *first, const int *others, int n_others);
+/* Orders scored so far. */
+int olla_order_judge_count(const olla_order_judge *j);
+/* 1 when order (n_nodes) is the order the judge packed at its peak: its
+ * placement as olla_stage_place gives it (offsets, owners and buffer
+ * lifetimes per DAG tensor, out) is copied out, and placing it again would
+ * give the same; else 0. */
+int olla_order_judge_placed(const olla_order_judge *j, const int *order, int64_t *offset, int *holder,
+                            int *buf_first, int *buf_last, olla_place_outcome *out);
+void olla_order_judge_free(olla_order_judge *j);
+
 /* Making the chosen runtime execute the plan (pipeline/runtime_stage.c). */
 struct olla_exec_graph;
 typedef struct olla_runtime_input {
@@ -77,6 +116,9 @@ typedef struct olla_runtime_input {
     int64_t peak_limit;   /* the executed order must peak at most this (a memory limit); < 0: none */
     int *input_executed;  /* n_ops, or NULL: receives the order the runtime executes for the input
                              listing (the ops it does not run placed where needed); not for listed */
+    const int *alternatives; /* n_alternatives more orders (n_ops each) of the target's peak */
+    int n_alternatives;
+    olla_order_judge *judge; /* NULL, or how to choose among orders of equal cost */
 } olla_runtime_input;
 
 typedef struct olla_runtime_outcome {
@@ -86,6 +128,8 @@ typedef struct olla_runtime_outcome {
     int64_t ort_allocated_bytes;
     olla_ort_setting_figures settings[OLLA_ORT_N_SETTINGS]; /* ORT under each memory setting (olla.h) */
     const char *search;                /* how the listing was chosen */
+    int judged;                        /* orders of equal cost the judge scored (0: none) */
+    int chose_other;                   /* 1: the judge chose another order than the search's first */
     char ort_model_note[1024];         /* why ORT's planner could not be modelled, or "" */
 } olla_runtime_outcome;
 

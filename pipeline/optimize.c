@@ -92,6 +92,9 @@ typedef struct run {
     int *input_order, *order;        /* n_nodes; order: planned, then the one the runtime executes */
     int *input_executed;             /* n_nodes: the order the runtime executes for the input */
     int *best_order;                 /* n_nodes: the planned order, kept when the runtime's replaces it */
+    int *alternatives;               /* ORDER_ALTERNATIVES x n_nodes: other orders of the planned peak */
+    int n_alternatives;
+    olla_order_judge *judge;         /* NULL, or what judged them (its placement of a packed order) */
     int *listing;                    /* n_nodes: the graph.node order to write */
     int *first, *last;               /* per DAG tensor, under order */
     int *holder, *buf_first, *buf_last; /* per DAG tensor: its buffer's owner and that buffer's lifetime */
@@ -101,6 +104,10 @@ typedef struct run {
     int64_t peak_cap;                /* the runtime's order must peak at most this; < 0: no cap */
     int done;                        /* the plan is complete (made for a rewritten model) */
 } run;
+
+/* Orders of the best peak the ordering hands on beside the best, for the
+ * judge of equal peaks (pipeline/order_choice.c). */
+#define ORDER_ALTERNATIVES 6
 
 static olla_status oom(run *r)
 {
@@ -250,6 +257,7 @@ static olla_status alloc_arrays(run *r)
     r->order = malloc(n * sizeof(int));
     r->input_executed = malloc(n * sizeof(int));
     r->listing = malloc(n * sizeof(int));
+    r->alternatives = malloc(ORDER_ALTERNATIVES * n * sizeof(int));
     r->first = malloc(nt * sizeof(int));
     r->last = malloc(nt * sizeof(int));
     r->holder = malloc(nt * sizeof(int));
@@ -263,7 +271,7 @@ static olla_status alloc_arrays(run *r)
         r->plan->live_planned = malloc(n * sizeof(int64_t));
         r->plan->step_index = malloc(n * sizeof(int));
     }
-    if (!r->input_order || !r->order || !r->input_executed || !r->listing || !r->first || !r->last || !r->holder || !r->buf_first || !r->buf_last ||
+    if (!r->input_order || !r->order || !r->input_executed || !r->listing || !r->alternatives || !r->first || !r->last || !r->holder || !r->buf_first || !r->buf_last ||
         !r->offset || !r->applied || !r->plan || !r->plan->live_input || !r->plan->live_planned ||
         !r->plan->step_index)
         return oom(r);
@@ -305,9 +313,12 @@ static olla_status order_stage(run *r)
     progress(r, "ordering", r->rep->input_order_shared_peak_bytes, -1);
     double ts = olla_now();
     olla_order_result ores;
+    ores.alternatives = r->alternatives;
+    ores.max_alternatives = ORDER_ALTERNATIVES;
     olla_status st = olla_stage_order(&r->dag, r->input_order, r->opt, r->order, &ores, r->err);
     if (st != OLLA_OK)
         return st;
+    r->n_alternatives = ores.n_alternatives;
     r->rep->schedule_seconds = olla_now() - ts;
     r->rep->peak_bytes = ores.peak_bytes;
     r->rep->heuristic_peak_bytes = ores.heuristic_peak_bytes;
@@ -329,12 +340,22 @@ static olla_status runtime_stage(run *r)
     int *executed = malloc(((size_t)n + 1) * sizeof(int));
     if (!executed)
         return oom(r);
-    olla_runtime_input in = {r->g, r->types, r->have_eg ? &r->eg : NULL, &r->dag, opt->runtime, r->order,
+    olla_runtime_input in = {r->g,         r->types,         r->have_eg ? &r->eg : NULL,
+                             &r->dag,      opt->runtime,     r->order,
                              opt->keep_order, 0, opt->time_limit > 0 ? r->t0 + opt->time_limit : 0, r->peak_cap,
-                             r->input_executed};
+                             r->input_executed, r->alternatives, r->n_alternatives, NULL};
     memcpy(r->input_executed, r->input_order, (size_t)n * sizeof(int)); /* listed: the input's order */
     olla_runtime_outcome out;
-    olla_status st = olla_stage_runtime(&in, r->listing, executed, &out, r->err);
+    olla_status st = r->n_alternatives > 0 ? olla_order_judge_new(&r->dag, r->align, opt, &r->judge, r->err) : OLLA_OK;
+    in.judge = r->judge;
+    if (st == OLLA_OK)
+        st = olla_stage_runtime(&in, r->listing, executed, &out, r->err);
+    if (st == OLLA_OK && out.judged > 0) {
+        olla_logger log = olla_options_logger(opt, OLLA_LOG_DETAIL);
+        olla_log(&log, OLLA_LOG_DETAIL, "olla: %d order%s of equal %s judged by the placement heuristics' arena: %s",
+                 out.judged, out.judged > 1 ? "s" : "", opt->runtime == OLLA_RUNTIME_ORT ? "cost" : "peak",
+                 out.chose_other ? "another than the first kept" : "the first kept");
+    }
     if (st == OLLA_OK && (r->best_order = malloc(((size_t)n + 1) * sizeof(int))))
         memcpy(r->best_order, r->order, (size_t)n * sizeof(int));
     if (st == OLLA_OK) {
@@ -388,7 +409,13 @@ static olla_status place_stage(run *r)
     olla_place_input pin = {&r->dag, r->first, r->last, r->applied, r->align,
                             opt->time_limit > 0 ? (left > 0.1 ? left : 0.1) : 0, opt->placement_work, opt};
     olla_place_outcome pout;
-    st = olla_stage_place(&pin, r->offset, r->holder, r->buf_first, r->buf_last, &pout, r->err);
+    if (olla_order_judge_placed(r->judge, r->order, r->offset, r->holder, r->buf_first, r->buf_last, &pout)) {
+        olla_logger log = olla_options_logger(opt, OLLA_LOG_DETAIL);
+        olla_log(&log, OLLA_LOG_DETAIL, "place: the heuristics placed the order at its peak while judging it: arena %lld",
+                 (long long)pout.arena_bytes);
+    } else {
+        st = olla_stage_place(&pin, r->offset, r->holder, r->buf_first, r->buf_last, &pout, r->err);
+    }
     if (st != OLLA_OK)
         return st;
     r->rep->arena_bytes = pout.arena_bytes;
@@ -667,6 +694,8 @@ static void run_free(run *r)
     free(r->input_executed);
     free(r->order);
     free(r->best_order);
+    free(r->alternatives);
+    olla_order_judge_free(r->judge);
     free(r->listing);
     free(r->first);
     free(r->last);

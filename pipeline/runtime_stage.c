@@ -31,6 +31,7 @@ typedef struct {
     olla_ort_memory *ort;             /* NULL: our peak alone */
     olla_shape_table *declared_types; /* the types ORT plans on (ort's subgraphs need them) */
     int64_t peak_cap;                 /* < 0: none */
+    olla_order_judge *judge;          /* NULL: orders of equal cost are not judged */
     int *full, *step, *first, *last;  /* scratch */
     int64_t *delta, *live;
 } exec_cost;
@@ -62,6 +63,18 @@ static int64_t cost_of(void *ctx, const int *executed, int n)
         return INT64_MAX / 2;
     int64_t cap = c->peak_cap > 0 ? c->peak_cap : 1;
     return (res.peak_bytes << TIE_BITS) + (int64_t)((double)peak / (double)cap * ((1 << TIE_BITS) - 1));
+}
+
+/* The judge's score of an executed order (olla_order_judge_score of the
+ * whole order), or -1. */
+static int64_t judge_executed(void *ctx, const int *executed, int n)
+{
+    exec_cost *c = ctx;
+    olla_error err = {0};
+    (void)n;
+    if (olla_exec_complete_order(c->eg, executed, c->full, &err) != OLLA_OK)
+        return -1;
+    return olla_order_judge_score(c->judge, c->full);
 }
 
 static olla_status cost_init(exec_cost *c, const olla_exec_graph *eg, const olla_dag *dag, olla_error *err)
@@ -200,9 +213,14 @@ static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const i
     c->peak_cap = out->input_executed_peak_bytes;
     if (in->peak_limit >= 0 && in->peak_limit < c->peak_cap)
         c->peak_cap = in->peak_limit;
-    olla_ort_problem p = {c->eg, input_listing, in->target, cost_of, c};
+    olla_ort_problem p = {c->eg,     input_listing,          in->target, cost_of, c, in->alternatives,
+                          in->n_alternatives, c->judge ? judge_executed : NULL, c};
     if (!in->keep_listing && olla_schedule_for_ort(&p, &so, listing, executed, &sr, &serr) == OLLA_OK) {
-        out->search = sr.kept_input ? "input kept" : sr.target_runs ? "plan runs" : sr.stopped_by;
+        out->search = sr.kept_input                               ? "input kept"
+                      : sr.target_runs && !sr.judge_chose_tie ? "plan runs"
+                                                                : sr.stopped_by;
+        out->judged = sr.judged;
+        out->chose_other = sr.judge_chose_tie;
         return OLLA_OK;
     }
     memcpy(listing, input_listing, (size_t)n * sizeof(int));
@@ -211,13 +229,64 @@ static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const i
     return olla_exec_order_of(c->eg, OLLA_RUNTIME_ORT, listing, executed, &n_exec, err);
 }
 
+/* What ORT's planner allocates for an executed order (0 when it is not
+ * modelled: every order the same), or -1 when it cannot say. */
+static int64_t ort_bytes(exec_cost *c, const int *executed, int n)
+{
+    olla_ort_memory_result res;
+    olla_error err = {0};
+    if (!c->ort)
+        return 0;
+    return olla_ort_memory_eval(c->ort, executed, n, &res, &err) == OLLA_OK ? res.peak_bytes : -1;
+}
+
+/* Candidate k of the listings to judge: the target, then the alternatives. */
+static const int *candidate_listing(const olla_runtime_input *in, int k)
+{
+    return k ? in->alternatives + (size_t)(k - 1) * (size_t)in->g->n_ops : in->target;
+}
+
+/* The target and its alternatives as the runtime executes them (whole
+ * orders; for ort-priority only those ORT allocates no more for than the
+ * target), at most OLLA_ORDER_JUDGE_MAX, judged: the listing chosen (the
+ * target when nothing is judged). */
+static const int *judged_target(const olla_runtime_input *in, exec_cost *c, int *executed,
+                                olla_runtime_outcome *out)
+{
+    size_t n = (size_t)in->g->n_ops;
+    int *full = in->judge && in->n_alternatives > 0 ? malloc(OLLA_ORDER_JUDGE_MAX * (n + 1) * sizeof(int)) : NULL;
+    int from[OLLA_ORDER_JUDGE_MAX], m = 0, ok = full != NULL, n_exec = 0;
+    int64_t first_bytes = 0;
+    olla_error err = {0};
+    for (int k = 0; ok && k <= in->n_alternatives && m < OLLA_ORDER_JUDGE_MAX; k++) {
+        int *f = full + (size_t)m * n;
+        if (in->runtime == OLLA_RUNTIME_LISTED) {
+            memcpy(f, candidate_listing(in, k), n * sizeof(int));
+        } else {
+            ok = olla_exec_order_of(c->eg, in->runtime, candidate_listing(in, k), executed, &n_exec, &err) == OLLA_OK &&
+                 olla_exec_complete_order(c->eg, executed, f, &err) == OLLA_OK;
+            int64_t bytes = ok ? ort_bytes(c, executed, n_exec) : -1;
+            ok = k > 0 || bytes >= 0; /* the target's unknown: judge nothing */
+            first_bytes = k ? first_bytes : bytes;
+            if (k > 0 && (bytes < 0 || bytes > first_bytes))
+                continue; /* ORT would allocate more */
+        }
+        from[m++] = k;
+    }
+    int pick = ok && m > 1 ? olla_order_judge_pick(in->judge, full, full + n, m - 1) : 0;
+    free(full);
+    out->judged = olla_order_judge_count(in->judge);
+    out->chose_other = pick > 0;
+    return candidate_listing(in, pick ? from[pick] : 0);
+}
+
 /* ort-priority: ORT follows the listing but for Shape and Size, which run as
  * soon as they can; the input listing when that would peak higher. */
 static olla_status steer_priority(const olla_runtime_input *in, exec_cost *c, const int *input_listing,
                                   int *listing, int *executed, olla_runtime_outcome *out, olla_error *err)
 {
     int n = in->g->n_ops, n_exec = 0;
-    memcpy(listing, in->target, (size_t)n * sizeof(int));
+    memcpy(listing, judged_target(in, c, executed, out), (size_t)n * sizeof(int));
     olla_status st = olla_exec_order_of(c->eg, in->runtime, listing, executed, &n_exec, err);
     out->search = "listed";
     if (st == OLLA_OK && peak_of(c, executed) > out->input_executed_peak_bytes) {
@@ -239,14 +308,16 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
         out->settings[k] = (olla_ort_setting_figures){SETTINGS[k].arena, SETTINGS[k].mem_pattern, -1, -1, -1, -1};
     out->search = "none";
     if (in->runtime == OLLA_RUNTIME_LISTED) {
-        memcpy(listing, in->target, (size_t)n * sizeof(int));
-        memcpy(order, in->target, (size_t)n * sizeof(int));
+        const int *chosen = judged_target(in, NULL, NULL, out);
+        memcpy(listing, chosen, (size_t)n * sizeof(int));
+        memcpy(order, chosen, (size_t)n * sizeof(int));
         return OLLA_OK;
     }
     const olla_exec_graph *eg = in->eg;
     exec_cost c;
     int *executed = malloc(((size_t)n + 1) * sizeof(int)), *input_listing = malloc(((size_t)n + 1) * sizeof(int));
     olla_status st = cost_init(&c, eg, in->dag, err);
+    c.judge = in->judge;
     if (st == OLLA_OK && (!executed || !input_listing))
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory choosing the runtime's order");
     for (int i = 0; st == OLLA_OK && i < n; i++)

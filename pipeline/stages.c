@@ -13,6 +13,7 @@
 olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const olla_options *opt, int *order,
                              olla_order_result *res, olla_error *err)
 {
+    res->n_alternatives = 0;
     if (opt->keep_order) {
         memcpy(order, input_order, (size_t)dag->n_nodes * sizeof *order);
         res->heuristic_peak_bytes = res->peak_bytes = 0;
@@ -30,7 +31,8 @@ olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const 
     olla_logger log = olla_options_logger(opt, OLLA_LOG_SOLVER_OUTPUT);
     so.log = &log;
     olla_schedule_result sr;
-    olla_status st = olla_schedule(dag, input_order, &so, order, &sr, err);
+    olla_schedule_alternatives alt = {res->alternatives, res->alternatives ? res->max_alternatives : 0, 0};
+    olla_status st = olla_schedule_alt(dag, input_order, &so, order, &alt, &sr, err);
     if (st != OLLA_OK)
         return st;
     res->peak_bytes = sr.peak_bytes;
@@ -38,6 +40,7 @@ olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const 
     res->lower_bound_bytes = sr.lower_bound_bytes > 0 ? sr.lower_bound_bytes : -1;
     res->status = sr.status;
     res->stopped_by = sr.stopped_by;
+    res->n_alternatives = alt.n;
     return OLLA_OK;
 }
 
@@ -86,24 +89,16 @@ static void buffers_of(const olla_place_input *in, int *holder, int *buf_first, 
     }
 }
 
-olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first, int *buf_last,
-                             olla_place_outcome *out, olla_error *err)
+/* The buffers to place (bufs, keys: the owner tensor of each), in
+ * allocation order (by first step, then tensor), the order a runtime
+ * requests them and the order --lifetimes writes; returns how many. */
+static size_t buffers_to_place(const olla_place_input *in, int *holder, int *buf_first, int *buf_last,
+                               olla_buffer *bufs, alloc_key *keys)
 {
     const olla_dag *dag = in->dag;
-    int nt = dag->n_tensors;
-    olla_buffer *bufs = malloc(((size_t)nt + 1) * sizeof *bufs);
-    alloc_key *keys = malloc(((size_t)nt + 1) * sizeof *keys);
-    if (!bufs || !keys) {
-        free(bufs);
-        free(keys);
-        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory placing tensors");
-    }
     buffers_of(in, holder, buf_first, buf_last);
-    /* buffers in allocation order (by first step, then tensor), the order a
-     * runtime requests them and the order --lifetimes writes */
     size_t n = 0;
-    for (int e = 0; e < nt; e++) {
-        offset[e] = 0;
+    for (int e = 0; e < dag->n_tensors; e++) {
         if (dag->bytes[e] > 0 && holder[e] == e) {
             keys[n].first = buf_first[e];
             keys[n++].tensor = e;
@@ -114,15 +109,42 @@ olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *h
         int e = keys[i].tensor;
         bufs[i] = (olla_buffer){buf_first[e], (int64_t)buf_last[e] + 1, dag->bytes[e], 0};
     }
+    return n;
+}
+
+/* What the placement fills, per DAG tensor (olla_stage_place). */
+typedef struct stage_arrays {
+    int64_t *offset;
+    int *holder, *buf_first, *buf_last;
+} stage_arrays;
+
+/* olla_stage_place, or with heuristics_only olla_stage_place_heuristic. */
+static olla_status place_buffers(const olla_place_input *in, int heuristics_only, const stage_arrays *a,
+                                 olla_place_outcome *out, olla_error *err)
+{
+    int64_t *offset = a->offset;
+    int *holder = a->holder;
+    const olla_dag *dag = in->dag;
+    int nt = dag->n_tensors;
+    olla_buffer *bufs = malloc(((size_t)nt + 1) * sizeof *bufs);
+    alloc_key *keys = malloc(((size_t)nt + 1) * sizeof *keys);
+    if (!bufs || !keys) {
+        free(bufs);
+        free(keys);
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory placing tensors");
+    }
+    for (int e = 0; e < nt; e++)
+        offset[e] = 0;
+    size_t n = buffers_to_place(in, holder, a->buf_first, a->buf_last, bufs, keys);
     olla_place_options po;
     memset(&po, 0, sizeof po);
     po.alignment = in->alignment;
-    po.time_limit = in->time_limit;
+    po.time_limit = heuristics_only ? 0 : in->time_limit; /* the heuristics: no clock, the same on any machine */
     po.work_limit = in->work_limit > 0 ? in->work_limit : OLLA_PLACEMENT_DEFAULT_WORK;
     olla_logger log = olla_options_logger(in->opt, OLLA_LOG_DETAIL); /* CBC's own log only for the order */
-    po.log = &log;
+    po.log = heuristics_only ? NULL : &log;
     olla_place_result pr;
-    olla_status st = olla_place(bufs, n, &po, &pr, err);
+    olla_status st = heuristics_only ? olla_place_heuristics(bufs, n, &po, &pr, err) : olla_place(bufs, n, &po, &pr, err);
     if (st == OLLA_OK) {
         for (size_t i = 0; i < n; i++)
             offset[keys[i].tensor] = bufs[i].offset;
@@ -136,4 +158,16 @@ olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *h
     free(bufs);
     free(keys);
     return st;
+}
+
+olla_status olla_stage_place(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first, int *buf_last,
+                             olla_place_outcome *out, olla_error *err)
+{
+    return place_buffers(in, 0, &(stage_arrays){offset, holder, buf_first, buf_last}, out, err);
+}
+
+olla_status olla_stage_place_heuristic(const olla_place_input *in, int64_t *offset, int *holder, int *buf_first,
+                                       int *buf_last, olla_place_outcome *out, olla_error *err)
+{
+    return place_buffers(in, 1, &(stage_arrays){offset, holder, buf_first, buf_last}, out, err);
 }

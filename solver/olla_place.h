@@ -73,6 +73,12 @@ typedef struct olla_place_result {
 olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *opt,
                        olla_place_result *res, olla_error *err);
 
+/* The same with the heuristic portfolio alone on each part (no search, no
+ * ILP; opt->capacity is ignored and the arena minimized): the arena
+ * olla_place's first phase reaches, in milliseconds. */
+olla_status olla_place_heuristics(olla_buffer *bufs, size_t n, const olla_place_options *opt,
+                                  olla_place_result *res, olla_error *err);
+
 /* Checks a placement independently of the solver: OLLA_ERR_INPUT names two
  * overlapping buffers, an unaligned offset or a buffer beyond the arena. */
 olla_status olla_place_validate(const olla_buffer *bufs, size_t n, int64_t arena_bytes,

@@ -37,9 +37,25 @@ typedef struct olla_schedule_result {
  * of windows around the peak; exact segments between nodes ordered with all
  * others; exact search over sets of nodes run; the ILP when opt->use_ilp.
  * Each stage stops at the time limit and the best order so far is kept. opt
- * may be NULL (no limit, ILP on, quiet). */
+ * may be NULL (no limit, ILP on, quiet). The first order found at the best
+ * peak is returned. */
 olla_status olla_schedule(const olla_dag *dag, const int *input_order, const olla_schedule_options *opt,
                           int *order_out, olla_schedule_result *res, olla_error *err);
+
+/* Other orders of the returned peak (olla_schedule_alt). */
+typedef struct olla_schedule_alternatives {
+    int *orders; /* room for max orders of n_nodes */
+    int max;
+    int n;       /* out: orders written */
+} olla_schedule_alternatives;
+
+/* olla_schedule, and into alt the next distinct orders the stages found at
+ * the returned peak (at most alt->max, in the order found; none when the
+ * input order is kept): orders of equal peak whose lifetimes may pack
+ * better (the pipeline judges them by placement). */
+olla_status olla_schedule_alt(const olla_dag *dag, const int *input_order, const olla_schedule_options *opt,
+                              int *order_out, olla_schedule_alternatives *alt, olla_schedule_result *res,
+                              olla_error *err);
 
 /* ---- building blocks, also used by tests and benchmarks ---- */
 
@@ -148,6 +164,8 @@ typedef struct olla_ort_search_result {
     long evaluations;
     const char *stopped_by; /* "bound" (stop_at reached), "budget", "deadline", or "converged" (no choice
                                left, or 50 restarts in a row found nothing cheaper) */
+    int judged;          /* orders of the best cost given to the problem's judge (0: none) */
+    int judge_chose_tie; /* 1: the judge preferred another order of the best cost to the search's own */
     double seconds;
 } olla_ort_search_result;
 
@@ -158,6 +176,11 @@ typedef struct olla_ort_problem {
     const int *target;        /* an order of the n_ops ops to follow (e.g. the unconstrained optimum); may be NULL */
     olla_exec_cost_fn cost;   /* called once per evaluation with an order of the running ops */
     void *cost_ctx;           /* cost's ctx */
+    const int *alt_targets;   /* NULL, or n_alt_targets more orders of the n_ops ops to follow */
+    int n_alt_targets;
+    olla_exec_cost_fn judge;  /* NULL, or how to choose among orders of the best cost: a score, lower is
+                               * better, 0 for one nothing beats, negative when it cannot say */
+    void *judge_ctx;
 } olla_ort_problem;
 
 /* Searches the orders ONNX Runtime's DEFAULT rule can be made to run (its
@@ -179,6 +202,13 @@ typedef struct olla_ort_problem {
  *   deadline passes or 50 restarts in a row gain nothing (res->stopped_by
  *   says which). Deterministic for a given seed and budget, unless the
  *   deadline stops it.
+ * - Then, with alt_targets (other orders as good as target, e.g. of the
+ *   same peak), the three starts each gives, evaluated once after the rest
+ *   (no descent): one that costs less becomes the best; up to three that
+ *   cost the same as the best (other orders than it) are ties. With a
+ *   judge, the best and then the ties are judged (until a score of 0) and
+ *   the first of the lowest score is returned: among orders of equal cost,
+ *   the judge decides (e.g. by how well their lifetimes pack).
  * The input listing is always a candidate: the result never costs more than
  * the order ORT runs for it, and when nothing cheaper is found the input
  * listing itself is returned (kept_input). input_listing must be a

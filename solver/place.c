@@ -39,6 +39,10 @@
  * than this (else all that is left). */
 #define OLLA_PLACE_MIN_PROBE (OLLA_PLACE_WORK_PER_SECOND / 50)
 
+/* place_part's capacity when the heuristics alone minimize
+ * (olla_place_heuristics); -1 minimizes, one >= 0 is fitted within. */
+#define CAP_HEURISTICS_ONLY (-2)
+
 /* One part being placed. */
 typedef struct driver {
     const olla_pitem *it;
@@ -290,6 +294,8 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
               : r == OLLA_SEARCH_NONE ? OLLA_PLACE_NO_FIT : OLLA_PLACE_NOT_FOUND;
         return OLLA_OK;
     }
+    if (cap == CAP_HEURISTICS_ONLY)
+        return OLLA_OK;
     /* the split (aimed at max live), the windows' bound when it fails, then
      * the bisection between the bound and the best arena */
     int searched = d->n <= OLLA_PLACE_SEARCH_MAX_BUFFERS;
@@ -441,8 +447,9 @@ static olla_place_stop stop_reason(olla_place_status ps, int stopped)
     return OLLA_PLACE_STOPPED_NONE;
 }
 
-olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *opt,
-                       olla_place_result *res, olla_error *err)
+/* olla_place, or with heuristics_only olla_place_heuristics. */
+static olla_status place_run(olla_buffer *bufs, size_t n, const olla_place_options *opt, int heuristics_only,
+                             olla_place_result *res, olla_error *err)
 {
     if (!opt || !res)
         return olla_error_set(err, OLLA_ERR_USAGE, "placement: options and result are required");
@@ -477,7 +484,8 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
     int64_t cap = opt->capacity / align;
     int64_t *off = malloc((m + 1) * sizeof *off);
     outcome out = {off, 0, 0, 0, 0, 0};
-    st = off ? place_parts(it, m, opt, opt->capacity > 0 ? cap : -1, &all, &out, err) : no_memory(err, n);
+    int64_t part_cap = heuristics_only ? CAP_HEURISTICS_ONLY : opt->capacity > 0 ? cap : -1;
+    st = off ? place_parts(it, m, opt, part_cap, &all, &out, err) : no_memory(err, n);
     if (st == OLLA_OK) {
         if (opt->capacity > 0 && out.lb > cap)
             out.no_fit = 1;
@@ -499,4 +507,16 @@ olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *op
     free(it);
     free(map);
     return st;
+}
+
+olla_status olla_place(olla_buffer *bufs, size_t n, const olla_place_options *opt,
+                       olla_place_result *res, olla_error *err)
+{
+    return place_run(bufs, n, opt, 0, res, err);
+}
+
+olla_status olla_place_heuristics(olla_buffer *bufs, size_t n, const olla_place_options *opt,
+                                  olla_place_result *res, olla_error *err)
+{
+    return place_run(bufs, n, opt, 1, res, err);
 }

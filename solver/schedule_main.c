@@ -48,6 +48,7 @@ typedef struct {
     int source; /* 0 input, 1 heuristic, 2 ilp */
     int64_t lb; /* the best lower bound so far */
     int *work;  /* scratch order */
+    olla_schedule_alternatives *alt; /* NULL, or the other orders at best_peak */
     olla_dag aug; /* the graph with early-update edges (aug.n_nodes 0: none) */
 } sched;
 
@@ -92,6 +93,20 @@ static void raise_lb(sched *s, int64_t b, const char *what)
     }
 }
 
+/* Keeps order among the alternatives when it is another order than the
+ * best and those kept, and there is room. */
+static void keep_alternative(sched *s, const int *order)
+{
+    size_t bytes = (size_t)s->n * sizeof(int);
+    olla_schedule_alternatives *alt = s->alt;
+    if (!alt || alt->n >= alt->max || !memcmp(order, s->best, bytes))
+        return;
+    for (int k = 0; k < alt->n; k++)
+        if (!memcmp(order, alt->orders + (size_t)k * (size_t)s->n, bytes))
+            return;
+    memcpy(alt->orders + (size_t)alt->n++ * (size_t)s->n, order, bytes);
+}
+
 static void offer(sched *s, const int *order, int source, const char *name)
 {
     if (!olla_dag_is_topological(s->dag, order))
@@ -105,7 +120,11 @@ static void offer(sched *s, const int *order, int source, const char *name)
     if (pk < s->best_peak) {
         s->best_peak = pk;
         s->source = source;
+        if (s->alt)
+            s->alt->n = 0; /* they were at the old peak */
         memcpy(s->best, order, (size_t)s->n * sizeof(int));
+    } else if (pk == s->best_peak) {
+        keep_alternative(s, order);
     }
 }
 
@@ -347,6 +366,8 @@ static void finish(sched *s, olla_schedule_result *res)
         s->lb = s->best_peak; /* cannot happen with exact bounds; keep the report consistent */
     res->peak_bytes = s->best_peak;
     res->lower_bound_bytes = s->lb;
+    if (s->alt && s->source == 0)
+        s->alt->n = 0; /* a kept input order stays */
     /* what ended the search: a proof, the work budgets, or the time limit
      * (which cut a stage short only if it passed) */
     res->stopped_by = proven(s) ? "proof" : !time_left(s) ? "time" : "budget";
@@ -384,6 +405,13 @@ static void stages(sched *s, olla_schedule_result *res, olla_error *err)
 olla_status olla_schedule(const olla_dag *dag, const int *input_order, const olla_schedule_options *opt,
                           int *order_out, olla_schedule_result *res, olla_error *err)
 {
+    return olla_schedule_alt(dag, input_order, opt, order_out, NULL, res, err);
+}
+
+olla_status olla_schedule_alt(const olla_dag *dag, const int *input_order, const olla_schedule_options *opt,
+                              int *order_out, olla_schedule_alternatives *alt, olla_schedule_result *res,
+                              olla_error *err)
+{
     double t0 = olla_now();
     if (!dag || !order_out || !res)
         return olla_error_set(err, OLLA_ERR_USAGE, "olla_schedule needs a graph, an output order and a result");
@@ -397,6 +425,9 @@ olla_status olla_schedule(const olla_dag *dag, const int *input_order, const oll
     s.t0 = t0;
     s.deadline = opt->time_limit > 0 ? t0 + opt->time_limit : 0;
     s.n = dag->n_nodes;
+    s.alt = alt;
+    if (alt)
+        alt->n = 0;
     memset(res, 0, sizeof *res);
     res->status = "kept";
     s.work = malloc(((size_t)s.n + 1) * sizeof(int));

@@ -7,7 +7,10 @@
  * vector; evaluating it runs the search (an order ORT can be made to run) and
  * the cost. Moves change the key of one child of one choice point of the
  * current order so that it is entered earlier or later there. The input's
- * own order is the first state, so the best never costs more. */
+ * own order is the first state, so the best never costs more. Orders of
+ * the best cost that other targets give (one evaluation each, after the
+ * search) are ties, and the problem's judge chooses among them and the
+ * best (the pipeline: by how the placement heuristics pack them). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +37,8 @@
 #define MOVE_KINDS 3
 /* Each start a target gives descends with 1 / TARGET_SHARE of the budget. */
 #define TARGET_SHARE 8
+/* Orders of the best cost kept beside the best for the judge. */
+#define MAX_TIES 3
 
 /* The starts a target gives (target_keys). */
 enum { TARGET_POSITIONS, TARGET_FIRST_READER, TARGET_BLOCK_START, TARGET_KINDS };
@@ -57,6 +62,11 @@ typedef struct ort_search {
     int n_points, best_n_points;
     int *point_start, *point_children;
     int *best_point_start, *best_point_children;
+    /* orders of the best cost found by the alternative targets' starts:
+     * their keys (MAX_TIES x n) and executed orders (MAX_TIES x n_run) */
+    int n_ties, chose_tie;
+    int64_t *tie_key;
+    int *tie_exec;
 } ort_search;
 
 static uint64_t next_random(ort_search *s)
@@ -124,6 +134,7 @@ static void accept(ort_search *s, int *exec, int64_t c)
     s->cost_now = c;
     keep_points(s);
     if (c < s->best_cost) {
+        s->n_ties = 0; /* they tied the old best */
         s->best_cost = c;
         memcpy(s->best_key, s->key, (size_t)s->n * sizeof(int64_t));
         memcpy(s->best_exec, s->exec, (size_t)s->n_run * sizeof(int));
@@ -237,6 +248,8 @@ static void search_free(ort_search *s)
     free(s->point_children);
     free(s->best_point_start);
     free(s->best_point_children);
+    free(s->tie_key);
+    free(s->tie_exec);
 }
 
 static olla_status search_init(ort_search *s, const olla_exec_graph *eg, const olla_ort_search_options *opt,
@@ -269,7 +282,9 @@ static olla_status search_init(ort_search *s, const olla_exec_graph *eg, const o
     s->point_children = malloc(n * sizeof(int));
     s->best_point_start = malloc((n + 1) * sizeof(int));
     s->best_point_children = malloc(n * sizeof(int));
-    if (!s->best_point_start || !s->best_point_children || !s->key || !s->trial_key || !s->best_key || !s->exec || !s->trial_exec || !s->best_exec ||
+    s->tie_key = malloc(MAX_TIES * n * sizeof(int64_t));
+    s->tie_exec = malloc(MAX_TIES * n * sizeof(int));
+    if (!s->tie_key || !s->tie_exec || !s->best_point_start || !s->best_point_children || !s->key || !s->trial_key || !s->best_key || !s->exec || !s->trial_exec || !s->best_exec ||
         !s->listing_tmp || !s->point_start || !s->point_children)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory searching ONNX Runtime's orders");
     return olla_exec_dfs_new(eg, &s->dfs, err);
@@ -310,7 +325,7 @@ static olla_status finish(ort_search *s, const int *input_listing, int *listing_
     res->best_cost = s->best_cost;
     res->evaluations = s->evaluations;
     res->stopped_by = s->stopped_by;
-    res->kept_input = s->best_cost >= res->input_cost;
+    res->kept_input = s->best_cost >= res->input_cost && !s->chose_tie;
     if (res->kept_input) {
         int n_ex = 0;
         memcpy(listing_out, input_listing, (size_t)s->n * sizeof(int));
@@ -385,6 +400,61 @@ static olla_status starts_from_target(ort_search *s, const int *target, olla_ort
     return OLLA_OK;
 }
 
+/* ---- Orders of equal cost ---- */
+
+/* Keeps key (which runs exec) as a tie of the best, unless it runs the
+ * best's order or a kept tie's, or there is no room. */
+static void keep_tie(ort_search *s, const int64_t *key, const int *exec)
+{
+    size_t bytes = (size_t)s->n_run * sizeof(int);
+    if (s->n_ties >= MAX_TIES || !memcmp(exec, s->best_exec, bytes))
+        return;
+    for (int k = 0; k < s->n_ties; k++)
+        if (!memcmp(exec, s->tie_exec + (size_t)k * (size_t)s->n_run, bytes))
+            return;
+    memcpy(s->tie_key + (size_t)s->n_ties * (size_t)s->n, key, (size_t)s->n * sizeof(int64_t));
+    memcpy(s->tie_exec + (size_t)s->n_ties++ * (size_t)s->n_run, exec, bytes);
+}
+
+/* The starts of the alternative targets, each evaluated once: a cheaper
+ * one becomes the best, one of the best cost a tie. */
+static void alternative_starts(ort_search *s, const olla_ort_problem *p, olla_error *err)
+{
+    for (int a = 0; a < p->n_alt_targets && !olla_past(s->opt->deadline); a++)
+        for (int kind = TARGET_POSITIONS; kind < TARGET_KINDS; kind++) {
+            target_keys(s, p->alt_targets + (size_t)a * (size_t)s->n, kind, s->trial_key);
+            int64_t c = evaluate(s, s->trial_key, s->trial_exec, err);
+            if (c >= 0 && c < s->best_cost)
+                accept(s, s->trial_exec, c);
+            else if (c >= 0 && c == s->best_cost)
+                keep_tie(s, s->trial_key, s->trial_exec);
+        }
+}
+
+/* The judge's choice among the best and its ties: the first of the lowest
+ * score becomes the best (its cost is the same). */
+static void judge_ties(ort_search *s, const olla_ort_problem *p, olla_ort_search_result *res)
+{
+    if (!p->judge || s->n_ties == 0)
+        return;
+    int64_t low = p->judge(p->judge_ctx, s->best_exec, s->n_run);
+    int pick = -1;
+    res->judged = 1;
+    for (int k = 0; k < s->n_ties && low > 0; k++) { /* the best unjudged: it stays */
+        int64_t score = p->judge(p->judge_ctx, s->tie_exec + (size_t)k * (size_t)s->n_run, s->n_run);
+        res->judged++;
+        if (score >= 0 && score < low) {
+            low = score;
+            pick = k;
+        }
+    }
+    if (pick < 0)
+        return;
+    memcpy(s->best_key, s->tie_key + (size_t)pick * (size_t)s->n, (size_t)s->n * sizeof(int64_t));
+    memcpy(s->best_exec, s->tie_exec + (size_t)pick * (size_t)s->n_run, (size_t)s->n_run * sizeof(int));
+    s->chose_tie = res->judge_chose_tie = 1;
+}
+
 olla_status olla_schedule_for_ort(const olla_ort_problem *p, const olla_ort_search_options *opt, int *listing_out,
                                   int *executed_out, olla_ort_search_result *res, olla_error *err)
 {
@@ -411,6 +481,10 @@ olla_status olla_schedule_for_ort(const olla_ort_problem *p, const olla_ort_sear
         if (!must_stop(&s))
             perturb(&s, err);
         idle = s.best_cost < before ? 0 : idle + 1;
+    }
+    if (st == OLLA_OK && p->n_alt_targets > 0 && strcmp(s.stopped_by, "deadline") != 0) {
+        alternative_starts(&s, p, err);
+        judge_ties(&s, p, res);
     }
     if (st == OLLA_OK)
         st = finish(&s, input_listing, listing_out, executed_out, res, err);

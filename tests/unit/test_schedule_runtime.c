@@ -2,7 +2,9 @@
  * graphs with random tensor sizes it never returns an order costing more
  * than the input's, its listing is a topological order that makes ORT run
  * the order it reports, and on small graphs it reaches the cheapest order
- * ORT can be made to run, found by trying every listing. */
+ * ORT can be made to run, found by trying every listing. With other
+ * targets and a judge, the judge chooses among the orders of the best
+ * cost. */
 #include <stdint.h>
 
 #include "olla_test.h"
@@ -109,7 +111,7 @@ static int64_t search_and_check(case_graph *c, const int *input, const int *targ
     olla_ort_search_options opt = {budget, 0, -1, 7};
     olla_ort_search_result res;
     olla_error err = {0};
-    olla_ort_problem p = {&c->eg, input, target, peak_cost, &c->dag};
+    olla_ort_problem p = {&c->eg, input, target, peak_cost, &c->dag, NULL, 0, NULL, NULL};
     OLLA_CHECK(olla_schedule_for_ort(&p, &opt, listing, executed, &res, &err) == OLLA_OK);
     OLLA_CHECK(res.best_cost <= res.input_cost);
     OLLA_CHECK(is_topological(c, listing));
@@ -231,11 +233,93 @@ OLLA_TEST(test_rejects_a_bad_input_listing)
     int input[6] = {0, 1, 2, 3, 4, 4}, listing[6], executed[6];
     olla_ort_search_result res;
     olla_error err = {0};
-    olla_ort_problem p = {&c.eg, input, NULL, peak_cost, &c.dag};
+    olla_ort_problem p = {&c.eg, input, NULL, peak_cost, &c.dag, NULL, 0, NULL, NULL};
     OLLA_CHECK(olla_schedule_for_ort(&p, NULL, listing, executed, &res, &err) == OLLA_ERR_INPUT);
     OLLA_CHECK_STR_CONTAINS(err.message, "twice");
     free_case(&c);
 }
 
+/* A judge that records what it scores: a score from 1 to 5 (never 0, so
+ * every tie is judged) mixed from the order's positions. */
+typedef struct judge_log {
+    int n_run, calls;
+    int orders[8][64];
+    int64_t scores[8];
+} judge_log;
+
+static int64_t mixed_score(void *ctx, const int *executed, int n)
+{
+    judge_log *j = ctx;
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)(executed[i] * 31 + i)) * 1099511628211ULL;
+    int64_t score = 1 + (int64_t)(h >> 33) % 5;
+    if (j->calls < 8) {
+        memcpy(j->orders[j->calls], executed, (size_t)n * sizeof(int));
+        j->scores[j->calls] = score;
+    }
+    j->calls++;
+    return score;
+}
+
+/* With other targets and a judge: the cost is never above the search's
+ * own, the first order judged is the search's own best, the order returned
+ * is the first of the lowest score among those judged and costs the best
+ * cost, and its listing makes ORT run it. */
+OLLA_TEST(test_the_judge_chooses_among_equal_costs)
+{
+    rng_state = 23;
+    int chose = 0, judged = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        case_graph c;
+        if (!make_case(&c, 5 + rnd(40), 3 + rnd(30))) {
+            olla_test_failures++;
+            return;
+        }
+        int input[64], target[64], alts[3 * 64], listing[64], executed[64], own[64], ex2[64], n2 = 0;
+        random_topo(&c, input);
+        random_topo(&c, target);
+        for (int k = 0; k < 3; k++)
+            random_topo(&c, alts + 64 * k);
+        int n_alt = 1 + trial % 3;
+        for (int k = 1; k < n_alt; k++) /* the alternatives packed n apart */
+            memmove(alts + k * c.n, alts + 64 * k, (size_t)c.n * sizeof(int));
+        olla_ort_search_options opt = {150, 0, -1, 7};
+        olla_ort_search_result res, res0;
+        olla_error err = {0};
+        olla_ort_problem p0 = {&c.eg, input, target, peak_cost, &c.dag, NULL, 0, NULL, NULL};
+        OLLA_CHECK(olla_schedule_for_ort(&p0, &opt, listing, own, &res0, &err) == OLLA_OK);
+        judge_log jl = {c.eg.n_running, 0, {{0}}, {0}};
+        olla_ort_problem p = {&c.eg, input, target, peak_cost, &c.dag, alts, n_alt, mixed_score, &jl};
+        OLLA_CHECK(olla_schedule_for_ort(&p, &opt, listing, executed, &res, &err) == OLLA_OK);
+        OLLA_CHECK(res.best_cost <= res0.best_cost);
+        OLLA_CHECK(res.evaluations <= res0.evaluations + 3 * n_alt);
+        OLLA_CHECK_EQ_I64(res.judged, jl.calls);
+        OLLA_CHECK(jl.calls <= 4);
+        OLLA_CHECK(is_topological(&c, listing));
+        OLLA_CHECK(olla_exec_order_of(&c.eg, OLLA_RUNTIME_ORT, listing, ex2, &n2, &err) == OLLA_OK);
+        OLLA_CHECK(n2 == c.eg.n_running && memcmp(ex2, executed, (size_t)n2 * sizeof(int)) == 0);
+        OLLA_CHECK_EQ_I64(peak_cost(&c.dag, executed, n2), res.best_cost);
+        if (jl.calls > 0) {
+            judged++;
+            if (res.best_cost == res0.best_cost) /* no alternative start was cheaper */
+                OLLA_CHECK(memcmp(jl.orders[0], own, (size_t)n2 * sizeof(int)) == 0);
+            int want = 0;
+            for (int k = 1; k < jl.calls; k++)
+                if (jl.scores[k] < jl.scores[want])
+                    want = k;
+            OLLA_CHECK(memcmp(jl.orders[want], executed, (size_t)n2 * sizeof(int)) == 0);
+            OLLA_CHECK_EQ_I64(res.judge_chose_tie, want > 0);
+            for (int k = 1; k < jl.calls; k++) /* each tie costs the best cost, and is another order */
+                OLLA_CHECK(peak_cost(&c.dag, jl.orders[k], n2) == res.best_cost &&
+                           memcmp(jl.orders[k], jl.orders[0], (size_t)n2 * sizeof(int)) != 0);
+            chose += want > 0;
+        }
+        free_case(&c);
+    }
+    fprintf(stderr, "judged on %d of 200 graphs, another order of the best cost chosen on %d\n", judged, chose);
+    OLLA_CHECK(judged > 20 && chose > 5);
+}
+
 OLLA_TEST_MAIN(OLLA_T(test_never_worse_than_the_input), OLLA_T(test_reaches_the_brute_force_best),
-               OLLA_T(test_rejects_a_bad_input_listing))
+               OLLA_T(test_rejects_a_bad_input_listing), OLLA_T(test_the_judge_chooses_among_equal_costs))
