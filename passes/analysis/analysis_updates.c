@@ -1,30 +1,5 @@
 /* olla-onnx: control edges that pull weight-update nodes early (the anchor
- * search of the OLLA paper, generalised to ONNX training graphs).
- *
- * The rule, for each update v in node order (the brute-force definition in
- * tests/unit/test_analysis_updates.c follows it word for word):
- * - The trunk is what every update depends on (the forward pass and the loss
- *   of a training step): the node h nearest the first update, on its longest
- *   path from a source (the lowest-numbered predecessor one level up at each
- *   step), from which every update can be reached, with all its ancestors.
- *   No trunk when no node of that path reaches every update.
- * - Rounds go up from v: round k holds the producers of round k-1's inputs
- *   (round 0: v) not met before.
- * - From a node of the round, the search looks through the readers that are
- *   ancestors of v in the graph as given (or v itself), down to readers that
- *   are not: the candidates. It never looks through a trunk node (trunk
- *   nodes are ancestors of every update, so never candidates either).
- * - The first round with a candidate decides: the candidate with the highest
- *   backward level, among equals the lowest-numbered one.
- * - The edge v -> anchor is added unless the anchor reaches v through the
- *   edges added before (a cycle); then v gets none.
- * Both keep each search near its update. Without the trunk, a round that
- * meets the forward pass (a dropout mask, an activation the gradient reads)
- * walks everything after it. With ancestry in the graph with the edges added
- * so far, an edge from an update to a node early in the backward pass makes
- * most of that pass an ancestor of the update that reads the node, and its
- * search walks it. Either made the edges of an n-node training step cost
- * O(n) an update, O(n^2) in all (bench/updates_bench.c). */
+ * search of the OLLA paper, generalised to ONNX training graphs). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,12 +176,14 @@ static int anc_next(topo_state *t, int lo)
     return -1;
 }
 
-/* the predecessors of u in the graph as given, pushed */
+/* the predecessors of u in the graph with the added edges, pushed */
 static void anc_expand(topo_state *t, int u)
 {
     const olla_dag *dag = t->dag;
     for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++)
         anc_push(t, dag->producer[dag->in_list[k]]);
+    for (int x = t->xp_head[u]; x >= 0; x = t->xp_next[x])
+        anc_push(t, t->x_from[x]);
 }
 
 static void anc_start(topo_state *t, int v)
@@ -220,9 +197,8 @@ static void anc_start(topo_state *t, int v)
     anc_expand(t, v);
 }
 
-/* 1 when x is a proper ancestor of the current update v in the graph as
- * given: every ancestor lies on a path of rising positions (the order is
- * topological for the added edges too), so expanding all found ancestors at
+/* 1 when x is a proper ancestor of the current update v: every ancestor
+ * lies on a path of rising positions, so expanding all found ancestors at
  * or above x's position finds x if it is one */
 static int anc_has(topo_state *t, int v, int x)
 {
@@ -275,20 +251,11 @@ static int topo_reach(topo_state *t, int from, int dir, int lo, int hi, int *out
     return n_out;
 }
 
-/* adds the edge u -> a and keeps the order topological: when a lies
- * before u, the nodes a reaches up to u's position move after those that
- * reach u down to a's position. Returns 0, adding nothing, when a reaches u
- * (the edge would close a cycle). */
-static int topo_add(topo_state *t, int u, int a)
+/* adds the edge u -> a (a is no ancestor of u) and keeps the order
+ * topological: when a lies before u, the nodes a reaches up to u's
+ * position move after those that reach u down to a's position */
+static void topo_add(topo_state *t, int u, int a)
 {
-    int lo = t->pos[a], hi = t->pos[u];
-    int nf = 0;
-    if (lo <= hi) {
-        t->mstamp++;
-        nf = topo_reach(t, a, 1, lo, hi, t->fw);
-        if (t->mark[u] == t->mstamp)
-            return 0;
-    }
     int x = t->nx++;
     t->x_from[x] = u;
     t->x_to[x] = a;
@@ -296,8 +263,11 @@ static int topo_add(topo_state *t, int u, int a)
     t->xp_head[a] = x;
     t->xs_next[x] = t->xs_head[u];
     t->xs_head[u] = x;
+    int lo = t->pos[a], hi = t->pos[u];
     if (lo > hi)
-        return 1;
+        return;
+    t->mstamp++;
+    int nf = topo_reach(t, a, 1, lo, hi, t->fw);
     t->mstamp++;
     int nb = topo_reach(t, u, 0, lo, hi, t->bw);
     /* the positions they hold, in order, read off a bit per position; the
@@ -324,84 +294,6 @@ static int topo_add(topo_state *t, int u, int a)
         t->at[t->slots[nb + j]] = t->fw[j];
     for (k = 0; k < nb + nf; k++)
         t->pos[t->at[t->slots[k]]] = t->slots[k];
-    return 1;
-}
-
-/* ---- the trunk: what every update depends on ---- */
-
-/* 1 when every update can be reached from y (n_upd updates in all); stack
- * and mark (stamped with stamp) are the walk's scratch */
-static int reaches_every_update(const olla_dag *dag, const unsigned char *upd, int n_upd, int y, int *stack, int *mark,
-                                int stamp)
-{
-    int sp = 0, met = 0;
-    mark[y] = stamp;
-    stack[sp++] = y;
-    while (sp > 0) {
-        int u = stack[--sp];
-        met += upd[u];
-        for (int k = dag->out_start[u]; k < dag->out_start[u + 1]; k++) {
-            int e = dag->out_list[k];
-            for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++) {
-                int w = dag->sink_list[q];
-                if (mark[w] != stamp) {
-                    mark[w] = stamp;
-                    stack[sp++] = w;
-                }
-            }
-        }
-    }
-    return met == n_upd;
-}
-
-/* Marks the trunk (see the top of the file). Reaching every update holds
- * on a part of the path that starts at its source (an ancestor of a node
- * that reaches every update does too), so a binary search finds h with
- * O(log n) walks. path, stack and mark (zeroed) hold n_nodes each. */
-static void mark_trunk(const olla_dag *dag, const int *fwd, const unsigned char *upd, unsigned char *trunk, int *path,
-                       int *stack, int *mark)
-{
-    int n = dag->n_nodes, n_upd = 0, first = -1, np = 0;
-    for (int v = n - 1; v >= 0; v--)
-        if (upd[v]) {
-            n_upd++;
-            first = v;
-        }
-    for (int cur = first; cur >= 0;) { /* path[0] = first update, path[np-1] = a source */
-        path[np++] = cur;
-        int up = -1;
-        for (int k = dag->in_start[cur]; k < dag->in_start[cur + 1]; k++) {
-            int p = dag->producer[dag->in_list[k]];
-            if (fwd[p] == fwd[cur] - 1 && (up < 0 || p < up))
-                up = p;
-        }
-        cur = up;
-    }
-    int lo = 0, hi = np - 1, h = -1, stamp = 0;
-    while (lo <= hi) { /* the lowest index of path that reaches every update */
-        int mid = lo + (hi - lo) / 2;
-        if (reaches_every_update(dag, upd, n_upd, path[mid], stack, mark, ++stamp)) {
-            h = path[mid];
-            hi = mid - 1;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    if (h < 0)
-        return;
-    int sp = 0;
-    trunk[h] = 1;
-    stack[sp++] = h;
-    while (sp > 0) {
-        int u = stack[--sp];
-        for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++) {
-            int p = dag->producer[dag->in_list[k]];
-            if (!trunk[p]) {
-                trunk[p] = 1;
-                stack[sp++] = p;
-            }
-        }
-    }
 }
 
 /* ---- the anchor search ---- */
@@ -415,7 +307,6 @@ typedef struct {
     const olla_dag *dag;
     topo_state *topo;
     const int *bwd;
-    const unsigned char *trunk;
     int update;
     int *memo_node, *memo_level;
     int *stamp, cur;
@@ -423,21 +314,12 @@ typedef struct {
 } anchor_ctx;
 
 /* The paper asks for a level above the update's; that only stands for "not
- * an ancestor of the update", tested exactly on the graph as given; an
- * anchor that closes a cycle with the edges added before is refused when it
- * is added (topo_add). */
+ * an ancestor of the update", tested exactly on the graph with the edges
+ * added so far, which admits more anchors and keeps the graph acyclic. */
 static int usable(const anchor_ctx *c, int snk)
 {
     return snk != c->update && !anc_has(c->topo, c->update, snk);
 }
-
-/* 1 when (node, lvl) beats (best, best_lvl): a higher level, or the same
- * level and a lower node number */
-static int beats(int node, int lvl, int best, int best_lvl)
-{
-    return lvl > best_lvl || (lvl == best_lvl && node >= 0 && (best < 0 || node < best));
-}
-
 static void open_frame(anchor_ctx *c, int *sp, int v)
 {
     c->stamp[v] = c->cur;
@@ -446,37 +328,9 @@ static void open_frame(anchor_ctx *c, int *sp, int v)
     c->stack[(*sp)++] = (cand_frame){v, c->dag->out_start[v], -1, -1, -1};
 }
 
-/* One reader snk of the frame's node: taken, looked through (returns 1: a
- * frame to open) or passed over. Readers below the best level cannot win,
- * nor can anything they lead to; a reader looked through before gives its
- * memoised answer. */
-static int visit_reader(anchor_ctx *c, cand_frame *f, int snk)
-{
-    int lvl = c->bwd[snk];
-    if (c->trunk[snk] || lvl < f->best_lvl) {
-        /* passed over */
-    } else if (usable(c, snk)) {
-        if (beats(snk, lvl, f->best, f->best_lvl)) {
-            f->best_lvl = lvl;
-            f->best = snk;
-        }
-    } else if (lvl == f->best_lvl) {
-        /* what it leads to lies lower */
-    } else if (c->stamp[snk] == c->cur) {
-        if (beats(c->memo_node[snk], c->memo_level[snk], f->best, f->best_lvl)) {
-            f->best_lvl = c->memo_level[snk];
-            f->best = c->memo_node[snk];
-        }
-    } else {
-        return 1;
-    }
-    f->s++;
-    return 0;
-}
-
-/* FindCandidate: the best (highest backward level, then lowest number) of
- * the readers of v0's results that are not ancestors of the update, looking
- * through those that are. Results are memoised per update node. A
+/* FindCandidate: the sink with the highest backward level among the readers
+ * of v's results whose forward level exceeds min_fwd, looking through readers
+ * that are not deep enough yet. Results are memoised per update node. A
  * depth-first walk with an explicit stack: chains can be as long as the
  * graph, far deeper than the call stack allows. */
 static void find_candidate(anchor_ctx *c, int v0, int *cand, int *level)
@@ -492,7 +346,7 @@ static void find_candidate(anchor_ctx *c, int v0, int *cand, int *level)
     while (sp > 0) {
         cand_frame *f = &c->stack[sp - 1];
         if (returning) { /* a reader looked through has its answer */
-            if (beats(ret_node, ret_lvl, f->best, f->best_lvl)) {
+            if (ret_lvl > f->best_lvl) {
                 f->best_lvl = ret_lvl;
                 f->best = ret_node;
             }
@@ -510,7 +364,19 @@ static void find_candidate(anchor_ctx *c, int v0, int *cand, int *level)
                 continue;
             }
             int snk = dag->sink_list[f->s];
-            if (visit_reader(c, f, snk)) {
+            if (c->bwd[snk] <= f->best_lvl) {
+                f->s++;
+            } else if (usable(c, snk)) {
+                f->best_lvl = c->bwd[snk];
+                f->best = snk;
+                f->s++;
+            } else if (c->stamp[snk] == c->cur) {
+                if (c->memo_level[snk] > f->best_lvl) {
+                    f->best_lvl = c->memo_level[snk];
+                    f->best = c->memo_node[snk];
+                }
+                f->s++;
+            } else {
                 open_frame(c, &sp, snk);
                 pushed = 1;
             }
@@ -528,135 +394,94 @@ static void find_candidate(anchor_ctx *c, int v0, int *cand, int *level)
     *level = ret_lvl;
 }
 
-/* The anchor of update v (-1: none): rounds up from v, the first with a
- * candidate deciding. front, next and seen (stamped with c->cur) hold
- * n_nodes each. */
-static int anchor_of(anchor_ctx *c, int v, int *front, int *next, int *seen)
-{
-    const olla_dag *dag = c->dag;
-    c->cur++; /* fresh memo per update node: usable() differs */
-    c->update = v;
-    anc_start(c->topo, v);
-    int nf = 1, anchor = -1, best_lvl = -1;
-    front[0] = v;
-    seen[v] = c->cur;
-    while (anchor < 0 && nf > 0) {
-        int nn = 0;
-        for (int i = 0; i < nf; i++) {
-            int u = front[i];
-            for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++) {
-                int p = dag->producer[dag->in_list[k]];
-                if (seen[p] != c->cur) {
-                    seen[p] = c->cur;
-                    next[nn++] = p;
-                }
-            }
-        }
-        for (int i = 0; i < nn; i++) {
-            int cc, lv;
-            find_candidate(c, next[i], &cc, &lv);
-            if (cc >= 0 && cc != v && beats(cc, lv, anchor, best_lvl)) {
-                best_lvl = lv;
-                anchor = cc;
-            }
-        }
-        memcpy(front, next, (size_t)nn * sizeof(int));
-        nf = nn;
-    }
-    return anchor;
-}
-
-/* the arrays of olla_early_update_edges, n_nodes + 1 entries each */
-typedef struct {
-    int *fwd, *bwd, *memo_node, *memo_level, *stamp, *front, *next, *seen, *from, *to;
-    unsigned char *upd, *trunk;
-    cand_frame *stack;
-} updates_scratch;
-
-/* frees every array of w */
-static void scratch_free(updates_scratch *w)
-{
-    free(w->fwd);
-    free(w->bwd);
-    free(w->memo_node);
-    free(w->memo_level);
-    free(w->stamp);
-    free(w->front);
-    free(w->next);
-    free(w->seen);
-    free(w->from);
-    free(w->to);
-    free(w->upd);
-    free(w->trunk);
-    free(w->stack);
-}
-
-/* allocates w for n nodes; 0 when out of memory (scratch_free frees the rest) */
-static int scratch_alloc(updates_scratch *w, int n)
-{
-    size_t sz = (size_t)n + 1;
-    memset(w, 0, sizeof *w);
-    w->fwd = malloc(sz * sizeof(int));
-    w->bwd = malloc(sz * sizeof(int));
-    w->memo_node = malloc(sz * sizeof(int));
-    w->memo_level = malloc(sz * sizeof(int));
-    w->stamp = calloc(sz, sizeof(int));
-    w->front = malloc(sz * sizeof(int));
-    w->next = malloc(sz * sizeof(int));
-    w->seen = calloc(sz, sizeof(int));
-    w->from = malloc(sz * sizeof(int));
-    w->to = malloc(sz * sizeof(int));
-    w->upd = calloc(sz, 1);
-    w->trunk = calloc(sz, 1);
-    w->stack = malloc(sz * sizeof *w->stack);
-    return w->fwd && w->bwd && w->memo_node && w->memo_level && w->stamp && w->front && w->next && w->seen &&
-           w->from && w->to && w->upd && w->trunk && w->stack;
-}
-
 olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, int *count, olla_error *err)
 {
     int n = dag->n_nodes;
     *from = *to = NULL;
     *count = 0;
-    updates_scratch w;
+    int *fwd = malloc(((size_t)n + 1) * sizeof(int));
+    int *bwd = malloc(((size_t)n + 1) * sizeof(int));
+    int *mn = malloc(((size_t)n + 1) * sizeof(int));
+    int *ml = malloc(((size_t)n + 1) * sizeof(int));
+    int *stamp = calloc((size_t)n + 1, sizeof(int));
+    int *front = malloc(((size_t)n + 1) * sizeof(int));
+    int *next = malloc(((size_t)n + 1) * sizeof(int));
+    int *seen = calloc((size_t)n + 1, sizeof(int));
+    int *ef = malloc(((size_t)n + 1) * sizeof(int));
+    int *et = malloc(((size_t)n + 1) * sizeof(int));
+    cand_frame *stack = malloc(((size_t)n + 1) * sizeof *stack);
     topo_state topo;
     memset(&topo, 0, sizeof topo);
     olla_status st = OLLA_OK;
-    if (!scratch_alloc(&w, n)) {
+    if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et || !stack) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory finding weight-update control edges");
         goto done;
     }
-    st = olla_levels(dag, w.fwd, w.bwd, err);
+    st = olla_levels(dag, fwd, bwd, err);
     if (st != OLLA_OK)
         goto done;
-    if (!topo_init(&topo, dag, w.fwd)) {
+    if (!topo_init(&topo, dag, fwd)) {
         st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory finding weight-update control edges");
         goto done;
     }
-    for (int v = 0; v < n; v++)
-        w.upd[v] = (unsigned char)is_update(dag, v);
-    /* the walks' scratch: front, next and seen, free until the search */
-    mark_trunk(dag, w.fwd, w.upd, w.trunk, w.front, w.next, w.seen);
-    memset(w.seen, 0, ((size_t)n + 1) * sizeof(int));
-    anchor_ctx c = {dag, &topo, w.bwd, w.trunk, 0, w.memo_node, w.memo_level, w.stamp, 0, w.stack};
+    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack};
     int ne = 0;
     for (int v = 0; v < n; v++) {
-        if (!w.upd[v])
+        if (!is_update(dag, v))
             continue;
-        int anchor = anchor_of(&c, v, w.front, w.next, w.seen);
-        if (anchor >= 0 && topo_add(&topo, v, anchor)) {
-            w.from[ne] = v;
-            w.to[ne] = anchor;
+        c.cur++; /* fresh memo per update node: usable() differs */
+        c.update = v;
+        anc_start(&topo, v);
+        int nf = 1, anchor = -1, best_lvl = -1;
+        front[0] = v;
+        seen[v] = c.cur;
+        while (anchor < 0 && nf > 0) {
+            int nn = 0;
+            for (int i = 0; i < nf; i++) {
+                int u = front[i];
+                for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++) {
+                    int p = dag->producer[dag->in_list[k]];
+                    if (seen[p] != c.cur) {
+                        seen[p] = c.cur;
+                        next[nn++] = p;
+                    }
+                }
+            }
+            for (int i = 0; i < nn; i++) {
+                int cc, lv;
+                find_candidate(&c, next[i], &cc, &lv);
+                if (cc >= 0 && cc != v && lv > best_lvl) {
+                    best_lvl = lv;
+                    anchor = cc;
+                }
+            }
+            memcpy(front, next, (size_t)nn * sizeof(int));
+            nf = nn;
+        }
+        if (anchor >= 0) {
+            ef[ne] = v;
+            et[ne] = anchor;
             ne++;
+            topo_add(&topo, v, anchor);
         }
     }
-    *from = w.from;
-    *to = w.to;
+    *from = ef;
+    *to = et;
     *count = ne;
-    w.from = w.to = NULL;
+    ef = et = NULL;
 done:
     topo_free(&topo);
-    scratch_free(&w);
+    free(fwd);
+    free(bwd);
+    free(mn);
+    free(ml);
+    free(stamp);
+    free(front);
+    free(next);
+    free(seen);
+    free(ef);
+    free(et);
+    free(stack);
     return st;
 }
 
