@@ -15,7 +15,7 @@
 
 #include "passes/analysis/olla_graph_dag.h"
 #include "passes/runtime/olla_graph_shares.h"
-#include "util/olla_arith.h"
+#include "util/olla_treap.h"
 
 typedef struct {
     const olla_graph *g;
@@ -257,8 +257,6 @@ typedef struct {
     int64_t lo, hi; /* [lo, hi) */
     int last;       /* last live step */
     int tensor;
-    int left, right; /* children in the live ranges' treap, -1: none */
-    unsigned pri;    /* the treap's priority */
 } live_range;
 
 typedef struct {
@@ -283,96 +281,43 @@ static olla_status overlap_error(const checker *c, int t, int64_t lo, int64_t hi
 
 /* ---- the live ranges: disjoint, in a treap keyed by their start ----
  *
- * Each range is one entry of an array (its index the treap's node), so
- * finding the ranges a new buffer meets, dropping the dead ones and adding
- * the buffer take O(log n) each instead of moving the ranges after it. */
+ * Each range is one entry of an array (its index the treap's node,
+ * util/olla_treap.h), so finding the ranges a new buffer meets, dropping the
+ * dead ones and adding the buffer take O(log n) each instead of moving the
+ * ranges after it. */
 
-/* splits the treap at u into ranges starting at or below lo (*l) and above it (*r) */
-static void range_split(live_range *a, int u, int64_t lo, int *l, int *r)
+/* 1 when range u starts at or below range k (the split keeps those left) */
+static int starts_by(const void *ctx, int u, int k)
 {
-    if (u < 0) {
-        *l = *r = -1;
-    } else if (a[u].lo <= lo) {
-        range_split(a, a[u].right, lo, &a[u].right, r);
-        *l = u;
-    } else {
-        range_split(a, a[u].left, lo, l, &a[u].left);
-        *r = u;
-    }
+    const live_range *a = ctx;
+    return a[u].lo <= a[k].lo;
 }
 
-/* joins treaps x and y, every range of x starting below every range of y */
-static int range_merge(live_range *a, int x, int y)
-{
-    if (x < 0 || y < 0)
-        return x < 0 ? y : x;
-    if (a[x].pri > a[y].pri) {
-        a[x].right = range_merge(a, a[x].right, y);
-        return x;
-    }
-    a[y].left = range_merge(a, x, a[y].left);
-    return y;
-}
-
-/* the range that starts last in the treap at u (u >= 0) */
-static int range_last(const live_range *a, int u)
-{
-    while (a[u].right >= 0)
-        u = a[u].right;
-    return u;
-}
-
-/* the range that starts first in the treap at u (u >= 0) */
-static int range_first(const live_range *a, int u)
-{
-    while (a[u].left >= 0)
-        u = a[u].left;
-    return u;
-}
-
-/* the treap at u without its last range */
-static int range_drop_last(live_range *a, int u)
-{
-    if (a[u].right < 0)
-        return a[u].left;
-    a[u].right = range_drop_last(a, a[u].right);
-    return u;
-}
-
-/* the treap at u without its first range */
-static int range_drop_first(live_range *a, int u)
-{
-    if (a[u].left < 0)
-        return a[u].right;
-    a[u].left = range_drop_first(a, a[u].left);
-    return u;
-}
-
-/* Adds range k ([lo, hi) of tensor t, first live at step) to the treap at
- * *root: the ranges it meets must be dead by then, and are dropped (the one
- * starting at or below lo first, then those above in address order). */
-static olla_status range_add(const checker *c, live_range *a, int *root, int k, int step)
+/* Adds range k ([lo, hi) of tensor t, first live at step) to the treap: the
+ * ranges it meets must be dead by then, and are dropped (the one starting at
+ * or below lo first, then those above in address order). */
+static olla_status range_add(const checker *c, live_range *a, olla_treap *t, int k, int step)
 {
     int l, r;
-    range_split(a, *root, a[k].lo, &l, &r);
+    olla_treap_split(t, t->root, k, starts_by, a, &l, &r);
     olla_status st = OLLA_OK;
-    while (st == OLLA_OK && l >= 0 && a[range_last(a, l)].hi > a[k].lo) { /* predecessor */
-        int q = range_last(a, l);
+    while (st == OLLA_OK && l >= 0 && a[olla_treap_last(t, l)].hi > a[k].lo) { /* predecessor */
+        int q = olla_treap_last(t, l);
         if (a[q].last >= step)
             st = overlap_error(c, a[k].tensor, a[k].lo, a[k].hi, &a[q], step);
         else
-            l = range_drop_last(a, l);
+            l = olla_treap_drop_last(t, l);
     }
-    while (st == OLLA_OK && r >= 0 && a[range_first(a, r)].lo < a[k].hi) { /* successors */
-        int q = range_first(a, r);
+    while (st == OLLA_OK && r >= 0 && a[olla_treap_first(t, r)].lo < a[k].hi) { /* successors */
+        int q = olla_treap_first(t, r);
         if (a[q].last >= step)
             st = overlap_error(c, a[k].tensor, a[k].lo, a[k].hi, &a[q], step);
         else
-            r = range_drop_first(a, r);
+            r = olla_treap_drop_first(t, r);
     }
     if (st == OLLA_OK)
-        l = range_merge(a, l, k);
-    *root = range_merge(a, l, r);
+        l = olla_treap_merge(t, l, k);
+    t->root = olla_treap_merge(t, l, r);
     return st;
 }
 
@@ -432,27 +377,27 @@ static olla_status bytes_peak(const checker *c, const by_first *idx, int n, cons
 static olla_status sweep(checker *c, int64_t *peak)
 {
     const olla_plan_layout *p = c->p;
-    int nt = c->g->n_tensors, root = -1;
+    int nt = c->g->n_tensors;
+    olla_treap tree;
+    olla_treap_init(&tree);
     by_first *idx = malloc(((size_t)nt + 1) * sizeof *idx);
     live_range *act = malloc(((size_t)nt + 1) * sizeof *act);
     int *bfirst = malloc(((size_t)nt + 1) * sizeof(int)), *blast = malloc(((size_t)nt + 1) * sizeof(int));
     olla_status st = OLLA_OK;
-    if (!idx || !act || !bfirst || !blast) {
+    if (!idx || !act || !bfirst || !blast || !olla_treap_reserve(&tree, (size_t)nt + 1)) {
         st = olla_error_set(c->err, OLLA_ERR_INTERNAL, "out of memory checking the plan");
         goto done;
     }
     int n = buffer_steps(c, bfirst, blast, idx);
     if (peak && (st = bytes_peak(c, idx, n, bfirst, blast, peak)) != OLLA_OK)
         goto done;
-    uint64_t x = OLLA_GOLDEN_GAMMA; /* the same treap on every run */
     for (int k = 0; k < n && st == OLLA_OK; k++) {
         int t = idx[k].tensor;
-        x = olla_lcg_next(x);
-        act[k] = (live_range){p->offset[t], p->offset[t] + p->bytes[t], blast[t], t, -1, -1,
-                              (unsigned)olla_lcg_bits(x)};
-        st = range_add(c, act, &root, k, idx[k].first);
+        act[k] = (live_range){p->offset[t], p->offset[t] + p->bytes[t], blast[t], t};
+        st = range_add(c, act, &tree, k, idx[k].first);
     }
 done:
+    olla_treap_free(&tree);
     free(idx);
     free(act);
     free(bfirst);

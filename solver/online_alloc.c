@@ -3,100 +3,52 @@
 
 #include "solver/olla_online_alloc.h"
 #include "solver/place_internal.h"
-#include "util/olla_arith.h"
 #include "util/olla_grow.h"
+#include "util/olla_treap.h"
 
 typedef struct block {
     int64_t addr, size;
     int prev, next; /* neighbours in the same segment, -1 at its ends */
     int free_;
     int alive;      /* 0 once merged into a neighbour */
-    int left, right; /* children in the free blocks' treap */
-    unsigned pri;    /* the treap's priority */
 } block;
 
-/* The free blocks are a treap keyed by (size, address), so the best fit,
- * the smallest block that holds a request and the lowest of equal ones, is
- * the first key with size >= the request: O(log n) an allocation instead of
- * a pass over every free block. Addresses are distinct, so keys are. */
+/* The free blocks are a treap (util/olla_treap.h) keyed by (size, address),
+ * so the best fit, the smallest block that holds a request and the lowest of
+ * equal ones, is the first key with size >= the request: O(log n) an
+ * allocation instead of a pass over every free block. Addresses are
+ * distinct, so keys are. */
 typedef struct heap {
     block *b;
     size_t n, cap;
-    int root;          /* the free blocks' treap, -1 when empty */
-    uint64_t lcg;      /* the priorities' generator: the same treap on every run */
+    olla_treap free_blocks;
     int64_t reserved;
 } heap;
 
 /* 1 when block a's key is below block b's */
-static int key_below(const heap *h, int a, int b)
+static int key_below(const void *ctx, int a, int b)
 {
+    const heap *h = ctx;
     const block *x = &h->b[a], *y = &h->b[b];
     return x->size < y->size || (x->size == y->size && x->addr < y->addr);
 }
 
-/* splits the treap at u into keys below k's (into *l) and the rest (*r) */
-static void split(heap *h, int u, int k, int *l, int *r)
-{
-    if (u < 0) {
-        *l = *r = -1;
-    } else if (key_below(h, u, k)) {
-        split(h, h->b[u].right, k, &h->b[u].right, r);
-        *l = u;
-    } else {
-        split(h, h->b[u].left, k, l, &h->b[u].left);
-        *r = u;
-    }
-}
-
-/* joins treaps x and y, every key of x below every key of y */
-static int merge(heap *h, int x, int y)
-{
-    if (x < 0 || y < 0)
-        return x < 0 ? y : x;
-    if (h->b[x].pri > h->b[y].pri) {
-        h->b[x].right = merge(h, h->b[x].right, y);
-        return x;
-    }
-    h->b[y].left = merge(h, x, h->b[y].left);
-    return y;
-}
-
-/* the treap at u without its smallest key */
-static int drop_min(heap *h, int u)
-{
-    if (h->b[u].left < 0)
-        return h->b[u].right;
-    h->b[u].left = drop_min(h, h->b[u].left);
-    return u;
-}
-
 /* block i joins the free blocks, under its current key */
-static void fl_add(heap *h, int i)
-{
-    int l, r;
-    h->b[i].left = h->b[i].right = -1;
-    split(h, h->root, i, &l, &r);
-    h->root = merge(h, merge(h, l, i), r);
-}
+static void fl_add(heap *h, int i) { olla_treap_insert(&h->free_blocks, i, key_below, h); }
 
 /* block i leaves the free blocks; its key must not have changed since it joined */
-static void fl_del(heap *h, int i)
-{
-    int l, r;
-    split(h, h->root, i, &l, &r); /* i is the smallest key of r */
-    h->root = merge(h, l, drop_min(h, r));
-}
+static void fl_del(heap *h, int i) { olla_treap_erase(&h->free_blocks, i, key_below, h); }
 
 /* the free block that best fits size (smallest, then lowest), -1 when none */
 static int best_fit(const heap *h, int64_t size)
 {
     int best = -1;
-    for (int u = h->root; u >= 0;) {
+    for (int u = h->free_blocks.root; u >= 0;) {
         if (h->b[u].size >= size) {
             best = u;
-            u = h->b[u].left;
+            u = h->free_blocks.left[u];
         } else {
-            u = h->b[u].right;
+            u = h->free_blocks.right[u];
         }
     }
     return best;
@@ -109,8 +61,9 @@ static int new_block(heap *h, int64_t addr, int64_t size, int prev, int next, in
     if (!g)
         return -1;
     h->b = g;
-    h->lcg = olla_lcg_next(h->lcg);
-    h->b[h->n] = (block){addr, size, prev, next, is_free, 1, -1, -1, (unsigned)olla_lcg_bits(h->lcg)};
+    if (!olla_treap_reserve(&h->free_blocks, h->n + 1))
+        return -1;
+    h->b[h->n] = (block){addr, size, prev, next, is_free, 1};
     int i = (int)h->n++;
     if (is_free)
         fl_add(h, i);
@@ -181,7 +134,8 @@ olla_status olla_online_alloc_simulate(const olla_buffer *bufs, size_t n, int64_
     /* events: (time, 0 = free / 1 = alloc, index) */
     olla_pkey *ev = malloc((2 * n + 1) * sizeof *ev);
     int *where = malloc((n + 1) * sizeof *where);
-    heap h = {NULL, 0, 0, -1, OLLA_GOLDEN_GAMMA, 0};
+    heap h = {NULL, 0, 0, {0}, 0};
+    olla_treap_init(&h.free_blocks);
     if (!ev || !where) {
         free(ev);
         free(where);
@@ -222,5 +176,6 @@ olla_status olla_online_alloc_simulate(const olla_buffer *bufs, size_t n, int64_
     free(ev);
     free(where);
     free(h.b);
+    olla_treap_free(&h.free_blocks);
     return st;
 }

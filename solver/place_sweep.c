@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "solver/place_internal.h"
-#include "util/olla_arith.h"
 #include "util/olla_grow.h"
+#include "util/olla_treap.h"
 
 #define BLOCK 256 /* a block holds up to 2 * BLOCK buffers */
 
@@ -208,7 +208,7 @@ done:
  * The same order and the same live buffers as above. Each live buffer q
  * owns the gap below it: from the previous live buffer's end (or 0) to q's
  * offset. The live buffers are a list in offset order, and their gaps a
- * treap keyed by (gap, offset), so the tightest gap that holds a buffer,
+ * treap (util/olla_treap.h) keyed by (gap, offset), so the tightest gap that holds a buffer,
  * the lowest of equal ones, is the first key with gap >= size: O(log n) a
  * buffer instead of a pass over the live ones. Buffers of size 0 may share
  * an offset (each before the sized one there, as the list keeps them), so
@@ -221,82 +221,35 @@ typedef struct gaps {
     int *prev, *next; /* live buffers in offset order; -1 at the ends */
     int last;         /* the live buffer with the highest offset, -1 when none */
     int64_t *gap;     /* per live buffer: the free space right below it */
-    int *left, *right, root;
-    unsigned *pri;
+    olla_treap tree;  /* the live buffers by (gap, offset, index) */
 } gaps;
 
 static int64_t gtop(const gaps *g, int i) { return g->off[i] + g->it[i].size; }
 
 /* 1 when a's key (gap, offset, index) is below b's */
-static int key_below(const gaps *g, int a, int b)
+static int key_below(const void *ctx, int a, int b)
 {
+    const gaps *g = ctx;
     if (g->gap[a] != g->gap[b])
         return g->gap[a] < g->gap[b];
     return g->off[a] != g->off[b] ? g->off[a] < g->off[b] : a < b;
 }
 
-/* splits the treap at u into keys below k's (into *l) and the rest (*r) */
-static void split(gaps *g, int u, int k, int *l, int *r)
-{
-    if (u < 0) {
-        *l = *r = -1;
-    } else if (key_below(g, u, k)) {
-        split(g, g->right[u], k, &g->right[u], r);
-        *l = u;
-    } else {
-        split(g, g->left[u], k, l, &g->left[u]);
-        *r = u;
-    }
-}
+static void gap_insert(gaps *g, int q) { olla_treap_insert(&g->tree, q, key_below, g); }
 
-/* joins treaps a and b, every key of a below every key of b */
-static int merge(gaps *g, int a, int b)
-{
-    if (a < 0 || b < 0)
-        return a < 0 ? b : a;
-    if (g->pri[a] > g->pri[b]) {
-        g->right[a] = merge(g, g->right[a], b);
-        return a;
-    }
-    g->left[b] = merge(g, a, g->left[b]);
-    return b;
-}
-
-/* the treap at u without its smallest key */
-static int drop_min(gaps *g, int u)
-{
-    if (g->left[u] < 0)
-        return g->right[u];
-    g->left[u] = drop_min(g, g->left[u]);
-    return u;
-}
-
-static void gap_insert(gaps *g, int q)
-{
-    int l, r;
-    g->left[q] = g->right[q] = -1;
-    split(g, g->root, q, &l, &r);
-    g->root = merge(g, merge(g, l, q), r);
-}
-
-static void gap_erase(gaps *g, int q)
-{
-    int l, r;
-    split(g, g->root, q, &l, &r); /* q is the smallest key of r */
-    g->root = merge(g, l, drop_min(g, r));
-}
+static void gap_erase(gaps *g, int q) { olla_treap_erase(&g->tree, q, key_below, g); }
 
 /* the live buffer with the tightest gap of at least size below it, the
  * lowest of equal ones; -1 when none */
 static int tightest(const gaps *g, int64_t size)
 {
     int best = -1;
-    for (int u = g->root; u >= 0;) {
+    for (int u = g->tree.root; u >= 0;) {
         if (g->gap[u] >= size) {
             best = u;
-            u = g->left[u];
+            u = g->tree.left[u];
         } else {
-            u = g->right[u];
+            u = g->tree.right[u];
         }
     }
     return best;
@@ -343,19 +296,15 @@ static void best_remove(gaps *g, int q)
 int64_t olla_place_sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off)
 {
     size_t m = n + 1;
-    gaps g = {it, off, malloc(m * sizeof(int)), malloc(m * sizeof(int)), -1, malloc(m * sizeof(int64_t)),
-              malloc(m * sizeof(int)), malloc(m * sizeof(int)), -1, malloc(m * sizeof(unsigned))};
+    gaps g = {it, off, malloc(m * sizeof(int)), malloc(m * sizeof(int)), -1, malloc(m * sizeof(int64_t)), {0}};
+    olla_treap_init(&g.tree);
     olla_pkey *ord = malloc(m * sizeof *ord);
     int *heap = malloc(m * sizeof *heap);
     int64_t arena = -1;
-    if (!g.prev || !g.next || !g.gap || !g.left || !g.right || !g.pri || !ord || !heap)
+    if (!g.prev || !g.next || !g.gap || !ord || !heap || !olla_treap_reserve(&g.tree, m))
         goto done;
-    uint64_t x = OLLA_GOLDEN_GAMMA; /* the same treap on every run */
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         ord[i] = (olla_pkey){it[i].lower, -it[i].size, (int)i};
-        x = olla_lcg_next(x);
-        g.pri[i] = (unsigned)olla_lcg_bits(x);
-    }
     olla_place_sort_keys(ord, n);
     int nh = 0;
     for (size_t e = 0; e < n; e++) {
@@ -370,9 +319,7 @@ done:
     free(g.prev);
     free(g.next);
     free(g.gap);
-    free(g.left);
-    free(g.right);
-    free(g.pri);
+    olla_treap_free(&g.tree);
     free(ord);
     free(heap);
     return arena;
