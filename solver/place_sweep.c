@@ -173,33 +173,46 @@ static int place_one(sweep *s, int i)
     return insert_at(s, s->nb - 1, s->blk[s->nb - 1]->n, i);
 }
 
-int64_t olla_place_sweep_first_fit(const olla_pitem *it, size_t n, int64_t *off)
+/* The buffers in order of start time, larger first among equal starts:
+ * the live ones that end by the next one's start are removed (earliest end
+ * first), then it is placed. 0 when out of memory or when place fails. */
+static int sweep_by_start(const olla_pitem *it, size_t n, void *ctx, int (*place)(void *, int),
+                          void (*remove)(void *, int))
 {
     olla_pkey *ord = malloc((n + 1) * sizeof *ord);
     int *heap = malloc((n + 1) * sizeof *heap);
-    sweep s = {it, off, NULL, 0, 0};
-    int64_t arena = -1;
-    if (!ord || !heap)
-        goto done;
-    for (size_t i = 0; i < n; i++)
+    int ok = ord && heap;
+    for (size_t i = 0; ok && i < n; i++)
         ord[i] = (olla_pkey){it[i].lower, -it[i].size, (int)i};
-    olla_place_sort_keys(ord, n);
+    if (ok)
+        olla_place_sort_keys(ord, n);
     int nh = 0;
-    for (size_t e = 0; e < n; e++) {
+    for (size_t e = 0; ok && e < n; e++) {
         int i = ord[e].idx;
         while (nh > 0 && it[heap[0]].upper <= it[i].lower)
-            remove_live(&s, heap_pop(heap, &nh, it));
-        if (!place_one(&s, i))
-            goto done;
-        heap_push(heap, &nh, it, i);
+            remove(ctx, heap_pop(heap, &nh, it));
+        ok = place(ctx, i);
+        if (ok)
+            heap_push(heap, &nh, it, i);
     }
-    arena = olla_place_items_arena(it, off, n);
-done:
+    free(ord);
+    free(heap);
+    return ok;
+}
+
+static int first_fit_place(void *ctx, int i) { return place_one(ctx, i); }
+
+static void first_fit_remove(void *ctx, int i) { remove_live(ctx, i); }
+
+int64_t olla_place_sweep_first_fit(const olla_pitem *it, size_t n, int64_t *off)
+{
+    sweep s = {it, off, NULL, 0, 0};
+    int64_t arena = -1;
+    if (sweep_by_start(it, n, &s, first_fit_place, first_fit_remove))
+        arena = olla_place_items_arena(it, off, n);
     for (int b = 0; b < s.nb; b++)
         free(s.blk[b]);
     free(s.blk);
-    free(ord);
-    free(heap);
     return arena;
 }
 
@@ -293,34 +306,26 @@ static void best_remove(gaps *g, int q)
     }
 }
 
+static int best_fit_place(void *ctx, int i)
+{
+    best_place(ctx, i);
+    return 1;
+}
+
+static void best_fit_remove(void *ctx, int q) { best_remove(ctx, q); }
+
 int64_t olla_place_sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off)
 {
     size_t m = n + 1;
     gaps g = {it, off, malloc(m * sizeof(int)), malloc(m * sizeof(int)), -1, malloc(m * sizeof(int64_t)), {0}};
     olla_treap_init(&g.tree);
-    olla_pkey *ord = malloc(m * sizeof *ord);
-    int *heap = malloc(m * sizeof *heap);
     int64_t arena = -1;
-    if (!g.prev || !g.next || !g.gap || !ord || !heap || !olla_treap_reserve(&g.tree, m))
-        goto done;
-    for (size_t i = 0; i < n; i++)
-        ord[i] = (olla_pkey){it[i].lower, -it[i].size, (int)i};
-    olla_place_sort_keys(ord, n);
-    int nh = 0;
-    for (size_t e = 0; e < n; e++) {
-        int i = ord[e].idx;
-        while (nh > 0 && it[heap[0]].upper <= it[i].lower)
-            best_remove(&g, heap_pop(heap, &nh, it));
-        best_place(&g, i);
-        heap_push(heap, &nh, it, i);
-    }
-    arena = olla_place_items_arena(it, off, n);
-done:
+    if (g.prev && g.next && g.gap && olla_treap_reserve(&g.tree, m) &&
+        sweep_by_start(it, n, &g, best_fit_place, best_fit_remove))
+        arena = olla_place_items_arena(it, off, n);
     free(g.prev);
     free(g.next);
     free(g.gap);
     olla_treap_free(&g.tree);
-    free(ord);
-    free(heap);
     return arena;
 }
