@@ -38,18 +38,16 @@ size_t olla_place_window_cut(const olla_pitem *it, size_t n, int64_t a, int64_t 
     size_t k = 0;
     *block = 0;
     for (size_t i = 0; i < n; i++) {
-        olla_pitem x = it[i];
-        if (x.upper <= a || x.lower > b || x.upper <= x.lower || x.size <= 0)
+        int side = olla_place_window_side(it[i], a, b);
+        if (it[i].upper <= it[i].lower || it[i].size <= 0 || side == OLLA_WINDOW_BEFORE || side == OLLA_WINDOW_AFTER)
             continue;
-        if (x.lower <= a && x.upper > b) {
-            *block += x.size;
+        if (side == OLLA_WINDOW_ACROSS) {
+            *block += it[i].size;
             continue;
         }
         if (k == max)
             return max + 1;
-        x.lower = x.lower < a ? a : x.lower;
-        x.upper = x.upper > b + 1 ? b + 1 : x.upper;
-        win[k++] = x;
+        win[k++] = olla_place_window_clip(it[i], a, b);
     }
     return k;
 }

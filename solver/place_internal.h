@@ -157,6 +157,28 @@ int olla_place_split_side(const olla_pitem *it, int64_t cap, const int *idx, siz
 int olla_place_window(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w, int64_t *off,
                       const olla_logger *log, int pass);
 
+/* Where buffer x lies against the window of steps [a, b]: ended before it,
+ * starting after it, live across all of it (the window's block), or
+ * starting or ending inside it (then cut to it by olla_place_window_clip). */
+enum { OLLA_WINDOW_BEFORE, OLLA_WINDOW_AFTER, OLLA_WINDOW_ACROSS, OLLA_WINDOW_INSIDE };
+
+static inline int olla_place_window_side(olla_pitem x, int64_t a, int64_t b)
+{
+    if (x.upper <= a)
+        return OLLA_WINDOW_BEFORE;
+    if (x.lower > b)
+        return OLLA_WINDOW_AFTER;
+    return x.lower <= a && x.upper > b ? OLLA_WINDOW_ACROSS : OLLA_WINDOW_INSIDE;
+}
+
+/* buffer x's lifetime cut to the window [a, b] */
+static inline olla_pitem olla_place_window_clip(olla_pitem x, int64_t a, int64_t b)
+{
+    x.lower = x.lower < a ? a : x.lower;
+    x.upper = x.upper > b + 1 ? b + 1 : x.upper;
+    return x;
+}
+
 /* Lower bounds from windows of time (place_bound.c). The buffers of it
  * live in the window [a, b] (neither empty nor of size 0): those live
  * across all of it, their units summed into *block, and the others cut to

@@ -50,18 +50,16 @@ static int64_t classify(wctx *c, int64_t a, int64_t b)
     int64_t block = 0;
     c->nw = c->nfull = c->nb = c->na = 0;
     for (size_t i = 0; i < c->n; i++) {
-        olla_pitem x = c->it[i];
-        if (x.upper <= a) {
+        int side = olla_place_window_side(c->it[i], a, b);
+        if (side == OLLA_WINDOW_BEFORE) {
             c->before[c->nb++] = (int)i;
-        } else if (x.lower > b) {
+        } else if (side == OLLA_WINDOW_AFTER) {
             c->after[c->na++] = (int)i;
-        } else if (x.lower <= a && x.upper > b) {
+        } else if (side == OLLA_WINDOW_ACROSS) {
             c->full[c->nfull++] = (int)i;
-            block += x.size;
+            block += c->it[i].size;
         } else {
-            x.lower = x.lower < a ? a : x.lower;
-            x.upper = x.upper > b + 1 ? b + 1 : x.upper;
-            c->win[c->nw] = x;
+            c->win[c->nw] = olla_place_window_clip(c->it[i], a, b);
             c->in[c->nw++] = (int)i;
         }
     }
