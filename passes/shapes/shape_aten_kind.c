@@ -5,6 +5,8 @@
  *     -> `Tensor(a!)`), which PyTorch spells with a trailing underscore
  *     (fill_, zero_, copy_, clamp_, silu_, bernoulli_, masked_fill_, ...;
  *     __iadd__ and the other __i*__ too): the result is self, input 0;
+ *     except the few that change self's geometry (as_strided_, resize_,
+ *     squeeze_, unsqueeze_, transpose_, t_...: shape_aten_view.c);
  *   - point-wise with one tensor (the `pointwise` tag of PyTorch's
  *     native_functions.yaml: an element-wise function of self, scalars
  *     beside it): silu, gelu, hardswish, mish, clamp, fill.Scalar, zero,
@@ -69,12 +71,20 @@ static olla_status kind_predicate(olla_shape_ctx *c)
     return olla_aten_like(c, 0, 0, OLLA_DT_BOOL);
 }
 
-/* 1 when op names an in-place operation: a trailing underscore, but not a
- * dunder other than __i*__ (__and__ is binary, __iand__ in place) */
+/* In-place operations that change self's geometry (a view of another shape
+ * or a new size): not of the in-place kind. Those with a rule of their own
+ * are in shape_aten_view.c. Sorted. */
+static const char *const reshaping_in_place[] = {"as_strided_", "resize_",    "resize_as_", "set_",
+                                                 "squeeze_",    "swapaxes_",  "swapdims_",  "t_",
+                                                 "transpose_",  "unsqueeze_"};
+
+/* 1 when op names an in-place operation that keeps self's geometry: a
+ * trailing underscore, but not a dunder other than __i*__ (__and__ is
+ * binary, __iand__ in place), nor one of reshaping_in_place */
 static int in_place(const char *op)
 {
     size_t n = strlen(op);
-    if (n < 2 || op[n - 1] != '_')
+    if (n < 2 || op[n - 1] != '_' || LISTED(op, reshaping_in_place))
         return 0;
     if (strncmp(op, "__", 2) == 0)
         return n > 5 && op[2] == 'i' && strcmp(op + n - 2, "__") == 0;
