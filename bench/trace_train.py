@@ -161,8 +161,9 @@ def aten_node(e, n, outs):
             continue
         if isinstance(x, torch.fx.Node):
             ins.append(e.arg(x))
-        elif isinstance(x, (list, tuple)) and x and all(isinstance(y, torch.fx.Node) for y in x):
-            ins.extend(e.arg(y) for y in x)
+        elif isinstance(x, (list, tuple)) and any(isinstance(y, torch.fx.Node) for y in x) and \
+                all(isinstance(y, torch.fx.Node) or y is None for y in x):
+            ins.extend(e.arg(y) if y is not None else "" for y in x)  # index.Tensor's [None, i]
         elif x is None and "Tensor" in str(arg.type):
             ins.append("")
         elif aten_attr(x) is not None:
@@ -358,6 +359,11 @@ def emit(gm, param_names, buffer_names, path, title):
     bn_updates = {}
     renamed = output_names(gm, param_names, buffer_names, placeholders)
     for n in gm.graph.nodes:
+        if n.op == "get_attr":  # a constant tensor the model builds (Swin's relative position index)
+            t = getattr(gm, n.target).detach()
+            e.names[n] = n.target
+            e.inits.append(numpy_helper.from_array(t.numpy(), n.target))
+            continue
         if n.op != "call_function":
             continue
         if n.target.__name__ == "getitem":

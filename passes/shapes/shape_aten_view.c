@@ -2,7 +2,8 @@
  * geometry: views that drop, add or swap dimensions (select, squeeze,
  * unsqueeze, transpose, t and their in-place forms), a view or a new tensor
  * of a size given as an argument (as_strided, resize_, new_empty,
- * new_empty_strided, new_zeros, new_ones, new_full). In-place forms change
+ * new_empty_strided, new_zeros, new_ones, new_full), rolled, padded and
+ * indexed (roll, constant_pad_nd, index.Tensor). In-place forms change
  * self's geometry, so they are not of the in-place kind of
  * shape_aten_kind.c (result = self unchanged) and are listed here by name.
  * Arguments are read by name, else at their position in PyTorch's
@@ -118,6 +119,74 @@ static olla_status aten_transpose(olla_shape_ctx *c)
     return olla_shape_set_out(c, 0, elem, x->rank, dims);
 }
 
+/* roll(self, shifts, dims): self's shape. */
+static olla_status aten_roll(olla_shape_ctx *c) { return olla_aten_like(c, 0, 0, 0); }
+
+/* constant_pad_nd(self, pad, value): pad holds (before, after) pairs from
+ * the last dimension backwards; a negative pad crops. */
+static olla_status aten_constant_pad_nd(olla_shape_ctx *c)
+{
+    const olla_value_type *x = olla_shape_in(c, 0);
+    int32_t elem = olla_shape_in_elem(c, 0);
+    int64_t pad[2 * OLLA_SHAPE_MAX_RANK];
+    int64_t n = olla_aten_ints(c, "pad", 1, pad, 2 * OLLA_SHAPE_MAX_RANK);
+    if (!x || x->rank < 0 || n < 0 || n % 2 != 0 || n / 2 > x->rank)
+        return olla_shape_set_out(c, 0, elem, x ? x->rank : -1, NULL);
+    olla_dim dims[OLLA_SHAPE_MAX_RANK];
+    memcpy(dims, x->dims, sizeof *dims * (size_t)x->rank);
+    for (int64_t i = 0; i < n / 2; i++) {
+        int d = x->rank - 1 - (int)i;
+        int64_t p = pad[2 * i] + pad[2 * i + 1]; /* a known dimension is >= 0 */
+        if (x->dims[d].value >= 0 && x->dims[d].value + p < 0)
+            return olla_shape_fail(c, "constant_pad_nd crops dimension %d of %lld below 0", d,
+                                   (long long)x->dims[d].value);
+        dims[d] = p >= 0 ? olla_dim_add(c, x->dims[d], olla_dim_known(p))
+                         : olla_dim_sub(c, x->dims[d], olla_dim_known(-p));
+    }
+    return olla_shape_set_out(c, 0, elem, x->rank, dims);
+}
+
+/* index.Tensor(self, indices): the integer index tensors (inputs 1.., ''
+ * for a dimension taken whole) replace the dimensions they index by their
+ * broadcast shape, where they are when adjacent, in front otherwise. A
+ * bool or uint8 mask selects a count known only from the data: unknown. */
+static olla_status aten_index(olla_shape_ctx *c)
+{
+    const olla_value_type *x = olla_shape_in(c, 0);
+    int32_t elem = olla_shape_in_elem(c, 0);
+    int n = olla_shape_n_inputs(c) - 1, idx[OLLA_SHAPE_MAX_RANK], k = 0, first = -1, last = -1;
+    if (!x || x->rank < 0 || n > x->rank)
+        return olla_shape_set_out(c, 0, elem, -1, NULL);
+    for (int i = 1; i <= n; i++) {
+        if (!olla_shape_has_input(c, i))
+            continue;
+        int32_t e = olla_shape_in_elem(c, i);
+        if (e == 0 || e == OLLA_DT_BOOL || e == OLLA_DT_UINT8)
+            return olla_shape_set_out(c, 0, elem, -1, NULL);
+        idx[k++] = i;
+        first = first < 0 ? i - 1 : first;
+        last = i - 1;
+    }
+    if (k == 0)
+        return olla_aten_like(c, 0, 0, 0);
+    olla_dim b[OLLA_SHAPE_MAX_RANK], dims[OLLA_SHAPE_MAX_RANK];
+    int brank, r = 0, adjacent = last - first + 1 == k;
+    if (olla_shape_broadcast(c, idx, k, &brank, b) != 0)
+        return olla_shape_fail(c, "the index tensors of index.Tensor do not broadcast");
+    if (brank < 0 || x->rank - k + brank > OLLA_SHAPE_MAX_RANK)
+        return olla_shape_set_out(c, 0, elem, -1, NULL);
+    for (int d = 0; d < brank && !adjacent; d++)
+        dims[r++] = b[d];
+    for (int d = 0; d < x->rank; d++) {
+        if (d >= n || !olla_shape_has_input(c, d + 1))
+            dims[r++] = x->dims[d];
+        else
+            for (int j = 0; j < brank && adjacent && d == first; j++)
+                dims[r++] = b[j];
+    }
+    return olla_shape_set_out(c, 0, elem, r, dims);
+}
+
 /* ---- dispatch ---- */
 
 static const olla_aten_rule view_rules[] = {
@@ -142,6 +211,9 @@ static const olla_aten_rule view_rules[] = {
     {"swapdims_", aten_transpose},
     {"t", aten_transpose},
     {"t_", aten_transpose},
+    {"roll", aten_roll},
+    {"constant_pad_nd", aten_constant_pad_nd},
+    {"index", aten_index},
     {NULL, NULL}};
 
 olla_aten_fn olla_aten_view_rule(const char *op)

@@ -107,12 +107,22 @@ static const olla_shape_case view_cases[] = {
     {ATEN, 1, "x:float[2,3,5] a:int64[]=0 b:int64[]=1", "operator=s:transpose_", "y:float[3,2,5]"},
     {ATEN, 1, "x:float[2,7]", "operator=s:t_", "y:float[7,2]"},
     {ATEN, 1, "x:float[7]", "operator=s:t", "y:float[7]"},
+    {ATEN, 1, "x:float[1,56,56,96]", "operator=s:roll shifts=ints:-3,-3 dims=ints:1,2", "y:float[1,56,56,96]"},
+    {ATEN, 1, "x:float[1,55,53,96]", "operator=s:constant_pad_nd pad=ints:0,0,0,3,0,1 value=f:0", "y:float[1,56,56,96]"},
+    {ATEN, 1, "x:float[2,3,8] p:int64[2]=-1,-2", "operator=s:constant_pad_nd", "y:float[2,3,5]"},
+    {ATEN, 1, "x:float[B,3,8]", "operator=s:constant_pad_nd pad=ints:1,1,2,2,0,0", "y:float[B,7,10]"},
+    {ATEN, 1, "t:float[169,3] i:int64[2401]", "operator=s:index overload_name=s:Tensor", "y:float[2401,3]"},
+    {ATEN, 1, "x:float[4,5,6] - i:int64[2,3]", "operator=s:index", "y:float[4,2,3,6]"},
+    {ATEN, 1, "x:float16[4,5,6,7] - i:int64[2,1] j:int32[3]", "operator=s:index", "y:float16[4,2,3,7]"},
+    {ATEN, 1, "x:float[4,5,6] i:int64[3] - j:int64[3]", "operator=s:index", "y:float[3,5]"},
 };
 
 /* One rule per schema kind: in place (any name with a trailing underscore),
  * point-wise, the backward of a point-wise operation, point-wise
  * predicates; arguments beside self change nothing, and the element type
- * is self's (bool for the predicates). */
+ * is self's (bool for the predicates). Point-wise of two tensors and
+ * comparisons: the broadcast of self and other (bool for comparisons);
+ * written into self: self's. */
 static const olla_shape_case kind_cases[] = {
     {ATEN, 1, "x:float[2,3,5]", "operator=s:silu overload_name=s:default", "y:float[2,3,5]"},
     {ATEN, 1, "x:float16[N,7]", "operator=s:gelu approximate=s:tanh", "y:float16[N,7]"},
@@ -138,6 +148,15 @@ static const olla_shape_case kind_cases[] = {
     {ATEN, 1, "g:float[4,4] y:float[4,4]", "operator=s:tanh_backward", "y:float[4,4]"},
     {ATEN, 1, "x:float[2,5]", "operator=s:isnan", "y:bool[2,5]"},
     {ATEN, 1, "x:int64[3]", "operator=s:logical_not", "y:bool[3]"},
+    {ATEN, 1, "x:float[64,49,49]", "operator=s:ne overload_name=s:Scalar other=i:0", "y:bool[64,49,49]"},
+    {ATEN, 1, "x:float[64,1,49] o:float[49,1]", "operator=s:eq overload_name=s:Tensor", "y:bool[64,49,49]"},
+    {ATEN, 1, "a:bool[3,1] b:bool[4]", "operator=s:logical_and", "y:bool[3,4]"},
+    {ATEN, 1, "x:float[3,1] o:float[1,5]", "operator=s:add overload_name=s:Tensor alpha=i:1", "y:float[3,5]"},
+    {ATEN, 1, "x:int64[6] o:float[]=2", "operator=s:mul", "y:float[6]"},
+    {ATEN, 1, "x:int32[2,6]", "operator=s:pow overload_name=s:Tensor_Scalar exponent=i:2", "y:int32[2,6]"},
+    {ATEN, 1, "x:float[64,49,49] m:bool[64,49,49]", "operator=s:masked_fill overload_name=s:Scalar value=f:-100",
+     "y:float[64,49,49]"},
+    {ATEN, 1, "x:float[169,24] i:int64[2401] v:float[2401,24]", "operator=s:index_put accumulate=i:1", "y:float[169,24]"},
 };
 
 OLLA_TEST(test_like) { OLLA_SHAPE_CASES(like_cases); }
