@@ -9,6 +9,8 @@
 # time limit). Prints the planned peak, the arena, the fragmentation
 # (arena - peak) / arena, the placement status and seconds, and the total
 # seconds from the report.
+# With LIFETIMES=DIR2 set, each run's lifetimes are written to
+# DIR2/MODEL_bsB_SHARING.csv (`olla-onnx place` reads them).
 # usage: bench/place_hidden_train.sh DIR [olla-onnx binary ["" for the
 #        release build]] [MODEL ...]
 # The wider sample:
@@ -24,7 +26,7 @@ if [ -z "$BIN" ]; then
     . "$SRC/bench/release_binary.sh"
     BIN=$(release_binary "$SRC")
 fi
-mkdir -p "$DIR"
+mkdir -p "$DIR" ${LIFETIMES:+"$LIFETIMES"}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 echo "| model | batch | sharing | nodes | planned peak | arena | fragmentation | placement | placement s | total s |"
@@ -34,7 +36,9 @@ for m in $MODELS; do
         f="$DIR/${m}_bs$b.onnx"
         [ -s "$f" ] || /usr/bin/python3 "$SRC/bench/trace_train.py" "$m" "$b" "$f" >/dev/null
         for sh in runtime none; do
-            "$BIN" -q --runtime listed --sharing "$sh" --report "$W/r.json" "$f" "$W/o.onnx"
+            lt=()
+            [ -z "${LIFETIMES:-}" ] || lt=(--lifetimes "$LIFETIMES/${m}_bs${b}_$sh.csv")
+            "$BIN" -q --runtime listed --sharing "$sh" --report "$W/r.json" "${lt[@]}" "$f" "$W/o.onnx"
             /usr/bin/python3 - "$W/r.json" "$m" "$b" "$sh" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
