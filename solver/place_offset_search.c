@@ -63,6 +63,21 @@ static int ftrail_push(sctx *c, int j)
     return 0;
 }
 
+/* The lowest height of the buffers still to place live in section j, or
+ * any height at most room once one is seen (the section then has room
+ * whatever the others' heights): only the entries read are charged. */
+static int64_t lowest_height(sctx *c, int j, int64_t room)
+{
+    int64_t low = INT64_MAX, p = c->sec_start[j];
+    for (; p < c->sec_start[j + 1] && low > room; p++) {
+        int b = c->sec_buf[p];
+        if (!c->placed[b] && c->h[b] < low)
+            low = c->h[b];
+    }
+    c->work += p - c->sec_start[j] + 1;
+    return low;
+}
+
 /* Every section of the part keeps room for its bytes still to place above
  * its floor and the offset o; in sections [lo, hi) (where heights rose),
  * above the lowest height of its buffers still to place too. */
@@ -74,17 +89,9 @@ static int offset_room(sctx *c, int64_t o, int lo, int hi)
         if (c->rem[j] > 0 && fl + c->rem[j] > c->cap)
             return 0;
     }
-    c->work += c->sec_start[hi] - c->sec_start[lo];
     for (int j = lo; j < hi; j++) {
-        if (c->rem[j] == 0)
-            continue;
-        int64_t low = INT64_MAX;
-        for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
-            int b = c->sec_buf[p];
-            if (!c->placed[b] && c->h[b] < low)
-                low = c->h[b];
-        }
-        if ((low > o ? low : o) + c->rem[j] > c->cap)
+        int64_t room = c->cap - c->rem[j]; /* the highest a floor may be */
+        if (c->rem[j] > 0 && (o > room || lowest_height(c, j, room) > room))
             return 0;
     }
     return 1;
@@ -92,16 +99,23 @@ static int offset_room(sctx *c, int64_t o, int lo, int hi)
 
 static int offset_dfs(sctx *c, int64_t last_off, int last_rank);
 
+/* Units of one pass over the buffers that start in the part's sections
+ * (each listed once, in the section it starts in). */
+static long long start_units(const sctx *c)
+{
+    return (long long)(c->hi_sec - c->lo_sec) + (c->beg_start[c->hi_sec] - c->beg_start[c->lo_sec]);
+}
+
 /* Ranks the buffers still to place in sections [lo_sec, hi_sec) anew, by
  * the bytes still to place, saving their ranks on the key stack. */
 static int rank_part(sctx *c)
 {
     size_t m = 0;
-    c->work += c->sec_start[c->hi_sec] - c->sec_start[c->lo_sec];
+    c->work += start_units(c);
     for (size_t j = c->lo_sec; j < c->hi_sec; j++)
-        for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
-            int b = c->sec_buf[p];
-            if (c->placed[b] || (size_t)c->sb[b] != j)
+        for (int64_t p = c->beg_start[j]; p < c->beg_start[j + 1]; p++) {
+            int b = c->beg_buf[p];
+            if (c->placed[b])
                 continue;
             if (okeys_reserve(c, c->okeys_top + 1) < 0)
                 return OLLA_SEARCH_NOMEM;
@@ -140,6 +154,21 @@ static int offset_parts(sctx *c, int parts)
     return r;
 }
 
+/* Raises to v every buffer still to place live beside b: those live in
+ * b's first section, and those that start in its later ones (each met once,
+ * however many of b's sections it spans). 0, or -1 when out of memory. */
+static int raise_beside(sctx *c, int b, int64_t v, int *lo, int *hi)
+{
+    if (olla_search_raise(c, (size_t)c->sb[b], v, lo, hi) < 0)
+        return -1;
+    int first = c->sb[b] + 1, last = c->se[b];
+    c->work += (long long)(last - first) + (c->beg_start[last] - c->beg_start[first]);
+    for (int64_t p = c->beg_start[first]; p < c->beg_start[last]; p++)
+        if (olla_search_raise_one(c, c->beg_buf[p], v, lo, hi) < 0)
+            return -1;
+    return 0;
+}
+
 static int offset_node(sctx *c, int64_t last_off, int last_rank)
 {
     if (olla_search_node_stops(c))
@@ -154,11 +183,11 @@ static int offset_node(sctx *c, int64_t last_off, int last_rank)
     /* the buffers still to place, each listed in the section it starts in */
     size_t base = c->okeys_top, nc = 0;
     int64_t min_top = INT64_MAX;
-    c->work += c->sec_start[c->hi_sec] - c->sec_start[c->lo_sec];
+    c->work += start_units(c);
     for (size_t j = c->lo_sec; j < c->hi_sec; j++)
-        for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
-            int b = c->sec_buf[p];
-            if (c->placed[b] || (size_t)c->sb[b] != j)
+        for (int64_t p = c->beg_start[j]; p < c->beg_start[j + 1]; p++) {
+            int b = c->beg_buf[p];
+            if (c->placed[b])
                 continue;
             if (okeys_reserve(c, base + nc + 1) < 0)
                 return OLLA_SEARCH_NOMEM;
@@ -198,9 +227,8 @@ static int offset_node(sctx *c, int64_t last_off, int last_rank)
         for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
             c->cut[j]--;
         int lo = c->sb[b], hi = c->se[b];
-        for (int j = c->sb[b]; j < c->se[b] && r == OLLA_SEARCH_NONE; j++)
-            if (olla_search_raise(c, (size_t)j, top, &lo, &hi) < 0)
-                r = OLLA_SEARCH_NOMEM;
+        if (r == OLLA_SEARCH_NONE && raise_beside(c, b, top, &lo, &hi) < 0)
+            r = OLLA_SEARCH_NOMEM;
         /* hatless: no buffer still to place is live beside b */
         int hatless = 1;
         for (int j = c->sb[b]; j < c->se[b] && hatless; j++)

@@ -49,6 +49,8 @@ void olla_search_free(sctx *c)
     free(c->h);
     free(c->sec_start);
     free(c->sec_buf);
+    free(c->beg_start);
+    free(c->beg_buf);
     free(c->floor_);
     free(c->floor0);
     free(c->ob_start);
@@ -196,6 +198,8 @@ static int alloc_sections(sctx *c, int64_t total)
     size_t n = c->n;
     c->sec_start = calloc(c->nsec + 1, sizeof *c->sec_start);
     c->sec_buf = malloc(((size_t)total + 1) * sizeof *c->sec_buf);
+    c->beg_start = calloc(c->nsec + 2, sizeof *c->beg_start);
+    c->beg_buf = malloc((n + 1) * sizeof *c->beg_buf);
     c->floor_ = calloc(c->nsec + 1, sizeof *c->floor_);
     c->rem = calloc(c->nsec + 1, sizeof *c->rem);
     c->cut = calloc(c->nsec + 1, sizeof *c->cut);
@@ -203,7 +207,7 @@ static int alloc_sections(sctx *c, int64_t total)
     c->rkeys = malloc((n + 1) * sizeof *c->rkeys);
     c->cand_cap = n + OLLA_SEARCH_CAND_SLACK;
     c->cand = malloc(c->cand_cap * sizeof *c->cand);
-    if (!c->sec_start || !c->sec_buf || !c->floor_ || !c->rem || !c->cut || !c->rank || !c->rkeys || !c->cand)
+    if (!c->sec_start || !c->sec_buf || !c->beg_start || !c->beg_buf || !c->floor_ || !c->rem || !c->cut || !c->rank || !c->rkeys || !c->cand)
         return OLLA_SEARCH_NOMEM;
     return 0;
 }
@@ -248,6 +252,15 @@ static void count_sections(sctx *c)
             c->sec_start[j + 1]++;
     for (size_t j = 0; j < c->nsec; j++)
         c->sec_start[j + 1] += c->sec_start[j];
+    /* the buffers by the section they start in, in index order */
+    for (size_t i = 0; i < c->n; i++)
+        if (c->sb[i] < c->se[i])
+            c->beg_start[c->sb[i] + 2]++;
+    for (size_t j = 0; j < c->nsec; j++)
+        c->beg_start[j + 2] += c->beg_start[j + 1];
+    for (size_t i = 0; i < c->n; i++)
+        if (c->sb[i] < c->se[i])
+            c->beg_buf[c->beg_start[c->sb[i] + 1]++] = (int)i;
 }
 
 long long olla_search_build_units(const sctx *c, int64_t entries)
@@ -397,26 +410,31 @@ int olla_search_cmp_key(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+int olla_search_raise_one(sctx *c, int b, int64_t v, int *lo, int *hi)
+{
+    if (c->placed[b] || c->h[b] >= v)
+        return 0;
+    trail_entry *trail = olla_grow(c->trail, &c->trail_cap, c->trail_top + 1, sizeof *c->trail);
+    if (!trail)
+        return -1;
+    c->trail = trail;
+    c->trail[c->trail_top++] = (trail_entry){b, c->h[b]};
+    c->h[b] = v;
+    if (c->sb[b] < *lo)
+        *lo = c->sb[b];
+    if (c->se[b] > *hi)
+        *hi = c->se[b];
+    return 0;
+}
+
 /* Raises the height of every remaining buffer live in section j to at least v;
  * widens [*lo, *hi) to the sections those buffers span. */
 int olla_search_raise(sctx *c, size_t j, int64_t v, int *lo, int *hi)
 {
     c->work += c->sec_start[j + 1] - c->sec_start[j];
-    for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
-        int b = c->sec_buf[p];
-        if (c->placed[b] || c->h[b] >= v)
-            continue;
-        trail_entry *trail = olla_grow(c->trail, &c->trail_cap, c->trail_top + 1, sizeof *c->trail);
-        if (!trail)
+    for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++)
+        if (olla_search_raise_one(c, c->sec_buf[p], v, lo, hi) < 0)
             return -1;
-        c->trail = trail;
-        c->trail[c->trail_top++] = (trail_entry){b, c->h[b]};
-        c->h[b] = v;
-        if (c->sb[b] < *lo)
-            *lo = c->sb[b];
-        if (c->se[b] > *hi)
-            *hi = c->se[b];
-    }
     return 0;
 }
 

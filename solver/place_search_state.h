@@ -83,6 +83,8 @@ typedef struct sctx {
     int *sb, *se;       /* buffer i spans sections [sb[i], se[i]) */
     int64_t *sec_start; /* nsec + 1: buffers live in each section, in candidate order */
     int *sec_buf;
+    int64_t *beg_start; /* nsec + 1: the buffers that start in each section, */
+    int *beg_buf;       /* n: listed in beg_buf[beg_start[j] .. beg_start[j + 1]) */
     int64_t *floor_, *rem, *h;
     int64_t *floor0;  /* nsec: lowest free address in each section */
     int *cut;         /* nsec: buffers still to place live in both section j and j + 1 */
@@ -198,6 +200,9 @@ static inline int olla_search_over(const sctx *c)
  * least v (on the trail); widens [*lo, *hi) to the sections those buffers
  * span. -1 when out of memory. */
 int olla_search_raise(sctx *c, size_t j, int64_t v, int *lo, int *hi);
+/* Raises buffer b's height to at least v when it is still to place (on the
+ * trail); widens [*lo, *hi) to its sections. 0, or -1 when out of memory. */
+int olla_search_raise_one(sctx *c, int b, int64_t v, int *lo, int *hi);
 /* Undoes the trail down to mark. */
 void olla_search_undo(sctx *c, size_t mark);
 /* The parts of [lo_sec, hi_sec) that no buffer still to place spans: each
