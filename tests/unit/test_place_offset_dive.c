@@ -1,0 +1,110 @@
+/* The offset-order search's cost per node: on training-step-like nests
+ * (long buffers spanning most time sections, short ones inside), a dive
+ * that places every buffer without backtracking must cost about one pass
+ * over the buffers per node, not one over every section list: work units
+ * asserted against the section-list entries, placements validated, and the
+ * same outcome as the whole search on small random instances. */
+#include "olla_test.h"
+#include "olla_test_gen.h"
+#include "solver/place_internal.h"
+#include "solver/place_search_state.h"
+
+#include <limits.h>
+
+static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
+
+/* A nest of n forward buffers (i live on [i, 2n + 1 - i)), one short
+ * buffer at every step and `keep` buffers that start in the second half
+ * and live to the end (a step's gradients): it[0..*m). */
+static void make_nest(olla_pitem *it, int n, int keep, size_t *m)
+{
+    size_t k = 0;
+    int64_t end = 2 * (int64_t)n + 2;
+    for (int i = 0; i < n; i++)
+        it[k++] = (olla_pitem){i, 2 * (int64_t)n + 1 - i, olla_test_rng_range(&rng_state, 1, 9)};
+    for (int64_t t = 0; t < end - 1; t++)
+        it[k++] = (olla_pitem){t, t + 1, olla_test_rng_range(&rng_state, 1, 6)};
+    for (int g = 0; g < keep; g++)
+        it[k++] = (olla_pitem){n + 1 + g * (n / (keep + 1)), end, olla_test_rng_range(&rng_state, 1, 3)};
+    *m = k;
+}
+
+/* One unbounded dive of the offset-order search in order 0 at capacity
+ * cap: its outcome, with its nodes and work units. */
+static int dive(const olla_pitem *it, size_t n, int64_t cap, int64_t *off, long long *nodes, long long *work,
+                long long *entries)
+{
+    atomic_int stop_pos;
+    atomic_init(&stop_pos, INT32_MAX);
+    const search_input in = {it, n, {NULL, NULL, 0}, cap, 0, LLONG_MAX};
+    sctx c;
+    olla_search_init(&c, &in, off, &stop_pos);
+    int r = olla_search_build(&c);
+    if (r == 0)
+        r = olla_search_reset(&c, 1, 0);
+    *entries = c.sec_start ? (long long)c.sec_start[c.nsec] : 0;
+    long long before = c.work;
+    if (r == 0) {
+        c.node_limit = LLONG_MAX;
+        c.work_limit = LLONG_MAX;
+        r = olla_search_offset_run(&c);
+    }
+    *nodes = c.nodes;
+    *work = c.work - before;
+    olla_search_free(&c);
+    return r;
+}
+
+/* Nests of 100 to 550 forward buffers with gradients: placed at max live
+ * (the dive is valid and never above it), and each node costs at most a
+ * few passes over the buffers: the dive costs under a third of one
+ * pass over every section list per node (what a node cost before). */
+OLLA_TEST(test_dive_cost_on_nests)
+{
+    static olla_pitem it[4000];
+    static int64_t off[4000];
+    for (int n = 100; n <= 550; n += 150) {
+        size_t m;
+        make_nest(it, n, n / 4, &m);
+        int64_t live = olla_place_items_max_live(it, m);
+        long long nodes, work, entries;
+        int r = dive(it, m, live, off, &nodes, &work, &entries);
+        OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
+        if (r != OLLA_SEARCH_FOUND)
+            continue;
+        olla_test_check_valid(it, m, off, live);
+        fprintf(stderr, "nest %d: %zu buffers, %lld entries, %lld nodes, %lld work units\n", n, m, entries, nodes,
+                work);
+        OLLA_CHECK(nodes >= (long long)m);
+        OLLA_CHECK(work * 3 < entries * nodes);
+    }
+}
+
+/* Small random instances: the offset-order search at the exact search's
+ * optimum finds a valid placement whenever the exact search does, and
+ * exhausts one unit below it. */
+OLLA_TEST(test_dive_agrees_with_search)
+{
+    int checked = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        olla_pitem it[10];
+        int64_t off[10];
+        int n = 4 + (int)olla_test_rng_range(&rng_state, 0, 4);
+        for (int i = 0; i < n; i++) {
+            int64_t l = olla_test_rng_range(&rng_state, 0, 9);
+            it[i] = (olla_pitem){l, olla_test_rng_range(&rng_state, l + 1, 12), olla_test_rng_range(&rng_state, 1, 7)};
+        }
+        int64_t opt = olla_test_brute_optimum(it, n);
+        for (int order = 0; order < 4; order++) {
+            int r = olla_place_offset_search(it, (size_t)n, opt, order, off);
+            OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
+            if (r == OLLA_SEARCH_FOUND)
+                olla_test_check_valid(it, (size_t)n, off, opt);
+            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off), OLLA_SEARCH_NONE);
+        }
+        checked++;
+    }
+    OLLA_CHECK(checked == 200);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_dive_cost_on_nests), OLLA_T(test_dive_agrees_with_search))
