@@ -105,9 +105,10 @@ static int run_round(worker *w, int round, long long share)
         int pos = round * OLLA_SEARCH_CONFIGS + k;
         if (atomic_load(c->stop_pos) < pos)
             return 1;
-        /* each half of a round: the section search with every candidate
-         * order and one tie rule, then two orders of the offset-order search */
-        int half = OLLA_SEARCH_CONFIGS / 2, q = k % half;
+        /* each half of a round: two orders of the offset-order search (a
+         * dive that rarely backtracks is cheap there), then the section
+         * search with every candidate order and one tie rule */
+        int half = OLLA_SEARCH_CONFIGS / 2, q = (k % half + ORDER_COUNT + 1) % half;
         int offset_order = q > ORDER_COUNT;
         if (offset_order && c->nfixed > 0)
             continue; /* the offset-order search knows no fixed buffers */
@@ -121,7 +122,10 @@ static int run_round(worker *w, int round, long long share)
             return 0;
         int r = olla_search_reset(c, offset_order, order);
         if (r == 0) {
-            c->node_limit = OLLA_SEARCH_FIRST_BUDGET << round;
+            /* a run that places every buffer needs a node each: the first
+             * round's limit covers twice that */
+            long long first = 2 * (long long)c->n > OLLA_SEARCH_FIRST_BUDGET ? 2 * (long long)c->n : OLLA_SEARCH_FIRST_BUDGET;
+            c->node_limit = first << round;
             c->work_limit = room;
             r = offset_order ? olla_search_offset_run(c) : olla_search_section_run(c);
             if (offset_order && r == 0)

@@ -44,9 +44,7 @@ enum { GREEDY_SIZE, GREEDY_LIFE, GREEDY_AREA, GREEDY_START, GREEDY_COUNT };
 /* The split is only tried when at least one buffer in this many is live at
  * the peak time, as in training graphs (the forward pass's saved
  * activations all live across the turn to the backward pass). */
-#ifndef OLLA_SPLIT_MIN_SHARE
-#define OLLA_SPLIT_MIN_SHARE 16
-#endif
+#define OLLA_SPLIT_MIN_SHARE 8
 /* Sides with more buffers than this are first given a short direct search
  * and, when it does not finish, split again at their own busiest time. */
 #define OLLA_SPLIT_DIRECT_MAX 8
