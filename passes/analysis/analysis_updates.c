@@ -296,6 +296,304 @@ static void topo_add(topo_state *t, int u, int a)
         t->pos[t->at[t->slots[k]]] = t->slots[k];
 }
 
+/* ---- the updates each node reaches, as ranges ----
+ *
+ * The walk below asks two things of every node it meets: is it an ancestor
+ * of the update (in the graph with the edges added so far), and could its
+ * descendants hold a candidate above the best found so far. Both are
+ * answered from the updates a node reaches in the graph as given. The
+ * updates are ranked in the order a depth-first search finishes them, so
+ * that the updates a node reaches mostly form one range of ranks; a node
+ * whose set is exactly its range [lo, hi] is "exact". The ancestors of the
+ * update are then the ancestors of a small set Z of updates: the update
+ * itself and, again and again, every update whose added edge points at an
+ * ancestor. An exact node is an ancestor when a rank of Z lies in its range
+ * (other nodes ask the lazy ancestor search above). A node that is no
+ * ancestor reaches only updates outside Z: its range lies in a gap between
+ * ranks of Z. So the best candidate below a node s is at most the highest
+ * level among nodes whose range lies in a gap inside s's range (a query on
+ * a merge-sort tree of the ranges), or among s's descendants that reach no
+ * update or are not exact (kept per node). Candidates are only ever met as
+ * readers: nodes with no predecessor are left out, and so, when one node t
+ * reaches every update, are the nodes that descend from no ancestor of t. */
+
+typedef struct {
+    int n_upd;
+    int *rank;               /* node -> rank among the updates, -1: no update */
+    int *lo, *hi;            /* the ranks a node reaches lie in [lo, hi]; lo > hi: none */
+    unsigned char *exact;    /* 1: it reaches every rank of [lo, hi] */
+    unsigned char *in_region; /* 1: the range bound may be used at this node */
+    int *nu, *ix;            /* highest level of a descendant that reaches no update / is not exact */
+    /* the merge-sort tree: points (ranges of nodes that can be candidates)
+     * sorted by lo; level k holds blocks of 2^k points sorted by hi, with the
+     * running highest level of each block */
+    int np, levels;
+    int *pt_lo, *tree_hi, *tree_top;
+} reach_sum;
+
+static void reach_free(reach_sum *r)
+{
+    free(r->rank);
+    free(r->lo);
+    free(r->hi);
+    free(r->exact);
+    free(r->in_region);
+    free(r->nu);
+    free(r->ix);
+    free(r->pt_lo);
+    free(r->tree_hi);
+    free(r->tree_top);
+}
+
+/* post[] receives the nodes in the order a depth-first search over readers
+ * finishes them (a reverse topological order); updates are ranked in it */
+static void reach_postorder(const olla_dag *dag, reach_sum *r, int *post, int *stk_v, int *stk_k, int *stk_s)
+{
+    int n = dag->n_nodes, np = 0, nr = 0;
+    unsigned char *seen = (unsigned char *)r->exact; /* scratch until the ranges are made */
+    memset(seen, 0, (size_t)n + 1);
+    for (int root = 0; root < n; root++) {
+        if (seen[root])
+            continue;
+        int sp = 0;
+        seen[root] = 1;
+        stk_v[sp] = root, stk_k[sp] = dag->out_start[root], stk_s[sp++] = -1;
+        while (sp > 0) {
+            int y = stk_v[sp - 1], k = stk_k[sp - 1], pushed = 0;
+            while (!pushed && k < dag->out_start[y + 1]) {
+                int e = dag->out_list[k], s = stk_s[sp - 1] < 0 ? dag->sink_start[e] : stk_s[sp - 1];
+                if (s >= dag->sink_start[e + 1]) {
+                    k++;
+                    stk_s[sp - 1] = -1;
+                    continue;
+                }
+                stk_s[sp - 1] = s + 1;
+                int w = dag->sink_list[s];
+                if (!seen[w]) {
+                    seen[w] = 1;
+                    stk_k[sp - 1] = k;
+                    stk_v[sp] = w, stk_k[sp] = dag->out_start[w], stk_s[sp++] = -1;
+                    pushed = 1;
+                }
+            }
+            if (pushed)
+                continue;
+            post[np++] = y;
+            r->rank[y] = is_update(dag, y) ? nr++ : -1;
+            sp--;
+        }
+    }
+    r->n_upd = nr;
+}
+
+typedef struct {
+    int lo, hi;
+} rank_range;
+
+static int by_lo(const void *a, const void *b)
+{
+    const rank_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* lo, hi, exact, nu and ix of node y from those of its readers */
+static void reach_node(const olla_dag *dag, reach_sum *r, const int *bwd, int y, rank_range *parts)
+{
+    int np = 0, ex = 1, nu = -1, ix = -1;
+    if (r->rank[y] >= 0)
+        parts[np++] = (rank_range){r->rank[y], r->rank[y]};
+    for (int k = dag->out_start[y]; k < dag->out_start[y + 1]; k++) {
+        int e = dag->out_list[k];
+        for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++) {
+            int w = dag->sink_list[q];
+            if (r->lo[w] <= r->hi[w])
+                parts[np++] = (rank_range){r->lo[w], r->hi[w]};
+            else if (bwd[w] > nu)
+                nu = bwd[w];
+            ex &= r->exact[w];
+            if (!r->exact[w] && bwd[w] > ix)
+                ix = bwd[w];
+            nu = r->nu[w] > nu ? r->nu[w] : nu;
+            ix = r->ix[w] > ix ? r->ix[w] : ix;
+        }
+    }
+    if (np > 1)
+        qsort(parts, (size_t)np, sizeof *parts, by_lo);
+    int lo = np ? parts[0].lo : 1, hi = np ? parts[0].hi : 0;
+    for (int i = 1; i < np; i++) {
+        if (parts[i].lo > hi + 1)
+            ex = 0;
+        if (parts[i].hi > hi)
+            hi = parts[i].hi;
+    }
+    r->lo[y] = lo, r->hi[y] = hi, r->exact[y] = (unsigned char)ex, r->nu[y] = nu, r->ix[y] = ix;
+}
+
+/* in_region: when a node t reaches every update (exactly), the nodes that
+ * descend from t's ancestors (the latest such t by forward level); else all.
+ * Uses stack (n nodes) as scratch. */
+static void reach_region(const olla_dag *dag, reach_sum *r, const int *fwd, int *stack)
+{
+    int n = dag->n_nodes, t = -1, sp = 0;
+    for (int y = 0; y < n; y++)
+        if (r->n_upd > 0 && r->exact[y] && r->lo[y] == 0 && r->hi[y] == r->n_upd - 1 && (t < 0 || fwd[y] > fwd[t]))
+            t = y;
+    memset(r->in_region, t < 0, (size_t)n + 1);
+    if (t < 0)
+        return;
+    unsigned char *up = r->in_region; /* 2: an ancestor of t; then 1: in the region */
+    up[t] = 2;
+    stack[sp++] = t;
+    while (sp > 0) {
+        int y = stack[--sp];
+        for (int k = dag->in_start[y]; k < dag->in_start[y + 1]; k++) {
+            int p = dag->producer[dag->in_list[k]];
+            if (up[p] != 2)
+                up[p] = 2, stack[sp++] = p;
+        }
+    }
+    for (int y = 0; y < n; y++)
+        if (up[y] == 2)
+            stack[sp++] = y;
+    while (sp > 0) {
+        int y = stack[--sp];
+        up[y] = 1;
+        for (int k = dag->out_start[y]; k < dag->out_start[y + 1]; k++) {
+            int e = dag->out_list[k];
+            for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++)
+                if (up[dag->sink_list[q]] == 0)
+                    up[dag->sink_list[q]] = 3, stack[sp++] = dag->sink_list[q];
+        }
+    }
+}
+
+typedef struct {
+    int lo, hi, level;
+} rank_point;
+
+static int by_point_lo(const void *a, const void *b)
+{
+    const rank_point *x = a, *y = b;
+    return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : (x->hi < y->hi ? -1 : x->hi > y->hi);
+}
+
+/* the merge-sort tree over the points: every exact node in the region with
+ * a predecessor and at least one update reached */
+static int reach_tree(const olla_dag *dag, reach_sum *r, const int *bwd)
+{
+    int n = dag->n_nodes, np = 0;
+    rank_point *pt = malloc(((size_t)n + 1) * sizeof *pt), *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
+    if (!pt || !tmp) {
+        free(pt);
+        free(tmp);
+        return 0;
+    }
+    for (int y = 0; y < n; y++)
+        if (r->in_region[y] && r->exact[y] && r->lo[y] <= r->hi[y] && dag->in_start[y] < dag->in_start[y + 1])
+            pt[np++] = (rank_point){r->lo[y], r->hi[y], bwd[y]};
+    qsort(pt, (size_t)np, sizeof *pt, by_point_lo);
+    int levels = 1;
+    while ((1 << (levels - 1)) < np)
+        levels++;
+    r->np = np, r->levels = levels;
+    r->pt_lo = malloc(((size_t)np + 1) * sizeof(int));
+    r->tree_hi = malloc(((size_t)np * (size_t)levels + 1) * sizeof(int));
+    r->tree_top = malloc(((size_t)np * (size_t)levels + 1) * sizeof(int));
+    if (!r->pt_lo || !r->tree_hi || !r->tree_top) {
+        free(pt);
+        free(tmp);
+        return 0;
+    }
+    for (int i = 0; i < np; i++)
+        r->pt_lo[i] = pt[i].lo;
+    for (int k = 0; k < levels; k++) {
+        int width = 1 << k;
+        for (int s = 0; s < np; s += width) { /* block [s, e) sorted by hi (merging the halves) */
+            int e = s + width < np ? s + width : np, m = s + width / 2 < e ? s + width / 2 : e;
+            int a = s, b = m, o = s;
+            while (k > 0 && (a < m || b < e))
+                tmp[o++] = b >= e || (a < m && pt[a].hi <= pt[b].hi) ? pt[a++] : pt[b++];
+            if (k > 0)
+                memcpy(pt + s, tmp + s, (size_t)(e - s) * sizeof *pt);
+            for (int i = s; i < e; i++) {
+                r->tree_hi[(size_t)k * np + i] = pt[i].hi;
+                int prev = i > s ? r->tree_top[(size_t)k * np + i - 1] : -1;
+                r->tree_top[(size_t)k * np + i] = pt[i].level > prev ? pt[i].level : prev;
+            }
+        }
+    }
+    free(pt);
+    free(tmp);
+    return 1;
+}
+
+/* the highest level among the points whose range lies in [a, b] (-1: none) */
+static int reach_query(const reach_sum *r, int a, int b)
+{
+    if (a > b || r->np == 0)
+        return -1;
+    int lo = 0, hi = r->np; /* the first point with pt_lo >= a */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (r->pt_lo[mid] < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int best = -1;
+    for (int i = lo; i < r->np;) {
+        int k = i == 0 ? r->levels - 1 : __builtin_ctz((unsigned)i);
+        if (k > r->levels - 1)
+            k = r->levels - 1;
+        int e = i + (1 << k) < r->np ? i + (1 << k) : r->np;
+        const int *h = r->tree_hi + (size_t)k * r->np;
+        int l = i, u = e; /* the first entry of the block with hi > b */
+        while (l < u) {
+            int mid = l + (u - l) / 2;
+            if (h[mid] <= b)
+                l = mid + 1;
+            else
+                u = mid;
+        }
+        if (l > i && r->tree_top[(size_t)k * r->np + l - 1] > best)
+            best = r->tree_top[(size_t)k * r->np + l - 1];
+        i = e;
+    }
+    return best;
+}
+
+/* the summary of dag: ranks, ranges, region and tree (0: out of memory) */
+static int reach_build(const olla_dag *dag, const int *fwd, const int *bwd, reach_sum *r)
+{
+    int n = dag->n_nodes;
+    size_t sz = (size_t)n + 1, ne = (size_t)dag->sink_start[dag->n_tensors] + 2;
+    memset(r, 0, sizeof *r);
+    r->rank = malloc(sz * sizeof(int));
+    r->lo = malloc(sz * sizeof(int));
+    r->hi = malloc(sz * sizeof(int));
+    r->exact = malloc(sz);
+    r->in_region = malloc(sz);
+    r->nu = malloc(sz * sizeof(int));
+    r->ix = malloc(sz * sizeof(int));
+    int *post = malloc(sz * sizeof(int)), *sv = malloc(sz * sizeof(int)), *sk = malloc(sz * sizeof(int));
+    int *ss = malloc(sz * sizeof(int));
+    rank_range *parts = malloc(ne * sizeof *parts);
+    int ok = r->rank && r->lo && r->hi && r->exact && r->in_region && r->nu && r->ix && post && sv && sk && ss && parts;
+    if (ok) {
+        reach_postorder(dag, r, post, sv, sk, ss);
+        for (int i = 0; i < n; i++)
+            reach_node(dag, r, bwd, post[i], parts);
+        reach_region(dag, r, fwd, sv);
+        ok = reach_tree(dag, r, bwd);
+    }
+    free(post);
+    free(sv);
+    free(sk);
+    free(ss);
+    free(parts);
+    return ok;
+}
+
 /* ---- the anchor search ---- */
 
 typedef struct {
@@ -311,14 +609,117 @@ typedef struct {
     int *memo_node, *memo_level;
     int *stamp, cur;
     cand_frame *stack; /* n_nodes frames: a node is on it at most once */
+    const reach_sum *sum;
+    const int *edge_from, *edge_to; /* the edges added so far */
+    int n_edges;
+    int *z_rank, n_z, *z_in; /* Z: its ranks sorted, its nodes stamped */
+    int *gap_level, *gap_stamp; /* the tree's answer for the gap after z_rank[j] */
 } anchor_ctx;
+
+/* the first index of z_rank at or above rank (n_z: none) */
+static int z_from(const anchor_ctx *c, int rank)
+{
+    int l = 0, u = c->n_z;
+    while (l < u) {
+        int mid = l + (u - l) / 2;
+        if (c->z_rank[mid] < rank)
+            l = mid + 1;
+        else
+            u = mid;
+    }
+    return l;
+}
+
+/* 1 when a rank of Z lies in [lo, hi] */
+static int z_meets(const anchor_ctx *c, int lo, int hi)
+{
+    int l = z_from(c, lo);
+    return l < c->n_z && c->z_rank[l] <= hi;
+}
+
+/* 1 when y is the update or one of its ancestors in the graph with the
+ * edges added so far (exact nodes by Z, the others by the lazy search) */
+static int in_ancestry(anchor_ctx *c, int y)
+{
+    const reach_sum *r = c->sum;
+    if (y == c->update)
+        return 1;
+    if (r->exact[y])
+        return z_meets(c, r->lo[y], r->hi[y]);
+    return anc_has(c->topo, c->update, y);
+}
+
+/* z joins Z */
+static void z_add(anchor_ctx *c, int z)
+{
+    int rk = c->sum->rank[z], j = c->n_z++;
+    for (; j > 0 && c->z_rank[j - 1] > rk; j--)
+        c->z_rank[j] = c->z_rank[j - 1];
+    c->z_rank[j] = rk;
+    c->z_in[z] = c->cur;
+}
+
+/* Z of the current update: itself, then every update whose added edge
+ * points at a node that reaches Z, in passes over the edges until one adds
+ * nothing */
+static void z_build(anchor_ctx *c)
+{
+    c->n_z = 0;
+    z_add(c, c->update);
+    for (int grew = 1; grew;) {
+        grew = 0;
+        for (int k = 0; k < c->n_edges; k++)
+            if (c->z_in[c->edge_from[k]] != c->cur && in_ancestry(c, c->edge_to[k])) {
+                z_add(c, c->edge_from[k]);
+                grew = 1;
+            }
+    }
+}
+
+/* the tree's answer for the gap between z_rank[j] and z_rank[j + 1] */
+static int gap_top(anchor_ctx *c, int j)
+{
+    if (c->gap_stamp[j] != c->cur) {
+        c->gap_stamp[j] = c->cur;
+        c->gap_level[j] = reach_query(c->sum, c->z_rank[j] + 1, c->z_rank[j + 1] - 1);
+    }
+    return c->gap_level[j];
+}
+
+/* At least the highest level of a candidate among s's descendants (s an
+ * ancestor of the update); it may stop early once it exceeds need. */
+static int bound(anchor_ctx *c, int s, int need)
+{
+    const reach_sum *r = c->sum;
+    if (!r->in_region[s])
+        return c->bwd[s] - 1;
+    int ub = r->nu[s] > r->ix[s] ? r->nu[s] : r->ix[s], lo = r->lo[s], hi = r->hi[s];
+    if (ub > need || lo > hi)
+        return ub;
+    int first = z_from(c, lo), last = z_from(c, hi + 1) - 1, q;
+    if (first > last) {
+        q = reach_query(r, lo, hi);
+        return q > ub ? q : ub;
+    }
+    q = reach_query(r, lo, c->z_rank[first] - 1);
+    ub = q > ub ? q : ub;
+    if (ub <= need) {
+        q = reach_query(r, c->z_rank[last] + 1, hi);
+        ub = q > ub ? q : ub;
+    }
+    for (int j = first; ub <= need && j < last; j++) {
+        q = gap_top(c, j);
+        ub = q > ub ? q : ub;
+    }
+    return ub;
+}
 
 /* The paper asks for a level above the update's; that only stands for "not
  * an ancestor of the update", tested exactly on the graph with the edges
  * added so far, which admits more anchors and keeps the graph acyclic. */
-static int usable(const anchor_ctx *c, int snk)
+static int usable(anchor_ctx *c, int snk)
 {
-    return snk != c->update && !anc_has(c->topo, c->update, snk);
+    return snk != c->update && !in_ancestry(c, snk);
 }
 static void open_frame(anchor_ctx *c, int *sp, int v)
 {
@@ -376,6 +777,8 @@ static void find_candidate(anchor_ctx *c, int v0, int *cand, int *level)
                     f->best = c->memo_node[snk];
                 }
                 f->s++;
+            } else if (bound(c, snk, f->best_lvl) <= f->best_lvl) {
+                f->s++; /* nothing below it can do better */
             } else {
                 open_frame(c, &sp, snk);
                 pushed = 1;
@@ -394,83 +797,94 @@ static void find_candidate(anchor_ctx *c, int v0, int *cand, int *level)
     *level = ret_lvl;
 }
 
+/* The anchor of update v (-1: none): the rounds of v's predecessors, one
+ * more step up each time, until one finds a candidate; in a round, the best
+ * candidate below its nodes, the first met among equals. front, next and
+ * seen: n_nodes each. */
+static int anchor_of(anchor_ctx *c, int v, int *front, int *next, int *seen)
+{
+    const olla_dag *dag = c->dag;
+    c->cur++; /* fresh memo per update node: usable() differs */
+    c->update = v;
+    anc_start(c->topo, v);
+    z_build(c);
+    int nf = 1, anchor = -1, best_lvl = -1;
+    front[0] = v;
+    seen[v] = c->cur;
+    while (anchor < 0 && nf > 0) {
+        int nn = 0;
+        for (int i = 0; i < nf; i++) {
+            int u = front[i];
+            for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++) {
+                int p = dag->producer[dag->in_list[k]];
+                if (seen[p] != c->cur) {
+                    seen[p] = c->cur;
+                    next[nn++] = p;
+                }
+            }
+        }
+        for (int i = 0; i < nn; i++) {
+            int cc, lv;
+            if (c->stamp[next[i]] != c->cur && bound(c, next[i], best_lvl) <= best_lvl)
+                continue; /* it cannot beat the round's best */
+            find_candidate(c, next[i], &cc, &lv);
+            if (cc >= 0 && cc != v && lv > best_lvl) {
+                best_lvl = lv;
+                anchor = cc;
+            }
+        }
+        memcpy(front, next, (size_t)nn * sizeof(int));
+        nf = nn;
+    }
+    return anchor;
+}
+
 olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, int *count, olla_error *err)
 {
     int n = dag->n_nodes;
+    size_t sz = (size_t)n + 1;
     *from = *to = NULL;
     *count = 0;
-    int *fwd = malloc(((size_t)n + 1) * sizeof(int));
-    int *bwd = malloc(((size_t)n + 1) * sizeof(int));
-    int *mn = malloc(((size_t)n + 1) * sizeof(int));
-    int *ml = malloc(((size_t)n + 1) * sizeof(int));
-    int *stamp = calloc((size_t)n + 1, sizeof(int));
-    int *front = malloc(((size_t)n + 1) * sizeof(int));
-    int *next = malloc(((size_t)n + 1) * sizeof(int));
-    int *seen = calloc((size_t)n + 1, sizeof(int));
-    int *ef = malloc(((size_t)n + 1) * sizeof(int));
-    int *et = malloc(((size_t)n + 1) * sizeof(int));
-    cand_frame *stack = malloc(((size_t)n + 1) * sizeof *stack);
+    int *fwd = malloc(sz * sizeof(int)), *bwd = malloc(sz * sizeof(int)), *mn = malloc(sz * sizeof(int));
+    int *ml = malloc(sz * sizeof(int)), *stamp = calloc(sz, sizeof(int)), *front = malloc(sz * sizeof(int));
+    int *next = malloc(sz * sizeof(int)), *seen = calloc(sz, sizeof(int)), *ef = malloc(sz * sizeof(int));
+    int *et = malloc(sz * sizeof(int)), *zr = malloc(sz * sizeof(int)), *zin = calloc(sz, sizeof(int));
+    int *gl = malloc(sz * sizeof(int)), *gs = calloc(sz, sizeof(int));
+    cand_frame *stack = malloc(sz * sizeof *stack);
     topo_state topo;
+    reach_sum sum;
     memset(&topo, 0, sizeof topo);
+    memset(&sum, 0, sizeof sum);
     olla_status st = OLLA_OK;
-    if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et || !stack) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory finding weight-update control edges");
-        goto done;
-    }
+    if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et || !zr || !zin || !gl || !gs ||
+        !stack)
+        goto oom;
     st = olla_levels(dag, fwd, bwd, err);
     if (st != OLLA_OK)
         goto done;
-    if (!topo_init(&topo, dag, fwd)) {
-        st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory finding weight-update control edges");
-        goto done;
-    }
-    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack};
-    int ne = 0;
+    if (!topo_init(&topo, dag, fwd) || !reach_build(dag, fwd, bwd, &sum))
+        goto oom;
+    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack, &sum, ef, et, 0, zr, 0, zin, gl, gs};
     for (int v = 0; v < n; v++) {
         if (!is_update(dag, v))
             continue;
-        c.cur++; /* fresh memo per update node: usable() differs */
-        c.update = v;
-        anc_start(&topo, v);
-        int nf = 1, anchor = -1, best_lvl = -1;
-        front[0] = v;
-        seen[v] = c.cur;
-        while (anchor < 0 && nf > 0) {
-            int nn = 0;
-            for (int i = 0; i < nf; i++) {
-                int u = front[i];
-                for (int k = dag->in_start[u]; k < dag->in_start[u + 1]; k++) {
-                    int p = dag->producer[dag->in_list[k]];
-                    if (seen[p] != c.cur) {
-                        seen[p] = c.cur;
-                        next[nn++] = p;
-                    }
-                }
-            }
-            for (int i = 0; i < nn; i++) {
-                int cc, lv;
-                find_candidate(&c, next[i], &cc, &lv);
-                if (cc >= 0 && cc != v && lv > best_lvl) {
-                    best_lvl = lv;
-                    anchor = cc;
-                }
-            }
-            memcpy(front, next, (size_t)nn * sizeof(int));
-            nf = nn;
-        }
+        int anchor = anchor_of(&c, v, front, next, seen);
         if (anchor >= 0) {
-            ef[ne] = v;
-            et[ne] = anchor;
-            ne++;
+            ef[c.n_edges] = v;
+            et[c.n_edges++] = anchor;
             topo_add(&topo, v, anchor);
         }
     }
     *from = ef;
     *to = et;
-    *count = ne;
+    *count = c.n_edges;
     ef = et = NULL;
+    goto done;
+oom:
+    st = olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory finding weight-update control edges");
 done:
     topo_free(&topo);
+    reach_free(&sum);
     free(fwd);
     free(bwd);
     free(mn);
@@ -481,6 +895,10 @@ done:
     free(seen);
     free(ef);
     free(et);
+    free(zr);
+    free(zin);
+    free(gl);
+    free(gs);
     free(stack);
     return st;
 }
