@@ -5,6 +5,7 @@
 
 #include "passes/analysis/olla_analysis.h"
 #include "util/olla_bits.h"
+#include "util/olla_grow.h"
 
 static const char *const update_ops[] = {
     "InPlaceAccumulatorV2", "InPlaceAccumulator", "AdamWOptimizer", "AdamOptimizer", "SGDOptimizerV2",
@@ -594,6 +595,122 @@ static int reach_build(const olla_dag *dag, const int *fwd, const int *bwd, reac
     return ok;
 }
 
+/* ---- the added edges by the range of their target ----
+ *
+ * Z grows by stabbing: for a rank r of Z, every added edge whose target's
+ * range holds r brings its update into Z. The edges with an exact target
+ * sit in a tree over lo (a list per lo, by hi from the highest), each tree
+ * node keeping the highest hi of the edges still unused below it, so that
+ * a stab costs a logarithm per edge it returns. Edges used up in one update
+ * are restored before the next. The few edges whose target is not exact
+ * are asked one by one. */
+
+typedef struct {
+    int size;                 /* leaves: a power of two at least the number of ranks */
+    int *top;                 /* 2 * size: the highest hi of an unused edge below */
+    int **list, *len, *first; /* per lo: the edges by hi descending; the first unused */
+    size_t *cap;
+    int *edge_hi;             /* per edge: the hi of its target */
+    int *touched, n_touched;  /* the lo whose first moved in this update */
+    int *loose, n_loose;      /* the edges whose target is not exact */
+} edge_index;
+
+static void edge_index_free(edge_index *x)
+{
+    for (int i = 0; x->list && i < x->size; i++)
+        free(x->list[i]);
+    free(x->list);
+    free(x->top);
+    free(x->len);
+    free(x->first);
+    free(x->cap);
+    free(x->edge_hi);
+    free(x->touched);
+    free(x->loose);
+}
+
+/* an empty index for n_ranks ranks and up to n_edges edges (0: out of memory) */
+static int edge_index_init(edge_index *x, int n_ranks, int n_edges)
+{
+    memset(x, 0, sizeof *x);
+    x->size = 1;
+    while (x->size < n_ranks)
+        x->size *= 2;
+    size_t sz = (size_t)x->size, ne = (size_t)n_edges + 1;
+    x->top = malloc(2 * sz * sizeof(int));
+    x->list = calloc(sz, sizeof(int *));
+    x->len = calloc(sz, sizeof(int));
+    x->first = calloc(sz, sizeof(int));
+    x->cap = calloc(sz, sizeof(size_t));
+    x->edge_hi = malloc(ne * sizeof(int));
+    x->touched = malloc(sz * sizeof(int));
+    x->loose = malloc(ne * sizeof(int));
+    if (!x->top || !x->list || !x->len || !x->first || !x->cap || !x->edge_hi || !x->touched || !x->loose)
+        return 0;
+    for (size_t i = 0; i < 2 * sz; i++)
+        x->top[i] = -1;
+    return 1;
+}
+
+/* the tree above leaf lo, from its list */
+static void edge_index_fix(edge_index *x, int lo)
+{
+    int i = x->size + lo;
+    x->top[i] = x->first[lo] < x->len[lo] ? x->edge_hi[x->list[lo][x->first[lo]]] : -1;
+    for (i /= 2; i >= 1; i /= 2)
+        x->top[i] = x->top[2 * i] > x->top[2 * i + 1] ? x->top[2 * i] : x->top[2 * i + 1];
+}
+
+/* edge k, whose target reaches the ranks [lo, hi] exactly (0: out of memory) */
+static int edge_index_add(edge_index *x, int k, int lo, int hi)
+{
+    x->edge_hi[k] = hi;
+    int *l = olla_grow(x->list[lo], &x->cap[lo], (size_t)x->len[lo] + 1, sizeof(int));
+    if (!l)
+        return 0;
+    x->list[lo] = l;
+    int j = x->len[lo]++;
+    for (; j > 0 && x->edge_hi[l[j - 1]] < hi; j--)
+        l[j] = l[j - 1];
+    l[j] = k;
+    edge_index_fix(x, lo);
+    return 1;
+}
+
+/* an unused edge whose target's range holds rank r, now used (-1: none) */
+static int edge_index_take(edge_index *x, int r)
+{
+    int i = 1, lo = 0, hi = x->size - 1; /* the leftmost leaf at or below r with top >= r */
+    if (x->top[1] < r)
+        return -1;
+    while (i < x->size) {
+        int mid = lo + (hi - lo) / 2;
+        if (x->top[2 * i] >= r)
+            i = 2 * i, hi = mid;
+        else if (mid + 1 <= r && x->top[2 * i + 1] >= r)
+            i = 2 * i + 1, lo = mid + 1;
+        else
+            return -1;
+    }
+    if (lo > r)
+        return -1;
+    int k = x->list[lo][x->first[lo]];
+    if (x->first[lo]++ == 0)
+        x->touched[x->n_touched++] = lo;
+    edge_index_fix(x, lo);
+    return k;
+}
+
+/* every edge unused again */
+static void edge_index_restore(edge_index *x)
+{
+    for (int i = 0; i < x->n_touched; i++) {
+        x->first[x->touched[i]] = 0;
+        edge_index_fix(x, x->touched[i]);
+    }
+    x->n_touched = 0;
+}
+
 /* ---- the anchor search ---- */
 
 typedef struct {
@@ -612,7 +729,8 @@ typedef struct {
     const reach_sum *sum;
     const int *edge_from, *edge_to; /* the edges added so far */
     int n_edges;
-    int *z_rank, n_z, *z_in; /* Z: its ranks sorted, its nodes stamped */
+    edge_index *index;
+    int *z_node, *z_rank, n_z, *z_in; /* Z: its nodes, their ranks sorted, its nodes stamped */
     int *gap_level, *gap_stamp; /* the tree's answer for the gap after z_rank[j] */
 } anchor_ctx;
 
@@ -652,28 +770,43 @@ static int in_ancestry(anchor_ctx *c, int y)
 /* z joins Z */
 static void z_add(anchor_ctx *c, int z)
 {
-    int rk = c->sum->rank[z], j = c->n_z++;
-    for (; j > 0 && c->z_rank[j - 1] > rk; j--)
-        c->z_rank[j] = c->z_rank[j - 1];
-    c->z_rank[j] = rk;
     c->z_in[z] = c->cur;
+    c->z_node[c->n_z++] = z;
+}
+
+static int by_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
 }
 
 /* Z of the current update: itself, then every update whose added edge
- * points at a node that reaches Z, in passes over the edges until one adds
- * nothing */
+ * points at a node that reaches Z (by stabbing the index with each rank of
+ * Z, then asking the loose edges), until nothing joins */
 static void z_build(anchor_ctx *c)
 {
+    edge_index *x = c->index;
+    int done = 0;
     c->n_z = 0;
     z_add(c, c->update);
     for (int grew = 1; grew;) {
+        for (; done < c->n_z; done++)
+            for (int k; (k = edge_index_take(x, c->sum->rank[c->z_node[done]])) >= 0;)
+                if (c->z_in[c->edge_from[k]] != c->cur)
+                    z_add(c, c->edge_from[k]);
+        for (int i = 0; i < c->n_z; i++)
+            c->z_rank[i] = c->sum->rank[c->z_node[i]];
+        qsort(c->z_rank, (size_t)c->n_z, sizeof(int), by_int);
         grew = 0;
-        for (int k = 0; k < c->n_edges; k++)
+        for (int i = 0; i < x->n_loose; i++) {
+            int k = x->loose[i];
             if (c->z_in[c->edge_from[k]] != c->cur && in_ancestry(c, c->edge_to[k])) {
                 z_add(c, c->edge_from[k]);
                 grew = 1;
             }
+        }
     }
+    edge_index_restore(x);
 }
 
 /* the tree's answer for the gap between z_rank[j] and z_rank[j + 1] */
@@ -849,30 +982,37 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     int *ml = malloc(sz * sizeof(int)), *stamp = calloc(sz, sizeof(int)), *front = malloc(sz * sizeof(int));
     int *next = malloc(sz * sizeof(int)), *seen = calloc(sz, sizeof(int)), *ef = malloc(sz * sizeof(int));
     int *et = malloc(sz * sizeof(int)), *zr = malloc(sz * sizeof(int)), *zin = calloc(sz, sizeof(int));
-    int *gl = malloc(sz * sizeof(int)), *gs = calloc(sz, sizeof(int));
+    int *gl = malloc(sz * sizeof(int)), *gs = calloc(sz, sizeof(int)), *zn = malloc(sz * sizeof(int));
     cand_frame *stack = malloc(sz * sizeof *stack);
     topo_state topo;
     reach_sum sum;
+    edge_index index;
     memset(&topo, 0, sizeof topo);
     memset(&sum, 0, sizeof sum);
+    memset(&index, 0, sizeof index);
     olla_status st = OLLA_OK;
     if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et || !zr || !zin || !gl || !gs ||
-        !stack)
+        !zn || !stack)
         goto oom;
     st = olla_levels(dag, fwd, bwd, err);
     if (st != OLLA_OK)
         goto done;
-    if (!topo_init(&topo, dag, fwd) || !reach_build(dag, fwd, bwd, &sum))
+    if (!topo_init(&topo, dag, fwd) || !reach_build(dag, fwd, bwd, &sum) || !edge_index_init(&index, sum.n_upd, n))
         goto oom;
-    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack, &sum, ef, et, 0, zr, 0, zin, gl, gs};
+    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack, &sum, ef, et, 0, &index, zn, zr, 0, zin, gl, gs};
     for (int v = 0; v < n; v++) {
         if (!is_update(dag, v))
             continue;
         int anchor = anchor_of(&c, v, front, next, seen);
         if (anchor >= 0) {
-            ef[c.n_edges] = v;
-            et[c.n_edges++] = anchor;
+            int k = c.n_edges++, lo = sum.lo[anchor], hi = sum.hi[anchor];
+            ef[k] = v;
+            et[k] = anchor;
             topo_add(&topo, v, anchor);
+            if (!sum.exact[anchor])
+                index.loose[index.n_loose++] = k;
+            else if (lo <= hi && !edge_index_add(&index, k, lo, hi))
+                goto oom;
         }
     }
     *from = ef;
@@ -885,6 +1025,7 @@ oom:
 done:
     topo_free(&topo);
     reach_free(&sum);
+    edge_index_free(&index);
     free(fwd);
     free(bwd);
     free(mn);
@@ -899,6 +1040,7 @@ done:
     free(zin);
     free(gl);
     free(gs);
+    free(zn);
     free(stack);
     return st;
 }
