@@ -67,6 +67,9 @@ typedef struct {
     /* the reordering's scratch: its positions as bits */
     uint64_t *moved;
     int *mark, mstamp, *fw, *bw, *slots, *stack;
+    /* 0 while nobody asked: the edges are recorded and the order is made
+     * again for them on the first question (most graphs never ask) */
+    int live;
 } topo_state;
 
 static void topo_free(topo_state *t)
@@ -265,7 +268,7 @@ static void topo_add(topo_state *t, int u, int a)
     t->xs_next[x] = t->xs_head[u];
     t->xs_head[u] = x;
     int lo = t->pos[a], hi = t->pos[u];
-    if (lo > hi)
+    if (!t->live || lo > hi)
         return;
     t->mstamp++;
     int nf = topo_reach(t, a, 1, lo, hi, t->fw);
@@ -295,6 +298,38 @@ static void topo_add(topo_state *t, int u, int a)
         t->at[t->slots[nb + j]] = t->fw[j];
     for (k = 0; k < nb + nf; k++)
         t->pos[t->at[t->slots[k]]] = t->slots[k];
+}
+
+/* the order made live: a topological order of the graph with the edges
+ * added so far (Kahn's, from the sources), from then on kept up to date by
+ * topo_add */
+static void topo_live(topo_state *t)
+{
+    const olla_dag *dag = t->dag;
+    int n = t->n, *indeg = t->fw, *queue = t->at, nq = 0;
+    if (t->live)
+        return;
+    t->live = 1;
+    for (int v = 0; v < n; v++) {
+        indeg[v] = dag->in_start[v + 1] - dag->in_start[v];
+        for (int x = t->xp_head[v]; x >= 0; x = t->xp_next[x])
+            indeg[v]++;
+        if (indeg[v] == 0)
+            queue[nq++] = v;
+    }
+    for (int i = 0; i < nq; i++) {
+        int u = queue[i];
+        t->pos[u] = i;
+        for (int k = dag->out_start[u]; k < dag->out_start[u + 1]; k++) {
+            int e = dag->out_list[k];
+            for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++)
+                if (--indeg[dag->sink_list[q]] == 0)
+                    queue[nq++] = dag->sink_list[q];
+        }
+        for (int x = t->xs_head[u]; x >= 0; x = t->xs_next[x])
+            if (--indeg[t->x_to[x]] == 0)
+                queue[nq++] = t->x_to[x];
+    }
 }
 
 /* ---- the updates each node reaches, as ranges ----
@@ -732,6 +767,7 @@ typedef struct {
     edge_index *index;
     int *z_node, *z_rank, n_z, *z_in; /* Z: its nodes, their ranks sorted, its nodes stamped */
     int *gap_level, *gap_stamp; /* the tree's answer for the gap after z_rank[j] */
+    int asked; /* the lazy ancestor search has started for this update */
 } anchor_ctx;
 
 /* the first index of z_rank at or above rank (n_z: none) */
@@ -764,6 +800,11 @@ static int in_ancestry(anchor_ctx *c, int y)
         return 1;
     if (r->exact[y])
         return z_meets(c, r->lo[y], r->hi[y]);
+    if (!c->asked) { /* the first question of this update */
+        topo_live(c->topo);
+        anc_start(c->topo, c->update);
+        c->asked = 1;
+    }
     return anc_has(c->topo, c->update, y);
 }
 
@@ -939,7 +980,7 @@ static int anchor_of(anchor_ctx *c, int v, int *front, int *next, int *seen)
     const olla_dag *dag = c->dag;
     c->cur++; /* fresh memo per update node: usable() differs */
     c->update = v;
-    anc_start(c->topo, v);
+    c->asked = 0;
     z_build(c);
     int nf = 1, anchor = -1, best_lvl = -1;
     front[0] = v;
@@ -999,7 +1040,7 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
         goto done;
     if (!topo_init(&topo, dag, fwd) || !reach_build(dag, fwd, bwd, &sum) || !edge_index_init(&index, sum.n_upd, n))
         goto oom;
-    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack, &sum, ef, et, 0, &index, zn, zr, 0, zin, gl, gs};
+    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack, &sum, ef, et, 0, &index, zn, zr, 0, zin, gl, gs, 0};
     for (int v = 0; v < n; v++) {
         if (!is_update(dag, v))
             continue;
