@@ -353,13 +353,16 @@ static void topo_live(topo_state *t)
  * readers: nodes with no predecessor are left out, and so, when one node t
  * reaches every update, are the nodes that descend from no ancestor of t. */
 
+enum { RANK_HOLES = 4 }; /* holes kept per node */
+
 typedef struct {
     int n_upd;
     int *rank;               /* node -> rank among the updates, -1: no update */
     int *lo, *hi;            /* the ranks a node reaches lie in [lo, hi]; lo > hi: none */
-    unsigned char *exact;    /* 1: it reaches every rank of [lo, hi] */
+    signed char *nh;         /* ranks of [lo, hi] it does not reach (its holes); -1: too many */
+    int *holes;              /* RANK_HOLES per node, rising */
     unsigned char *in_region; /* 1: the range bound may be used at this node */
-    int *nu, *ix;            /* highest level of a descendant that reaches no update / is not exact */
+    int *nu, *ix;            /* highest level of a descendant that reaches no update / has too many holes */
     /* the merge-sort tree: points (ranges of nodes that can be candidates)
      * sorted by lo; level k holds blocks of 2^k points sorted by hi, with the
      * running highest level of each block */
@@ -372,7 +375,8 @@ static void reach_free(reach_sum *r)
     free(r->rank);
     free(r->lo);
     free(r->hi);
-    free(r->exact);
+    free(r->nh);
+    free(r->holes);
     free(r->in_region);
     free(r->nu);
     free(r->ix);
@@ -386,7 +390,7 @@ static void reach_free(reach_sum *r)
 static void reach_postorder(const olla_dag *dag, reach_sum *r, int *post, int *stk_v, int *stk_k, int *stk_s)
 {
     int n = dag->n_nodes, np = 0, nr = 0;
-    unsigned char *seen = (unsigned char *)r->exact; /* scratch until the ranges are made */
+    signed char *seen = r->nh; /* scratch until the ranges are made */
     memset(seen, 0, (size_t)n + 1);
     for (int root = 0; root < n; root++) {
         if (seen[root])
@@ -423,7 +427,7 @@ static void reach_postorder(const olla_dag *dag, reach_sum *r, int *post, int *s
 }
 
 typedef struct {
-    int lo, hi;
+    int lo, hi, node; /* a reader's range (node: the reader, -1: the node's own rank) */
 } rank_range;
 
 static int by_lo(const void *a, const void *b)
@@ -432,23 +436,68 @@ static int by_lo(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* lo, hi, exact, nu and ix of node y from those of its readers */
+/* 1 when rank h is one of node w's holes */
+static int is_hole(const reach_sum *r, int w, int h)
+{
+    for (int i = 0; w >= 0 && i < r->nh[w]; i++)
+        if (r->holes[(size_t)w * RANK_HOLES + i] == h)
+            return 1;
+    return 0;
+}
+
+/* y's holes from its readers' ranges parts[0..np) sorted by lo: the ranks
+ * between them, and their holes no other reader fills; -1: too many */
+static int reach_holes(reach_sum *r, int y, const rank_range *parts, int np)
+{
+    int nh = 0, *out = r->holes + (size_t)y * RANK_HOLES, top = parts[0].hi;
+    for (int i = 1; i < np; i++) {
+        for (int h = top + 1; h < parts[i].lo; h++) {
+            if (nh == RANK_HOLES)
+                return -1;
+            out[nh++] = h;
+        }
+        top = parts[i].hi > top ? parts[i].hi : top;
+    }
+    for (int i = 0; i < np; i++)
+        for (int k = 0; parts[i].node >= 0 && k < r->nh[parts[i].node]; k++) {
+            int h = r->holes[(size_t)parts[i].node * RANK_HOLES + k], filled = 0;
+            for (int j = 0; !filled && j < np; j++)
+                filled = parts[j].lo <= h && h <= parts[j].hi && !is_hole(r, parts[j].node, h);
+            for (int j = 0; !filled && j < nh; j++)
+                filled = out[j] == h; /* already counted */
+            if (filled)
+                continue;
+            if (nh == RANK_HOLES || np > 64)
+                return -1;
+            out[nh++] = h;
+        }
+    for (int i = 1; i < nh; i++) /* rising */
+        for (int j = i; j > 0 && out[j - 1] > out[j]; j--) {
+            int t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
+    return nh;
+}
+
+/* lo, hi, holes, nu and ix of node y from those of its readers */
 static void reach_node(const olla_dag *dag, reach_sum *r, const int *bwd, int y, rank_range *parts)
 {
-    int np = 0, ex = 1, nu = -1, ix = -1;
+    int np = 0, known = 1, nu = -1, ix = -1;
     if (r->rank[y] >= 0)
-        parts[np++] = (rank_range){r->rank[y], r->rank[y]};
+        parts[np++] = (rank_range){r->rank[y], r->rank[y], -1};
     for (int k = dag->out_start[y]; k < dag->out_start[y + 1]; k++) {
         int e = dag->out_list[k];
         for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++) {
             int w = dag->sink_list[q];
             if (r->lo[w] <= r->hi[w])
-                parts[np++] = (rank_range){r->lo[w], r->hi[w]};
+                parts[np++] = (rank_range){r->lo[w], r->hi[w], w};
             else if (bwd[w] > nu)
                 nu = bwd[w];
-            ex &= r->exact[w];
-            if (!r->exact[w] && bwd[w] > ix)
-                ix = bwd[w];
+            if (r->nh[w] < 0) {
+                known = 0;
+                ix = bwd[w] > ix ? bwd[w] : ix;
+            }
             nu = r->nu[w] > nu ? r->nu[w] : nu;
             ix = r->ix[w] > ix ? r->ix[w] : ix;
         }
@@ -456,13 +505,25 @@ static void reach_node(const olla_dag *dag, reach_sum *r, const int *bwd, int y,
     if (np > 1)
         qsort(parts, (size_t)np, sizeof *parts, by_lo);
     int lo = np ? parts[0].lo : 1, hi = np ? parts[0].hi : 0;
-    for (int i = 1; i < np; i++) {
-        if (parts[i].lo > hi + 1)
-            ex = 0;
-        if (parts[i].hi > hi)
-            hi = parts[i].hi;
+    for (int i = 1; i < np; i++)
+        hi = parts[i].hi > hi ? parts[i].hi : hi;
+    r->lo[y] = lo, r->hi[y] = hi, r->nu[y] = nu, r->ix[y] = ix;
+    r->nh[y] = (signed char)(!known ? -1 : np ? reach_holes(r, y, parts, np) : 0);
+}
+
+/* the ranges y's ranks fall into between its holes (nh >= 0, lo <= hi):
+ * nh + 1 of them into out */
+static int reach_pieces(const reach_sum *r, int y, rank_range *out)
+{
+    int np = 0, from = r->lo[y];
+    for (int i = 0; i < r->nh[y]; i++) {
+        int h = r->holes[(size_t)y * RANK_HOLES + i];
+        if (h > from)
+            out[np++] = (rank_range){from, h - 1, y};
+        from = h + 1;
     }
-    r->lo[y] = lo, r->hi[y] = hi, r->exact[y] = (unsigned char)ex, r->nu[y] = nu, r->ix[y] = ix;
+    out[np++] = (rank_range){from, r->hi[y], y};
+    return np;
 }
 
 /* in_region: when a node t reaches every update (exactly), the nodes that
@@ -472,7 +533,7 @@ static void reach_region(const olla_dag *dag, reach_sum *r, const int *fwd, int 
 {
     int n = dag->n_nodes, t = -1, sp = 0;
     for (int y = 0; y < n; y++)
-        if (r->n_upd > 0 && r->exact[y] && r->lo[y] == 0 && r->hi[y] == r->n_upd - 1 && (t < 0 || fwd[y] > fwd[t]))
+        if (r->n_upd > 0 && r->nh[y] == 0 && r->lo[y] == 0 && r->hi[y] == r->n_upd - 1 && (t < 0 || fwd[y] > fwd[t]))
             t = y;
     memset(r->in_region, t < 0, (size_t)n + 1);
     if (t < 0)
@@ -513,20 +574,27 @@ static int by_point_lo(const void *a, const void *b)
     return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : (x->hi < y->hi ? -1 : x->hi > y->hi);
 }
 
-/* the merge-sort tree over the points: every exact node in the region with
- * a predecessor and at least one update reached */
+/* the merge-sort tree over the points: the pieces of every node in the
+ * region with a predecessor, at least one update reached and few holes */
 static int reach_tree(const olla_dag *dag, reach_sum *r, const int *bwd)
 {
     int n = dag->n_nodes, np = 0;
-    rank_point *pt = malloc(((size_t)n + 1) * sizeof *pt), *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
+    size_t most = (size_t)n * (RANK_HOLES + 1) + 1;
+    rank_point *pt = malloc(most * sizeof *pt), *tmp = malloc(most * sizeof *tmp);
     if (!pt || !tmp) {
         free(pt);
         free(tmp);
         return 0;
     }
-    for (int y = 0; y < n; y++)
-        if (r->in_region[y] && r->exact[y] && r->lo[y] <= r->hi[y] && dag->in_start[y] < dag->in_start[y + 1])
-            pt[np++] = (rank_point){r->lo[y], r->hi[y], bwd[y]};
+    for (int y = 0; y < n; y++) {
+        rank_range piece[RANK_HOLES + 1];
+        if (!r->in_region[y] || r->nh[y] < 0 || r->lo[y] > r->hi[y] || dag->in_start[y] == dag->in_start[y + 1])
+            continue;
+        /* one point a piece: a piece in a gap may count a node that is an
+         * ancestor through another piece, which only loosens the bound */
+        for (int i = 0, k = reach_pieces(r, y, piece); i < k; i++)
+            pt[np++] = (rank_point){piece[i].lo, piece[i].hi, bwd[y]};
+    }
     qsort(pt, (size_t)np, sizeof *pt, by_point_lo);
     int levels = 1;
     while ((1 << (levels - 1)) < np)
@@ -607,14 +675,15 @@ static int reach_build(const olla_dag *dag, const int *fwd, const int *bwd, reac
     r->rank = malloc(sz * sizeof(int));
     r->lo = malloc(sz * sizeof(int));
     r->hi = malloc(sz * sizeof(int));
-    r->exact = malloc(sz);
+    r->nh = malloc(sz);
+    r->holes = malloc(sz * RANK_HOLES * sizeof(int));
     r->in_region = malloc(sz);
     r->nu = malloc(sz * sizeof(int));
     r->ix = malloc(sz * sizeof(int));
     int *post = malloc(sz * sizeof(int)), *sv = malloc(sz * sizeof(int)), *sk = malloc(sz * sizeof(int));
     int *ss = malloc(sz * sizeof(int));
     rank_range *parts = malloc(ne * sizeof *parts);
-    int ok = r->rank && r->lo && r->hi && r->exact && r->in_region && r->nu && r->ix && post && sv && sk && ss && parts;
+    int ok = r->rank && r->lo && r->hi && r->nh && r->holes && r->in_region && r->nu && r->ix && post && sv && sk && ss && parts;
     if (ok) {
         reach_postorder(dag, r, post, sv, sk, ss);
         for (int i = 0; i < n; i++)
@@ -643,9 +712,9 @@ static int reach_build(const olla_dag *dag, const int *fwd, const int *bwd, reac
 typedef struct {
     int size;                 /* leaves: a power of two at least the number of ranks */
     int *top;                 /* 2 * size: the highest hi of an unused edge below */
-    int **list, *len, *first; /* per lo: the edges by hi descending; the first unused */
+    int **list, *len, *first; /* per lo: entries by hi descending; the first unused */
     size_t *cap;
-    int *edge_hi;             /* per edge: the hi of its target */
+    int *entry_edge, *entry_hi, n_entries; /* an entry: a piece of an edge's target */
     int *touched, n_touched;  /* the lo whose first moved in this update */
     int *loose, n_loose;      /* the edges whose target is not exact */
 } edge_index;
@@ -659,7 +728,8 @@ static void edge_index_free(edge_index *x)
     free(x->len);
     free(x->first);
     free(x->cap);
-    free(x->edge_hi);
+    free(x->entry_edge);
+    free(x->entry_hi);
     free(x->touched);
     free(x->loose);
 }
@@ -671,16 +741,17 @@ static int edge_index_init(edge_index *x, int n_ranks, int n_edges)
     x->size = 1;
     while (x->size < n_ranks)
         x->size *= 2;
-    size_t sz = (size_t)x->size, ne = (size_t)n_edges + 1;
+    size_t sz = (size_t)x->size, ne = (size_t)n_edges + 1, nent = ne * (RANK_HOLES + 1);
     x->top = malloc(2 * sz * sizeof(int));
     x->list = calloc(sz, sizeof(int *));
     x->len = calloc(sz, sizeof(int));
     x->first = calloc(sz, sizeof(int));
     x->cap = calloc(sz, sizeof(size_t));
-    x->edge_hi = malloc(ne * sizeof(int));
+    x->entry_edge = malloc(nent * sizeof(int));
+    x->entry_hi = malloc(nent * sizeof(int));
     x->touched = malloc(sz * sizeof(int));
     x->loose = malloc(ne * sizeof(int));
-    if (!x->top || !x->list || !x->len || !x->first || !x->cap || !x->edge_hi || !x->touched || !x->loose)
+    if (!x->top || !x->list || !x->len || !x->first || !x->cap || !x->entry_edge || !x->entry_hi || !x->touched || !x->loose)
         return 0;
     for (size_t i = 0; i < 2 * sz; i++)
         x->top[i] = -1;
@@ -691,23 +762,25 @@ static int edge_index_init(edge_index *x, int n_ranks, int n_edges)
 static void edge_index_fix(edge_index *x, int lo)
 {
     int i = x->size + lo;
-    x->top[i] = x->first[lo] < x->len[lo] ? x->edge_hi[x->list[lo][x->first[lo]]] : -1;
+    x->top[i] = x->first[lo] < x->len[lo] ? x->entry_hi[x->list[lo][x->first[lo]]] : -1;
     for (i /= 2; i >= 1; i /= 2)
         x->top[i] = x->top[2 * i] > x->top[2 * i + 1] ? x->top[2 * i] : x->top[2 * i + 1];
 }
 
-/* edge k, whose target reaches the ranks [lo, hi] exactly (0: out of memory) */
+/* edge k, whose target reaches every rank of [lo, hi] (0: out of memory) */
 static int edge_index_add(edge_index *x, int k, int lo, int hi)
 {
-    x->edge_hi[k] = hi;
+    int id = x->n_entries++;
+    x->entry_edge[id] = k;
+    x->entry_hi[id] = hi;
     int *l = olla_grow(x->list[lo], &x->cap[lo], (size_t)x->len[lo] + 1, sizeof(int));
     if (!l)
         return 0;
     x->list[lo] = l;
     int j = x->len[lo]++;
-    for (; j > 0 && x->edge_hi[l[j - 1]] < hi; j--)
+    for (; j > 0 && x->entry_hi[l[j - 1]] < hi; j--)
         l[j] = l[j - 1];
-    l[j] = k;
+    l[j] = id;
     edge_index_fix(x, lo);
     return 1;
 }
@@ -729,7 +802,7 @@ static int edge_index_take(edge_index *x, int r)
     }
     if (lo > r)
         return -1;
-    int k = x->list[lo][x->first[lo]];
+    int k = x->entry_edge[x->list[lo][x->first[lo]]];
     if (x->first[lo]++ == 0)
         x->touched[x->n_touched++] = lo;
     edge_index_fix(x, lo);
@@ -765,7 +838,7 @@ typedef struct {
     const int *edge_from, *edge_to; /* the edges added so far */
     int n_edges;
     edge_index *index;
-    int *z_node, *z_rank, n_z, *z_in; /* Z: its nodes, their ranks sorted, its nodes stamped */
+    int *z_node, *z_rank, n_z, *z_in, *z_at; /* Z: its nodes, their ranks sorted, stamped by node and by rank */
     int *gap_level, *gap_stamp; /* the tree's answer for the gap after z_rank[j] */
     int asked; /* the lazy ancestor search has started for this update */
 } anchor_ctx;
@@ -784,11 +857,14 @@ static int z_from(const anchor_ctx *c, int rank)
     return l;
 }
 
-/* 1 when a rank of Z lies in [lo, hi] */
-static int z_meets(const anchor_ctx *c, int lo, int hi)
+/* 1 when a rank of Z lies in y's range and is none of its holes */
+static int z_meets(const anchor_ctx *c, int y)
 {
-    int l = z_from(c, lo);
-    return l < c->n_z && c->z_rank[l] <= hi;
+    const reach_sum *r = c->sum;
+    int in = z_from(c, r->hi[y] + 1) - z_from(c, r->lo[y]);
+    for (int i = 0; in > 0 && i < r->nh[y]; i++)
+        in -= c->z_at[r->holes[(size_t)y * RANK_HOLES + i]] == c->cur;
+    return in > 0;
 }
 
 /* 1 when y is the update or one of its ancestors in the graph with the
@@ -798,8 +874,8 @@ static int in_ancestry(anchor_ctx *c, int y)
     const reach_sum *r = c->sum;
     if (y == c->update)
         return 1;
-    if (r->exact[y])
-        return z_meets(c, r->lo[y], r->hi[y]);
+    if (r->nh[y] >= 0)
+        return z_meets(c, y);
     if (!c->asked) { /* the first question of this update */
         topo_live(c->topo);
         anc_start(c->topo, c->update);
@@ -812,6 +888,7 @@ static int in_ancestry(anchor_ctx *c, int y)
 static void z_add(anchor_ctx *c, int z)
 {
     c->z_in[z] = c->cur;
+    c->z_at[c->sum->rank[z]] = c->cur;
     c->z_node[c->n_z++] = z;
 }
 
@@ -1024,6 +1101,7 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     int *next = malloc(sz * sizeof(int)), *seen = calloc(sz, sizeof(int)), *ef = malloc(sz * sizeof(int));
     int *et = malloc(sz * sizeof(int)), *zr = malloc(sz * sizeof(int)), *zin = calloc(sz, sizeof(int));
     int *gl = malloc(sz * sizeof(int)), *gs = calloc(sz, sizeof(int)), *zn = malloc(sz * sizeof(int));
+    int *za = calloc(sz, sizeof(int));
     cand_frame *stack = malloc(sz * sizeof *stack);
     topo_state topo;
     reach_sum sum;
@@ -1033,14 +1111,14 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     memset(&index, 0, sizeof index);
     olla_status st = OLLA_OK;
     if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et || !zr || !zin || !gl || !gs ||
-        !zn || !stack)
+        !zn || !za || !stack)
         goto oom;
     st = olla_levels(dag, fwd, bwd, err);
     if (st != OLLA_OK)
         goto done;
     if (!topo_init(&topo, dag, fwd) || !reach_build(dag, fwd, bwd, &sum) || !edge_index_init(&index, sum.n_upd, n))
         goto oom;
-    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack, &sum, ef, et, 0, &index, zn, zr, 0, zin, gl, gs, 0};
+    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack, &sum, ef, et, 0, &index, zn, zr, 0, zin, za, gl, gs, 0};
     for (int v = 0; v < n; v++) {
         if (!is_update(dag, v))
             continue;
@@ -1050,10 +1128,12 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
             ef[k] = v;
             et[k] = anchor;
             topo_add(&topo, v, anchor);
-            if (!sum.exact[anchor])
+            rank_range piece[RANK_HOLES + 1];
+            if (sum.nh[anchor] < 0)
                 index.loose[index.n_loose++] = k;
-            else if (lo <= hi && !edge_index_add(&index, k, lo, hi))
-                goto oom;
+            for (int i = 0, np = sum.nh[anchor] >= 0 && lo <= hi ? reach_pieces(&sum, anchor, piece) : 0; i < np; i++)
+                if (!edge_index_add(&index, k, piece[i].lo, piece[i].hi))
+                    goto oom;
         }
     }
     *from = ef;
@@ -1082,6 +1162,7 @@ done:
     free(gl);
     free(gs);
     free(zn);
+    free(za);
     free(stack);
     return st;
 }
