@@ -385,39 +385,49 @@ static void reach_free(reach_sum *r)
     free(r->tree_top);
 }
 
-/* post[] receives the nodes in the order a depth-first search over readers
- * finishes them (a reverse topological order); updates are ranked in it */
-static void reach_postorder(const olla_dag *dag, reach_sum *r, int *post, int *stk_v, int *stk_k, int *stk_s)
+static int by_u64(const void *a, const void *b)
 {
-    int n = dag->n_nodes, np = 0, nr = 0;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* post[] receives the nodes in the order a depth-first search finishes them
+ * (a reverse topological order), the readers of a node taken deepest first
+ * (highest backward level), so that the updates below a long chain are
+ * finished before those beside it; updates are ranked in that order. rd:
+ * scratch of the graph's reader slots, stk and pos: n nodes each. */
+static void reach_postorder(const olla_dag *dag, reach_sum *r, const int *bwd, int *post, uint64_t *rd, int *rd_start,
+                            int *stk, int *pos)
+{
+    int n = dag->n_nodes, np = 0, nr = 0, m = 0;
     signed char *seen = r->nh; /* scratch until the ranges are made */
     memset(seen, 0, (size_t)n + 1);
+    for (int y = 0; y < n; y++) { /* each key: the level (highest first), then the reader */
+        rd_start[y] = m;
+        for (int k = dag->out_start[y]; k < dag->out_start[y + 1]; k++) {
+            int e = dag->out_list[k];
+            for (int q = dag->sink_start[e]; q < dag->sink_start[e + 1]; q++, m++)
+                rd[m] = (uint64_t)(INT32_MAX - bwd[dag->sink_list[q]]) << 32 | (uint64_t)(unsigned)dag->sink_list[q];
+        }
+        qsort(rd + rd_start[y], (size_t)(m - rd_start[y]), sizeof *rd, by_u64);
+    }
+    rd_start[n] = m;
     for (int root = 0; root < n; root++) {
         if (seen[root])
             continue;
         int sp = 0;
         seen[root] = 1;
-        stk_v[sp] = root, stk_k[sp] = dag->out_start[root], stk_s[sp++] = -1;
+        stk[sp] = root, pos[sp++] = rd_start[root];
         while (sp > 0) {
-            int y = stk_v[sp - 1], k = stk_k[sp - 1], pushed = 0;
-            while (!pushed && k < dag->out_start[y + 1]) {
-                int e = dag->out_list[k], s = stk_s[sp - 1] < 0 ? dag->sink_start[e] : stk_s[sp - 1];
-                if (s >= dag->sink_start[e + 1]) {
-                    k++;
-                    stk_s[sp - 1] = -1;
-                    continue;
-                }
-                stk_s[sp - 1] = s + 1;
-                int w = dag->sink_list[s];
-                if (!seen[w]) {
-                    seen[w] = 1;
-                    stk_k[sp - 1] = k;
-                    stk_v[sp] = w, stk_k[sp] = dag->out_start[w], stk_s[sp++] = -1;
-                    pushed = 1;
-                }
-            }
-            if (pushed)
+            int y = stk[sp - 1];
+            while (pos[sp - 1] < rd_start[y + 1] && seen[(uint32_t)rd[pos[sp - 1]]])
+                pos[sp - 1]++;
+            if (pos[sp - 1] < rd_start[y + 1]) {
+                int w = (int)(uint32_t)rd[pos[sp - 1]++];
+                seen[w] = 1;
+                stk[sp] = w, pos[sp++] = rd_start[w];
                 continue;
+            }
             post[np++] = y;
             r->rank[y] = is_update(dag, y) ? nr++ : -1;
             sp--;
@@ -683,9 +693,10 @@ static int reach_build(const olla_dag *dag, const int *fwd, const int *bwd, reac
     int *post = malloc(sz * sizeof(int)), *sv = malloc(sz * sizeof(int)), *sk = malloc(sz * sizeof(int));
     int *ss = malloc(sz * sizeof(int));
     rank_range *parts = malloc(ne * sizeof *parts);
-    int ok = r->rank && r->lo && r->hi && r->nh && r->holes && r->in_region && r->nu && r->ix && post && sv && sk && ss && parts;
+    uint64_t *rd = malloc(ne * sizeof *rd);
+    int ok = r->rank && r->lo && r->hi && r->nh && r->holes && r->in_region && r->nu && r->ix && post && sv && sk && ss && parts && rd;
     if (ok) {
-        reach_postorder(dag, r, post, sv, sk, ss);
+        reach_postorder(dag, r, bwd, post, rd, sk, sv, ss);
         for (int i = 0; i < n; i++)
             reach_node(dag, r, bwd, post[i], parts);
         reach_region(dag, r, fwd, sv);
@@ -696,6 +707,7 @@ static int reach_build(const olla_dag *dag, const int *fwd, const int *bwd, reac
     free(sk);
     free(ss);
     free(parts);
+    free(rd);
     return ok;
 }
 
