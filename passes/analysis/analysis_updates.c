@@ -853,6 +853,7 @@ typedef struct {
     int *z_node, *z_rank, n_z, *z_in, *z_at; /* Z: its nodes, their ranks sorted, stamped by node and by rank */
     int *gap_level, *gap_stamp; /* the tree's answer for the gap after z_rank[j] */
     int asked; /* the lazy ancestor search has started for this update */
+    int *t_seen, t_cur; /* nodes met by the current target search */
 } anchor_ctx;
 
 /* the first index of z_rank at or above rank (n_z: none) */
@@ -992,6 +993,51 @@ static void open_frame(anchor_ctx *c, int *sp, int v)
     c->stack[(*sp)++] = (cand_frame){v, c->dag->out_start[v], -1, -1, -1};
 }
 
+/* The first node of level T met by the walk from u (in its order: readers
+ * as listed, depth first, through ancestors of the update) that is no
+ * ancestor of the update; -1: none. When T is at least the walk's best
+ * level below u, a node found is the walk's own answer for u: the subtrees
+ * left out (bound below T, or already walked in this search) hold no
+ * candidate of level T. */
+static int target_search(anchor_ctx *c, int u, int T)
+{
+    const olla_dag *dag = c->dag;
+    int sp = 0;
+    c->t_cur++;
+    c->t_seen[u] = c->t_cur;
+    c->stack[sp++] = (cand_frame){u, dag->out_start[u], -1, -1, -1};
+    while (sp > 0) {
+        cand_frame *f = &c->stack[sp - 1];
+        int pushed = 0;
+        while (!pushed && f->k < dag->out_start[f->v + 1]) {
+            int e = dag->out_list[f->k];
+            if (f->s < 0)
+                f->s = dag->sink_start[e];
+            if (f->s >= dag->sink_start[e + 1]) {
+                f->k++;
+                f->s = -1;
+                continue;
+            }
+            int snk = dag->sink_list[f->s++];
+            if (c->bwd[snk] < T || c->t_seen[snk] == c->t_cur)
+                continue;
+            if (usable(c, snk)) {
+                if (c->bwd[snk] == T)
+                    return snk;
+                continue;
+            }
+            c->t_seen[snk] = c->t_cur;
+            if (c->bwd[snk] > T && bound(c, snk, T - 1) >= T) {
+                c->stack[sp++] = (cand_frame){snk, dag->out_start[snk], -1, -1, -1};
+                pushed = 1;
+            }
+        }
+        if (!pushed)
+            sp--;
+    }
+    return -1;
+}
+
 /* FindCandidate: the sink with the highest backward level among the readers
  * of v's results whose forward level exceeds min_fwd, looking through readers
  * that are not deep enough yet. Results are memoised per update node. A
@@ -1087,10 +1133,18 @@ static int anchor_of(anchor_ctx *c, int v, int *front, int *next, int *seen)
             }
         }
         for (int i = 0; i < nn; i++) {
-            int cc, lv;
-            if (c->stamp[next[i]] != c->cur && bound(c, next[i], best_lvl) <= best_lvl)
-                continue; /* it cannot beat the round's best */
-            find_candidate(c, next[i], &cc, &lv);
+            int cc = -1, lv = -1;
+            if (c->stamp[next[i]] == c->cur) {
+                find_candidate(c, next[i], &cc, &lv); /* known */
+            } else {
+                int T = bound(c, next[i], INT32_MAX);
+                if (T <= best_lvl)
+                    continue; /* it cannot beat the round's best */
+                cc = target_search(c, next[i], T);
+                lv = T;
+                if (cc < 0) /* the bound was not met: the walk itself */
+                    find_candidate(c, next[i], &cc, &lv);
+            }
             if (cc >= 0 && cc != v && lv > best_lvl) {
                 best_lvl = lv;
                 anchor = cc;
@@ -1113,7 +1167,7 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     int *next = malloc(sz * sizeof(int)), *seen = calloc(sz, sizeof(int)), *ef = malloc(sz * sizeof(int));
     int *et = malloc(sz * sizeof(int)), *zr = malloc(sz * sizeof(int)), *zin = calloc(sz, sizeof(int));
     int *gl = malloc(sz * sizeof(int)), *gs = calloc(sz, sizeof(int)), *zn = malloc(sz * sizeof(int));
-    int *za = calloc(sz, sizeof(int));
+    int *za = calloc(sz, sizeof(int)), *ts = calloc(sz, sizeof(int));
     cand_frame *stack = malloc(sz * sizeof *stack);
     topo_state topo;
     reach_sum sum;
@@ -1123,14 +1177,14 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     memset(&index, 0, sizeof index);
     olla_status st = OLLA_OK;
     if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et || !zr || !zin || !gl || !gs ||
-        !zn || !za || !stack)
+        !zn || !za || !ts || !stack)
         goto oom;
     st = olla_levels(dag, fwd, bwd, err);
     if (st != OLLA_OK)
         goto done;
     if (!topo_init(&topo, dag, fwd) || !reach_build(dag, fwd, bwd, &sum) || !edge_index_init(&index, sum.n_upd, n))
         goto oom;
-    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack, &sum, ef, et, 0, &index, zn, zr, 0, zin, za, gl, gs, 0};
+    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack, &sum, ef, et, 0, &index, zn, zr, 0, zin, za, gl, gs, 0, ts, 0};
     for (int v = 0; v < n; v++) {
         if (!is_update(dag, v))
             continue;
@@ -1175,6 +1229,7 @@ done:
     free(gs);
     free(zn);
     free(za);
+    free(ts);
     free(stack);
     return st;
 }
