@@ -368,6 +368,7 @@ typedef struct {
      * running highest level of each block */
     int np, levels;
     int *pt_lo, *tree_hi, *tree_top;
+    int *hole_start, *hole_node; /* per rank: the points with that hole */
 } reach_sum;
 
 static void reach_free(reach_sum *r)
@@ -383,6 +384,8 @@ static void reach_free(reach_sum *r)
     free(r->pt_lo);
     free(r->tree_hi);
     free(r->tree_top);
+    free(r->hole_start);
+    free(r->hole_node);
 }
 
 static int by_u64(const void *a, const void *b)
@@ -578,14 +581,48 @@ typedef struct {
     int lo, hi, level;
 } rank_point;
 
+/* 1 when y is a point of the tree: in the region, with a predecessor, at
+ * least one update reached and few holes */
+static int reach_point(const olla_dag *dag, const reach_sum *r, int y)
+{
+    return r->in_region[y] && r->nh[y] >= 0 && r->lo[y] <= r->hi[y] && dag->in_start[y] < dag->in_start[y + 1];
+}
+
+/* holes_at: for each rank, the points that have it as a hole (a point with
+ * a hole in Z and no other rank in Z is no ancestor, yet its range meets Z:
+ * the tree misses it, so the search adds it by hand) */
+static int reach_holes_at(const olla_dag *dag, reach_sum *r)
+{
+    int n = dag->n_nodes, m = 0;
+    r->hole_start = calloc((size_t)r->n_upd + 2, sizeof(int));
+    if (!r->hole_start)
+        return 0;
+    for (int y = 0; y < n; y++)
+        for (int i = 0; reach_point(dag, r, y) && i < r->nh[y]; i++, m++)
+            r->hole_start[r->holes[(size_t)y * RANK_HOLES + i] + 1]++;
+    for (int k = 0; k < r->n_upd; k++)
+        r->hole_start[k + 1] += r->hole_start[k];
+    r->hole_node = malloc(((size_t)m + 1) * sizeof(int));
+    int *fill = malloc(((size_t)r->n_upd + 1) * sizeof(int));
+    if (!r->hole_node || !fill) {
+        free(fill);
+        return 0;
+    }
+    memcpy(fill, r->hole_start, (size_t)r->n_upd * sizeof(int));
+    for (int y = 0; y < n; y++)
+        for (int i = 0; reach_point(dag, r, y) && i < r->nh[y]; i++)
+            r->hole_node[fill[r->holes[(size_t)y * RANK_HOLES + i]]++] = y;
+    free(fill);
+    return 1;
+}
+
 static int by_point_lo(const void *a, const void *b)
 {
     const rank_point *x = a, *y = b;
     return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : (x->hi < y->hi ? -1 : x->hi > y->hi);
 }
 
-/* the merge-sort tree over the points: the pieces of every node in the
- * region with a predecessor, at least one update reached and few holes */
+/* the merge-sort tree over the points */
 static int reach_tree(const olla_dag *dag, reach_sum *r, const int *bwd)
 {
     int n = dag->n_nodes, np = 0;
@@ -596,15 +633,9 @@ static int reach_tree(const olla_dag *dag, reach_sum *r, const int *bwd)
         free(tmp);
         return 0;
     }
-    for (int y = 0; y < n; y++) {
-        rank_range piece[RANK_HOLES + 1];
-        if (!r->in_region[y] || r->nh[y] < 0 || r->lo[y] > r->hi[y] || dag->in_start[y] == dag->in_start[y + 1])
-            continue;
-        /* one point a piece: a piece in a gap may count a node that is an
-         * ancestor through another piece, which only loosens the bound */
-        for (int i = 0, k = reach_pieces(r, y, piece); i < k; i++)
-            pt[np++] = (rank_point){piece[i].lo, piece[i].hi, bwd[y]};
-    }
+    for (int y = 0; y < n; y++)
+        if (reach_point(dag, r, y)) /* a node with holes by its whole range: see holes_at */
+            pt[np++] = (rank_point){r->lo[y], r->hi[y], bwd[y]};
     qsort(pt, (size_t)np, sizeof *pt, by_point_lo);
     int levels = 1;
     while ((1 << (levels - 1)) < np)
@@ -700,7 +731,7 @@ static int reach_build(const olla_dag *dag, const int *fwd, const int *bwd, reac
         for (int i = 0; i < n; i++)
             reach_node(dag, r, bwd, post[i], parts);
         reach_region(dag, r, fwd, sv);
-        ok = reach_tree(dag, r, bwd);
+        ok = reach_tree(dag, r, bwd) && reach_holes_at(dag, r);
     }
     free(post);
     free(sv);
@@ -854,6 +885,7 @@ typedef struct {
     int *gap_level, *gap_stamp; /* the tree's answer for the gap after z_rank[j] */
     int asked; /* the lazy ancestor search has started for this update */
     int *t_seen, t_cur; /* nodes met by the current target search */
+    int *extra, n_extra, *x_seen; /* the points the tree misses in this update */
 } anchor_ctx;
 
 /* the first index of z_rank at or above rank (n_z: none) */
@@ -940,6 +972,24 @@ static void z_build(anchor_ctx *c)
     edge_index_restore(x);
 }
 
+/* the points no ancestor of the update whose range meets Z at holes only */
+static void z_extras(anchor_ctx *c)
+{
+    const reach_sum *r = c->sum;
+    c->n_extra = 0;
+    for (int i = 0; i < c->n_z; i++) {
+        int rk = r->rank[c->z_node[i]];
+        for (int k = r->hole_start[rk]; k < r->hole_start[rk + 1]; k++) {
+            int w = r->hole_node[k];
+            if (c->x_seen[w] != c->cur) {
+                c->x_seen[w] = c->cur;
+                if (!z_meets(c, w))
+                    c->extra[c->n_extra++] = w;
+            }
+        }
+    }
+}
+
 /* the tree's answer for the gap between z_rank[j] and z_rank[j + 1] */
 static int gap_top(anchor_ctx *c, int j)
 {
@@ -958,6 +1008,11 @@ static int bound(anchor_ctx *c, int s, int need)
     if (!r->in_region[s])
         return c->bwd[s] - 1;
     int ub = r->nu[s] > r->ix[s] ? r->nu[s] : r->ix[s], lo = r->lo[s], hi = r->hi[s];
+    for (int i = 0; ub <= need && i < c->n_extra; i++) {
+        int w = c->extra[i];
+        if (lo <= r->lo[w] && r->hi[w] <= hi && c->bwd[w] > ub)
+            ub = c->bwd[w];
+    }
     if (ub > need || lo > hi)
         return ub;
     int first = z_from(c, lo), last = z_from(c, hi + 1) - 1, q;
@@ -1117,6 +1172,7 @@ static int anchor_of(anchor_ctx *c, int v, int *front, int *next, int *seen)
     c->update = v;
     c->asked = 0;
     z_build(c);
+    z_extras(c);
     int nf = 1, anchor = -1, best_lvl = -1;
     front[0] = v;
     seen[v] = c->cur;
@@ -1167,7 +1223,8 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     int *next = malloc(sz * sizeof(int)), *seen = calloc(sz, sizeof(int)), *ef = malloc(sz * sizeof(int));
     int *et = malloc(sz * sizeof(int)), *zr = malloc(sz * sizeof(int)), *zin = calloc(sz, sizeof(int));
     int *gl = malloc(sz * sizeof(int)), *gs = calloc(sz, sizeof(int)), *zn = malloc(sz * sizeof(int));
-    int *za = calloc(sz, sizeof(int)), *ts = calloc(sz, sizeof(int));
+    int *za = calloc(sz, sizeof(int)), *ts = calloc(sz, sizeof(int)), *xe = malloc(sz * sizeof(int));
+    int *xs = calloc(sz, sizeof(int));
     cand_frame *stack = malloc(sz * sizeof *stack);
     topo_state topo;
     reach_sum sum;
@@ -1177,14 +1234,14 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     memset(&index, 0, sizeof index);
     olla_status st = OLLA_OK;
     if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et || !zr || !zin || !gl || !gs ||
-        !zn || !za || !ts || !stack)
+        !zn || !za || !ts || !xe || !xs || !stack)
         goto oom;
     st = olla_levels(dag, fwd, bwd, err);
     if (st != OLLA_OK)
         goto done;
     if (!topo_init(&topo, dag, fwd) || !reach_build(dag, fwd, bwd, &sum) || !edge_index_init(&index, sum.n_upd, n))
         goto oom;
-    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack, &sum, ef, et, 0, &index, zn, zr, 0, zin, za, gl, gs, 0, ts, 0};
+    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack, &sum, ef, et, 0, &index, zn, zr, 0, zin, za, gl, gs, 0, ts, 0, xe, 0, xs};
     for (int v = 0; v < n; v++) {
         if (!is_update(dag, v))
             continue;
@@ -1230,6 +1287,8 @@ done:
     free(zn);
     free(za);
     free(ts);
+    free(xe);
+    free(xs);
     free(stack);
     return st;
 }
