@@ -869,6 +869,12 @@ typedef struct {
     int best, best_lvl;
 } cand_frame;
 
+enum { GAP_MEMO = 256 };
+
+typedef struct {
+    int stamp, first, last, top;
+} gap_memo;
+
 typedef struct {
     const olla_dag *dag;
     topo_state *topo;
@@ -886,6 +892,7 @@ typedef struct {
     int asked; /* the lazy ancestor search has started for this update */
     int *t_seen, t_cur; /* nodes met by the current target search */
     int *extra, n_extra, *x_seen; /* the points the tree misses in this update */
+    gap_memo gap_memo[GAP_MEMO];
 } anchor_ctx;
 
 /* the first index of z_rank at or above rank (n_z: none) */
@@ -1000,6 +1007,23 @@ static int gap_top(anchor_ctx *c, int j)
     return c->gap_level[j];
 }
 
+/* the highest of gap_top(j) for j in [first, last): remembered per update
+ * in a small table by (first, last), as many nodes share their range */
+static int gaps_top(anchor_ctx *c, int first, int last)
+{
+    unsigned slot = ((unsigned)first * 2654435761u ^ (unsigned)last) % GAP_MEMO;
+    gap_memo *m = &c->gap_memo[slot];
+    if (m->stamp == c->cur && m->first == first && m->last == last)
+        return m->top;
+    int top = -1;
+    for (int j = first; j < last; j++) {
+        int q = gap_top(c, j);
+        top = q > top ? q : top;
+    }
+    *m = (gap_memo){c->cur, first, last, top};
+    return top;
+}
+
 /* At least the highest level of a candidate among s's descendants (s an
  * ancestor of the update); it may stop early once it exceeds need. */
 static int bound(anchor_ctx *c, int s, int need)
@@ -1026,8 +1050,8 @@ static int bound(anchor_ctx *c, int s, int need)
         q = reach_query(r, c->z_rank[last] + 1, hi);
         ub = q > ub ? q : ub;
     }
-    for (int j = first; ub <= need && j < last; j++) {
-        q = gap_top(c, j);
+    if (ub <= need && first < last) {
+        q = gaps_top(c, first, last);
         ub = q > ub ? q : ub;
     }
     return ub;
@@ -1241,7 +1265,11 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
         goto done;
     if (!topo_init(&topo, dag, fwd) || !reach_build(dag, fwd, bwd, &sum) || !edge_index_init(&index, sum.n_upd, n))
         goto oom;
-    anchor_ctx c = {dag, &topo, bwd, 0, mn, ml, stamp, 0, stack, &sum, ef, et, 0, &index, zn, zr, 0, zin, za, gl, gs, 0, ts, 0, xe, 0, xs};
+    static const anchor_ctx zero;
+    anchor_ctx c = zero;
+    c.dag = dag, c.topo = &topo, c.bwd = bwd, c.memo_node = mn, c.memo_level = ml, c.stamp = stamp, c.stack = stack;
+    c.sum = &sum, c.edge_from = ef, c.edge_to = et, c.index = &index, c.z_node = zn, c.z_rank = zr, c.z_in = zin;
+    c.z_at = za, c.gap_level = gl, c.gap_stamp = gs, c.t_seen = ts, c.extra = xe, c.x_seen = xs;
     for (int v = 0; v < n; v++) {
         if (!is_update(dag, v))
             continue;
