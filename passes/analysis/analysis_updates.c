@@ -338,20 +338,35 @@ static void topo_live(topo_state *t)
  * of the update (in the graph with the edges added so far), and could its
  * descendants hold a candidate above the best found so far. Both are
  * answered from the updates a node reaches in the graph as given. The
- * updates are ranked in the order a depth-first search finishes them, so
- * that the updates a node reaches mostly form one range of ranks; a node
- * whose set is exactly its range [lo, hi] is "exact". The ancestors of the
- * update are then the ancestors of a small set Z of updates: the update
- * itself and, again and again, every update whose added edge points at an
- * ancestor. An exact node is an ancestor when a rank of Z lies in its range
- * (other nodes ask the lazy ancestor search above). A node that is no
- * ancestor reaches only updates outside Z: its range lies in a gap between
- * ranks of Z. So the best candidate below a node s is at most the highest
- * level among nodes whose range lies in a gap inside s's range (a query on
- * a merge-sort tree of the ranges), or among s's descendants that reach no
- * update or are not exact (kept per node). Candidates are only ever met as
- * readers: nodes with no predecessor are left out, and so, when one node t
- * reaches every update, are the nodes that descend from no ancestor of t. */
+ * updates are ranked in the order a depth-first search finishes them
+ * (deepest reader first), so that the updates a node reaches mostly form
+ * one range of ranks [lo, hi], less a few holes (ranks inside it that it
+ * does not reach; a node with more than RANK_HOLES is "unknown").
+ *
+ * The ancestors of the update are the ancestors of a small set Z of
+ * updates: the update itself and, again and again, every update whose added
+ * edge points at an ancestor. A known node is an ancestor when a rank of Z
+ * lies in its range and is not one of its holes (unknown nodes ask the lazy
+ * ancestor search above). A node that is no ancestor reaches only updates
+ * outside Z. So the best candidate below a node s is at most the highest
+ * level among: the known nodes whose range lies in a gap between ranks of
+ * Z inside s's range (a query on a merge-sort tree of the ranges), the
+ * known nodes the tree misses (no ancestor, yet their range meets Z at
+ * holes; found per update from the ranks of Z), and s's descendants that
+ * reach no update or are unknown (kept per node). Candidates are only ever
+ * met as readers: nodes with no predecessor are left out, and so, when one
+ * node t reaches every update, are the nodes that descend from no ancestor
+ * of t. None of this changes an answer of the walk: it only leaves out
+ * subtrees that cannot beat the best found, and tests ancestry exactly.
+ *
+ * Cost: the tree is built once (n log n); per update, Z is found by
+ * stabbing (a logarithm per member) and the walk opens only the subtrees
+ * the bound cannot rule out. On GPT-2 steps the walk opens about one frame
+ * per node over all updates together; what still grows faster than the
+ * graph is the work per member of Z, summed over updates (Z grows with the
+ * chain of earlier updates the added edges make ancestors), and on LLaMA
+ * steps the subtrees whose range covers every update, which the bound
+ * cannot rule out. */
 
 enum { RANK_HOLES = 4 }; /* holes kept per node */
 
@@ -398,10 +413,11 @@ static int by_u64(const void *a, const void *b)
  * (a reverse topological order), the readers of a node taken deepest first
  * (highest backward level), so that the updates below a long chain are
  * finished before those beside it; updates are ranked in that order. rd:
- * scratch of the graph's reader slots, stk and pos: n nodes each. */
-static void reach_postorder(const olla_dag *dag, reach_sum *r, const int *bwd, int *post, uint64_t *rd, int *rd_start,
-                            int *stk, int *pos)
+ * scratch of the graph's reader slots; scratch: three arrays of n + 1. */
+static void reach_postorder(const olla_dag *dag, reach_sum *r, const int *bwd, int *post, uint64_t *rd,
+                            int *const scratch[3])
 {
+    int *rd_start = scratch[0], *stk = scratch[1], *pos = scratch[2];
     int n = dag->n_nodes, np = 0, nr = 0, m = 0;
     signed char *seen = r->nh; /* scratch until the ranges are made */
     memset(seen, 0, (size_t)n + 1);
@@ -727,7 +743,8 @@ static int reach_build(const olla_dag *dag, const int *fwd, const int *bwd, reac
     uint64_t *rd = malloc(ne * sizeof *rd);
     int ok = r->rank && r->lo && r->hi && r->nh && r->holes && r->in_region && r->nu && r->ix && post && sv && sk && ss && parts && rd;
     if (ok) {
-        reach_postorder(dag, r, bwd, post, rd, sk, sv, ss);
+        int *const scratch[3] = {sk, sv, ss};
+        reach_postorder(dag, r, bwd, post, rd, scratch);
         for (int i = 0; i < n; i++)
             reach_node(dag, r, bwd, post[i], parts);
         reach_region(dag, r, fwd, sv);
@@ -862,7 +879,18 @@ static void edge_index_restore(edge_index *x)
     x->n_touched = 0;
 }
 
-/* ---- the anchor search ---- */
+/* ---- the anchor search ----
+ *
+ * What the walk computes, for update v with A its ancestors (v included) in
+ * the graph with the edges added so far: the rounds are v's predecessors,
+ * one step further up each time, in the order first met; the answer for a
+ * node u of a round is the node of highest backward level among u's
+ * descendants outside A (every such node of that level is reached through
+ * ancestors only), the first of them in the depth-first order from u
+ * (readers as listed); a round's best is its first node of highest answer,
+ * and the first round with an answer gives the anchor. The walk is kept as
+ * written (tests/unit/test_analysis_updates.c holds it as the reference);
+ * the ranges above only let it skip what cannot change its answer. */
 
 typedef struct {
     int v, k, s;       /* node, position in its outputs and in that output's readers */
