@@ -879,6 +879,133 @@ static void edge_index_restore(edge_index *x)
     x->n_touched = 0;
 }
 
+/* ---- Z, a persistent set of ranks ----
+ *
+ * Z of an update holds the Z of every update in it as that update found it
+ * (those reached it then and reach it still, the graph only gaining edges),
+ * so Z is kept per update as a persistent segment tree over the ranks: an
+ * update's Z is its own rank joined with the trees of the updates it meets,
+ * sharing their nodes. A tree node keeps the number of ranks below it, the
+ * first and the last, and the highest tree answer (reach_query) for a gap
+ * between two consecutive ranks below it, so that the bound of a range
+ * costs a few queries whatever the size of Z. */
+
+typedef struct {
+    int l, r, cnt, first, last, inner;
+} zs_node;
+
+typedef struct {
+    zs_node *node; /* node 0: the empty set */
+    size_t cap;
+    int n, size, oom; /* nodes used; ranks [0, size), a power of two; out of memory */
+    const reach_sum *sum;
+} zset;
+
+/* an empty pool for the ranks of sum (0: out of memory) */
+static int zs_init(zset *z, const reach_sum *sum)
+{
+    memset(z, 0, sizeof *z);
+    z->sum = sum;
+    z->size = 1;
+    while (z->size < sum->n_upd)
+        z->size *= 2;
+    z->node = olla_grow(NULL, &z->cap, 1024, sizeof *z->node);
+    if (!z->node)
+        return 0;
+    z->node[0] = (zs_node){0, 0, 0, -1, -1, -1};
+    z->n = 1;
+    return 1;
+}
+
+/* the summary of a then b (ranks of a before those of b) into out */
+static void zs_join(const zset *z, const zs_node *a, const zs_node *b, zs_node *out)
+{
+    if (a->cnt == 0 || b->cnt == 0) {
+        *out = a->cnt ? *a : *b;
+        return;
+    }
+    int q = reach_query(z->sum, a->last + 1, b->first - 1);
+    out->cnt = a->cnt + b->cnt;
+    out->first = a->first;
+    out->last = b->last;
+    out->inner = a->inner > b->inner ? a->inner : b->inner;
+    out->inner = q > out->inner ? q : out->inner;
+}
+
+/* a new node over children l and r (a leaf of rank `leaf` when l = r = 0
+ * and leaf >= 0); 0 when out of memory */
+static int zs_make(zset *z, int l, int r, int leaf)
+{
+    zs_node *p = olla_grow(z->node, &z->cap, (size_t)z->n + 1, sizeof *z->node);
+    if (!p) {
+        z->oom = 1;
+        return 0;
+    }
+    z->node = p;
+    int id = z->n++;
+    if (leaf >= 0) {
+        p[id] = (zs_node){0, 0, 1, leaf, leaf, -1};
+    } else {
+        zs_join(z, &p[l], &p[r], &p[id]);
+        p[id].l = l, p[id].r = r;
+    }
+    return id;
+}
+
+/* the union of trees a and b over the ranks [lo, hi] */
+static int zs_union(zset *z, int a, int b, int lo, int hi)
+{
+    if (a == 0 || a == b)
+        return b;
+    if (b == 0 || lo == hi)
+        return a;
+    int mid = lo + (hi - lo) / 2;
+    int l = zs_union(z, z->node[a].l, z->node[b].l, lo, mid);
+    int r = zs_union(z, z->node[a].r, z->node[b].r, mid + 1, hi);
+    if (l == z->node[a].l && r == z->node[a].r)
+        return a;
+    if (l == z->node[b].l && r == z->node[b].r)
+        return b;
+    return zs_make(z, l, r, -1);
+}
+
+/* tree t with rank k added, over the ranks [lo, hi] */
+static int zs_add(zset *z, int t, int k, int lo, int hi)
+{
+    if (lo == hi)
+        return t ? t : zs_make(z, 0, 0, k);
+    int mid = lo + (hi - lo) / 2, l = z->node[t].l, r = z->node[t].r;
+    if (k <= mid)
+        l = zs_add(z, l, k, lo, mid);
+    else
+        r = zs_add(z, r, k, mid + 1, hi);
+    return zs_make(z, l, r, -1);
+}
+
+/* the summary of tree t's ranks in [qlo, qhi] (t over [lo, hi]) */
+static zs_node zs_fold(const zset *z, int t, int lo, int hi, int qlo, int qhi)
+{
+    if (t == 0 || qhi < z->node[t].first || z->node[t].last < qlo)
+        return z->node[0];
+    if (qlo <= z->node[t].first && z->node[t].last <= qhi)
+        return z->node[t];
+    int mid = lo + (hi - lo) / 2;
+    zs_node a = zs_fold(z, z->node[t].l, lo, mid, qlo, qhi), b = zs_fold(z, z->node[t].r, mid + 1, hi, qlo, qhi), out;
+    zs_join(z, &a, &b, &out);
+    return out;
+}
+
+/* the number of tree t's ranks in [qlo, qhi] (t over [lo, hi]) */
+static int zs_count(const zset *z, int t, int lo, int hi, int qlo, int qhi)
+{
+    if (t == 0 || qhi < z->node[t].first || z->node[t].last < qlo)
+        return 0;
+    if (qlo <= z->node[t].first && z->node[t].last <= qhi)
+        return z->node[t].cnt;
+    int mid = lo + (hi - lo) / 2;
+    return zs_count(z, z->node[t].l, lo, mid, qlo, qhi) + zs_count(z, z->node[t].r, mid + 1, hi, qlo, qhi);
+}
+
 /* ---- the anchor search ----
  *
  * What the walk computes, for update v with A its ancestors (v included) in
@@ -897,12 +1024,6 @@ typedef struct {
     int best, best_lvl;
 } cand_frame;
 
-enum { GAP_MEMO = 256 };
-
-typedef struct {
-    int stamp, first, last, top;
-} gap_memo;
-
 typedef struct {
     const olla_dag *dag;
     topo_state *topo;
@@ -912,43 +1033,38 @@ typedef struct {
     int *stamp, cur;
     cand_frame *stack; /* n_nodes frames: a node is on it at most once */
     const reach_sum *sum;
-    const int *edge_from, *edge_to; /* the edges added so far */
+    int *edge_from, *edge_to; /* the edges added so far */
     int n_edges;
     edge_index *index;
-    int *z_node, *z_rank, n_z, *z_in, *z_at; /* Z: its nodes, their ranks sorted, stamped by node and by rank */
-    int *gap_level, *gap_stamp; /* the tree's answer for the gap after z_rank[j] */
+    zset *zs;
+    int z_root;                 /* Z of the current update */
+    int *snap_root, *snap_time; /* per update done: its Z, and the number of edges then */
+    int *todo, *pushed;         /* updates found for Z, not joined yet; stamped when found */
     int asked; /* the lazy ancestor search has started for this update */
     int *t_seen, t_cur; /* nodes met by the current target search */
     int *extra, n_extra, *x_seen; /* the points the tree misses in this update */
-    gap_memo gap_memo[GAP_MEMO];
 } anchor_ctx;
 
-/* the first index of z_rank at or above rank (n_z: none) */
-static int z_from(const anchor_ctx *c, int rank)
+/* the number of ranks of Z in [lo, hi] */
+static int z_count(const anchor_ctx *c, int lo, int hi)
 {
-    int l = 0, u = c->n_z;
-    while (l < u) {
-        int mid = l + (u - l) / 2;
-        if (c->z_rank[mid] < rank)
-            l = mid + 1;
-        else
-            u = mid;
-    }
-    return l;
+    return lo > hi ? 0 : zs_count(c->zs, c->z_root, 0, c->zs->size - 1, lo, hi);
 }
 
 /* 1 when a rank of Z lies in y's range and is none of its holes */
 static int z_meets(const anchor_ctx *c, int y)
 {
     const reach_sum *r = c->sum;
-    int in = z_from(c, r->hi[y] + 1) - z_from(c, r->lo[y]);
-    for (int i = 0; in > 0 && i < r->nh[y]; i++)
-        in -= c->z_at[r->holes[(size_t)y * RANK_HOLES + i]] == c->cur;
+    int in = z_count(c, r->lo[y], r->hi[y]);
+    for (int i = 0; in > 0 && i < r->nh[y]; i++) {
+        int h = r->holes[(size_t)y * RANK_HOLES + i];
+        in -= z_count(c, h, h);
+    }
     return in > 0;
 }
 
 /* 1 when y is the update or one of its ancestors in the graph with the
- * edges added so far (exact nodes by Z, the others by the lazy search) */
+ * edges added so far (known nodes by Z, the others by the lazy search) */
 static int in_ancestry(anchor_ctx *c, int y)
 {
     const reach_sum *r = c->sum;
@@ -964,56 +1080,70 @@ static int in_ancestry(anchor_ctx *c, int y)
     return anc_has(c->topo, c->update, y);
 }
 
-/* z joins Z */
-static void z_add(anchor_ctx *c, int z)
+/* update u found for Z (once per update) */
+static void z_found(anchor_ctx *c, int u, int *n)
 {
-    c->z_in[z] = c->cur;
-    c->z_at[c->sum->rank[z]] = c->cur;
-    c->z_node[c->n_z++] = z;
+    if (c->pushed[u] != c->cur) {
+        c->pushed[u] = c->cur;
+        c->todo[(*n)++] = u;
+    }
 }
 
-static int by_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Z of the current update: itself, then every update whose added edge
- * points at a node that reaches Z (by stabbing the index with each rank of
- * Z, then asking the loose edges), until nothing joins */
+/* Z of the current update: its own rank; the updates whose added edge
+ * points at a node that reaches it (a stab of the index) or whose target is
+ * loose and an ancestor; then for each update found, not in Z yet, its own
+ * Z joins, and the edges added since it was made are asked whether their
+ * target meets Z (the older ones were asked then). */
 static void z_build(anchor_ctx *c)
 {
+    zset *z = c->zs;
+    const reach_sum *r = c->sum;
     edge_index *x = c->index;
-    int done = 0;
-    c->n_z = 0;
-    z_add(c, c->update);
-    for (int grew = 1; grew;) {
-        for (; done < c->n_z; done++)
-            for (int k; (k = edge_index_take(x, c->sum->rank[c->z_node[done]])) >= 0;)
-                if (c->z_in[c->edge_from[k]] != c->cur)
-                    z_add(c, c->edge_from[k]);
-        for (int i = 0; i < c->n_z; i++)
-            c->z_rank[i] = c->sum->rank[c->z_node[i]];
-        qsort(c->z_rank, (size_t)c->n_z, sizeof(int), by_int);
-        grew = 0;
-        for (int i = 0; i < x->n_loose; i++) {
-            int k = x->loose[i];
-            if (c->z_in[c->edge_from[k]] != c->cur && in_ancestry(c, c->edge_to[k])) {
-                z_add(c, c->edge_from[k]);
-                grew = 1;
-            }
+    int top = z->size - 1, n = 0;
+    c->z_root = zs_add(z, 0, r->rank[c->update], 0, top);
+    for (int k; (k = edge_index_take(x, r->rank[c->update])) >= 0;)
+        z_found(c, c->edge_from[k], &n);
+    edge_index_restore(x);
+    for (int i = 0; i < x->n_loose; i++)
+        if (in_ancestry(c, c->edge_to[x->loose[i]]))
+            z_found(c, c->edge_from[x->loose[i]], &n);
+    while (n > 0) {
+        int u = c->todo[--n];
+        if (z_count(c, r->rank[u], r->rank[u]) > 0)
+            continue;
+        c->z_root = zs_union(z, c->z_root, c->snap_root[u], 0, top);
+        for (int k = c->snap_time[u]; k < c->n_edges; k++) {
+            int src = c->edge_from[k], to = c->edge_to[k];
+            if (r->nh[to] >= 0 && z_count(c, r->rank[src], r->rank[src]) == 0 && z_meets(c, to))
+                z_found(c, src, &n);
         }
     }
-    edge_index_restore(x);
+}
+
+/* the ranks of tree t into out (when points have holes) */
+static void zs_ranks(const zset *z, int t, int *out, int *n)
+{
+    if (t == 0)
+        return;
+    if (z->node[t].l == 0 && z->node[t].r == 0) {
+        out[(*n)++] = z->node[t].first;
+        return;
+    }
+    zs_ranks(z, z->node[t].l, out, n);
+    zs_ranks(z, z->node[t].r, out, n);
 }
 
 /* the points no ancestor of the update whose range meets Z at holes only */
 static void z_extras(anchor_ctx *c)
 {
     const reach_sum *r = c->sum;
+    int nr = 0;
     c->n_extra = 0;
-    for (int i = 0; i < c->n_z; i++) {
-        int rk = r->rank[c->z_node[i]];
+    if (r->hole_start[r->n_upd] == 0)
+        return; /* no point has holes */
+    zs_ranks(c->zs, c->z_root, c->todo, &nr);
+    for (int i = 0; i < nr; i++) {
+        int rk = c->todo[i];
         for (int k = r->hole_start[rk]; k < r->hole_start[rk + 1]; k++) {
             int w = r->hole_node[k];
             if (c->x_seen[w] != c->cur) {
@@ -1025,33 +1155,6 @@ static void z_extras(anchor_ctx *c)
     }
 }
 
-/* the tree's answer for the gap between z_rank[j] and z_rank[j + 1] */
-static int gap_top(anchor_ctx *c, int j)
-{
-    if (c->gap_stamp[j] != c->cur) {
-        c->gap_stamp[j] = c->cur;
-        c->gap_level[j] = reach_query(c->sum, c->z_rank[j] + 1, c->z_rank[j + 1] - 1);
-    }
-    return c->gap_level[j];
-}
-
-/* the highest of gap_top(j) for j in [first, last): remembered per update
- * in a small table by (first, last), as many nodes share their range */
-static int gaps_top(anchor_ctx *c, int first, int last)
-{
-    unsigned slot = ((unsigned)first * 2654435761u ^ (unsigned)last) % GAP_MEMO;
-    gap_memo *m = &c->gap_memo[slot];
-    if (m->stamp == c->cur && m->first == first && m->last == last)
-        return m->top;
-    int top = -1;
-    for (int j = first; j < last; j++) {
-        int q = gap_top(c, j);
-        top = q > top ? q : top;
-    }
-    *m = (gap_memo){c->cur, first, last, top};
-    return top;
-}
-
 /* At least the highest level of a candidate among s's descendants (s an
  * ancestor of the update); it may stop early once it exceeds need. */
 static int bound(anchor_ctx *c, int s, int need)
@@ -1059,7 +1162,7 @@ static int bound(anchor_ctx *c, int s, int need)
     const reach_sum *r = c->sum;
     if (!r->in_region[s])
         return c->bwd[s] - 1;
-    int ub = r->nu[s] > r->ix[s] ? r->nu[s] : r->ix[s], lo = r->lo[s], hi = r->hi[s];
+    int ub = r->nu[s] > r->ix[s] ? r->nu[s] : r->ix[s], lo = r->lo[s], hi = r->hi[s], q;
     for (int i = 0; ub <= need && i < c->n_extra; i++) {
         int w = c->extra[i];
         if (lo <= r->lo[w] && r->hi[w] <= hi && c->bwd[w] > ub)
@@ -1067,19 +1170,18 @@ static int bound(anchor_ctx *c, int s, int need)
     }
     if (ub > need || lo > hi)
         return ub;
-    int first = z_from(c, lo), last = z_from(c, hi + 1) - 1, q;
-    if (first > last) {
+    zs_node f = zs_fold(c->zs, c->z_root, 0, c->zs->size - 1, lo, hi);
+    if (f.cnt == 0) {
         q = reach_query(r, lo, hi);
         return q > ub ? q : ub;
     }
-    q = reach_query(r, lo, c->z_rank[first] - 1);
-    ub = q > ub ? q : ub;
+    ub = f.inner > ub ? f.inner : ub;
     if (ub <= need) {
-        q = reach_query(r, c->z_rank[last] + 1, hi);
+        q = reach_query(r, lo, f.first - 1);
         ub = q > ub ? q : ub;
     }
-    if (ub <= need && first < last) {
-        q = gaps_top(c, first, last);
+    if (ub <= need) {
+        q = reach_query(r, f.last + 1, hi);
         ub = q > ub ? q : ub;
     }
     return ub;
@@ -1225,6 +1327,8 @@ static int anchor_of(anchor_ctx *c, int v, int *front, int *next, int *seen)
     c->asked = 0;
     z_build(c);
     z_extras(c);
+    c->snap_root[v] = c->z_root;
+    c->snap_time[v] = c->n_edges;
     int nf = 1, anchor = -1, best_lvl = -1;
     front[0] = v;
     seen[v] = c->cur;
@@ -1264,6 +1368,26 @@ static int anchor_of(anchor_ctx *c, int v, int *front, int *next, int *seen)
     return anchor;
 }
 
+/* the edge v -> anchor added: to the order, and to the index by the pieces
+ * of the anchor's range (or as loose); 0 when out of memory */
+static int edge_added(anchor_ctx *c, int v, int anchor)
+{
+    const reach_sum *r = c->sum;
+    int k = c->n_edges++;
+    rank_range piece[RANK_HOLES + 1];
+    c->edge_from[k] = v;
+    c->edge_to[k] = anchor;
+    topo_add(c->topo, v, anchor);
+    if (r->nh[anchor] < 0) {
+        c->index->loose[c->index->n_loose++] = k;
+        return 1;
+    }
+    for (int i = 0, np = r->lo[anchor] <= r->hi[anchor] ? reach_pieces(r, anchor, piece) : 0; i < np; i++)
+        if (!edge_index_add(c->index, k, piece[i].lo, piece[i].hi))
+            return 0;
+    return 1;
+}
+
 olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, int *count, olla_error *err)
 {
     int n = dag->n_nodes;
@@ -1273,47 +1397,39 @@ olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, i
     int *fwd = malloc(sz * sizeof(int)), *bwd = malloc(sz * sizeof(int)), *mn = malloc(sz * sizeof(int));
     int *ml = malloc(sz * sizeof(int)), *stamp = calloc(sz, sizeof(int)), *front = malloc(sz * sizeof(int));
     int *next = malloc(sz * sizeof(int)), *seen = calloc(sz, sizeof(int)), *ef = malloc(sz * sizeof(int));
-    int *et = malloc(sz * sizeof(int)), *zr = malloc(sz * sizeof(int)), *zin = calloc(sz, sizeof(int));
-    int *gl = malloc(sz * sizeof(int)), *gs = calloc(sz, sizeof(int)), *zn = malloc(sz * sizeof(int));
-    int *za = calloc(sz, sizeof(int)), *ts = calloc(sz, sizeof(int)), *xe = malloc(sz * sizeof(int));
-    int *xs = calloc(sz, sizeof(int));
+    int *et = malloc(sz * sizeof(int)), *sr = calloc(sz, sizeof(int)), *st_ = calloc(sz, sizeof(int));
+    int *todo = malloc(sz * sizeof(int)), *pushed = calloc(sz, sizeof(int)), *ts = calloc(sz, sizeof(int));
+    int *xe = malloc(sz * sizeof(int)), *xs = calloc(sz, sizeof(int));
     cand_frame *stack = malloc(sz * sizeof *stack);
     topo_state topo;
     reach_sum sum;
     edge_index index;
+    zset zs;
     memset(&topo, 0, sizeof topo);
     memset(&sum, 0, sizeof sum);
     memset(&index, 0, sizeof index);
+    memset(&zs, 0, sizeof zs);
     olla_status st = OLLA_OK;
-    if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et || !zr || !zin || !gl || !gs ||
-        !zn || !za || !ts || !xe || !xs || !stack)
+    if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et || !sr || !st_ || !todo ||
+        !pushed || !ts || !xe || !xs || !stack)
         goto oom;
     st = olla_levels(dag, fwd, bwd, err);
     if (st != OLLA_OK)
         goto done;
-    if (!topo_init(&topo, dag, fwd) || !reach_build(dag, fwd, bwd, &sum) || !edge_index_init(&index, sum.n_upd, n))
+    if (!topo_init(&topo, dag, fwd) || !reach_build(dag, fwd, bwd, &sum) || !edge_index_init(&index, sum.n_upd, n) ||
+        !zs_init(&zs, &sum))
         goto oom;
     static const anchor_ctx zero;
     anchor_ctx c = zero;
     c.dag = dag, c.topo = &topo, c.bwd = bwd, c.memo_node = mn, c.memo_level = ml, c.stamp = stamp, c.stack = stack;
-    c.sum = &sum, c.edge_from = ef, c.edge_to = et, c.index = &index, c.z_node = zn, c.z_rank = zr, c.z_in = zin;
-    c.z_at = za, c.gap_level = gl, c.gap_stamp = gs, c.t_seen = ts, c.extra = xe, c.x_seen = xs;
+    c.sum = &sum, c.edge_from = ef, c.edge_to = et, c.index = &index, c.zs = &zs, c.snap_root = sr;
+    c.snap_time = st_, c.todo = todo, c.pushed = pushed, c.t_seen = ts, c.extra = xe, c.x_seen = xs;
     for (int v = 0; v < n; v++) {
         if (!is_update(dag, v))
             continue;
         int anchor = anchor_of(&c, v, front, next, seen);
-        if (anchor >= 0) {
-            int k = c.n_edges++, lo = sum.lo[anchor], hi = sum.hi[anchor];
-            ef[k] = v;
-            et[k] = anchor;
-            topo_add(&topo, v, anchor);
-            rank_range piece[RANK_HOLES + 1];
-            if (sum.nh[anchor] < 0)
-                index.loose[index.n_loose++] = k;
-            for (int i = 0, np = sum.nh[anchor] >= 0 && lo <= hi ? reach_pieces(&sum, anchor, piece) : 0; i < np; i++)
-                if (!edge_index_add(&index, k, piece[i].lo, piece[i].hi))
-                    goto oom;
-        }
+        if (zs.oom || (anchor >= 0 && !edge_added(&c, v, anchor)))
+            goto oom;
     }
     *from = ef;
     *to = et;
@@ -1326,6 +1442,7 @@ done:
     topo_free(&topo);
     reach_free(&sum);
     edge_index_free(&index);
+    free(zs.node);
     free(fwd);
     free(bwd);
     free(mn);
@@ -1336,12 +1453,10 @@ done:
     free(seen);
     free(ef);
     free(et);
-    free(zr);
-    free(zin);
-    free(gl);
-    free(gs);
-    free(zn);
-    free(za);
+    free(sr);
+    free(st_);
+    free(todo);
+    free(pushed);
     free(ts);
     free(xe);
     free(xs);
