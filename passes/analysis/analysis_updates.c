@@ -384,6 +384,9 @@ typedef struct {
     int np, levels;
     int *pt_lo, *tree_hi, *tree_top;
     int *hole_start, *hole_node; /* per rank: the points with that hole */
+    /* the first reader of each node (as the walk lists them; -1: none), where
+     * it sits (output k, reader slot s), and 2^l steps along first readers */
+    int *first_k, *first_s, *up, up_levels;
 } reach_sum;
 
 static void reach_free(reach_sum *r)
@@ -401,6 +404,9 @@ static void reach_free(reach_sum *r)
     free(r->tree_top);
     free(r->hole_start);
     free(r->hole_node);
+    free(r->first_k);
+    free(r->first_s);
+    free(r->up);
 }
 
 static int by_u64(const void *a, const void *b)
@@ -723,6 +729,34 @@ static int reach_query(const reach_sum *r, int a, int b)
     return best;
 }
 
+/* first readers and their jumps (0: out of memory) */
+static int reach_first(const olla_dag *dag, reach_sum *r)
+{
+    int n = dag->n_nodes, lv = 1;
+    while ((1 << lv) < n)
+        lv++;
+    r->up_levels = lv;
+    r->first_k = malloc(((size_t)n + 1) * sizeof(int));
+    r->first_s = malloc(((size_t)n + 1) * sizeof(int));
+    r->up = malloc(((size_t)n * (size_t)lv + 1) * sizeof(int));
+    if (!r->first_k || !r->first_s || !r->up)
+        return 0;
+    for (int y = 0; y < n; y++) {
+        r->up[y] = -1;
+        for (int k = dag->out_start[y]; r->up[y] < 0 && k < dag->out_start[y + 1]; k++) {
+            int e = dag->out_list[k];
+            if (dag->sink_start[e] < dag->sink_start[e + 1])
+                r->up[y] = dag->sink_list[dag->sink_start[e]], r->first_k[y] = k, r->first_s[y] = dag->sink_start[e];
+        }
+    }
+    for (int l = 1; l < lv; l++)
+        for (int y = 0; y < n; y++) {
+            int h = r->up[(size_t)(l - 1) * n + y];
+            r->up[(size_t)l * n + y] = h < 0 ? -1 : r->up[(size_t)(l - 1) * n + h];
+        }
+    return 1;
+}
+
 /* the summary of dag: ranks, ranges, region and tree (0: out of memory) */
 static int reach_build(const olla_dag *dag, const int *fwd, const int *bwd, reach_sum *r)
 {
@@ -748,7 +782,7 @@ static int reach_build(const olla_dag *dag, const int *fwd, const int *bwd, reac
         for (int i = 0; i < n; i++)
             reach_node(dag, r, bwd, post[i], parts);
         reach_region(dag, r, fwd, sv);
-        ok = reach_tree(dag, r, bwd) && reach_holes_at(dag, r);
+        ok = reach_tree(dag, r, bwd) && reach_holes_at(dag, r) && reach_first(dag, r);
     }
     free(post);
     free(sv);
@@ -1202,21 +1236,72 @@ static void open_frame(anchor_ctx *c, int *sp, int v)
     c->stack[(*sp)++] = (cand_frame){v, c->dag->out_start[v], -1, -1, -1};
 }
 
+/* 1 when the target search at level T pushes w, met as a first reader:
+ * each part holds for w only if it holds for every node before it on the
+ * chain of first readers (levels fall, ancestors of ancestors are
+ * ancestors, the bound only falls down the graph, and a node searched
+ * already had its first reader searched) */
+static int chain_ok(anchor_ctx *c, int w, int T)
+{
+    return c->bwd[w] > T && c->t_seen[w] != c->t_cur && !usable(c, w) && bound(c, w, T - 1) >= T;
+}
+
+/* F^j(y) along first readers */
+static int chain_at(const reach_sum *r, int y, int j, int n)
+{
+    for (int l = 0; j > 0; l++, j >>= 1)
+        if (j & 1)
+            y = r->up[(size_t)l * n + y];
+    return y;
+}
+
+/* pushes y (searched at level T) and the chain of first readers the
+ * search would go down from it without a choice: y past its first reader,
+ * the middle of the chain as one frame (k = -2, s nodes from v, opened as
+ * the search comes back), the end of the chain from its start */
+static void chain_push(anchor_ctx *c, int *sp, int y, int T)
+{
+    const reach_sum *r = c->sum;
+    int n = c->dag->n_nodes, cur = y, len = 0;
+    for (int l = r->up_levels - 1; l >= 0; l--) {
+        int w = r->up[(size_t)l * n + cur];
+        if (w >= 0 && chain_ok(c, w, T))
+            cur = w, len += 1 << l;
+    }
+    if (len == 0) {
+        c->stack[(*sp)++] = (cand_frame){y, c->dag->out_start[y], -1, -1, -1};
+        return;
+    }
+    c->stack[(*sp)++] = (cand_frame){y, r->first_k[y], r->first_s[y] + 1, -1, -1};
+    if (len > 1)
+        c->stack[(*sp)++] = (cand_frame){r->up[y], -2, len - 1, -1, -1};
+    c->t_seen[cur] = c->t_cur;
+    c->stack[(*sp)++] = (cand_frame){cur, c->dag->out_start[cur], -1, -1, -1};
+}
+
 /* The first node of level T met by the walk from u (in its order: readers
  * as listed, depth first, through ancestors of the update) that is no
  * ancestor of the update; -1: none. When T is at least the walk's best
  * level below u, a node found is the walk's own answer for u: the subtrees
  * left out (bound below T, or already walked in this search) hold no
- * candidate of level T. */
+ * candidate of level T. Chains of first readers are gone down in jumps. */
 static int target_search(anchor_ctx *c, int u, int T)
 {
     const olla_dag *dag = c->dag;
     int sp = 0;
     c->t_cur++;
     c->t_seen[u] = c->t_cur;
-    c->stack[sp++] = (cand_frame){u, dag->out_start[u], -1, -1, -1};
+    chain_push(c, &sp, u, T);
     while (sp > 0) {
         cand_frame *f = &c->stack[sp - 1];
+        if (f->k == -2) { /* the last node of a chain's middle, back in turn */
+            int y = chain_at(c->sum, f->v, --f->s, dag->n_nodes);
+            if (f->s == 0)
+                sp--;
+            c->t_seen[y] = c->t_cur;
+            c->stack[sp++] = (cand_frame){y, c->sum->first_k[y], c->sum->first_s[y] + 1, -1, -1};
+            continue;
+        }
         int pushed = 0;
         while (!pushed && f->k < dag->out_start[f->v + 1]) {
             int e = dag->out_list[f->k];
@@ -1237,7 +1322,7 @@ static int target_search(anchor_ctx *c, int u, int T)
             }
             c->t_seen[snk] = c->t_cur;
             if (c->bwd[snk] > T && bound(c, snk, T - 1) >= T) {
-                c->stack[sp++] = (cand_frame){snk, dag->out_start[snk], -1, -1, -1};
+                chain_push(c, &sp, snk, T);
                 pushed = 1;
             }
         }
