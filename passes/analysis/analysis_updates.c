@@ -1284,11 +1284,15 @@ static void chain_push(anchor_ctx *c, int *sp, int y, int T)
  * ancestor of the update; -1: none. When T is at least the walk's best
  * level below u, a node found is the walk's own answer for u: the subtrees
  * left out (bound below T, or already walked in this search) hold no
- * candidate of level T. Chains of first readers are gone down in jumps. */
-static int target_search(anchor_ctx *c, int u, int T)
+ * candidate of level T. Chains of first readers are gone down in jumps.
+ * When none is found, *below receives a level no candidate below u exceeds
+ * (the highest of the candidates met below T and of the bounds of the
+ * subtrees left out), the level to search next. */
+static int target_search(anchor_ctx *c, int u, int T, int *below)
 {
     const olla_dag *dag = c->dag;
     int sp = 0;
+    *below = -1;
     c->t_cur++;
     c->t_seen[u] = c->t_cur;
     chain_push(c, &sp, u, T);
@@ -1312,18 +1316,26 @@ static int target_search(anchor_ctx *c, int u, int T)
                 f->s = -1;
                 continue;
             }
-            int snk = dag->sink_list[f->s++];
-            if (c->bwd[snk] < T || c->t_seen[snk] == c->t_cur)
+            int snk = dag->sink_list[f->s++], b;
+            if (c->t_seen[snk] == c->t_cur)
                 continue;
             if (usable(c, snk)) {
                 if (c->bwd[snk] == T)
                     return snk;
+                *below = c->bwd[snk] < T && c->bwd[snk] > *below ? c->bwd[snk] : *below;
                 continue;
             }
+            if (c->bwd[snk] <= *below + 1)
+                continue; /* nothing below it can raise *below */
             c->t_seen[snk] = c->t_cur;
-            if (c->bwd[snk] > T && bound(c, snk, T - 1) >= T) {
+            b = bound(c, snk, T - 1); /* exact when below T */
+            if (c->bwd[snk] > T && b >= T) {
                 chain_push(c, &sp, snk, T);
                 pushed = 1;
+            } else { /* left out: nothing below it above its bound, its level less one, or T - 1 */
+                b = b < c->bwd[snk] - 1 ? b : c->bwd[snk] - 1;
+                b = b < T - 1 ? b : T - 1;
+                *below = b > *below ? b : *below;
             }
         }
         if (!pushed)
@@ -1434,12 +1446,10 @@ static int anchor_of(anchor_ctx *c, int v, int *front, int *next, int *seen)
             if (c->stamp[next[i]] == c->cur) {
                 find_candidate(c, next[i], &cc, &lv); /* known */
             } else {
-                int T = bound(c, next[i], INT32_MAX);
-                if (T <= best_lvl)
-                    continue; /* it cannot beat the round's best */
-                cc = target_search(c, next[i], T);
-                lv = T;
-                if (cc < 0) /* the bound was not met: the walk itself */
+                int T = bound(c, next[i], INT32_MAX), tries = 0;
+                while (cc < 0 && T > best_lvl && tries++ < 8) /* the bound, then lower levels */
+                    cc = target_search(c, next[i], lv = T, &T);
+                if (cc < 0 && T > best_lvl) /* still unsure: the walk itself */
                     find_candidate(c, next[i], &cc, &lv);
             }
             if (cc >= 0 && cc != v && lv > best_lvl) {
