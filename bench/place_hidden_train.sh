@@ -1,33 +1,44 @@
 #!/bin/bash
-# Training graphs the corpus does not have: torchvision's GoogLeNet,
-# ResNet-50, MnasNet 1.0, Inception v3 and DenseNet-121, one training step
-# each at batch 1 and 32, traced by bench/trace_train.py (Debian's
-# python3-torch and python3-torchvision; the models are written to DIR once
-# and reused), planned end to end with the default budgets
-# (`olla-onnx --runtime listed --sharing runtime|none`, default 30 s time
-# limit). Prints the planned peak, the arena, the fragmentation
+# Training graphs the corpus does not have: torchvision models (by default
+# GoogLeNet, ResNet-50, MnasNet 1.0, Inception v3 and DenseNet-121; or the
+# MODEL names given, torchvision.models constructors; BATCHES="1 32" by
+# default), one training step each, traced by bench/trace_train.py (Debian's
+# python3-torch and python3-torchvision; the models are written to DIR as
+# MODEL_bsB.onnx once and reused), planned end to end with the default
+# budgets (`olla-onnx --runtime listed --sharing runtime|none`, default 30 s
+# time limit). Prints the planned peak, the arena, the fragmentation
 # (arena - peak) / arena, the placement status and seconds, and the total
 # seconds from the report.
-# usage: bench/place_hidden_train.sh DIR [olla-onnx binary]
+# With LIFETIMES=DIR2 set, each run's lifetimes are written to
+# DIR2/MODEL_bsB_SHARING.csv (`olla-onnx place` reads them).
+# usage: bench/place_hidden_train.sh DIR [olla-onnx binary ["" for the
+#        release build]] [MODEL ...]
+# The wider sample:
+#   bench/place_hidden_train.sh /tmp/tr/m2 build/olla-onnx $(cat bench/hidden_train_models.txt)
 set -eu
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-DIR=${1:?usage: bench/place_hidden_train.sh DIR [olla-onnx]}
+DIR=${1:?usage: bench/place_hidden_train.sh DIR [olla-onnx] [MODEL ...]}
 BIN=${2:-}
+shift $(($# < 2 ? $# : 2))
+MODELS=${*:-googlenet resnet50 mnasnet1_0 inception_v3 densenet121}
+BATCHES=${BATCHES:-1 32}
 if [ -z "$BIN" ]; then
     . "$SRC/bench/release_binary.sh"
     BIN=$(release_binary "$SRC")
 fi
-mkdir -p "$DIR"
+mkdir -p "$DIR" ${LIFETIMES:+"$LIFETIMES"}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 echo "| model | batch | sharing | nodes | planned peak | arena | fragmentation | placement | placement s | total s |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-for m in googlenet resnet50 mnasnet1_0 inception_v3 densenet121; do
-    for b in 1 32; do
+for m in $MODELS; do
+    for b in $BATCHES; do
         f="$DIR/${m}_bs$b.onnx"
         [ -s "$f" ] || /usr/bin/python3 "$SRC/bench/trace_train.py" "$m" "$b" "$f" >/dev/null
         for sh in runtime none; do
-            "$BIN" -q --runtime listed --sharing "$sh" --report "$W/r.json" "$f" "$W/o.onnx"
+            lt=()
+            [ -z "${LIFETIMES:-}" ] || lt=(--lifetimes "$LIFETIMES/${m}_bs${b}_$sh.csv")
+            "$BIN" -q --runtime listed --sharing "$sh" --report "$W/r.json" "${lt[@]}" "$f" "$W/o.onnx"
             /usr/bin/python3 - "$W/r.json" "$m" "$b" "$sh" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -32,6 +32,10 @@ int olla_aten_size_dims(olla_shape_ctx *c, const char *name, int input, olla_dim
 olla_status olla_aten_grad_of_self(olla_shape_ctx *c);
 /* The pooling, upsampling and group-normalization rule for op, or NULL. */
 olla_aten_fn olla_aten_nn_rule(const char *op);
+/* The rule of a view or new tensor of another geometry (select, squeeze,
+ * unsqueeze, transpose, t, as_strided, resize_, new_empty...; in-place
+ * forms included: shape_aten_view.c), or NULL. */
+olla_aten_fn olla_aten_view_rule(const char *op);
 /* The rule of op's schema kind (shape_aten_kind.c): in place, point-wise,
  * the backward of a point-wise operation, a point-wise predicate; *kind
  * names it. NULL (and *kind NULL) for an operator of none of them. */

@@ -4,7 +4,8 @@
  * arguments are either attributes named as in PyTorch's signature (traced
  * graphs) or node inputs in signature order (ONNX Runtime training exports).
  * Each rule follows the PyTorch operation's semantics; the pooling,
- * upsampling and normalization ones are in shape_aten_nn.c, and the readers
+ * upsampling and normalization ones are in shape_aten_nn.c, views and new
+ * tensors of another geometry in shape_aten_view.c, and the readers
  * of their arguments in shape_aten_args.c. An operator without a rule of
  * its own gets the rule of its schema's kind (in place, point-wise, the
  * backward of a point-wise operation: shape_aten_kind.c); one of no kind
@@ -280,6 +281,8 @@ static olla_status rule_aten(olla_shape_ctx *c)
             fn = r->fn;
     if (!fn)
         fn = olla_aten_nn_rule(op);
+    if (!fn)
+        fn = olla_aten_view_rule(op);
     const char *kind = NULL;
     if (!fn)
         fn = olla_aten_kind_rule(op, &kind);

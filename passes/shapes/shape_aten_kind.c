@@ -5,6 +5,8 @@
  *     -> `Tensor(a!)`), which PyTorch spells with a trailing underscore
  *     (fill_, zero_, copy_, clamp_, silu_, bernoulli_, masked_fill_, ...;
  *     __iadd__ and the other __i*__ too): the result is self, input 0;
+ *     except the few that change self's geometry (as_strided_, resize_,
+ *     squeeze_, unsqueeze_, transpose_, t_...: shape_aten_view.c);
  *   - point-wise with one tensor (the `pointwise` tag of PyTorch's
  *     native_functions.yaml: an element-wise function of self, scalars
  *     beside it): silu, gelu, hardswish, mish, clamp, fill.Scalar, zero,
@@ -13,7 +15,13 @@
  *   - the backward of such an operation (silu_backward(grad_output, self),
  *     tanh_backward(grad_output, output), ...): grad_output's, input 0;
  *   - point-wise predicates (isnan, logical_not, signbit ...): input 0's
- *     shape, bool.
+ *     shape, bool;
+ *   - point-wise operations of two tensors (add, mul, pow, maximum ...,
+ *     a scalar other as an attribute): the broadcast of inputs 0 and 1;
+ *     comparisons and logical operations of two (eq, ne, lt, logical_and
+ *     ...): the same broadcast, bool;
+ *   - written into a copy of self (masked_fill, index_put, scatter ...):
+ *     input 0's shape and element type.
  * The names of the point-wise operations are PyTorch's; the in-place kind
  * needs no list. An operator of no kind keeps its outputs unknown, with a
  * reason naming it (shape_aten.c). */
@@ -45,6 +53,23 @@ static const char *const pointwise[] = {
 static const char *const predicates[] = {"isfinite", "isinf", "isnan", "isneginf", "isposinf", "logical_not",
                                          "signbit"};
 
+/* Point-wise operations of two tensors, self and other (a tensor, or a
+ * scalar attribute): their broadcast, self's element type (other's when
+ * only other is floating). Sorted. */
+static const char *const binary[] = {"add",     "atan2",   "div", "floor_divide", "fmod", "hypot",       "maximum",
+                                     "minimum", "mul",     "pow", "remainder",    "rsub", "sub",         "true_divide",
+                                     "xlogy"};
+
+/* Comparisons and logical operations of two: their broadcast, bool. Sorted. */
+static const char *const comparisons[] = {"eq",          "ge",          "gt", "le", "logical_and",
+                                          "logical_or",  "logical_xor", "lt", "ne"};
+
+/* Operations that write into a copy of self (masked_fill(self, mask,
+ * value), index_put(self, indices, values), scatter...): self's shape and
+ * element type. Sorted. */
+static const char *const into_self[] = {"index_add",      "index_copy", "index_fill",  "index_put",     "masked_fill",
+                                        "masked_scatter", "scatter",    "scatter_add", "scatter_reduce"};
+
 static int by_name(const void *key, const void *entry)
 {
     return strcmp((const char *)key, *(const char *const *)entry);
@@ -69,12 +94,48 @@ static olla_status kind_predicate(olla_shape_ctx *c)
     return olla_aten_like(c, 0, 0, OLLA_DT_BOOL);
 }
 
-/* 1 when op names an in-place operation: a trailing underscore, but not a
- * dunder other than __i*__ (__and__ is binary, __iand__ in place) */
+/* In-place operations that change self's geometry (a view of another shape
+ * or a new size): not of the in-place kind. Those with a rule of their own
+ * are in shape_aten_view.c. Sorted. */
+static const char *const reshaping_in_place[] = {"as_strided_", "resize_",    "resize_as_", "set_",
+                                                 "squeeze_",    "swapaxes_",  "swapdims_",  "t_",
+                                                 "transpose_",  "unsqueeze_"};
+
+/* 1 for a floating element type */
+static int floating(int32_t elem)
+{
+    return elem == OLLA_DT_FLOAT || elem == OLLA_DT_DOUBLE || elem == OLLA_DT_FLOAT16 || elem == OLLA_DT_BFLOAT16;
+}
+
+/* inputs 0 and 1 broadcast; elem, or (elem 0) the promoted type of the two */
+static olla_status broadcast_two(olla_shape_ctx *c, int32_t elem)
+{
+    static const int idx[2] = {0, 1};
+    olla_dim dims[OLLA_SHAPE_MAX_RANK];
+    int rank;
+    if (olla_shape_broadcast(c, idx, 2, &rank, dims) != 0)
+        return olla_shape_fail(c, "the inputs of ATen '%s' do not broadcast",
+                               olla_shape_attr_string(c, "operator", "?"));
+    if (!elem) {
+        int32_t a = olla_shape_in_elem(c, 0), b = olla_shape_has_input(c, 1) ? olla_shape_in_elem(c, 1) : 0;
+        elem = floating(b) && !floating(a) ? b : a;
+    }
+    return olla_shape_set_out(c, 0, elem, rank, rank >= 0 ? dims : NULL);
+}
+
+/* the broadcast of self and other, the promoted element type */
+static olla_status kind_binary(olla_shape_ctx *c) { return broadcast_two(c, 0); }
+
+/* the broadcast of self and other, bool */
+static olla_status kind_comparison(olla_shape_ctx *c) { return broadcast_two(c, OLLA_DT_BOOL); }
+
+/* 1 when op names an in-place operation that keeps self's geometry: a
+ * trailing underscore, but not a dunder other than __i*__ (__and__ is
+ * binary, __iand__ in place), nor one of reshaping_in_place */
 static int in_place(const char *op)
 {
     size_t n = strlen(op);
-    if (n < 2 || op[n - 1] != '_')
+    if (n < 2 || op[n - 1] != '_' || LISTED(op, reshaping_in_place))
         return 0;
     if (strncmp(op, "__", 2) == 0)
         return n > 5 && op[2] == 'i' && strcmp(op + n - 2, "__") == 0;
@@ -96,6 +157,18 @@ olla_aten_fn olla_aten_kind_rule(const char *op, const char **kind)
     if (LISTED(op, predicates)) {
         *kind = "point-wise predicate";
         return kind_predicate;
+    }
+    if (LISTED(op, binary)) {
+        *kind = "point-wise of two tensors";
+        return kind_binary;
+    }
+    if (LISTED(op, comparisons)) {
+        *kind = "comparison";
+        return kind_comparison;
+    }
+    if (LISTED(op, into_self)) {
+        *kind = "written into self";
+        return kind_same;
     }
     static const char suffix[] = "_backward";
     size_t ns = sizeof suffix - 1;

@@ -78,10 +78,51 @@ static const olla_shape_case nn_cases[] = {
      "operator=s:native_group_norm_backward", "gx:float[2,6,5] gw:float[6] gb:float[6]"},
 };
 
+/* Views and new tensors of another geometry (shape_aten_view.c), as
+ * torchvision's training steps trace them (ConvNeXt's and EfficientNet's
+ * as_strided, new_empty, new_empty_strided; ViT's select.int), arguments as
+ * attributes or inputs; in-place forms take the new geometry, not self's. */
+static const olla_shape_case view_cases[] = {
+    {ATEN, 1, "x:float[1,768,1,1]", "operator=s:as_strided overload_name=s:default size=ints:1,768,1,1 stride=ints:768,1,768,768",
+     "y:float[1,768,1,1]"},
+    {ATEN, 1, "x:float[768]", "operator=s:as_strided size=ints:12,64 stride=ints:64,1 storage_offset=i:0", "y:float[12,64]"},
+    {ATEN, 1, "x:float16[10] s:int64[2]=2,3 t:int64[2]=3,1", "operator=s:as_strided", "y:float16[2,3]"},
+    {ATEN, 1, "x:float[1,768,1,1]", "operator=s:as_strided_ size=ints:768 stride=ints:1", "y:float[768]"},
+    {ATEN, 1, "x:float[6]", "operator=s:resize_ size=ints:2,5", "y:float[2,5]"},
+    {ATEN, 1, "x:float[1280]", "operator=s:new_empty overload_name=s:default size=ints:1280", "y:float[1280]"},
+    {ATEN, 1, "x:float[4]", "operator=s:new_zeros size=ints:3,2 dtype=s:torch.int64", "y:int64[3,2]"},
+    {ATEN, 1, "x:float[4] s:int64[1]=7 d:int64[]=11", "operator=s:new_ones", "y:bool[7]"},
+    {ATEN, 1, "x:float[1,1280,1,1]", "operator=s:new_empty_strided size=ints:1,1280,7,7 stride=ints:62720,49,7,1",
+     "y:float[1,1280,7,7]"},
+    {ATEN, 1, "x:double[2] s:int64[2]=4,4 v:float[]=1 d:int64[]=6", "operator=s:new_full", "y:float[4,4]"},
+    {ATEN, 1, "x:float[1,197,768]", "operator=s:select overload_name=s:int dim=i:1 index=i:0", "y:float[1,768]"},
+    {ATEN, 1, "x:float[B,197,768] d:int64[]=-1 i:int64[]=3", "operator=s:select", "y:float[B,197]"},
+    {ATEN, 1, "x:float[4,1,3,1]", "operator=s:squeeze", "y:float[4,3]"},
+    {ATEN, 1, "x:float[4,1,3,1]", "operator=s:squeeze overload_name=s:dim dim=i:-1", "y:float[4,1,3]"},
+    {ATEN, 1, "x:float[4,1,3,1]", "operator=s:squeeze_ dim=i:0", "y:float[4,1,3,1]"},
+    {ATEN, 1, "x:float[4,3]", "operator=s:unsqueeze dim=i:1", "y:float[4,1,3]"},
+    {ATEN, 1, "x:int64[4,3] d:int64[]=-1", "operator=s:unsqueeze_", "y:int64[4,3,1]"},
+    {ATEN, 1, "x:float[2,3,5]", "operator=s:transpose overload_name=s:int dim0=i:0 dim1=i:-1", "y:float[5,3,2]"},
+    {ATEN, 1, "x:float[2,3,5]", "operator=s:swapaxes axis0=i:1 axis1=i:2", "y:float[2,5,3]"},
+    {ATEN, 1, "x:float[2,3,5] a:int64[]=0 b:int64[]=1", "operator=s:transpose_", "y:float[3,2,5]"},
+    {ATEN, 1, "x:float[2,7]", "operator=s:t_", "y:float[7,2]"},
+    {ATEN, 1, "x:float[7]", "operator=s:t", "y:float[7]"},
+    {ATEN, 1, "x:float[1,56,56,96]", "operator=s:roll shifts=ints:-3,-3 dims=ints:1,2", "y:float[1,56,56,96]"},
+    {ATEN, 1, "x:float[1,55,53,96]", "operator=s:constant_pad_nd pad=ints:0,0,0,3,0,1 value=f:0", "y:float[1,56,56,96]"},
+    {ATEN, 1, "x:float[2,3,8] p:int64[2]=-1,-2", "operator=s:constant_pad_nd", "y:float[2,3,5]"},
+    {ATEN, 1, "x:float[B,3,8]", "operator=s:constant_pad_nd pad=ints:1,1,2,2,0,0", "y:float[B,7,10]"},
+    {ATEN, 1, "t:float[169,3] i:int64[2401]", "operator=s:index overload_name=s:Tensor", "y:float[2401,3]"},
+    {ATEN, 1, "x:float[4,5,6] - i:int64[2,3]", "operator=s:index", "y:float[4,2,3,6]"},
+    {ATEN, 1, "x:float16[4,5,6,7] - i:int64[2,1] j:int32[3]", "operator=s:index", "y:float16[4,2,3,7]"},
+    {ATEN, 1, "x:float[4,5,6] i:int64[3] - j:int64[3]", "operator=s:index", "y:float[3,5]"},
+};
+
 /* One rule per schema kind: in place (any name with a trailing underscore),
  * point-wise, the backward of a point-wise operation, point-wise
  * predicates; arguments beside self change nothing, and the element type
- * is self's (bool for the predicates). */
+ * is self's (bool for the predicates). Point-wise of two tensors and
+ * comparisons: the broadcast of self and other (bool for comparisons);
+ * written into self: self's. */
 static const olla_shape_case kind_cases[] = {
     {ATEN, 1, "x:float[2,3,5]", "operator=s:silu overload_name=s:default", "y:float[2,3,5]"},
     {ATEN, 1, "x:float16[N,7]", "operator=s:gelu approximate=s:tanh", "y:float16[N,7]"},
@@ -107,10 +148,20 @@ static const olla_shape_case kind_cases[] = {
     {ATEN, 1, "g:float[4,4] y:float[4,4]", "operator=s:tanh_backward", "y:float[4,4]"},
     {ATEN, 1, "x:float[2,5]", "operator=s:isnan", "y:bool[2,5]"},
     {ATEN, 1, "x:int64[3]", "operator=s:logical_not", "y:bool[3]"},
+    {ATEN, 1, "x:float[64,49,49]", "operator=s:ne overload_name=s:Scalar other=i:0", "y:bool[64,49,49]"},
+    {ATEN, 1, "x:float[64,1,49] o:float[49,1]", "operator=s:eq overload_name=s:Tensor", "y:bool[64,49,49]"},
+    {ATEN, 1, "a:bool[3,1] b:bool[4]", "operator=s:logical_and", "y:bool[3,4]"},
+    {ATEN, 1, "x:float[3,1] o:float[1,5]", "operator=s:add overload_name=s:Tensor alpha=i:1", "y:float[3,5]"},
+    {ATEN, 1, "x:int64[6] o:float[]=2", "operator=s:mul", "y:float[6]"},
+    {ATEN, 1, "x:int32[2,6]", "operator=s:pow overload_name=s:Tensor_Scalar exponent=i:2", "y:int32[2,6]"},
+    {ATEN, 1, "x:float[64,49,49] m:bool[64,49,49]", "operator=s:masked_fill overload_name=s:Scalar value=f:-100",
+     "y:float[64,49,49]"},
+    {ATEN, 1, "x:float[169,24] i:int64[2401] v:float[2401,24]", "operator=s:index_put accumulate=i:1", "y:float[169,24]"},
 };
 
 OLLA_TEST(test_like) { OLLA_SHAPE_CASES(like_cases); }
 OLLA_TEST(test_rules_by_schema_kind) { OLLA_SHAPE_CASES(kind_cases); }
+OLLA_TEST(test_views_and_new_sizes) { OLLA_SHAPE_CASES(view_cases); }
 OLLA_TEST(test_losses) { OLLA_SHAPE_CASES(loss_cases); }
 OLLA_TEST(test_linalg_and_indexing) { OLLA_SHAPE_CASES(linalg_cases); }
 OLLA_TEST(test_pooling_upsampling_group_norm) { OLLA_SHAPE_CASES(nn_cases); }
@@ -132,10 +183,11 @@ OLLA_TEST(test_unknown_operator_reason)
 
 /* Names that look like a kind but are not one: a binary dunder, the
  * backward of an operation that is not point-wise, a name that only ends
- * in a point-wise one. */
+ * in a point-wise one, an in-place operation that changes self's geometry
+ * without a rule of its own. */
 OLLA_TEST(test_kind_look_alikes_stay_unknown)
 {
-    static const char *const ops[] = {"__and__", "conv_backward", "unsilu", "_backward", "frobnicate"};
+    static const char *const ops[] = {"__and__", "conv_backward", "unsilu", "_backward", "frobnicate", "resize_as_", "set_"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         char attrs[96];
         snprintf(attrs, sizeof attrs, "operator=s:%s", ops[i]);
@@ -153,6 +205,6 @@ OLLA_TEST(test_kind_look_alikes_stay_unknown)
     }
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_like), OLLA_T(test_rules_by_schema_kind), OLLA_T(test_kind_look_alikes_stay_unknown),
+OLLA_TEST_MAIN(OLLA_T(test_like), OLLA_T(test_rules_by_schema_kind), OLLA_T(test_views_and_new_sizes), OLLA_T(test_kind_look_alikes_stay_unknown),
                OLLA_T(test_losses), OLLA_T(test_linalg_and_indexing),
                OLLA_T(test_pooling_upsampling_group_norm), OLLA_T(test_unknown_operator_reason))
