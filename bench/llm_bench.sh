@@ -13,7 +13,11 @@
 #
 # Models are traced once into MODEL_DIR (the 192-layer AdamW step takes
 # minutes) and reused; extra olla-onnx options go in $OLLA_OPTS (e.g.
-# "--runtime ort" for the default runtime).
+# "--runtime ort" for the default runtime). Other shapes come from the
+# environment: WIDTH, HEADS, SEQ and VOCAB (each passed to the script when
+# set, and then named in the model's file name and the header line), e.g.
+# GPT-2 small: WIDTH=768 HEADS=12 SEQ=512 VOCAB=50257; OPTIMIZERS (default
+# "sgd adamw") picks the updates.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OLLA=$(realpath "${1:-build/olla-onnx}")
@@ -25,20 +29,25 @@ layers=("$@")
 [ ${#layers[@]} -gt 0 ] || layers=(12 24 48 96 192)
 OPTS=${OLLA_OPTS:---runtime listed}
 PY=/usr/bin/python3
+shape=() tag=""
+for v in WIDTH HEADS SEQ VOCAB; do
+  [ -n "${!v:-}" ] || continue
+  shape+=("--${v,,}" "${!v}") tag+="_${v:0:1}${!v}"
+done
 mkdir -p "$DIR"
 tmp=$(mktemp -d)
 busy=()
 cleanup() { for p in "${busy[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"; }
 trap cleanup EXIT
-echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at start; $OLLA $OPTS"
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at start; $OLLA $OPTS; shape: ${shape[*]:-defaults of scripts/make_llm_step.py}"
 echo
 echo "| model | nodes | peak | lower bound | gap | arena | fragmentation | ordering ended by | wall s | cpu s | peak RSS MiB | plan beside 2 busy loops |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for L in "${layers[@]}"; do
-  for opt in sgd adamw; do
-    name=${ARCH}_${L}_${opt}
+  for opt in ${OPTIMIZERS:-sgd adamw}; do
+    name=${ARCH}${tag,,}_${L}_${opt}
     m=$DIR/$name.onnx
-    [ -s "$m" ] || $PY scripts/make_llm_step.py --arch "$ARCH" --layers "$L" --optimizer "$opt" "$m" 2>/dev/null || {
+    [ -s "$m" ] || $PY scripts/make_llm_step.py --arch "$ARCH" --layers "$L" --optimizer "$opt" "${shape[@]}" "$m" 2>/dev/null || {
       echo "| $name | tracing failed |"; continue; }
     # shellcheck disable=SC2086
     "$OLLA" -q $OPTS --report "$tmp/r.json" "$m" "$tmp/a.onnx" || { echo "| $name | olla-onnx failed |"; continue; }

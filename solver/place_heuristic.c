@@ -90,8 +90,9 @@ static const heuristic portfolio[] = {
 /* The two sweeps and greedy by size always run. */
 #define OLLA_PLACE_ALWAYS_RUN 3
 /* Cost estimate of the whole portfolio, in pairs of a buffer and a buffer
- * starting within its lifetime visited by the greedy engine (a pass visits
- * each such pair once, and best fit twice): about 4 s of one core. */
+ * starting within its lifetime (the greedy engine's runs of addresses grow
+ * with them; best fit reads the same runs as first fit, to their top): about
+ * 4 s of one core. */
 #define OLLA_PLACE_PORTFOLIO_PAIRS 400000000LL
 /* The same for the size classes, with a cut of their own (so the others
  * run as they did without them). */
@@ -283,7 +284,7 @@ static int64_t run_portfolio(const olla_pitem *it, size_t n, int64_t *off, int64
     for (int k = 0; k < NHEUR && best > lb; k++) {
         if (k > 0 && olla_pwork_late(w))
             break; /* the safety net: the first one always runs */
-        long long c = portfolio[k].order < 0 ? 0 : cost * (portfolio[k].best_fit ? 2 : 1);
+        long long c = portfolio[k].order < 0 ? 0 : cost;
         int group = portfolio[k].order == ORD_CLASS_START ? 1 : portfolio[k].order == ORD_SIZE_LIFE ? 2 : 0;
         if (k >= OLLA_PLACE_ALWAYS_RUN && spent[group] + c > cut[group])
             continue; /* a deterministic cut on large inputs */

@@ -75,9 +75,11 @@ int64_t olla_place_sweep_best_fit(const olla_pitem *it, size_t n, int64_t *off);
  * at the lowest (first fit) or tightest (best fit) gap among the buffers
  * already placed that live at the same time; pinned[i] >= 0 puts buffer i
  * there instead (pinned buffers must come first in the order and must not
- * overlap). Overlaps are found through a segment tree over time, so a
- * buffer costs O(log T + overlapping placed buffers), never a scan over all
- * placed ones. Returns the arena, or -1 when out of memory. */
+ * overlap). Overlaps are found through a segment tree over time holding
+ * unions of address ranges, so a buffer costs O(log T) merged runs of
+ * addresses, never a scan over all placed ones (nor all overlapping ones).
+ * Best fit takes the tightest free gap of a positive length, the lowest of
+ * equal ones. Returns the arena, or -1 when out of memory. */
 int64_t olla_place_greedy(const olla_pitem *it, size_t n, const int *order,
                           const int64_t *pinned, int best_fit, int64_t *off);
 

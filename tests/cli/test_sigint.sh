@@ -107,7 +107,10 @@ PY
   left=$(ls "$shm")
   rm -rf "$shm"
   if [ $seen -eq 1 ] && [ $rc -eq 130 ] && [ -z "$left" ] && [ "$(cat "$tmp/err")" = "$MSG" ]; then ok
-  elif [ $seen -eq 0 ] && [ $rc -eq 0 ]; then echo "note: the copy finished before it could be interrupted"
+  elif [ $rc -eq 0 ] && [ "$(echo $left)" = "out.onnx weights.bin" ]; then
+    # the copy ended between the test seeing its temporary file and the
+    # signal (a busy machine): the whole output, which is also allowed
+    echo "note: the copy finished before it could be interrupted"
   else bad "SIGINT during the copy of external data: exit $rc, left: $left, stderr '$(cat "$tmp/err")'"; fi
 fi
 cli_finish "sigint"

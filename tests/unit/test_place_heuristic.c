@@ -181,14 +181,18 @@ OLLA_TEST(test_sweep_best_fit_matches_definition)
     }
 }
 
-/* First fit from its definition: the buffers in the given order, each at
- * its pinned offset or at the lowest offset (from 0) where it overlaps no
- * placed buffer whose lifetime meets its own (lower < other's upper and
- * other's lower < upper: a lifetime [s, s) meets those that hold s
- * inside). One live for no step, [a, a), is placed as one live at step a
- * alone, [a, a + 1), would be. O(n^2 log n). */
-static void first_fit_reference(const olla_pitem *it, size_t n, const int *order, const int64_t *pinned,
-                                int64_t *off)
+/* First fit (or best fit) from its definition: the buffers in the given
+ * order, each at its pinned offset or at the lowest offset (from 0) where
+ * it overlaps no placed buffer whose lifetime meets its own (lower <
+ * other's upper and other's lower < upper: a lifetime [s, s) meets those
+ * that hold s inside); best fit: at the lowest offset of the tightest free
+ * stretch between those buffers that holds it (a stretch ends at the next
+ * one's offset and starts at the highest end below it, so one of size 0
+ * splits a stretch; an empty stretch holds nothing, not even a buffer of
+ * size 0), else on top of them all. One live for no step, [a, a),
+ * is placed as one live at step a alone, [a, a + 1), would be. O(n^2 log n). */
+static void greedy_reference(const olla_pitem *it, size_t n, const int *order, const int64_t *pinned,
+                             int best_fit, int64_t *off)
 {
     int *live = malloc((n + 1) * sizeof *live);
     char *placed = calloc(n + 1, 1);
@@ -210,22 +214,29 @@ static void first_fit_reference(const olla_pitem *it, size_t n, const int *order
                 live[b - 1] = live[b];
                 live[b] = t;
             }
-        int64_t y = 0;
-        for (size_t a = 0; a < k && off[live[a]] < y + it[i].size; a++)
+        int64_t y = 0, best = -1, best_len = 0;
+        for (size_t a = 0; a < k && (best_fit || off[live[a]] < y + it[i].size); a++) {
+            int64_t len = off[live[a]] - y;
+            if (best_fit && len > 0 && len >= it[i].size && (best < 0 || len < best_len)) {
+                best = y;
+                best_len = len;
+            }
             if (off[live[a]] + it[live[a]].size > y)
                 y = off[live[a]] + it[live[a]].size;
-        off[i] = y;
+        }
+        off[i] = best >= 0 ? best : y;
         placed[i] = 1;
     }
     free(live);
     free(placed);
 }
 
-/* The greedy first fit (its unions of address ranges per tree node) gives
- * the offsets of the definition: random orders and lifetimes with many
- * equal sizes, long-lived stacks, pinned buffers, buffers of size 0 and
- * buffers live for no step (one trial in two), generated training steps
- * and compiler traces with their buffers of size 0. */
+/* The greedy first and best fit (their unions of address ranges per tree
+ * node) give the offsets of the definition: random orders and lifetimes
+ * with many equal sizes, long-lived stacks, pinned buffers, buffers of size
+ * 0 and buffers live for no step (one trial in two), best fit in two trials
+ * of five; generated training steps and compiler traces with their buffers
+ * of size 0, by both. */
 OLLA_TEST(test_greedy_first_fit_matches_definition)
 {
     uint64_t x = 23;
@@ -258,14 +269,16 @@ OLLA_TEST(test_greedy_first_fit_matches_definition)
                 pinned[order[e]] = stack;
                 stack += it[order[e]].size;
             }
-        int64_t arena = olla_place_greedy(it, n, order, trial % 3 == 1 ? pinned : NULL, 0, a);
-        first_fit_reference(it, n, order, trial % 3 == 1 ? pinned : NULL, b);
+        int best_fit = trial % 5 >= 3;
+        int64_t arena = olla_place_greedy(it, n, order, trial % 3 == 1 ? pinned : NULL, best_fit, a);
+        greedy_reference(it, n, order, trial % 3 == 1 ? pinned : NULL, best_fit, b);
         check_same_offsets(a, b, n);
         OLLA_CHECK_EQ_I64(arena, olla_place_items_arena(it, b, n));
     }
-    for (int family = 0; family < 2; family++) {
+    for (int family = 0; family < 4; family++) {
         olla_buffer *buf = NULL;
-        long nb = family ? place_gen_compiler(2000, 9, &buf) : place_gen_train(PLACE_GEN_INCEPTION, 1, 1, 4, &buf);
+        int best_fit = family >= 2;
+        long nb = family % 2 ? place_gen_compiler(2000, 9, &buf) : place_gen_train(PLACE_GEN_INCEPTION, 1, 1, 4, &buf);
         OLLA_CHECK(nb > 0);
         size_t cap = (size_t)(nb > 0 ? nb : 1), n = 0;
         olla_pitem *it = generated_items(buf, nb, 0, 0, &n);
@@ -279,8 +292,8 @@ OLLA_TEST(test_greedy_first_fit_matches_definition)
                 order[j - 1] = order[j];
                 order[j] = t;
             }
-        int64_t arena = olla_place_greedy(it, n, order, NULL, 0, a);
-        first_fit_reference(it, n, order, NULL, b);
+        int64_t arena = olla_place_greedy(it, n, order, NULL, best_fit, a);
+        greedy_reference(it, n, order, NULL, best_fit, b);
         check_same_offsets(a, b, n);
         olla_test_check_valid(it, n, a, arena);
         free(it);
