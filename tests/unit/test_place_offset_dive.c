@@ -55,7 +55,7 @@ static int dive(const olla_pitem *it, size_t n, int64_t cap, int64_t *off, long 
     return r;
 }
 
-/* Nests of 100 to 550 forward buffers with gradients: placed at max live
+/* Nests of 100 to 400 forward buffers with gradients: placed at max live
  * (the dive is valid and never above it), and each node costs at most a
  * few passes over the buffers: the dive costs under a third of one
  * pass over every section list per node (what a node cost before). */
@@ -63,7 +63,7 @@ OLLA_TEST(test_dive_cost_on_nests)
 {
     static olla_pitem it[4000];
     static int64_t off[4000];
-    for (int n = 100; n <= 550; n += 150) {
+    for (int n = 100; n <= 400; n += 150) {
         size_t m;
         make_nest(it, n, n / 4, &m);
         int64_t live = olla_place_items_max_live(it, m);
