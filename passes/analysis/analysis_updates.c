@@ -1229,6 +1229,22 @@ static int usable(anchor_ctx *c, int snk)
 {
     return snk != c->update && !in_ancestry(c, snk);
 }
+/* Moves a frame to its next reader (f->s indexes sink_list): 0 when the
+ * node's results have no reader left. */
+static int next_reader(const olla_dag *dag, cand_frame *f)
+{
+    while (f->k < dag->out_start[f->v + 1]) {
+        int e = dag->out_list[f->k];
+        if (f->s < 0)
+            f->s = dag->sink_start[e];
+        if (f->s < dag->sink_start[e + 1])
+            return 1;
+        f->k++;
+        f->s = -1;
+    }
+    return 0;
+}
+
 static void open_frame(anchor_ctx *c, int *sp, int v)
 {
     c->stamp[v] = c->cur;
@@ -1308,15 +1324,7 @@ static int target_search(anchor_ctx *c, int u, int T, int *below)
             continue;
         }
         int pushed = 0;
-        while (!pushed && f->k < dag->out_start[f->v + 1]) {
-            int e = dag->out_list[f->k];
-            if (f->s < 0)
-                f->s = dag->sink_start[e];
-            if (f->s >= dag->sink_start[e + 1]) {
-                f->k++;
-                f->s = -1;
-                continue;
-            }
+        while (!pushed && next_reader(dag, f)) {
             int snk = dag->sink_list[f->s++], b;
             if (c->t_seen[snk] == c->t_cur)
                 continue;
@@ -1371,15 +1379,7 @@ static void find_candidate(anchor_ctx *c, int v0, int *cand, int *level)
             f->s++;
         }
         int pushed = 0;
-        while (!pushed && f->k < dag->out_start[f->v + 1]) {
-            int e = dag->out_list[f->k];
-            if (f->s < 0)
-                f->s = dag->sink_start[e];
-            if (f->s >= dag->sink_start[e + 1]) {
-                f->k++;
-                f->s = -1;
-                continue;
-            }
+        while (!pushed && next_reader(dag, f)) {
             int snk = dag->sink_list[f->s];
             if (c->bwd[snk] <= f->best_lvl) {
                 f->s++;
