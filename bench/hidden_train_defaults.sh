@@ -17,24 +17,15 @@
 #   bench/hidden_train_defaults.sh /tmp/tr/m2 build/olla-onnx $(cat bench/hidden_train_models.txt)
 set -eu
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-DIR=${1:?usage: bench/hidden_train_defaults.sh DIR [olla-onnx] [MODEL ...]}
-BIN=${2:-}
-shift $(($# < 2 ? $# : 2))
-MODELS=${*:-googlenet resnet50 mnasnet1_0 inception_v3 densenet121}
-BATCHES=${BATCHES:-1 32}
-if [ -z "$BIN" ]; then
-    . "$SRC/bench/release_binary.sh"
-    BIN=$(release_binary "$SRC")
-fi
-mkdir -p "$DIR"
+. "$SRC/bench/train_sample.sh"
+train_sample_args "usage: bench/hidden_train_defaults.sh DIR [olla-onnx] [MODEL ...]" "$@"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 echo "| model | batch | nodes | exit | warnings | stderr lines | planned peak | arena | placement | ORT allocated, input order | ORT allocated, plan | total s | unsized without value_info | differing from value_info |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for m in $MODELS; do
     for b in $BATCHES; do
-        f="$DIR/${m}_bs$b.onnx"
-        [ -s "$f" ] || /usr/bin/python3 "$SRC/bench/trace_train.py" "$m" "$b" "$f" >/dev/null
+        f=$(train_step "$m" "$b")
         rc=0
         "$BIN" -q --report "$W/r.json" "$f" "$W/o.onnx" 2>"$W/err" || rc=$?
         "$BIN" shapes --no-value-info "$f" >"$W/s.json" 2>/dev/null || true

@@ -17,24 +17,16 @@
 #   bench/place_hidden_train.sh /tmp/tr/m2 build/olla-onnx $(cat bench/hidden_train_models.txt)
 set -eu
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-DIR=${1:?usage: bench/place_hidden_train.sh DIR [olla-onnx] [MODEL ...]}
-BIN=${2:-}
-shift $(($# < 2 ? $# : 2))
-MODELS=${*:-googlenet resnet50 mnasnet1_0 inception_v3 densenet121}
-BATCHES=${BATCHES:-1 32}
-if [ -z "$BIN" ]; then
-    . "$SRC/bench/release_binary.sh"
-    BIN=$(release_binary "$SRC")
-fi
-mkdir -p "$DIR" ${LIFETIMES:+"$LIFETIMES"}
+. "$SRC/bench/train_sample.sh"
+train_sample_args "usage: bench/place_hidden_train.sh DIR [olla-onnx] [MODEL ...]" "$@"
+[ -z "${LIFETIMES:-}" ] || mkdir -p "$LIFETIMES"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 echo "| model | batch | sharing | nodes | planned peak | arena | fragmentation | placement | placement s | total s |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for m in $MODELS; do
     for b in $BATCHES; do
-        f="$DIR/${m}_bs$b.onnx"
-        [ -s "$f" ] || /usr/bin/python3 "$SRC/bench/trace_train.py" "$m" "$b" "$f" >/dev/null
+        f=$(train_step "$m" "$b")
         for sh in runtime none; do
             lt=()
             [ -z "${LIFETIMES:-}" ] || lt=(--lifetimes "$LIFETIMES/${m}_bs${b}_$sh.csv")
