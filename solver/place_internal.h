@@ -124,10 +124,18 @@ typedef struct olla_pfixed {
 int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pfixed *fixed,
                             int64_t capacity, olla_pwork *w, int64_t *off);
 
+/* What one run of the offset-order search cost: its nodes, its work units
+ * and the entries of its section lists. */
+typedef struct {
+    long long nodes, work, entries;
+} olla_search_cost;
+
 /* The offset-order search of place_search.c alone, in buffer order order
  * (0-3), with no budget: for tests. OLLA_SEARCH_FOUND (off filled) or
- * OLLA_SEARCH_NONE when exhausted. */
-int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, int order, int64_t *off);
+ * OLLA_SEARCH_NONE when exhausted; cost (may be NULL) receives what the
+ * search itself cost, its build left out. */
+int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, int order, int64_t *off,
+                             olla_search_cost *cost);
 
 /* Peak split (place_split.c): stacks the buffers live at the busiest time
  * from address 0 (by end, start or length) and places the buffers before

@@ -407,7 +407,8 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pfixed *f
     return olla_search_schedule(&in, w, off);
 }
 
-int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, int order, int64_t *off)
+int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, int order, int64_t *off,
+                             olla_search_cost *cost)
 {
     if (n == 0)
         return OLLA_SEARCH_FOUND;
@@ -421,11 +422,14 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
     int r = olla_search_build(&c);
     if (r == 0)
         r = olla_search_reset(&c, 1, order);
+    long long before = c.work;
     if (r == 0) {
         c.node_limit = LLONG_MAX;
         c.work_limit = LLONG_MAX;
         r = olla_search_offset_run(&c);
     }
+    if (cost)
+        *cost = (olla_search_cost){c.nodes, c.work - before, c.sec_start ? (long long)c.sec_start[c.nsec] : 0};
     olla_search_free(&c);
     return r;
 }

@@ -7,9 +7,7 @@
 #include "olla_test.h"
 #include "olla_test_gen.h"
 #include "solver/place_internal.h"
-#include "solver/place_search_state.h"
 
-#include <limits.h>
 
 static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
 
@@ -29,32 +27,6 @@ static void make_nest(olla_pitem *it, int n, int keep, size_t *m)
     *m = k;
 }
 
-/* One unbounded dive of the offset-order search in order 0 at capacity
- * cap: its outcome, with its nodes and work units. */
-static int dive(const olla_pitem *it, size_t n, int64_t cap, int64_t *off, long long *nodes, long long *work,
-                long long *entries)
-{
-    atomic_int stop_pos;
-    atomic_init(&stop_pos, INT32_MAX);
-    const search_input in = {it, n, {NULL, NULL, 0}, cap, 0, LLONG_MAX};
-    sctx c;
-    olla_search_init(&c, &in, off, &stop_pos);
-    int r = olla_search_build(&c);
-    if (r == 0)
-        r = olla_search_reset(&c, 1, 0);
-    *entries = c.sec_start ? (long long)c.sec_start[c.nsec] : 0;
-    long long before = c.work;
-    if (r == 0) {
-        c.node_limit = LLONG_MAX;
-        c.work_limit = LLONG_MAX;
-        r = olla_search_offset_run(&c);
-    }
-    *nodes = c.nodes;
-    *work = c.work - before;
-    olla_search_free(&c);
-    return r;
-}
-
 /* Nests of 100 to 400 forward buffers with gradients: placed at max live
  * (the dive is valid and never above it), and each node costs at most a
  * few passes over the buffers: the dive costs under a third of one
@@ -67,8 +39,9 @@ OLLA_TEST(test_dive_cost_on_nests)
         size_t m;
         make_nest(it, n, n / 4, &m);
         int64_t live = olla_place_items_max_live(it, m);
-        long long nodes, work, entries;
-        int r = dive(it, m, live, off, &nodes, &work, &entries);
+        olla_search_cost cost;
+        int r = olla_place_offset_search(it, m, live, 0, off, &cost);
+        long long nodes = cost.nodes, work = cost.work, entries = cost.entries;
         OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
         if (r != OLLA_SEARCH_FOUND)
             continue;
@@ -96,11 +69,11 @@ OLLA_TEST(test_dive_agrees_with_search)
         }
         int64_t opt = olla_test_brute_optimum(it, n);
         for (int order = 0; order < 4; order++) {
-            int r = olla_place_offset_search(it, (size_t)n, opt, order, off);
+            int r = olla_place_offset_search(it, (size_t)n, opt, order, off, NULL);
             OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
             if (r == OLLA_SEARCH_FOUND)
                 olla_test_check_valid(it, (size_t)n, off, opt);
-            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off), OLLA_SEARCH_NONE);
+            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off, NULL), OLLA_SEARCH_NONE);
         }
         checked++;
     }
