@@ -62,6 +62,11 @@ void olla_search_free(sctx *c)
     free(c->rank);
     free(c->rkeys);
     free(c->okeys);
+    free(c->tl);
+    free(c->tr);
+    free(c->tpri);
+    free(c->th);
+    free(c->tmin);
     free(c->ftrail);
     free(c->cand);
     free(c->trail);
@@ -207,8 +212,16 @@ static int alloc_sections(sctx *c, int64_t total)
     c->rkeys = malloc((n + 1) * sizeof *c->rkeys);
     c->cand_cap = n + OLLA_SEARCH_CAND_SLACK;
     c->cand = malloc(c->cand_cap * sizeof *c->cand);
+    c->tl = malloc((n + 1) * sizeof *c->tl);
+    c->tr = malloc((n + 1) * sizeof *c->tr);
+    c->tpri = malloc((n + 1) * sizeof *c->tpri);
+    c->th = malloc((n + 1) * sizeof *c->th);
+    c->tmin = malloc((n + 1) * sizeof *c->tmin);
     if (!c->sec_start || !c->sec_buf || !c->beg_start || !c->beg_buf || !c->floor_ || !c->rem || !c->cut || !c->rank || !c->rkeys || !c->cand)
         return OLLA_SEARCH_NOMEM;
+    if (!c->tl || !c->tr || !c->tpri || !c->th || !c->tmin)
+        return OLLA_SEARCH_NOMEM;
+    olla_oset_priorities(c);
     return 0;
 }
 
@@ -394,6 +407,12 @@ int olla_search_reset(sctx *c, int offset_order, int order)
     c->hi_sec = c->nsec;
     c->okeys_top = 0;
     c->ftrail_top = 0;
+    c->troot = -1;
+    if (offset_order && olla_oset_build(c, keys, n) < 0) { /* heights not all equal: one at a time */
+        c->troot = -1;
+        for (size_t k = 0; k < n; k++)
+            olla_oset_insert(c, keys[k].idx);
+    }
     free(keys);
     free(fill);
     return 0;

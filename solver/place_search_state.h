@@ -93,6 +93,15 @@ typedef struct sctx {
     order_key *rkeys; /* n: scratch for ranking a part */
     olla_pkey *okeys; /* the offset-order search's candidates, a stack */
     size_t okeys_cap, okeys_top;
+    /* the offset-order search's candidates (place_offset_set.c): a treap
+     * over buffers 0..n-1 keyed by (th, rank), troot its root (-1: empty) */
+    int *tl, *tr;     /* n: children, -1 for none */
+    uint32_t *tpri;   /* n: priorities, a hash of the index */
+    int64_t *th;      /* n: the height each buffer is keyed on */
+    int64_t *tmin;    /* n: the lowest th + size in each subtree */
+    int troot;
+    int check_order;        /* tests: each node checks the tree against a sort */
+    long long order_errors; /* nodes where they differed */
     trail_entry *ftrail; /* the offset-order search's section floors, to undo */
     size_t ftrail_top, ftrail_cap;
     size_t lo_sec, hi_sec; /* the part being searched: sections [lo_sec, hi_sec) */
@@ -226,6 +235,28 @@ int olla_search_schedule(const search_input *in, olla_pwork *w, int64_t *off);
 /* Buffer b's key in the offset-order search's order c->order, from the
  * bytes still to place in its sections. */
 order_key olla_search_offset_key(const sctx *c, int b);
+/* ---- the offset-order search's candidates (place_offset_set.c) ---- */
+
+/* Draws the priorities of buffers 0..n-1. */
+void olla_oset_priorities(sctx *c);
+/* The tree made in one pass from the buffers order[0..m).idx, each keyed
+ * on its height h[], in increasing key order: 0, or -1 when they are not in
+ * that order (the tree is then unusable). Uses c->cand as scratch. */
+int olla_oset_build(sctx *c, const order_key *order, size_t m);
+/* Buffer x (not in the tree) joins it under its height h[x]. */
+void olla_oset_insert(sctx *c, int x);
+/* Buffer x leaves the tree. */
+void olla_oset_erase(sctx *c, int x);
+/* Buffer x (in the tree) keyed on height h instead. */
+void olla_oset_rekey(sctx *c, int x, int64_t h);
+/* The lowest top (height + size) of the buffers in the tree, INT64_MAX when
+ * it is empty. */
+int64_t olla_oset_min_top(const sctx *c);
+/* The buffer of the first key at or above (h, rank), or -1. */
+int olla_oset_first_at(sctx *c, int64_t h, int rank);
+/* The buffer of the first key above buffer x's (x in the tree), or -1. */
+int olla_oset_next(sctx *c, int x);
+
 /* One run of the offset-order search from the state olla_search_reset()
  * left: OLLA_SEARCH_FOUND (c->off filled), NONE (exhausted), GAVE_UP
  * (stopped) or NOMEM. */

@@ -40,7 +40,7 @@ OLLA_TEST(test_dive_cost_on_nests)
         make_nest(it, n, n / 4, &m);
         int64_t live = olla_place_items_max_live(it, m);
         olla_search_cost cost;
-        int r = olla_place_offset_search(it, m, live, 0, off, &cost);
+        int r = olla_place_offset_search(it, m, live, 0, off, &cost, 0);
         long long nodes = cost.nodes, work = cost.work, entries = cost.entries;
         OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
         if (r != OLLA_SEARCH_FOUND)
@@ -69,11 +69,11 @@ OLLA_TEST(test_dive_agrees_with_search)
         }
         int64_t opt = olla_test_brute_optimum(it, n);
         for (int order = 0; order < 4; order++) {
-            int r = olla_place_offset_search(it, (size_t)n, opt, order, off, NULL);
+            int r = olla_place_offset_search(it, (size_t)n, opt, order, off, NULL, 1);
             OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
             if (r == OLLA_SEARCH_FOUND)
                 olla_test_check_valid(it, (size_t)n, off, opt);
-            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off, NULL), OLLA_SEARCH_NONE);
+            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off, NULL, 1), OLLA_SEARCH_NONE);
         }
         checked++;
     }
