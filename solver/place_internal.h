@@ -135,9 +135,10 @@ typedef struct {
 /* The offset-order search of place_search.c alone, in buffer order order
  * (0-3), with no budget: for tests. OLLA_SEARCH_FOUND (off filled) or
  * OLLA_SEARCH_NONE when exhausted; cost (may be NULL) receives what the
- * search itself cost, its build left out. With check set, every node also
+ * search itself cost, its build left out. With check > 0, every node also
  * sorts its candidates anew and compares them with its tree (cost's work
- * leaves that out). */
+ * leaves that out), and the search gives up (OLLA_SEARCH_GAVE_UP) after
+ * check nodes. */
 int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, int order, int64_t *off,
                              olla_search_cost *cost, int check);
 

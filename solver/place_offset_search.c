@@ -80,7 +80,8 @@ static int64_t lowest_height(sctx *c, int j, int64_t room)
 
 /* Every section of the part keeps room for its bytes still to place above
  * its floor and the offset o; in sections [lo, hi) (where heights rose),
- * above the lowest height of its buffers still to place too. */
+ * above the lowest height of its buffers still to place too. Every section
+ * read. */
 static int offset_room(sctx *c, int64_t o, int lo, int hi)
 {
     c->work += (long long)(c->hi_sec - c->lo_sec);
@@ -95,6 +96,37 @@ static int offset_room(sctx *c, int64_t o, int lo, int hi)
             return 0;
     }
     return 1;
+}
+
+/* Section j (with bytes still to place) has a buffer still to place low
+ * enough for them all to fit above it. */
+static int low_enough(sctx *c, int j)
+{
+    int64_t room = c->cap - c->rem[j];
+    return lowest_height(c, j, room) <= room;
+}
+
+/* offset_room's answer after b was placed at o (top its top) from a node
+ * whose sections all had room (every node below a run's first level: the
+ * first level's checks cover the sections of the buffers they raise, and
+ * before, every height is 0). Only what changed is read: the most bytes
+ * still to place in the part above o and in b's sections above top (the
+ * floor there); in b's sections (b left them) the lowest heights; in the
+ * other sections of [lo, hi), only those with more bytes still to place
+ * than fit above top, since those that hold a buffer raised to top have
+ * room, and those that do not are as they were. */
+static int room_changed(sctx *c, int b, int64_t o, int lo, int hi)
+{
+    int64_t top = o + c->it[b].size;
+    if (o + olla_oset_most(c, (int)c->lo_sec, (int)c->hi_sec) > c->cap ||
+        top + olla_oset_most(c, c->sb[b], c->se[b]) > c->cap)
+        return 0;
+    c->work += c->se[b] - c->sb[b];
+    for (int j = c->sb[b]; j < c->se[b]; j++)
+        if (c->rem[j] > 0 && !low_enough(c, j))
+            return 0;
+    return olla_oset_each_above(c, lo, c->sb[b], c->cap - top, low_enough) &&
+           olla_oset_each_above(c, c->se[b], hi, c->cap - top, low_enough);
 }
 
 static int offset_dfs(sctx *c, int64_t last_off, int last_rank);
@@ -243,6 +275,7 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
         c->floor_[j] = top;
         c->rem[j] -= c->it[b].size;
     }
+    olla_oset_add(c, c->sb[b], c->se[b], -c->it[b].size);
     for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
         c->cut[j]--;
     int lo = c->sb[b], hi = c->se[b];
@@ -251,7 +284,14 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
     *hatless = 1;
     for (int j = c->sb[b]; j < c->se[b] && *hatless; j++)
         *hatless = c->rem[j] == 0;
-    if (r == OLLA_SEARCH_NONE && offset_room(c, o, lo, hi)) {
+    int room = r == OLLA_SEARCH_NONE &&
+               (c->depth >= 2 && c->nfixed == 0 ? room_changed(c, b, o, lo, hi) : offset_room(c, o, lo, hi));
+    if (c->check_order && r == OLLA_SEARCH_NONE && c->depth >= 2) {
+        long long work = c->work;
+        c->order_errors += room != offset_room(c, o, lo, hi);
+        c->work = work;
+    }
+    if (room) {
         rekey_raised(c, mark, 0);
         r = offset_dfs(c, o, c->rank[b]);
         rekey_raised(c, mark, 1);
@@ -264,6 +304,7 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
     c->placed[b] = 0;
     for (int j = c->sb[b]; j < c->se[b]; j++)
         c->rem[j] += c->it[b].size;
+    olla_oset_add(c, c->sb[b], c->se[b], c->it[b].size);
     for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
         c->cut[j]++;
     olla_oset_insert(c, b);

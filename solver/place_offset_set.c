@@ -12,7 +12,13 @@
  * at a node is the same on entry and on return. Ranks are distinct within
  * a part, so keys are. Priorities are a hash of the buffer's index: the
  * same keys always make the same tree, and every operation charges
- * c->work the tree nodes it visits, the same on every run. */
+ * c->work the tree nodes it visits, the same on every run.
+ *
+ * Beside it, the bytes still to place of every section in a segment tree
+ * whose nodes hold an added value and the most of their subtree (added
+ * values included): a buffer placed or taken back adds to the range of its
+ * sections at once, and the room checks ask for the most in a range, or for
+ * the sections above a value, in O(log sections) nodes a section. */
 #include <stdint.h>
 
 #include "solver/place_search_state.h"
@@ -216,4 +222,86 @@ int olla_oset_build(sctx *c, const order_key *order, size_t m)
         pull(c, stack[0]);
     c->troot = m > 0 ? stack[0] : -1;
     return 0;
+}
+
+/* ---- the sections' bytes still to place ---- */
+
+void olla_oset_sections(sctx *c)
+{
+    size_t L = c->sleaves;
+    for (size_t k = 0; k < 2 * L; k++)
+        c->sadd[k] = c->smax[k] = 0;
+    for (size_t j = 0; j < c->nsec; j++)
+        c->smax[L + j] = c->rem[j];
+    for (size_t k = L - 1; k >= 1; k--)
+        c->smax[k] = c->smax[2 * k] > c->smax[2 * k + 1] ? c->smax[2 * k] : c->smax[2 * k + 1];
+}
+
+/* v added over [a, b) in the subtree at k, which covers [l, r). */
+static void seg_add(sctx *c, size_t k, size_t l, size_t r, const size_t ab[2], int64_t v)
+{
+    c->work++;
+    if (ab[0] <= l && r <= ab[1]) {
+        c->sadd[k] += v;
+        c->smax[k] += v;
+        return;
+    }
+    size_t m = (l + r) / 2;
+    if (ab[0] < m)
+        seg_add(c, 2 * k, l, m, ab, v);
+    if (ab[1] > m)
+        seg_add(c, 2 * k + 1, m, r, ab, v);
+    int64_t x = c->smax[2 * k], y = c->smax[2 * k + 1];
+    c->smax[k] = (x > y ? x : y) + c->sadd[k];
+}
+
+void olla_oset_add(sctx *c, int a, int b, int64_t v)
+{
+    if (a < b)
+        seg_add(c, 1, 0, c->sleaves, (const size_t[2]){(size_t)a, (size_t)b}, v);
+}
+
+/* The most over [a, b) in the subtree at k, which covers [l, r), less the
+ * values added above k. */
+static int64_t seg_most(sctx *c, size_t k, size_t l, size_t r, const size_t ab[2])
+{
+    c->work++;
+    if (ab[0] <= l && r <= ab[1])
+        return c->smax[k];
+    size_t m = (l + r) / 2;
+    int64_t x = ab[0] < m ? seg_most(c, 2 * k, l, m, ab) : INT64_MIN;
+    int64_t y = ab[1] > m ? seg_most(c, 2 * k + 1, m, r, ab) : INT64_MIN;
+    return (x > y ? x : y) + c->sadd[k];
+}
+
+int64_t olla_oset_most(sctx *c, int a, int b)
+{
+    if (a >= b)
+        return 0;
+    return seg_most(c, 1, 0, c->sleaves, (const size_t[2]){(size_t)a, (size_t)b});
+}
+
+/* The sections of [a, b) above `above` in the subtree at k, which covers
+ * [l, r), with acc added above k, each passed to ok: 0 as soon as one
+ * fails. */
+static int seg_each(sctx *c, size_t k, size_t l, size_t r, const size_t ab[2], int64_t above, int64_t acc,
+                    int (*ok)(sctx *c, int j))
+{
+    c->work++;
+    if (c->smax[k] + acc <= above)
+        return 1;
+    if (r - l == 1)
+        return ok(c, (int)l);
+    size_t m = (l + r) / 2;
+    acc += c->sadd[k];
+    if (ab[0] < m && !seg_each(c, 2 * k, l, m, ab, above, acc, ok))
+        return 0;
+    return ab[1] <= m || seg_each(c, 2 * k + 1, m, r, ab, above, acc, ok);
+}
+
+int olla_oset_each_above(sctx *c, int a, int b, int64_t above, int (*ok)(sctx *c, int j))
+{
+    if (a >= b)
+        return 1;
+    return seg_each(c, 1, 0, c->sleaves, (const size_t[2]){(size_t)a, (size_t)b}, above, 0, ok);
 }

@@ -424,9 +424,9 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
         r = olla_search_reset(&c, 1, order);
     long long before = c.work;
     if (r == 0) {
-        c.node_limit = LLONG_MAX;
+        c.node_limit = check > 0 ? check : LLONG_MAX;
         c.work_limit = LLONG_MAX;
-        c.check_order = check;
+        c.check_order = check > 0;
         r = olla_search_offset_run(&c);
     }
     if (cost)

@@ -67,6 +67,8 @@ void olla_search_free(sctx *c)
     free(c->tpri);
     free(c->th);
     free(c->tmin);
+    free(c->smax);
+    free(c->sadd);
     free(c->ftrail);
     free(c->cand);
     free(c->trail);
@@ -219,7 +221,11 @@ static int alloc_sections(sctx *c, int64_t total)
     c->tmin = malloc((n + 1) * sizeof *c->tmin);
     if (!c->sec_start || !c->sec_buf || !c->beg_start || !c->beg_buf || !c->floor_ || !c->rem || !c->cut || !c->rank || !c->rkeys || !c->cand)
         return OLLA_SEARCH_NOMEM;
-    if (!c->tl || !c->tr || !c->tpri || !c->th || !c->tmin)
+    for (c->sleaves = 1; c->sleaves < c->nsec; c->sleaves *= 2) {
+    }
+    c->smax = calloc(2 * c->sleaves, sizeof *c->smax);
+    c->sadd = calloc(2 * c->sleaves, sizeof *c->sadd);
+    if (!c->tl || !c->tr || !c->tpri || !c->th || !c->tmin || !c->smax || !c->sadd)
         return OLLA_SEARCH_NOMEM;
     olla_oset_priorities(c);
     return 0;
@@ -408,6 +414,8 @@ int olla_search_reset(sctx *c, int offset_order, int order)
     c->okeys_top = 0;
     c->ftrail_top = 0;
     c->troot = -1;
+    if (offset_order)
+        olla_oset_sections(c);
     if (offset_order && olla_oset_build(c, keys, n) < 0) { /* heights not all equal: one at a time */
         c->troot = -1;
         for (size_t k = 0; k < n; k++)

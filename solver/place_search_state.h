@@ -100,6 +100,11 @@ typedef struct sctx {
     int64_t *th;      /* n: the height each buffer is keyed on */
     int64_t *tmin;    /* n: the lowest th + size in each subtree */
     int troot;
+    /* the bytes still to place of each section (rem) in a segment tree
+     * with added values, for the offset-order search's room checks
+     * (place_offset_set.c): nodes 1..2 * sleaves - 1, leaf j at sleaves + j */
+    int64_t *smax, *sadd;
+    size_t sleaves;
     int check_order;        /* tests: each node checks the tree against a sort */
     long long order_errors; /* nodes where they differed */
     trail_entry *ftrail; /* the offset-order search's section floors, to undo */
@@ -256,6 +261,16 @@ int64_t olla_oset_min_top(const sctx *c);
 int olla_oset_first_at(sctx *c, int64_t h, int rank);
 /* The buffer of the first key above buffer x's (x in the tree), or -1. */
 int olla_oset_next(sctx *c, int x);
+
+/* The segment tree of rem[0..nsec) made anew. */
+void olla_oset_sections(sctx *c);
+/* v added to rem's tree over sections [a, b) (rem itself is the caller's). */
+void olla_oset_add(sctx *c, int a, int b, int64_t v);
+/* The most bytes still to place in one of sections [a, b) (0 when empty). */
+int64_t olla_oset_most(sctx *c, int a, int b);
+/* Calls ok(c, j) on every section j of [a, b) with more than above bytes
+ * still to place, in order, until one returns 0: 0 then, else 1. */
+int olla_oset_each_above(sctx *c, int a, int b, int64_t above, int (*ok)(sctx *c, int j));
 
 /* One run of the offset-order search from the state olla_search_reset()
  * left: OLLA_SEARCH_FOUND (c->off filled), NONE (exhausted), GAVE_UP

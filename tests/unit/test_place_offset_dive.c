@@ -3,7 +3,11 @@
  * that places every buffer without backtracking must cost about one pass
  * over the buffers per node, not one over every section list: work units
  * asserted against the section-list entries, placements validated, and the
- * same outcome as the whole search on small random instances. */
+ * same outcome as the whole search on small random instances; at every
+ * node, the candidate tree the search keeps from node to node holds the
+ * same buffers in the same order as gathering and sorting them anew. */
+#include <string.h>
+
 #include "olla_test.h"
 #include "olla_test_gen.h"
 #include "solver/place_internal.h"
@@ -43,6 +47,14 @@ OLLA_TEST(test_dive_cost_on_nests)
         int r = olla_place_offset_search(it, m, live, 0, off, &cost, 0);
         long long nodes = cost.nodes, work = cost.work, entries = cost.entries;
         OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
+        /* the same search checking its tree at every node: same nodes and work */
+        olla_search_cost checked;
+        int64_t off2[4000];
+        OLLA_CHECK_EQ_I64(olla_place_offset_search(it, m, live, 0, off2, &checked, 1000000), OLLA_SEARCH_FOUND);
+        OLLA_CHECK_EQ_I64(checked.order_errors, 0);
+        OLLA_CHECK_EQ_I64(checked.nodes, nodes);
+        OLLA_CHECK_EQ_I64(checked.work, work);
+        OLLA_CHECK(memcmp(off, off2, m * sizeof *off) == 0);
         if (r != OLLA_SEARCH_FOUND)
             continue;
         olla_test_check_valid(it, m, off, live);
@@ -69,15 +81,65 @@ OLLA_TEST(test_dive_agrees_with_search)
         }
         int64_t opt = olla_test_brute_optimum(it, n);
         for (int order = 0; order < 4; order++) {
-            int r = olla_place_offset_search(it, (size_t)n, opt, order, off, NULL, 1);
+            int r = olla_place_offset_search(it, (size_t)n, opt, order, off, NULL, 1000000);
             OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
             if (r == OLLA_SEARCH_FOUND)
                 olla_test_check_valid(it, (size_t)n, off, opt);
-            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off, NULL, 1), OLLA_SEARCH_NONE);
+            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off, NULL, 1000000), OLLA_SEARCH_NONE);
         }
         checked++;
     }
     OLLA_CHECK(checked == 200);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_dive_cost_on_nests), OLLA_T(test_dive_agrees_with_search))
+/* A random instance of n buffers over `span` steps: lifetimes of 1 to
+ * `life` steps, sizes 1 to `size`, a few long ones; some steps left empty
+ * so that the search splits into parts. */
+static void make_random(olla_pitem *it, int n, int64_t span, int64_t life, int64_t size)
+{
+    for (int i = 0; i < n; i++) {
+        int64_t l = olla_test_rng_range(&rng_state, 0, span - 1);
+        int64_t len = i % 9 == 0 ? olla_test_rng_range(&rng_state, 1, span) : olla_test_rng_range(&rng_state, 1, life);
+        if (l % 17 == 5)
+            len = 1; /* steps that few buffers cross */
+        it[i] = (olla_pitem){l, l + len, olla_test_rng_range(&rng_state, 1, size)};
+    }
+}
+
+/* The tree against a sort at every node of whole runs, found or exhausted,
+ * on random instances of 6 to 200 buffers at capacities from one below the
+ * optimum (small ones: every node of the exhausted search) to well above
+ * max live (large ones: at most 4,000 nodes), in all four orders; a node where the tree's buffers, their
+ * order, their keys or the lowest top differ from the sorted ones counts. */
+OLLA_TEST(test_tree_matches_sort)
+{
+    static olla_pitem it[200];
+    static int64_t off[200];
+    long long nodes = 0, errors = 0;
+    int exhausted = 0, found = 0;
+    for (int trial = 0; trial < 120; trial++) {
+        int small = trial % 3 == 0;
+        int n = small ? 6 + (int)olla_test_rng_range(&rng_state, 0, 3) : (int)olla_test_rng_range(&rng_state, 20, 200);
+        int64_t span = small ? 10 : olla_test_rng_range(&rng_state, n / 4 + 2, 2 * n);
+        make_random(it, n, span, small ? 6 : olla_test_rng_range(&rng_state, 2, 30), small ? 7 : 64);
+        int64_t live = olla_place_items_max_live(it, (size_t)n);
+        int64_t cap = small ? olla_test_brute_optimum(it, n) - (trial % 2) : live + live * (trial % 5) / 16;
+        for (int order = 0; order < 4; order++) {
+            olla_search_cost cost;
+            int r = olla_place_offset_search(it, (size_t)n, cap, order, off, &cost, 4000);
+            OLLA_CHECK(r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NONE || (!small && r == OLLA_SEARCH_GAVE_UP));
+            if (r == OLLA_SEARCH_FOUND)
+                olla_test_check_valid(it, (size_t)n, off, cap);
+            found += r == OLLA_SEARCH_FOUND;
+            exhausted += r == OLLA_SEARCH_NONE;
+            nodes += cost.nodes;
+            errors += cost.order_errors;
+        }
+    }
+    fprintf(stderr, "tree against sort: %lld nodes, %d found, %d exhausted, %lld differing\n", nodes, found, exhausted,
+            errors);
+    OLLA_CHECK_EQ_I64(errors, 0);
+    OLLA_CHECK(found > 50 && exhausted > 50);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_dive_cost_on_nests), OLLA_T(test_dive_agrees_with_search), OLLA_T(test_tree_matches_sort))
