@@ -63,13 +63,14 @@ static int ftrail_push(sctx *c, int j)
     return 0;
 }
 
-/* The lowest height of the buffers still to place live in section j, or
- * any height at most room once one is seen (the section then has room
- * whatever the others' heights): only the entries read are charged. */
+/* The lowest height of the buffers still to place live in section j (the
+ * front of its list), or any height at most room once one is seen (the
+ * section then has room whatever the others' heights): only the entries
+ * read are charged. */
 static int64_t lowest_height(sctx *c, int j, int64_t room)
 {
     int64_t low = INT64_MAX, p = c->sec_start[j];
-    for (; p < c->sec_start[j + 1] && low > room; p++) {
+    for (; p < c->sec_start[j] + c->ucnt[j] && low > room; p++) {
         int b = c->sec_buf[p];
         if (!c->placed[b] && c->h[b] < low)
             low = c->h[b];
@@ -203,8 +204,9 @@ static int offset_parts(sctx *c, int parts)
 
 /* For tests (c->check_order): the candidates as the tree orders them
  * against the buffers still to place gathered from the part's sections and
- * sorted by (height, rank), and the tree's lowest top against theirs; a
- * difference counts in c->order_errors. Charges no work. 0, or
+ * sorted by (height, rank), the tree's lowest top against theirs, and each
+ * section list's front against its buffers still to place; a difference
+ * counts in c->order_errors. Charges no work. 0, or
  * OLLA_SEARCH_NOMEM. */
 static int check_order(sctx *c)
 {
@@ -227,6 +229,14 @@ static int check_order(sctx *c)
     size_t k = 0;
     for (int b = olla_oset_first_at(c, INT64_MIN, INT32_MIN); b >= 0; b = olla_oset_next(c, b), k++)
         bad |= k >= m || c->okeys[base + k].idx != b || c->th[b] != c->h[b];
+    for (size_t j = c->lo_sec; j < c->hi_sec; j++) { /* each list's front: its buffers still to place */
+        int64_t left = 0, p = c->sec_start[j];
+        for (; p < c->sec_start[j + 1]; p++)
+            left += !c->placed[c->sec_buf[p]];
+        for (p = c->sec_start[j]; p < c->sec_start[j] + c->ucnt[j]; p++)
+            bad |= c->placed[c->sec_buf[p]];
+        bad |= left != c->ucnt[j];
+    }
     c->order_errors += bad || k != m;
     c->work = work;
     return 0;
@@ -234,11 +244,15 @@ static int check_order(sctx *c)
 
 /* Raises to v every buffer still to place live beside b: those live in
  * b's first section, and those that start in its later ones (each met once,
- * however many of b's sections it spans). 0, or -1 when out of memory. */
+ * however many of b's sections it spans; the first section's front read
+ * only). 0, or -1 when out of memory. */
 static int raise_beside(sctx *c, int b, int64_t v, int *lo, int *hi)
 {
-    if (olla_search_raise(c, (size_t)c->sb[b], v, lo, hi) < 0)
-        return -1;
+    int64_t s = c->sec_start[c->sb[b]];
+    c->work += c->ucnt[c->sb[b]];
+    for (int64_t p = s; p < s + c->ucnt[c->sb[b]]; p++)
+        if (olla_search_raise_one(c, c->sec_buf[p], v, lo, hi) < 0)
+            return -1;
     int first = c->sb[b] + 1, last = c->se[b];
     c->work += (long long)(last - first) + (c->beg_start[last] - c->beg_start[first]);
     for (int64_t p = c->beg_start[first]; p < c->beg_start[last]; p++)
@@ -269,6 +283,7 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
     olla_oset_erase(c, b);
     c->placed[b] = 1;
     c->off[b] = o;
+    olla_oset_unlist(c, b);
     for (int j = c->sb[b]; j < c->se[b] && r == OLLA_SEARCH_NONE; j++) {
         if (ftrail_push(c, j) < 0)
             r = OLLA_SEARCH_NOMEM;
@@ -302,6 +317,7 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
         c->floor_[e.buf] = e.old;
     }
     c->placed[b] = 0;
+    olla_oset_relist(c, b);
     for (int j = c->sb[b]; j < c->se[b]; j++)
         c->rem[j] += c->it[b].size;
     olla_oset_add(c, c->sb[b], c->se[b], c->it[b].size);

@@ -305,3 +305,26 @@ int olla_oset_each_above(sctx *c, int a, int b, int64_t above, int (*ok)(sctx *c
         return 1;
     return seg_each(c, 1, 0, c->sleaves, (const size_t[2]){(size_t)a, (size_t)b}, above, 0, ok);
 }
+
+/* ---- the fronts of the section lists ---- */
+
+void olla_oset_unlist(sctx *c, int b)
+{
+    c->work += c->se[b] - c->sb[b];
+    for (int j = c->sb[b]; j < c->se[b]; j++) {
+        int64_t s = c->sec_start[j];
+        int *pb = &c->epos[c->ebase[b] + j - c->sb[b]], q = --c->ucnt[j], p = *pb;
+        int x = c->sec_buf[s + q];
+        c->sec_buf[s + p] = x;
+        c->sec_buf[s + q] = b;
+        c->epos[c->ebase[x] + j - c->sb[x]] = p;
+        *pb = q;
+    }
+}
+
+void olla_oset_relist(sctx *c, int b)
+{
+    c->work += c->se[b] - c->sb[b];
+    for (int j = c->sb[b]; j < c->se[b]; j++)
+        c->ucnt[j]++; /* b is the first entry past the front */
+}

@@ -68,6 +68,9 @@ void olla_search_free(sctx *c)
     free(c->th);
     free(c->tmin);
     free(c->smax);
+    free(c->ucnt);
+    free(c->epos);
+    free(c->ebase);
     free(c->sadd);
     free(c->ftrail);
     free(c->cand);
@@ -227,6 +230,16 @@ static int alloc_sections(sctx *c, int64_t total)
     c->sadd = calloc(2 * c->sleaves, sizeof *c->sadd);
     if (!c->tl || !c->tr || !c->tpri || !c->th || !c->tmin || !c->smax || !c->sadd)
         return OLLA_SEARCH_NOMEM;
+    if (c->nfixed == 0) { /* the offset-order search runs: its lists' fronts */
+        c->ucnt = calloc(c->nsec + 1, sizeof *c->ucnt);
+        c->epos = malloc(((size_t)total + 1) * sizeof *c->epos);
+        c->ebase = malloc((n + 1) * sizeof *c->ebase);
+        if (!c->ucnt || !c->epos || !c->ebase)
+            return OLLA_SEARCH_NOMEM;
+        c->ebase[0] = 0;
+        for (size_t i = 0; i < n; i++)
+            c->ebase[i + 1] = c->ebase[i] + (c->se[i] - c->sb[i]);
+    }
     olla_oset_priorities(c);
     return 0;
 }
@@ -414,8 +427,16 @@ int olla_search_reset(sctx *c, int offset_order, int order)
     c->okeys_top = 0;
     c->ftrail_top = 0;
     c->troot = -1;
-    if (offset_order)
+    if (offset_order) {
         olla_oset_sections(c);
+        for (size_t j = 0; j < c->nsec; j++) {
+            c->ucnt[j] = (int)(c->sec_start[j + 1] - c->sec_start[j]);
+            for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
+                int x = c->sec_buf[p];
+                c->epos[c->ebase[x] + (int64_t)j - c->sb[x]] = (int)(p - c->sec_start[j]);
+            }
+        }
+    }
     if (offset_order && olla_oset_build(c, keys, n) < 0) { /* heights not all equal: one at a time */
         c->troot = -1;
         for (size_t k = 0; k < n; k++)

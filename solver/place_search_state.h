@@ -105,6 +105,11 @@ typedef struct sctx {
      * (place_offset_set.c): nodes 1..2 * sleaves - 1, leaf j at sleaves + j */
     int64_t *smax, *sadd;
     size_t sleaves;
+    /* the offset-order search keeps each section's list with its buffers
+     * still to place first: ucnt[j] of them (nsec); buffer x's entry in
+     * section j sits at sec_start[j] + epos[ebase[x] + j - sb[x]] */
+    int *ucnt, *epos;
+    int64_t *ebase; /* n + 1: where each buffer's sections begin in epos */
     int check_order;        /* tests: each node checks the tree against a sort */
     long long order_errors; /* nodes where they differed */
     trail_entry *ftrail; /* the offset-order search's section floors, to undo */
@@ -262,6 +267,11 @@ int olla_oset_first_at(sctx *c, int64_t h, int rank);
 /* The buffer of the first key above buffer x's (x in the tree), or -1. */
 int olla_oset_next(sctx *c, int x);
 
+/* Buffer b, placed, leaves the front of its sections' lists; taken back,
+ * it rejoins it (the lists' order within the front changes, never what
+ * it holds). */
+void olla_oset_unlist(sctx *c, int b);
+void olla_oset_relist(sctx *c, int b);
 /* The segment tree of rem[0..nsec) made anew. */
 void olla_oset_sections(sctx *c);
 /* v added to rem's tree over sections [a, b) (rem itself is the caller's). */
