@@ -18,7 +18,12 @@
  * whose nodes hold an added value and the most of their subtree (added
  * values included): a buffer placed or taken back adds to the range of its
  * sections at once, and the room checks ask for the most in a range, or for
- * the sections above a value, in O(log sections) nodes a section. */
+ * the sections above a value, in O(log sections) nodes a section.
+ *
+ * And each section list with its buffers still to place at its front: a
+ * buffer placed is swapped behind the front of each of its sections, and
+ * taken back (last placed, first taken back) it is the first entry behind
+ * the front, which grows again by one. */
 #include <stdint.h>
 
 #include "solver/place_search_state.h"
@@ -281,29 +286,36 @@ int64_t olla_oset_most(sctx *c, int a, int b)
     return seg_most(c, 1, 0, c->sleaves, (const size_t[2]){(size_t)a, (size_t)b});
 }
 
-/* The sections of [a, b) above `above` in the subtree at k, which covers
- * [l, r), with acc added above k, each passed to ok: 0 as soon as one
- * fails. */
-static int seg_each(sctx *c, size_t k, size_t l, size_t r, const size_t ab[2], int64_t above, int64_t acc,
-                    int (*ok)(sctx *c, int j))
+/* What olla_oset_each_above looks for: the sections of [a, b) above a
+ * value, each passed to ok. */
+typedef struct seg_find {
+    size_t ab[2];
+    int64_t above;
+    int (*ok)(sctx *c, int j);
+} seg_find;
+
+/* The sections q asks for in the subtree at k, which covers [l, r), with
+ * acc added above k, each passed to q->ok: 0 as soon as one fails. */
+static int seg_each(sctx *c, size_t k, size_t l, size_t r, const seg_find *q, int64_t acc)
 {
     c->work++;
-    if (c->smax[k] + acc <= above)
+    if (c->smax[k] + acc <= q->above)
         return 1;
     if (r - l == 1)
-        return ok(c, (int)l);
+        return q->ok(c, (int)l);
     size_t m = (l + r) / 2;
     acc += c->sadd[k];
-    if (ab[0] < m && !seg_each(c, 2 * k, l, m, ab, above, acc, ok))
+    if (q->ab[0] < m && !seg_each(c, 2 * k, l, m, q, acc))
         return 0;
-    return ab[1] <= m || seg_each(c, 2 * k + 1, m, r, ab, above, acc, ok);
+    return q->ab[1] <= m || seg_each(c, 2 * k + 1, m, r, q, acc);
 }
 
 int olla_oset_each_above(sctx *c, int a, int b, int64_t above, int (*ok)(sctx *c, int j))
 {
     if (a >= b)
         return 1;
-    return seg_each(c, 1, 0, c->sleaves, (const size_t[2]){(size_t)a, (size_t)b}, above, 0, ok);
+    const seg_find q = {{(size_t)a, (size_t)b}, above, ok};
+    return seg_each(c, 1, 0, c->sleaves, &q, 0);
 }
 
 /* ---- the fronts of the section lists ---- */
