@@ -188,12 +188,14 @@ static int offset_parts(sctx *c, int parts)
         r = rank_part(c, &root);
         if (r == 0) /* ranked */
             r = offset_dfs(c, 0, -1);
-        c->troot = root; /* the part's tree is whole: its buffers go back */
+        c->troot = root; /* the part's tree is whole: its buffers go back, uncharged (an undo) */
+        long long work = c->work;
         while (c->okeys_top > saved) {
             olla_pkey e = c->okeys[--c->okeys_top];
             c->rank[e.idx] = (int)e.k1;
             olla_oset_insert(c, e.idx);
         }
+        c->work = work;
         root = c->troot;
     }
     c->cand_top = base;
@@ -262,13 +264,17 @@ static int raise_beside(sctx *c, int b, int64_t v, int *lo, int *hi)
 }
 
 /* Brings the candidate tree's keys of the buffers raised since the trail's
- * mark up to their heights (back to the heights before, with back set). */
+ * mark up to their heights (back to the heights before, with back set,
+ * uncharged: a run stopped deep down unwinds every level). */
 static void rekey_raised(sctx *c, size_t mark, int back)
 {
+    long long work = c->work;
     for (size_t p = mark; p < c->trail_top; p++) {
         int x = c->trail[p].buf;
         olla_oset_rekey(c, x, back ? c->trail[p].old : c->h[x]);
     }
+    if (back)
+        c->work = work; /* undoing is not charged (as the trail's undo is not) */
 }
 
 /* Buffer b placed at its height o, the search above it, then b taken back:
@@ -312,6 +318,7 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
         rekey_raised(c, mark, 1);
     }
     olla_search_undo(c, mark);
+    long long work = c->work; /* undoing is not charged */
     while (c->ftrail_top > fmark) {
         trail_entry e = c->ftrail[--c->ftrail_top];
         c->floor_[e.buf] = e.old;
@@ -324,6 +331,7 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
     for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
         c->cut[j]++;
     olla_oset_insert(c, b);
+    c->work = work;
     return r;
 }
 
