@@ -110,6 +110,14 @@ static const heuristic portfolio[] = {
 #define OLLA_PLACE_SHAKE_PASSES 10
 #define OLLA_PLACE_SHAKE_PAIRS 1500000000LL
 #define NHEUR ((int)(sizeof portfolio / sizeof portfolio[0]))
+/* The promotion rounds after the portfolio (promoted()): at most this
+ * many greedy passes, on parts of more buffers than this (place.c's
+ * OLLA_PLACE_SEARCH_MAX_BUFFERS: smaller ones go to the exact searches),
+ * from the best heuristic's order, or greedy by size's when a sweep was
+ * the best. */
+#define OLLA_PLACE_PROMOTE_ROUNDS 4
+#define OLLA_PLACE_PROMOTE_MIN_BUFFERS 10000
+#define OLLA_PLACE_PROMOTE_FALLBACK 2
 
 int olla_place_heuristic_count(void) { return NHEUR; }
 
@@ -263,12 +271,14 @@ static int64_t shaken(const olla_pitem *it, size_t n, int64_t *off, int64_t a, s
     return a;
 }
 
-/* The portfolio's placements kept for the shakes (the size classes'). */
+/* The portfolio's placements kept for the shakes (the size classes'),
+ * and the heuristic whose placement is the best so far. */
 typedef struct kept {
     int64_t *off[OLLA_PLACE_KEPT];
     int64_t arena[OLLA_PLACE_KEPT];
     int heur[OLLA_PLACE_KEPT];
     int n;
+    int best;
 } kept;
 
 /* Every heuristic in turn (within the deterministic cuts on large inputs)
@@ -299,6 +309,7 @@ static int64_t run_portfolio(const olla_pitem *it, size_t n, int64_t *off, int64
                  olla_now() - t);
         if (a < best) {
             best = a;
+            kp->best = k;
             memcpy(off, tmp, n * sizeof *off);
         }
         if (group > 0 && kp->n < OLLA_PLACE_KEPT) {
@@ -311,12 +322,65 @@ static int64_t run_portfolio(const olla_pitem *it, size_t n, int64_t *off, int64
     return best;
 }
 
+/* The promotion rounds: the best heuristic's order again, with the buffers
+ * that ended above the bound (those of every round so far) taken first, in
+ * that order; the greedy pass then finds them room before the buffers
+ * that took it. At most OLLA_PLACE_PROMOTE_ROUNDS passes, on parts of more
+ * than OLLA_PLACE_PROMOTE_MIN_BUFFERS buffers (the exact searches leave
+ * those to the heuristics: place.c). Improves off in place:
+ * the arena reached, or -1 when out of memory. s's arrays are scratch. */
+static int64_t promoted(const olla_pitem *it, size_t n, int64_t *off, int64_t lb, int k, shake_space *s,
+                        const olla_logger *log)
+{
+    int64_t best = olla_place_items_arena(it, off, n);
+    heuristic h = portfolio[k];
+    if (h.order < 0)
+        h = portfolio[OLLA_PLACE_PROMOTE_FALLBACK];
+    h.pyramid = 0;
+    char *up = calloc(n, 1);
+    int *order = malloc(n * sizeof *order);
+    if (!up || !order) {
+        free(up);
+        free(order);
+        return -1;
+    }
+    make_order(it, n, &h, NULL, s->keys, s->order);
+    const int64_t *from = off; /* the placement whose buffers above lb join the promoted */
+    for (int r = 0; r < OLLA_PLACE_PROMOTE_ROUNDS && best > lb; r++) {
+        for (size_t i = 0; i < n; i++)
+            up[i] |= from[i] + it[i].size > lb;
+        size_t m = 0;
+        for (size_t e = 0; e < n; e++)
+            if (up[s->order[e]])
+                order[m++] = s->order[e];
+        for (size_t e = 0; e < n; e++)
+            if (!up[s->order[e]])
+                order[m++] = s->order[e];
+        double t = olla_now();
+        int64_t a = olla_place_greedy(it, n, order, NULL, h.best_fit, s->tmp);
+        if (a < 0) {
+            best = -1;
+            break;
+        }
+        olla_log(log, OLLA_LOG_DETAIL, "place: heuristic %s, buffers above the bound first: %lld (%.3f s)", h.name,
+                 (long long)a, olla_now() - t);
+        if (a < best) {
+            best = a;
+            memcpy(off, s->tmp, n * sizeof *off);
+        }
+        from = s->tmp;
+    }
+    free(up);
+    free(order);
+    return best;
+}
+
 int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
                              olla_pwork *w, const olla_logger *log)
 {
     if (n == 0)
         return 0;
-    kept kp = {{0}, {0}, {0}, 0};
+    kept kp = {{0}, {0}, {0}, 0, 0};
     shake_space s = {malloc(n * sizeof *s.keys), malloc(n * sizeof *s.order), malloc(n * sizeof *s.tmp),
                      pass_cost(it, n), 0};
     int ok = s.keys && s.order && s.tmp;
@@ -334,9 +398,12 @@ int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64
             best = -1;
         } else if (a < best) {
             best = a;
+            kp.best = kp.heur[c];
             memcpy(off, kp.off[c], n * sizeof *off);
         }
     }
+    if (best > lb && n > OLLA_PLACE_PROMOTE_MIN_BUFFERS && ok)
+        best = promoted(it, n, off, lb, kp.best, &s, log);
     for (int c = 0; c < OLLA_PLACE_KEPT; c++)
         free(kp.off[c]);
     free(s.keys);

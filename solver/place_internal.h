@@ -125,17 +125,22 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pfixed *f
                             int64_t capacity, olla_pwork *w, int64_t *off);
 
 /* What one run of the offset-order search cost: its nodes, its work units
- * and the entries of its section lists. */
+ * and the entries of its section lists; and, when it was asked to check,
+ * the nodes whose candidate tree differed from the candidates gathered and
+ * sorted anew (0 unless the tree is wrong). */
 typedef struct {
-    long long nodes, work, entries;
+    long long nodes, work, entries, order_errors;
 } olla_search_cost;
 
 /* The offset-order search of place_search.c alone, in buffer order order
  * (0-3), with no budget: for tests. OLLA_SEARCH_FOUND (off filled) or
  * OLLA_SEARCH_NONE when exhausted; cost (may be NULL) receives what the
- * search itself cost, its build left out. */
+ * search itself cost, its build left out. With check > 0, every node also
+ * sorts its candidates anew and compares them with its tree (cost's work
+ * leaves that out), and the search gives up (OLLA_SEARCH_GAVE_UP) after
+ * check nodes. */
 int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, int order, int64_t *off,
-                             olla_search_cost *cost);
+                             olla_search_cost *cost, int check);
 
 /* Peak split (place_split.c): stacks the buffers live at the busiest time
  * from address 0 (by end, start or length) and places the buffers before

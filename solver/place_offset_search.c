@@ -63,13 +63,14 @@ static int ftrail_push(sctx *c, int j)
     return 0;
 }
 
-/* The lowest height of the buffers still to place live in section j, or
- * any height at most room once one is seen (the section then has room
- * whatever the others' heights): only the entries read are charged. */
+/* The lowest height of the buffers still to place live in section j (the
+ * front of its list), or any height at most room once one is seen (the
+ * section then has room whatever the others' heights): only the entries
+ * read are charged. */
 static int64_t lowest_height(sctx *c, int j, int64_t room)
 {
     int64_t low = INT64_MAX, p = c->sec_start[j];
-    for (; p < c->sec_start[j + 1] && low > room; p++) {
+    for (; p < c->sec_start[j] + c->ucnt[j] && low > room; p++) {
         int b = c->sec_buf[p];
         if (!c->placed[b] && c->h[b] < low)
             low = c->h[b];
@@ -80,7 +81,8 @@ static int64_t lowest_height(sctx *c, int j, int64_t room)
 
 /* Every section of the part keeps room for its bytes still to place above
  * its floor and the offset o; in sections [lo, hi) (where heights rose),
- * above the lowest height of its buffers still to place too. */
+ * above the lowest height of its buffers still to place too. Every section
+ * read. */
 static int offset_room(sctx *c, int64_t o, int lo, int hi)
 {
     c->work += (long long)(c->hi_sec - c->lo_sec);
@@ -97,6 +99,37 @@ static int offset_room(sctx *c, int64_t o, int lo, int hi)
     return 1;
 }
 
+/* Section j (with bytes still to place) has a buffer still to place low
+ * enough for them all to fit above it. */
+static int low_enough(sctx *c, int j)
+{
+    int64_t room = c->cap - c->rem[j];
+    return lowest_height(c, j, room) <= room;
+}
+
+/* offset_room's answer after b was placed at o (top its top) from a node
+ * whose sections all had room (every node below a run's first level: the
+ * first level's checks cover the sections of the buffers they raise, and
+ * before, every height is 0). Only what changed is read: the most bytes
+ * still to place in the part above o and in b's sections above top (the
+ * floor there); in b's sections (b left them) the lowest heights; in the
+ * other sections of [lo, hi), only those with more bytes still to place
+ * than fit above top, since those that hold a buffer raised to top have
+ * room, and those that do not are as they were. */
+static int room_changed(sctx *c, int b, int64_t o, int lo, int hi)
+{
+    int64_t top = o + c->it[b].size;
+    if (o + olla_oset_most(c, (int)c->lo_sec, (int)c->hi_sec) > c->cap ||
+        top + olla_oset_most(c, c->sb[b], c->se[b]) > c->cap)
+        return 0;
+    c->work += c->se[b] - c->sb[b];
+    for (int j = c->sb[b]; j < c->se[b]; j++)
+        if (c->rem[j] > 0 && !low_enough(c, j))
+            return 0;
+    return olla_oset_each_above(c, lo, c->sb[b], c->cap - top, low_enough) &&
+           olla_oset_each_above(c, c->se[b], hi, c->cap - top, low_enough);
+}
+
 static int offset_dfs(sctx *c, int64_t last_off, int last_rank);
 
 /* Units of one pass over the buffers that start in the part's sections
@@ -107,46 +140,63 @@ static long long start_units(const sctx *c)
 }
 
 /* Ranks the buffers still to place in sections [lo_sec, hi_sec) anew, by
- * the bytes still to place, saving their ranks on the key stack. */
-static int rank_part(sctx *c)
+ * the bytes still to place, saving their ranks on the key stack, and moves
+ * them from the candidate tree at *parent into a tree of their own. */
+static int rank_part(sctx *c, int *parent)
 {
     size_t m = 0;
     c->work += start_units(c);
+    c->troot = *parent;
     for (size_t j = c->lo_sec; j < c->hi_sec; j++)
         for (int64_t p = c->beg_start[j]; p < c->beg_start[j + 1]; p++) {
             int b = c->beg_buf[p];
             if (c->placed[b])
                 continue;
-            if (okeys_reserve(c, c->okeys_top + 1) < 0)
+            if (okeys_reserve(c, c->okeys_top + 1) < 0) {
+                *parent = c->troot;
                 return OLLA_SEARCH_NOMEM;
+            }
             c->okeys[c->okeys_top++] = (olla_pkey){c->rank[b], 0, b};
+            olla_oset_erase(c, b);
             c->rkeys[m++] = olla_search_offset_key(c, b);
         }
+    *parent = c->troot;
     if (m > 1)
         qsort(c->rkeys, m, sizeof *c->rkeys, olla_search_cmp_key);
-    for (size_t k = 0; k < m; k++)
+    c->troot = -1;
+    for (size_t k = 0; k < m; k++) {
         c->rank[c->rkeys[k].idx] = (int)k;
+        olla_oset_insert(c, c->rkeys[k].idx);
+    }
     c->work += OLLA_SEARCH_UNITS_SORT_KEY * (long long)m;
     return 0;
 }
 
 /* The parts of the node, one after the other, each from offset 0 in an
- * order ranked anew. */
+ * order ranked anew, in a candidate tree of its own; the node's tree is
+ * whole again on return. */
 static int offset_parts(sctx *c, int parts)
 {
-    size_t base = c->cand_top, lo = c->lo_sec, hi = c->hi_sec, saved = c->okeys_top;
+    size_t base = c->cand_top, lo = c->lo_sec, hi = c->hi_sec;
+    int root = c->troot;
     c->cand_top += 2 * (size_t)parts;
     int r = OLLA_SEARCH_FOUND;
     for (int k = 0; k < parts && r == OLLA_SEARCH_FOUND; k++) {
+        size_t saved = c->okeys_top;
         c->lo_sec = (size_t)c->cand[base + 2 * (size_t)k];
         c->hi_sec = (size_t)c->cand[base + 2 * (size_t)k + 1];
-        r = rank_part(c);
+        r = rank_part(c, &root);
         if (r == 0) /* ranked */
             r = offset_dfs(c, 0, -1);
-    }
-    while (c->okeys_top > saved) {
-        olla_pkey e = c->okeys[--c->okeys_top];
-        c->rank[e.idx] = (int)e.k1;
+        c->troot = root; /* the part's tree is whole: its buffers go back, uncharged (an undo) */
+        long long work = c->work;
+        while (c->okeys_top > saved) {
+            olla_pkey e = c->okeys[--c->okeys_top];
+            c->rank[e.idx] = (int)e.k1;
+            olla_oset_insert(c, e.idx);
+        }
+        c->work = work;
+        root = c->troot;
     }
     c->cand_top = base;
     c->lo_sec = lo;
@@ -154,13 +204,57 @@ static int offset_parts(sctx *c, int parts)
     return r;
 }
 
+/* For tests (c->check_order): the candidates as the tree orders them
+ * against the buffers still to place gathered from the part's sections and
+ * sorted by (height, rank), the tree's lowest top against theirs, and each
+ * section list's front against its buffers still to place; a difference
+ * counts in c->order_errors. Charges no work. 0, or
+ * OLLA_SEARCH_NOMEM. */
+static int check_order(sctx *c)
+{
+    long long work = c->work;
+    size_t base = c->okeys_top, m = 0;
+    int64_t min_top = INT64_MAX;
+    for (size_t j = c->lo_sec; j < c->hi_sec; j++)
+        for (int64_t p = c->beg_start[j]; p < c->beg_start[j + 1]; p++) {
+            int b = c->beg_buf[p];
+            if (c->placed[b])
+                continue;
+            if (okeys_reserve(c, base + m + 1) < 0)
+                return OLLA_SEARCH_NOMEM;
+            c->okeys[base + m++] = (olla_pkey){c->h[b], c->rank[b], b};
+            if (c->h[b] + c->it[b].size < min_top)
+                min_top = c->h[b] + c->it[b].size;
+        }
+    olla_place_sort_keys(c->okeys + base, m);
+    int bad = olla_oset_min_top(c) != min_top;
+    size_t k = 0;
+    for (int b = olla_oset_first_at(c, INT64_MIN, INT32_MIN); b >= 0; b = olla_oset_next(c, b), k++)
+        bad |= k >= m || c->okeys[base + k].idx != b || c->th[b] != c->h[b];
+    for (size_t j = c->lo_sec; j < c->hi_sec; j++) { /* each list's front: its buffers still to place */
+        int64_t left = 0, p = c->sec_start[j];
+        for (; p < c->sec_start[j + 1]; p++)
+            left += !c->placed[c->sec_buf[p]];
+        for (p = c->sec_start[j]; p < c->sec_start[j] + c->ucnt[j]; p++)
+            bad |= c->placed[c->sec_buf[p]];
+        bad |= left != c->ucnt[j];
+    }
+    c->order_errors += bad || k != m;
+    c->work = work;
+    return 0;
+}
+
 /* Raises to v every buffer still to place live beside b: those live in
  * b's first section, and those that start in its later ones (each met once,
- * however many of b's sections it spans). 0, or -1 when out of memory. */
+ * however many of b's sections it spans; the first section's front read
+ * only). 0, or -1 when out of memory. */
 static int raise_beside(sctx *c, int b, int64_t v, int *lo, int *hi)
 {
-    if (olla_search_raise(c, (size_t)c->sb[b], v, lo, hi) < 0)
-        return -1;
+    int64_t s = c->sec_start[c->sb[b]];
+    c->work += c->ucnt[c->sb[b]];
+    for (int64_t p = s; p < s + c->ucnt[c->sb[b]]; p++)
+        if (olla_search_raise_one(c, c->sec_buf[p], v, lo, hi) < 0)
+            return -1;
     int first = c->sb[b] + 1, last = c->se[b];
     c->work += (long long)(last - first) + (c->beg_start[last] - c->beg_start[first]);
     for (int64_t p = c->beg_start[first]; p < c->beg_start[last]; p++)
@@ -169,6 +263,81 @@ static int raise_beside(sctx *c, int b, int64_t v, int *lo, int *hi)
     return 0;
 }
 
+/* Brings the candidate tree's keys of the buffers raised since the trail's
+ * mark up to their heights (back to the heights before, with back set,
+ * uncharged: a run stopped deep down unwinds every level). */
+static void rekey_raised(sctx *c, size_t mark, int back)
+{
+    long long work = c->work;
+    for (size_t p = mark; p < c->trail_top; p++) {
+        int x = c->trail[p].buf;
+        olla_oset_rekey(c, x, back ? c->trail[p].old : c->h[x]);
+    }
+    if (back)
+        c->work = work; /* undoing is not charged (as the trail's undo is not) */
+}
+
+/* Buffer b placed at its height o, the search above it, then b taken back:
+ * an OLLA_SEARCH_ outcome (OLLA_SEARCH_NONE: not with b there); *hatless
+ * set when no buffer still to place is live beside b. The candidate tree
+ * follows only the heights of a child searched. */
+static int offset_child(sctx *c, int b, int64_t o, int *hatless)
+{
+    int64_t top = o + c->it[b].size;
+    size_t mark = c->trail_top, fmark = c->ftrail_top;
+    int r = OLLA_SEARCH_NONE;
+    olla_oset_erase(c, b);
+    c->placed[b] = 1;
+    c->off[b] = o;
+    olla_oset_unlist(c, b);
+    for (int j = c->sb[b]; j < c->se[b] && r == OLLA_SEARCH_NONE; j++) {
+        if (ftrail_push(c, j) < 0)
+            r = OLLA_SEARCH_NOMEM;
+        c->floor_[j] = top;
+        c->rem[j] -= c->it[b].size;
+    }
+    olla_oset_add(c, c->sb[b], c->se[b], -c->it[b].size);
+    for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
+        c->cut[j]--;
+    int lo = c->sb[b], hi = c->se[b];
+    if (r == OLLA_SEARCH_NONE && raise_beside(c, b, top, &lo, &hi) < 0)
+        r = OLLA_SEARCH_NOMEM;
+    *hatless = 1;
+    for (int j = c->sb[b]; j < c->se[b] && *hatless; j++)
+        *hatless = c->rem[j] == 0;
+    int room = r == OLLA_SEARCH_NONE &&
+               (c->depth >= 2 && c->nfixed == 0 ? room_changed(c, b, o, lo, hi) : offset_room(c, o, lo, hi));
+    if (c->check_order && r == OLLA_SEARCH_NONE && c->depth >= 2) {
+        long long work = c->work;
+        c->order_errors += room != offset_room(c, o, lo, hi);
+        c->work = work;
+    }
+    if (room) {
+        rekey_raised(c, mark, 0);
+        r = offset_dfs(c, o, c->rank[b]);
+        rekey_raised(c, mark, 1);
+    }
+    olla_search_undo(c, mark);
+    long long work = c->work; /* undoing is not charged */
+    while (c->ftrail_top > fmark) {
+        trail_entry e = c->ftrail[--c->ftrail_top];
+        c->floor_[e.buf] = e.old;
+    }
+    c->placed[b] = 0;
+    olla_oset_relist(c, b);
+    for (int j = c->sb[b]; j < c->se[b]; j++)
+        c->rem[j] += c->it[b].size;
+    olla_oset_add(c, c->sb[b], c->se[b], c->it[b].size);
+    for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
+        c->cut[j]++;
+    olla_oset_insert(c, b);
+    c->work = work;
+    return r;
+}
+
+/* A node: the parts searched one after the other, else every buffer still
+ * to place in order of (height, rank) from the last placed one's, up to
+ * the lowest top of them all. */
 static int offset_node(sctx *c, int64_t last_off, int last_rank)
 {
     if (olla_search_node_stops(c))
@@ -180,75 +349,26 @@ static int offset_node(sctx *c, int64_t last_off, int last_rank)
         return OLLA_SEARCH_FOUND; /* nothing left to place */
     if (parts > 1)
         return offset_parts(c, parts);
-    /* the buffers still to place, each listed in the section it starts in */
-    size_t base = c->okeys_top, nc = 0;
-    int64_t min_top = INT64_MAX;
-    c->work += start_units(c);
-    for (size_t j = c->lo_sec; j < c->hi_sec; j++)
-        for (int64_t p = c->beg_start[j]; p < c->beg_start[j + 1]; p++) {
-            int b = c->beg_buf[p];
-            if (c->placed[b])
-                continue;
-            if (okeys_reserve(c, base + nc + 1) < 0)
-                return OLLA_SEARCH_NOMEM;
-            c->okeys[base + nc++] = (olla_pkey){c->h[b], c->rank[b], b};
-            if (c->h[b] + c->it[b].size < min_top)
-                min_top = c->h[b] + c->it[b].size;
-        }
-    olla_place_sort_keys(c->okeys + base, nc);
-    c->work += (long long)nc * OLLA_SEARCH_UNITS_SORT_KEY;
-    c->okeys_top += nc;
+    if (c->check_order && check_order(c) < 0)
+        return OLLA_SEARCH_NOMEM;
+    int64_t min_top = olla_oset_min_top(c);
     c->depth++;
     int r = OLLA_SEARCH_NONE;
-    for (size_t k = 0; k < nc && r == OLLA_SEARCH_NONE; k++) {
+    for (int b = olla_oset_first_at(c, last_off, last_rank); b >= 0 && r == OLLA_SEARCH_NONE; b = olla_oset_next(c, b)) {
         if (olla_search_over(c)) {
             r = OLLA_SEARCH_GAVE_UP;
             break;
         }
-        olla_pkey key = c->okeys[base + k];
-        int b = key.idx;
-        int64_t o = key.k1;
-        if (o < last_off || (o == last_off && key.k2 < last_rank))
-            continue;
+        int64_t o = c->th[b];
         if (o >= min_top)
-            break; /* the keys are sorted by offset: so are all that follow */
-        int64_t top = o + c->it[b].size;
-        if (top > c->cap)
+            break; /* the keys are in order of height: so are all that follow */
+        if (o + c->it[b].size > c->cap)
             continue;
-        size_t mark = c->trail_top, fmark = c->ftrail_top;
-        c->placed[b] = 1;
-        c->off[b] = o;
-        for (int j = c->sb[b]; j < c->se[b] && r == OLLA_SEARCH_NONE; j++) {
-            if (ftrail_push(c, j) < 0)
-                r = OLLA_SEARCH_NOMEM;
-            c->floor_[j] = top;
-            c->rem[j] -= c->it[b].size;
-        }
-        for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
-            c->cut[j]--;
-        int lo = c->sb[b], hi = c->se[b];
-        if (r == OLLA_SEARCH_NONE && raise_beside(c, b, top, &lo, &hi) < 0)
-            r = OLLA_SEARCH_NOMEM;
-        /* hatless: no buffer still to place is live beside b */
-        int hatless = 1;
-        for (int j = c->sb[b]; j < c->se[b] && hatless; j++)
-            hatless = c->rem[j] == 0;
-        if (r == OLLA_SEARCH_NONE && offset_room(c, o, lo, hi))
-            r = offset_dfs(c, o, key.k2);
-        olla_search_undo(c, mark);
-        while (c->ftrail_top > fmark) {
-            trail_entry e = c->ftrail[--c->ftrail_top];
-            c->floor_[e.buf] = e.old;
-        }
-        c->placed[b] = 0;
-        for (int j = c->sb[b]; j < c->se[b]; j++)
-            c->rem[j] += c->it[b].size;
-        for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
-            c->cut[j]++;
+        int hatless;
+        r = offset_child(c, b, o, &hatless);
         if (r == OLLA_SEARCH_NONE && hatless)
             break;
     }
-    c->okeys_top = base;
     c->depth--;
     return r;
 }

@@ -408,7 +408,7 @@ int olla_place_search_fixed(const olla_pitem *it, size_t n, const olla_pfixed *f
 }
 
 int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, int order, int64_t *off,
-                             olla_search_cost *cost)
+                             olla_search_cost *cost, int check)
 {
     if (n == 0)
         return OLLA_SEARCH_FOUND;
@@ -424,12 +424,14 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
         r = olla_search_reset(&c, 1, order);
     long long before = c.work;
     if (r == 0) {
-        c.node_limit = LLONG_MAX;
+        c.node_limit = check > 0 ? check : LLONG_MAX;
         c.work_limit = LLONG_MAX;
+        c.check_order = check > 0;
         r = olla_search_offset_run(&c);
     }
     if (cost)
-        *cost = (olla_search_cost){c.nodes, c.work - before, c.sec_start ? (long long)c.sec_start[c.nsec] : 0};
+        *cost = (olla_search_cost){c.nodes, c.work - before, c.sec_start ? (long long)c.sec_start[c.nsec] : 0,
+                                   c.order_errors};
     olla_search_free(&c);
     return r;
 }

@@ -62,6 +62,16 @@ void olla_search_free(sctx *c)
     free(c->rank);
     free(c->rkeys);
     free(c->okeys);
+    free(c->tl);
+    free(c->tr);
+    free(c->tpri);
+    free(c->th);
+    free(c->tmin);
+    free(c->smax);
+    free(c->ucnt);
+    free(c->epos);
+    free(c->ebase);
+    free(c->sadd);
     free(c->ftrail);
     free(c->cand);
     free(c->trail);
@@ -207,8 +217,30 @@ static int alloc_sections(sctx *c, int64_t total)
     c->rkeys = malloc((n + 1) * sizeof *c->rkeys);
     c->cand_cap = n + OLLA_SEARCH_CAND_SLACK;
     c->cand = malloc(c->cand_cap * sizeof *c->cand);
+    c->tl = malloc((n + 1) * sizeof *c->tl);
+    c->tr = malloc((n + 1) * sizeof *c->tr);
+    c->tpri = malloc((n + 1) * sizeof *c->tpri);
+    c->th = malloc((n + 1) * sizeof *c->th);
+    c->tmin = malloc((n + 1) * sizeof *c->tmin);
     if (!c->sec_start || !c->sec_buf || !c->beg_start || !c->beg_buf || !c->floor_ || !c->rem || !c->cut || !c->rank || !c->rkeys || !c->cand)
         return OLLA_SEARCH_NOMEM;
+    for (c->sleaves = 1; c->sleaves < c->nsec; c->sleaves *= 2) {
+    }
+    c->smax = calloc(2 * c->sleaves, sizeof *c->smax);
+    c->sadd = calloc(2 * c->sleaves, sizeof *c->sadd);
+    if (!c->tl || !c->tr || !c->tpri || !c->th || !c->tmin || !c->smax || !c->sadd)
+        return OLLA_SEARCH_NOMEM;
+    if (c->nfixed == 0) { /* the offset-order search runs: its lists' fronts */
+        c->ucnt = calloc(c->nsec + 1, sizeof *c->ucnt);
+        c->epos = malloc(((size_t)total + 1) * sizeof *c->epos);
+        c->ebase = malloc((n + 1) * sizeof *c->ebase);
+        if (!c->ucnt || !c->epos || !c->ebase)
+            return OLLA_SEARCH_NOMEM;
+        c->ebase[0] = 0;
+        for (size_t i = 0; i < n; i++)
+            c->ebase[i + 1] = c->ebase[i] + (c->se[i] - c->sb[i]);
+    }
+    olla_oset_priorities(c);
     return 0;
 }
 
@@ -394,6 +426,22 @@ int olla_search_reset(sctx *c, int offset_order, int order)
     c->hi_sec = c->nsec;
     c->okeys_top = 0;
     c->ftrail_top = 0;
+    c->troot = -1;
+    if (offset_order) {
+        olla_oset_sections(c);
+        for (size_t j = 0; j < c->nsec; j++) {
+            c->ucnt[j] = (int)(c->sec_start[j + 1] - c->sec_start[j]);
+            for (int64_t p = c->sec_start[j]; p < c->sec_start[j + 1]; p++) {
+                int x = c->sec_buf[p];
+                c->epos[c->ebase[x] + (int64_t)j - c->sb[x]] = (int)(p - c->sec_start[j]);
+            }
+        }
+    }
+    if (offset_order && olla_oset_build(c, keys, n) < 0) { /* heights not all equal: one at a time */
+        c->troot = -1;
+        for (size_t k = 0; k < n; k++)
+            olla_oset_insert(c, keys[k].idx);
+    }
     free(keys);
     free(fill);
     return 0;

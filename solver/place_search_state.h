@@ -93,6 +93,25 @@ typedef struct sctx {
     order_key *rkeys; /* n: scratch for ranking a part */
     olla_pkey *okeys; /* the offset-order search's candidates, a stack */
     size_t okeys_cap, okeys_top;
+    /* the offset-order search's candidates (place_offset_set.c): a treap
+     * over buffers 0..n-1 keyed by (th, rank), troot its root (-1: empty) */
+    int *tl, *tr;     /* n: children, -1 for none */
+    uint32_t *tpri;   /* n: priorities, a hash of the index */
+    int64_t *th;      /* n: the height each buffer is keyed on */
+    int64_t *tmin;    /* n: the lowest th + size in each subtree */
+    int troot;
+    /* the bytes still to place of each section (rem) in a segment tree
+     * with added values, for the offset-order search's room checks
+     * (place_offset_set.c): nodes 1..2 * sleaves - 1, leaf j at sleaves + j */
+    int64_t *smax, *sadd;
+    size_t sleaves;
+    /* the offset-order search keeps each section's list with its buffers
+     * still to place first: ucnt[j] of them (nsec); buffer x's entry in
+     * section j sits at sec_start[j] + epos[ebase[x] + j - sb[x]] */
+    int *ucnt, *epos;
+    int64_t *ebase; /* n + 1: where each buffer's sections begin in epos */
+    int check_order;        /* tests: each node checks the tree against a sort */
+    long long order_errors; /* nodes where they differed */
     trail_entry *ftrail; /* the offset-order search's section floors, to undo */
     size_t ftrail_top, ftrail_cap;
     size_t lo_sec, hi_sec; /* the part being searched: sections [lo_sec, hi_sec) */
@@ -226,6 +245,43 @@ int olla_search_schedule(const search_input *in, olla_pwork *w, int64_t *off);
 /* Buffer b's key in the offset-order search's order c->order, from the
  * bytes still to place in its sections. */
 order_key olla_search_offset_key(const sctx *c, int b);
+/* ---- the offset-order search's candidates (place_offset_set.c) ---- */
+
+/* Draws the priorities of buffers 0..n-1. */
+void olla_oset_priorities(sctx *c);
+/* The tree made in one pass from the buffers order[0..m).idx, each keyed
+ * on its height h[], in increasing key order: 0, or -1 when they are not in
+ * that order (the tree is then unusable). Uses c->cand as scratch. */
+int olla_oset_build(sctx *c, const order_key *order, size_t m);
+/* Buffer x (not in the tree) joins it under its height h[x]. */
+void olla_oset_insert(sctx *c, int x);
+/* Buffer x leaves the tree. */
+void olla_oset_erase(sctx *c, int x);
+/* Buffer x (in the tree) keyed on height h instead. */
+void olla_oset_rekey(sctx *c, int x, int64_t h);
+/* The lowest top (height + size) of the buffers in the tree, INT64_MAX when
+ * it is empty. */
+int64_t olla_oset_min_top(const sctx *c);
+/* The buffer of the first key at or above (h, rank), or -1. */
+int olla_oset_first_at(sctx *c, int64_t h, int rank);
+/* The buffer of the first key above buffer x's (x in the tree), or -1. */
+int olla_oset_next(sctx *c, int x);
+
+/* Buffer b, placed, leaves the front of its sections' lists; taken back,
+ * it rejoins it (the lists' order within the front changes, never what
+ * it holds). */
+void olla_oset_unlist(sctx *c, int b);
+void olla_oset_relist(sctx *c, int b);
+/* The segment tree of rem[0..nsec) made anew. */
+void olla_oset_sections(sctx *c);
+/* v added to rem's tree over sections [a, b) (rem itself is the caller's). */
+void olla_oset_add(sctx *c, int a, int b, int64_t v);
+/* The most bytes still to place in one of sections [a, b) (0 when empty). */
+int64_t olla_oset_most(sctx *c, int a, int b);
+/* Calls ok(c, j) on every section j of [a, b) with more than above bytes
+ * still to place, in order, until one returns 0: 0 then, else 1. */
+int olla_oset_each_above(sctx *c, int a, int b, int64_t above, int (*ok)(sctx *c, int j));
+
 /* One run of the offset-order search from the state olla_search_reset()
  * left: OLLA_SEARCH_FOUND (c->off filled), NONE (exhausted), GAVE_UP
  * (stopped) or NOMEM. */

@@ -1,4 +1,5 @@
 /* The greedy heuristics on their own. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "olla_test.h"
@@ -304,5 +305,43 @@ OLLA_TEST(test_greedy_first_fit_matches_definition)
     }
 }
 
+/* The promotion rounds on parts over 10,000 buffers: small random
+ * instances that the portfolio alone leaves above max live, each joined by
+ * 10,001 one-step buffers of size 1 after it in time (too many buffers for
+ * the exact searches, which the rounds are for). Then the arena is never
+ * above the portfolio's alone, the placement is valid, and the rounds
+ * close some of the gaps (taking first the buffers that ended above max
+ * live lets the greedy pass find them room). */
+OLLA_TEST(test_promotion_closes_gaps)
+{
+    enum { FILL = 10001, SMALL = 12 };
+    static olla_pitem it[SMALL + FILL];
+    static int64_t off[SMALL + FILL], alone_off[SMALL];
+    uint64_t rng = 0x9E3779B97F4A7C15ULL;
+    int gaps = 0, closed = 0;
+    for (int trial = 0; trial < 20000 && gaps < 40 && closed < 2; trial++) {
+        int n = (int)olla_test_rng_range(&rng, 5, SMALL);
+        for (int i = 0; i < n; i++) {
+            int64_t l = olla_test_rng_range(&rng, 0, 9);
+            it[i] = (olla_pitem){l, l + olla_test_rng_range(&rng, 1, 8), olla_test_rng_range(&rng, 1, 12)};
+        }
+        int64_t live = olla_place_items_max_live(it, (size_t)n);
+        int64_t alone = olla_place_heuristic(it, (size_t)n, alone_off, live, &(olla_pwork){0, 0, 0, 0}, 0);
+        if (alone <= live)
+            continue;
+        gaps++;
+        for (int k = 0; k < FILL; k++)
+            it[n + k] = (olla_pitem){100 + k, 101 + k, 1};
+        size_t m = (size_t)n + FILL;
+        int64_t a = olla_place_heuristic(it, m, off, live, &(olla_pwork){0, 0, 0, 0}, 0);
+        OLLA_CHECK(a >= live && a <= alone);
+        olla_test_check_valid(it, m, off, a);
+        closed += a == live;
+    }
+    fprintf(stderr, "promotion: %d of %d gaps closed\n", closed, gaps);
+    OLLA_CHECK(closed >= 1);
+}
+
 OLLA_TEST_MAIN(OLLA_T(test_training_pyramid), OLLA_T(test_random_heuristic_bounds),
-               OLLA_T(test_sweep_best_fit_matches_definition), OLLA_T(test_greedy_first_fit_matches_definition))
+               OLLA_T(test_sweep_best_fit_matches_definition), OLLA_T(test_greedy_first_fit_matches_definition),
+               OLLA_T(test_promotion_closes_gaps))

@@ -3,7 +3,11 @@
  * that places every buffer without backtracking must cost about one pass
  * over the buffers per node, not one over every section list: work units
  * asserted against the section-list entries, placements validated, and the
- * same outcome as the whole search on small random instances. */
+ * same outcome as the whole search on small random instances; at every
+ * node, the candidate tree the search keeps from node to node holds the
+ * same buffers in the same order as gathering and sorting them anew. */
+#include <string.h>
+
 #include "olla_test.h"
 #include "olla_test_gen.h"
 #include "solver/place_internal.h"
@@ -34,13 +38,13 @@ static void make_nest(olla_pitem *it, int n, int keep, size_t *m)
 OLLA_TEST(test_dive_cost_on_nests)
 {
     static olla_pitem it[4000];
-    static int64_t off[4000];
+    static int64_t off[4000], off2[4000];
     for (int n = 100; n <= 400; n += 150) {
         size_t m;
         make_nest(it, n, n / 4, &m);
         int64_t live = olla_place_items_max_live(it, m);
         olla_search_cost cost;
-        int r = olla_place_offset_search(it, m, live, 0, off, &cost);
+        int r = olla_place_offset_search(it, m, live, 0, off, &cost, 0);
         long long nodes = cost.nodes, work = cost.work, entries = cost.entries;
         OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
         if (r != OLLA_SEARCH_FOUND)
@@ -50,6 +54,16 @@ OLLA_TEST(test_dive_cost_on_nests)
                 work);
         OLLA_CHECK(nodes >= (long long)m);
         OLLA_CHECK(work * 3 < entries * nodes);
+        /* the same search checking its tree at every node: same nodes and
+         * work (the smallest nest only under the sanitizers) */
+        if (olla_test_quick() && n > 100)
+            continue;
+        olla_search_cost checked;
+        OLLA_CHECK_EQ_I64(olla_place_offset_search(it, m, live, 0, off2, &checked, 1000000), OLLA_SEARCH_FOUND);
+        OLLA_CHECK_EQ_I64(checked.order_errors, 0);
+        OLLA_CHECK_EQ_I64(checked.nodes, nodes);
+        OLLA_CHECK_EQ_I64(checked.work, work);
+        OLLA_CHECK(memcmp(off, off2, m * sizeof *off) == 0);
     }
 }
 
@@ -69,15 +83,73 @@ OLLA_TEST(test_dive_agrees_with_search)
         }
         int64_t opt = olla_test_brute_optimum(it, n);
         for (int order = 0; order < 4; order++) {
-            int r = olla_place_offset_search(it, (size_t)n, opt, order, off, NULL);
+            int r = olla_place_offset_search(it, (size_t)n, opt, order, off, NULL, 1000000);
             OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
             if (r == OLLA_SEARCH_FOUND)
                 olla_test_check_valid(it, (size_t)n, off, opt);
-            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off, NULL), OLLA_SEARCH_NONE);
+            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off, NULL, 1000000), OLLA_SEARCH_NONE);
         }
         checked++;
     }
     OLLA_CHECK(checked == 200);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_dive_cost_on_nests), OLLA_T(test_dive_agrees_with_search))
+/* A random instance of n buffers over `span` steps: lifetimes of 1 to
+ * `life` steps, sizes 1 to `size`, a few long ones; some steps left empty
+ * so that the search splits into parts. */
+static void make_random(olla_pitem *it, int n, int64_t span, int64_t life, int64_t size)
+{
+    for (int i = 0; i < n; i++) {
+        int64_t l = olla_test_rng_range(&rng_state, 0, span - 1);
+        int64_t len = i % 9 == 0 ? olla_test_rng_range(&rng_state, 1, span) : olla_test_rng_range(&rng_state, 1, life);
+        if (l % 17 == 5)
+            len = 1; /* steps that few buffers cross */
+        it[i] = (olla_pitem){l, l + len, olla_test_rng_range(&rng_state, 1, size)};
+    }
+}
+
+/* The tree against a sort at every node of whole runs, found or exhausted,
+ * on random instances of 6 to 200 buffers at capacities from one below the
+ * optimum (small ones: every node of the exhausted search) to well above
+ * max live (large ones: at most 4,000 nodes), in all four orders (a
+ * quarter of the instances under the sanitizers); a node where the tree's buffers, their
+ * order, their keys or the lowest top differ from the sorted ones counts. */
+OLLA_TEST(test_tree_matches_sort)
+{
+    static olla_pitem it[200];
+    static int64_t off[200];
+    long long nodes = 0, errors = 0;
+    int exhausted = 0, found = 0;
+    int trials = olla_test_quick() ? 30 : 120;
+    for (int trial = 0; trial < trials; trial++) {
+        int small = trial % 3 == 0;
+        int n = small ? 6 + (int)olla_test_rng_range(&rng_state, 0, 2) : (int)olla_test_rng_range(&rng_state, 20, 200);
+        int64_t span = small ? 10 : olla_test_rng_range(&rng_state, n / 4 + 2, 2 * n);
+        make_random(it, n, span, small ? 6 : olla_test_rng_range(&rng_state, 2, 30), small ? 7 : 64);
+        int64_t live = olla_place_items_max_live(it, (size_t)n);
+        int64_t cap = live + live * (trial % 5) / 16;
+        if (small) { /* the optimum by brute force from max live up, or one below it */
+            int64_t bo[8];
+            for (cap = live; !olla_test_fits_brute(it, n, bo, 0, cap, NULL); cap++) {
+            }
+            cap -= trial % 2;
+        }
+        for (int order = 0; order < 4; order++) {
+            olla_search_cost cost;
+            int r = olla_place_offset_search(it, (size_t)n, cap, order, off, &cost, 4000);
+            OLLA_CHECK(r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NONE || (!small && r == OLLA_SEARCH_GAVE_UP));
+            if (r == OLLA_SEARCH_FOUND)
+                olla_test_check_valid(it, (size_t)n, off, cap);
+            found += r == OLLA_SEARCH_FOUND;
+            exhausted += r == OLLA_SEARCH_NONE;
+            nodes += cost.nodes;
+            errors += cost.order_errors;
+        }
+    }
+    fprintf(stderr, "tree against sort: %lld nodes, %d found, %d exhausted, %lld differing\n", nodes, found, exhausted,
+            errors);
+    OLLA_CHECK_EQ_I64(errors, 0);
+    OLLA_CHECK(found > trials / 3 && exhausted > trials / 8);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_dive_cost_on_nests), OLLA_T(test_dive_agrees_with_search), OLLA_T(test_tree_matches_sort))

@@ -65,11 +65,11 @@ static void run_family(const int64_t *sizes, int nsizes, int trials, int64_t tma
          * placement at the optimum and exhausts below it (its pruning rules
          * lose no placement) */
         for (int order = 0; order < 4; order++) {
-            r = olla_place_offset_search(it, (size_t)n, opt, order, off, NULL);
+            r = olla_place_offset_search(it, (size_t)n, opt, order, off, NULL, 1000000);
             OLLA_CHECK_EQ_I64(r, 1);
             if (r == 1)
                 olla_test_check_valid(it, n, off, opt);
-            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off, NULL), 0);
+            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off, NULL, 1000000), 0);
         }
         if (olla_test_failures != before) {
             fprintf(stderr, "trial %d, optimum %lld:\n", trial, (long long)opt);
@@ -202,11 +202,11 @@ OLLA_TEST(test_offset_search_on_gap_instances)
             continue;
         found++;
         for (int order = 0; order < 4; order++) {
-            int r = olla_place_offset_search(it, (size_t)n, opt, order, off, NULL);
+            int r = olla_place_offset_search(it, (size_t)n, opt, order, off, NULL, 1000000);
             OLLA_CHECK_EQ_I64(r, 1);
             if (r == 1)
                 olla_test_check_valid(it, n, off, opt);
-            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off, NULL), 0);
+            OLLA_CHECK_EQ_I64(olla_place_offset_search(it, (size_t)n, opt - 1, order, off, NULL, 1000000), 0);
         }
     }
     fprintf(stderr, "%d instances with a gap in %d\n", found, trial);
