@@ -79,6 +79,8 @@ typedef struct {
     int *todo, *pushed;         /* updates found for Z, not joined yet; stamped when found */
     int asked; /* the lazy ancestor search has started for this update */
     int *t_seen, t_cur; /* nodes met by the current target search */
+    int *u_stamp;             /* usable() asked of the node in this update (cur) */
+    unsigned char *u_val;     /* and its answer */
     olla_upd_stats *stats;
 } anchor_ctx;
 
@@ -187,10 +189,14 @@ static int bound(anchor_ctx *c, int s, int need)
  * added so far, which admits more anchors and keeps the graph acyclic. */
 static int usable(anchor_ctx *c, int snk)
 {
-    return snk != c->update && !in_ancestry(c, snk);
+    if (c->u_stamp[snk] != c->cur) { /* Z is complete: the answer holds for this update */
+        c->u_stamp[snk] = c->cur;
+        c->u_val[snk] = snk != c->update && !in_ancestry(c, snk);
+    }
+    return c->u_val[snk];
 }
 
-enum { LEVEL_SCAN = 64 }; /* nodes of one level a label test looks at, at most */
+enum { LEVEL_SCAN = 8 }; /* nodes of one level a label test looks at, at most */
 
 /* 0 when no node of level T that descends from s can be a candidate (none
  * within s's label is no ancestor of the update); 1 when one may be */
@@ -482,6 +488,8 @@ olla_status olla_upd_edges(const olla_dag *dag, int **from, int **to, int *count
     int *next = malloc(sz * sizeof(int)), *seen = calloc(sz, sizeof(int)), *ef = malloc(sz * sizeof(int));
     int *et = malloc(sz * sizeof(int)), *sr = calloc(sz, sizeof(int)), *st_ = calloc(sz, sizeof(int));
     int *todo = malloc(sz * sizeof(int)), *pushed = calloc(sz, sizeof(int)), *ts = calloc(sz, sizeof(int));
+    int *us = calloc(sz, sizeof(int));
+    unsigned char *uv = malloc(sz);
     cand_frame *stack = malloc(sz * sizeof *stack);
     olla_upd_order topo;
     olla_upd_reach sum;
@@ -493,7 +501,7 @@ olla_status olla_upd_edges(const olla_dag *dag, int **from, int **to, int *count
     memset(&zs, 0, sizeof zs);
     olla_status st = OLLA_OK;
     if (!fwd || !bwd || !mn || !ml || !stamp || !front || !next || !seen || !ef || !et || !sr || !st_ || !todo ||
-        !pushed || !ts || !stack)
+        !pushed || !ts || !us || !uv || !stack)
         goto oom;
     st = olla_levels(dag, fwd, bwd, err);
     if (st != OLLA_OK)
@@ -505,7 +513,8 @@ olla_status olla_upd_edges(const olla_dag *dag, int **from, int **to, int *count
     anchor_ctx c = zero;
     c.dag = dag, c.topo = &topo, c.bwd = bwd, c.memo_node = mn, c.memo_level = ml, c.stamp = stamp, c.stack = stack;
     c.sum = &sum, c.edge_from = ef, c.edge_to = et, c.index = &index, c.zs = &zs, c.snap_root = sr;
-    c.snap_time = st_, c.todo = todo, c.pushed = pushed, c.t_seen = ts, c.stats = stats;
+    c.snap_time = st_, c.todo = todo, c.pushed = pushed, c.t_seen = ts, c.u_stamp = us, c.u_val = uv;
+    c.stats = stats;
     for (int v = 0; v < n; v++) {
         stats->unknown += sum.nr[v] < 0;
         if (!olla_upd_is_update(dag, v))
@@ -542,6 +551,8 @@ done:
     free(todo);
     free(pushed);
     free(ts);
+    free(us);
+    free(uv);
     free(stack);
     return st;
 }
