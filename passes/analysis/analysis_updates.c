@@ -516,6 +516,7 @@ olla_status olla_upd_edges(const olla_dag *dag, int **from, int **to, int *count
     c.snap_time = st_, c.todo = todo, c.pushed = pushed, c.t_seen = ts, c.u_stamp = us, c.u_val = uv;
     c.stats = stats;
     for (int v = 0; v < n; v++) {
+        stats->split += sum.nr[v] > 1;
         stats->unknown += sum.nr[v] < 0;
         if (!olla_upd_is_update(dag, v))
             continue;

@@ -19,6 +19,7 @@ typedef struct {
     long label_skips; /* subtrees they left out by the labels alone */
     long walks;       /* answers that took the walk itself */
     long lazy;        /* updates that asked the lazy ancestor search */
+    long split;       /* nodes whose updates form more than one run (and are known) */
     long unknown;     /* nodes with more runs than kept */
 } olla_upd_stats;
 
