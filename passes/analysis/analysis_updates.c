@@ -1,5 +1,11 @@
 /* olla-onnx: control edges that pull weight-update nodes early (the anchor
- * search of the OLLA paper, generalised to ONNX training graphs). */
+ * search of the OLLA paper, generalised to ONNX training graphs). The
+ * search is here; what it builds on lives beside it (updates_internal.h):
+ * the dynamic order and lazy ancestor search of the graph with the edges
+ * added so far (updates_order.c), the updates each node reaches as runs of
+ * ranks, the range tree and the reachability labels (updates_reach.c), the
+ * added edges by their target's runs (updates_index.c) and Z, a persistent
+ * set of ranks (updates_zset.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +60,21 @@ int olla_upd_is_update(const olla_dag *dag, int v)
  * (readers as listed); a round's best is its first node of highest answer,
  * and the first round with an answer gives the anchor. The walk is kept as
  * written (tests/unit/test_analysis_updates.c holds it as the reference);
- * the ranges above only let it skip what cannot change its answer. */
+ * the runs of ranks and the labels (updates_reach.c) only let it skip what
+ * cannot change its answer, and ancestry is tested exactly.
+ *
+ * A node's answer is first sought at its bound's level T alone (the target
+ * search, in the walk's order): a subtree is opened only when the range
+ * bound says it may hold a candidate of level T and the labels say a node
+ * of level T that is no ancestor may descend from it. Chains of first
+ * readers are gone down in jumps. Cost: the summary is built once
+ * (n log n); per update, Z is the union of the persistent trees of the
+ * updates found, and a target search opens about the nodes on the way to
+ * its answer. On the GPT-2 and LLaMA steps the whole grows about 2.1 times
+ * per doubling of the layers (bench/updates_bench.c). What can still grow
+ * faster: Z is asked again about the edges added since each update it
+ * joins was done, and a target search that finds nothing falls back to the
+ * walk after eight levels. */
 
 typedef struct {
     int v, k, s;       /* node, position in its outputs and in that output's readers */
@@ -230,6 +250,7 @@ static int next_reader(const olla_dag *dag, cand_frame *f)
     return 0;
 }
 
+/* a frame for v on the walk's stack, its answer not known yet */
 static void open_frame(anchor_ctx *c, int *sp, int v)
 {
     c->stamp[v] = c->cur;
@@ -558,12 +579,14 @@ done:
     return st;
 }
 
+/* the edges (olla_analysis.h) */
 olla_status olla_early_update_edges(const olla_dag *dag, int **from, int **to, int *count, olla_error *err)
 {
     olla_upd_stats stats;
     return olla_upd_edges(dag, from, to, count, &stats, err);
 }
 
+/* dag with the edges added as zero-byte tensors (olla_analysis.h) */
 olla_status olla_dag_add_edges(const olla_dag *dag, const int *from, const int *to, int count, olla_dag *out,
                                olla_error *err)
 {

@@ -1,10 +1,12 @@
-/* The early-update control edges (passes/analysis/analysis_updates.c)
- * against the walk they were first written as, kept here word for word as
- * the reference: on random training steps (a forward pass, a loss, a
- * backward pass reading the forward's results, weight gradients, optimizer
- * chains of several kinds, node numbers in the exporter's order or
- * shuffled) and on random graphs, the edge lists must be the same, edge for
- * edge and in the same order. */
+/* The early-update control edges (passes/analysis/analysis_updates.c and
+ * the updates_*.c files beside it) against the walk they were first written
+ * as, kept here word for word as the reference: on random training steps (a
+ * forward pass, a loss, a backward pass reading the forward's results, some
+ * transposed, weight gradients, optimizer chains of several kinds, node
+ * numbers in the exporter's order or shuffled) and on random graphs, the
+ * edge lists must be the same, edge for edge and in the same order; and the
+ * search's paths (target searches, labels, runs, the walk, the lazy
+ * ancestor search) must each be taken. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
