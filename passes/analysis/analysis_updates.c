@@ -113,8 +113,9 @@ static int z_any(const anchor_ctx *c, int lo, int hi)
 /* 1 when a rank of Z lies in one of y's runs (y known) */
 static int z_meets(const anchor_ctx *c, int y)
 {
-    const int *run = c->sum->runs + (size_t)y * 2 * OLLA_UPD_RUNS;
-    for (int i = 0; i < c->sum->nr[y]; i++)
+    int one[2];
+    const int *run = c->sum->nr[y] > 0 ? olla_upd_reach_pairs(c->sum, y, one) : NULL;
+    for (int i = 0; run && i < c->sum->nr[y]; i++)
         if (z_any(c, run[2 * i], run[2 * i + 1]))
             return 1;
     return 0;

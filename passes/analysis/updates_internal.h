@@ -75,7 +75,9 @@ typedef struct {
     int *rank;                /* node -> rank among the updates, -1: no update */
     int *lo, *hi;             /* the ranks a node reaches lie in [lo, hi]; lo > hi: none */
     signed char *nr;          /* the runs of ranks it reaches; -1: more than OLLA_UPD_RUNS */
-    int *runs;                /* OLLA_UPD_RUNS (lo, hi) pairs per node, rising, apart */
+    int *run_at;              /* nodes of several runs: where their (lo, hi) pairs start in runs */
+    int *runs, n_runs;        /* the pairs of those nodes, each node's rising and apart */
+    size_t runs_cap;
     unsigned char *in_region; /* 1: the range bound may be used at this node */
     int *nu, *ix;             /* highest level of a descendant that reaches no update / has too many runs */
     /* the merge-sort tree: points (a run of each node that can be a
@@ -101,6 +103,15 @@ void olla_upd_reach_free(olla_upd_reach *r);
 int olla_upd_reach_query(const olla_upd_reach *r, int a, int b);
 /* the runs of node y (nr[y] >= 0) into out; their number */
 int olla_upd_reach_runs(const olla_upd_reach *r, int y, olla_upd_range *out);
+/* the nr[y] >= 1 runs of node y as (lo, hi) pairs: its pairs in runs, or
+ * its one run [lo, hi] written into one */
+static inline const int *olla_upd_reach_pairs(const olla_upd_reach *r, int y, int one[2])
+{
+    if (r->nr[y] > 1)
+        return r->runs + r->run_at[y];
+    one[0] = r->lo[y], one[1] = r->hi[y];
+    return one;
+}
 /* the nodes of level l whose post lies in s's label, as [*a, *b) of lvl_node */
 void olla_upd_reach_level(const olla_upd_reach *r, int s, int l, int *a, int *b);
 

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "passes/analysis/updates_internal.h"
+#include "util/olla_grow.h"
 
 /* frees the summary's arrays */
 void olla_upd_reach_free(olla_upd_reach *r)
@@ -42,6 +43,7 @@ void olla_upd_reach_free(olla_upd_reach *r)
     free(r->lo);
     free(r->hi);
     free(r->nr);
+    free(r->run_at);
     free(r->runs);
     free(r->in_region);
     free(r->nu);
@@ -129,11 +131,11 @@ static void sort_by_lo(olla_upd_range *parts, int np)
         }
 }
 
-/* y's runs: the union of parts[0..np) (sorted by lo), consecutive ranks
- * joined; their number, -1 when more than OLLA_UPD_RUNS */
-static int merge_runs(olla_upd_reach *r, int y, const olla_upd_range *parts, int np)
+/* the union of parts[0..np) (sorted by lo), consecutive ranks joined, as
+ * (lo, hi) pairs into out; their number, -1 when more than OLLA_UPD_RUNS */
+static int merge_runs(const olla_upd_range *parts, int np, int *out)
 {
-    int nr = 0, *out = r->runs + (size_t)y * 2 * OLLA_UPD_RUNS;
+    int nr = 0;
     for (int i = 0; i < np; i++) {
         if (nr > 0 && parts[i].lo <= out[2 * nr - 1] + 1) {
             out[2 * nr - 1] = parts[i].hi > out[2 * nr - 1] ? parts[i].hi : out[2 * nr - 1];
@@ -149,10 +151,11 @@ static int merge_runs(olla_upd_reach *r, int y, const olla_upd_range *parts, int
 }
 
 /* lo, hi, runs, nu and ix of node y from those of its readers; parts:
- * room for OLLA_UPD_RUNS runs per reader, and one */
-static void reach_node(const olla_dag *dag, olla_upd_reach *r, const int *bwd, int y, olla_upd_range *parts)
+ * room for OLLA_UPD_RUNS runs per reader, and one (0: out of memory) */
+static int reach_node(const olla_dag *dag, olla_upd_reach *r, const int *bwd, int y, olla_upd_range *parts)
 {
-    int np = 0, known = 1, nu = -1, ix = -1, lo = r->rank[y] >= 0 ? r->rank[y] : 1, hi = r->rank[y];
+    int np = 0, known = 1, nu = -1, ix = -1, lo = r->rank[y] >= 0 ? r->rank[y] : 1, hi = r->rank[y], one[2];
+    int out[2 * OLLA_UPD_RUNS];
     if (r->rank[y] >= 0)
         parts[np++] = (olla_upd_range){r->rank[y], r->rank[y], -1};
     for (int k = dag->out_start[y]; k < dag->out_start[y + 1]; k++) {
@@ -169,29 +172,41 @@ static void reach_node(const olla_dag *dag, olla_upd_reach *r, const int *bwd, i
                 known = 0;
                 ix = bwd[w] > ix ? bwd[w] : ix;
             }
-            for (int i = 0; known && i < r->nr[w]; i++)
-                parts[np++] = (olla_upd_range){r->runs[((size_t)w * OLLA_UPD_RUNS + i) * 2],
-                                               r->runs[((size_t)w * OLLA_UPD_RUNS + i) * 2 + 1], w};
+            const int *run = known && r->nr[w] > 0 ? olla_upd_reach_pairs(r, w, one) : NULL;
+            for (int i = 0; run && i < r->nr[w]; i++)
+                parts[np++] = (olla_upd_range){run[2 * i], run[2 * i + 1], w};
             nu = r->nu[w] > nu ? r->nu[w] : nu;
             ix = r->ix[w] > ix ? r->ix[w] : ix;
         }
     }
+    r->lo[y] = lo, r->hi[y] = hi, r->nu[y] = nu, r->ix[y] = ix;
     if (!known) {
         r->nr[y] = -1;
-    } else if (np <= 16) {
-        sort_by_lo(parts, np);
-        r->nr[y] = (signed char)merge_runs(r, y, parts, np);
-    } else {
-        qsort(parts, (size_t)np, sizeof *parts, by_lo);
-        r->nr[y] = (signed char)merge_runs(r, y, parts, np);
+        return 1;
     }
-    r->lo[y] = lo, r->hi[y] = hi, r->nu[y] = nu, r->ix[y] = ix;
+    if (np <= 16)
+        sort_by_lo(parts, np);
+    else
+        qsort(parts, (size_t)np, sizeof *parts, by_lo);
+    int nr = merge_runs(parts, np, out);
+    r->nr[y] = (signed char)nr;
+    if (nr <= 1)
+        return 1;
+    int *pool = olla_grow(r->runs, &r->runs_cap, (size_t)r->n_runs + 2 * (size_t)nr, sizeof(int));
+    if (!pool)
+        return 0;
+    r->runs = pool;
+    r->run_at[y] = r->n_runs;
+    memcpy(pool + r->n_runs, out, 2 * (size_t)nr * sizeof(int));
+    r->n_runs += 2 * nr;
+    return 1;
 }
 
 /* the runs of node y (nr[y] >= 0) into out; their number */
 int olla_upd_reach_runs(const olla_upd_reach *r, int y, olla_upd_range *out)
 {
-    const int *run = r->runs + (size_t)y * 2 * OLLA_UPD_RUNS;
+    int one[2];
+    const int *run = r->nr[y] > 0 ? olla_upd_reach_pairs(r, y, one) : NULL;
     for (int i = 0; i < r->nr[y]; i++)
         out[i] = (olla_upd_range){run[2 * i], run[2 * i + 1], y};
     return r->nr[y];
@@ -250,8 +265,8 @@ static int reach_point(const olla_dag *dag, const olla_upd_reach *r, int y)
  * its runs lies in a gap of Z, the longest too) */
 static rank_point point_of(const olla_upd_reach *r, int y, int level)
 {
-    const int *run = r->runs + (size_t)y * 2 * OLLA_UPD_RUNS;
-    int best = 0;
+    int one[2], best = 0;
+    const int *run = olla_upd_reach_pairs(r, y, one);
     for (int i = 1; i < r->nr[y]; i++)
         if (run[2 * i + 1] - run[2 * i] > run[2 * best + 1] - run[2 * best])
             best = i;
@@ -455,7 +470,7 @@ int olla_upd_reach_build(const olla_dag *dag, const int *fwd, const int *bwd, ol
     r->lo = malloc(sz * sizeof(int));
     r->hi = malloc(sz * sizeof(int));
     r->nr = malloc(sz);
-    r->runs = malloc(sz * 2 * OLLA_UPD_RUNS * sizeof(int));
+    r->run_at = malloc(sz * sizeof(int));
     r->in_region = malloc(sz);
     r->nu = malloc(sz * sizeof(int));
     r->ix = malloc(sz * sizeof(int));
@@ -463,13 +478,15 @@ int olla_upd_reach_build(const olla_dag *dag, const int *fwd, const int *bwd, ol
     int *ss = malloc(sz * sizeof(int));
     olla_upd_range *parts = malloc(((size_t)most * OLLA_UPD_RUNS + 1) * sizeof *parts);
     uint64_t *rd = malloc(ne * sizeof *rd);
-    int ok = r->rank && r->lo && r->hi && r->nr && r->runs && r->in_region && r->nu && r->ix && post && sv && sk &&
+    int ok = r->rank && r->lo && r->hi && r->nr && r->run_at && r->in_region && r->nu && r->ix && post && sv && sk &&
              ss && parts && rd;
     if (ok) {
         int *const scratch[3] = {sk, sv, ss};
         reach_postorder(dag, r, bwd, post, rd, scratch);
-        for (int i = 0; i < n; i++)
-            reach_node(dag, r, bwd, post[i], parts);
+        for (int i = 0; ok && i < n; i++)
+            ok = reach_node(dag, r, bwd, post[i], parts);
+    }
+    if (ok) {
         reach_region(dag, r, fwd, sv);
         ok = reach_tree(dag, r, bwd) && reach_first(dag, r) && reach_labels(dag, r, bwd, post);
     }
