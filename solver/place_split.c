@@ -744,10 +744,17 @@ static void attempt(split_top *t, int kind, olla_pwork *w, int r[2])
     const side_cut *c = &t->cut;
     side_search s = with_budget(&t->s, w);
     if (kind == SPLIT_WINDOW) {
+        /* a wider window that holds most of the instance is none, but a
+         * narrower one that gave up could have fitted with more budget */
+        int gave_up = 0;
         r[0] = r[1] = OLLA_SEARCH_NONE;
         for (int64_t width = OLLA_SPLIT_TOP_WINDOW_FIRST;
-             width <= OLLA_SPLIT_TOP_WINDOW_LAST && r[0] != OLLA_SEARCH_FOUND && r[0] != OLLA_SEARCH_NOMEM; width *= 2)
+             width <= OLLA_SPLIT_TOP_WINDOW_LAST && r[0] != OLLA_SEARCH_FOUND && r[0] != OLLA_SEARCH_NOMEM; width *= 2) {
             r[0] = r[1] = window(t, width, w);
+            gave_up |= r[0] == OLLA_SEARCH_GAVE_UP;
+        }
+        if (r[0] == OLLA_SEARCH_NONE && gave_up)
+            r[0] = r[1] = OLLA_SEARCH_GAVE_UP;
     } else if (kind == SPLIT_LATER_CHOOSES || kind == SPLIT_EARLIER_CHOOSES) {
         int later = kind == SPLIT_LATER_CHOOSES;
         r[0] = free_side(t, later, w);
@@ -801,37 +808,81 @@ static void split_top_free(split_top *t)
     free(t->sub_off);
 }
 
-/* The attempts in turn, each with an equal share of what w has left, until
- * one places everything: an OLLA_SEARCH_ outcome (OLLA_SEARCH_NONE when
- * none did). */
+/* The attempts run in rounds until one places everything: in each round
+ * every attempt that gave up before runs again, each with an equal share of
+ * what w has left but at most the round's cap. The cap starts at
+ * 1 / OLLA_SPLIT_ROUND_GROWTH^(OLLA_SPLIT_ROUNDS - 1) of an equal share of
+ * the whole budget and grows by OLLA_SPLIT_ROUND_GROWTH a round; the last
+ * round has none. So an attempt that succeeds cheaply does not wait behind
+ * one that spends a whole share giving up, and the earlier rounds cost at
+ * most 1 / (OLLA_SPLIT_ROUND_GROWTH - 1) of the last. An attempt whose
+ * outcome more budget would not change is not run again. */
+#define OLLA_SPLIT_ROUNDS 4
+#define OLLA_SPLIT_ROUND_GROWTH 4
+#define OLLA_SPLIT_ATTEMPTS 6
+
+/* Attempt a of a round with at most units, logged: 1 when it placed
+ * everything, -2 out of memory, 0 when it gave up (budget or deadline),
+ * -1 when more budget would not change its outcome. */
+static int attempt_logged(split_top *t, int a, int round, long long units, olla_pwork *w, const olla_logger *log)
+{
+    /* the stack by end time, by start time, by length (cheap when the
+     * sides' greedy placements fit), a window around the peak, the later
+     * side chooses the stack, the earlier side chooses */
+    static const int kinds[OLLA_SPLIT_ATTEMPTS] = {STACK_END,    STACK_START,         STACK_LENGTH,
+                                                   SPLIT_WINDOW, SPLIT_LATER_CHOOSES, SPLIT_EARLIER_CHOOSES};
+    const side_cut *c = &t->cut;
+    double now = olla_now();
+    olla_pwork part = olla_pwork_part(w, units);
+    int rs[2];
+    attempt(t, kinds[a], &part, rs);
+    /* a search may end its tries when the budget runs out and still report
+     * none: a spent budget counts as giving up */
+    int spent = olla_pwork_left(&part) == 0 || part.stopped;
+    olla_pwork_join(w, &part);
+    olla_log(log, OLLA_LOG_DETAIL,
+             "place: split at time %lld (%zu stacked, %zu before, %zu after), round %d, attempt %d: %d, %d, "
+             "%lld units, %.3f s",
+             (long long)t->p, c->ns, c->nl, c->nr, round, a, rs[0], rs[1], part.used, olla_now() - now);
+    if (rs[0] == OLLA_SEARCH_NOMEM || rs[1] == OLLA_SEARCH_NOMEM)
+        return -2;
+    if (rs[0] == OLLA_SEARCH_FOUND && rs[1] == OLLA_SEARCH_FOUND)
+        return 1;
+    return spent || rs[0] == OLLA_SEARCH_GAVE_UP || rs[1] == OLLA_SEARCH_GAVE_UP ? 0 : -1;
+}
+
+/* The attempts in rounds: an OLLA_SEARCH_ outcome (OLLA_SEARCH_NONE when
+ * none placed everything). */
 static int attempts(split_top *t, olla_pwork *w, const olla_logger *log)
 {
-    /* attempts: the stack by end time, by start time, by length (cheap
-     * when the sides' greedy placements fit), a window around the peak,
-     * the later side chooses the stack, the earlier side chooses */
-    static const int kinds[] = {STACK_END,    STACK_START,         STACK_LENGTH,
-                                SPLIT_WINDOW, SPLIT_LATER_CHOOSES, SPLIT_EARLIER_CHOOSES};
-    const int na = (int)(sizeof kinds / sizeof kinds[0]);
-    const side_cut *c = &t->cut;
-    int r = OLLA_SEARCH_NONE;
-    for (int a = 0; a < na && r == OLLA_SEARCH_NONE; a++) {
-        double now = olla_now();
-        if (olla_pwork_left(w) == 0 || olla_pwork_late(w))
-            break;
-        /* each attempt an equal share of what is left */
-        olla_pwork part = olla_pwork_part(w, olla_pwork_left(w) / (na - a));
-        int rs[2];
-        attempt(t, kinds[a], &part, rs);
-        olla_pwork_join(w, &part);
-        olla_log(log, OLLA_LOG_DETAIL,
-                 "place: split at time %lld (%zu stacked, %zu before, %zu after), attempt %d: %d, %d, %.3f s",
-                 (long long)t->p, c->ns, c->nl, c->nr, a, rs[0], rs[1], olla_now() - now);
-        if (rs[0] == OLLA_SEARCH_NOMEM || rs[1] == OLLA_SEARCH_NOMEM)
-            r = OLLA_SEARCH_NOMEM;
-        else if (rs[0] == OLLA_SEARCH_FOUND && rs[1] == OLLA_SEARCH_FOUND)
-            r = OLLA_SEARCH_FOUND;
+    int open[OLLA_SPLIT_ATTEMPTS], n_open = OLLA_SPLIT_ATTEMPTS;
+    for (int a = 0; a < OLLA_SPLIT_ATTEMPTS; a++)
+        open[a] = 1;
+    long long cap = olla_pwork_left(w) / OLLA_SPLIT_ATTEMPTS;
+    for (int k = 1; k < OLLA_SPLIT_ROUNDS; k++)
+        cap /= OLLA_SPLIT_ROUND_GROWTH;
+    for (int round = 0; round < OLLA_SPLIT_ROUNDS && n_open > 0; round++, cap *= OLLA_SPLIT_ROUND_GROWTH) {
+        int to_run = n_open;
+        for (int a = 0; a < OLLA_SPLIT_ATTEMPTS; a++) {
+            if (!open[a])
+                continue;
+            if (olla_pwork_left(w) == 0 || olla_pwork_late(w))
+                return OLLA_SEARCH_NONE;
+            long long units = olla_pwork_left(w) / to_run--;
+            if (round < OLLA_SPLIT_ROUNDS - 1 && units > cap)
+                units = cap;
+            int r = attempt_logged(t, a, round, units, w, log);
+            if (r == 1)
+                return OLLA_SEARCH_FOUND;
+            if (r == -2)
+                return OLLA_SEARCH_NOMEM;
+            if (r == -1) {
+                open[a] = 0;
+                n_open--;
+            }
+        }
     }
-    return r;
+    return OLLA_SEARCH_NONE;
 }
 
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w, int64_t *off,

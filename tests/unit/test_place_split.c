@@ -201,6 +201,35 @@ OLLA_TEST(test_split_backwards)
     OLLA_CHECK(found >= 4);
 }
 
+/* The split's attempts share the budget in rounds: on the lifetimes of the
+ * bundled cnn_train model in ONNX Runtime's order (sizes in units of 4
+ * bytes), the stack by start time's earlier side and the later side's
+ * choice give up whatever their share while the earlier side's choice fits
+ * at once; with a budget of 5e9 units the split reaches max live for a
+ * small part of it (all of a fifth before the rounds). */
+OLLA_TEST(test_split_cheap_attempt_not_kept_waiting)
+{
+    static const olla_pitem it[] = {
+        {0, 43, 32768}, {1, 49, 8192}, {3, 37, 32768}, {4, 6, 32768}, {5, 31, 8192}, {6, 28, 16384}, {7, 9, 16384},
+        {8, 42, 4096}, {10, 13, 80}, {11, 13, 8}, {12, 17, 80}, {13, 22, 80}, {14, 22, 8}, {15, 17, 8}, {16, 18, 80},
+        {17, 19, 80}, {18, 20, 8}, {19, 21, 1}, {20, 70, 1}, {21, 23, 80}, {22, 24, 80}, {23, 42, 80},
+        {24, 27, 4096}, {26, 29, 16384}, {27, 30, 4096}, {28, 30, 16384}, {29, 36, 16384}, {30, 33, 8192},
+        {31, 33, 16384}, {32, 34, 4608}, {33, 63, 4608}, {34, 65, 32}, {35, 38, 8192}, {36, 40, 8192},
+        {37, 39, 32768}, {38, 40, 32768}, {39, 48, 32768}, {40, 69, 10}, {41, 67, 5120}, {42, 45, 32768},
+        {43, 45, 32768}, {44, 46, 2304}, {45, 59, 2304}, {46, 61, 16}, {47, 49, 32768}, {48, 54, 32768},
+        {49, 52, 6144}, {50, 52, 32768}, {51, 53, 432}, {52, 55, 432}, {53, 57, 16}, {54, 56, 432}, {55, 70, 432},
+        {56, 58, 16}, {57, 70, 16}, {58, 60, 2304}, {59, 70, 2304}, {60, 62, 16}, {61, 70, 16}, {62, 64, 4608},
+        {63, 70, 4608}, {64, 66, 32}, {65, 70, 32}, {66, 68, 5120}, {67, 70, 5120}, {68, 70, 10}, {69, 70, 10}};
+    enum { N = sizeof it / sizeof it[0] };
+    int64_t off[N];
+    int64_t live = olla_place_items_max_live(it, N);
+    olla_pwork w = {5000000000LL, 0, 0, 0};
+    OLLA_CHECK_EQ_I64(olla_place_split(it, N, live, &w, off, 0), 1);
+    OLLA_CHECK_EQ_I64(olla_place_items_arena(it, off, N), live);
+    olla_test_check_valid(it, N, off, live);
+    OLLA_CHECK(w.used < 100000000LL);
+}
+
 /* Through the driver: zero fragmentation on the same kind of trace. */
 OLLA_TEST(test_place_training_trace_zero_fragmentation)
 {
@@ -221,4 +250,4 @@ OLLA_TEST(test_place_training_trace_zero_fragmentation)
 
 OLLA_TEST_MAIN(OLLA_T(test_search_fixed_vs_brute), OLLA_T(test_split_training_traces),
                OLLA_T(test_split_crossing_traces), OLLA_T(test_split_backwards),
-               OLLA_T(test_place_training_trace_zero_fragmentation))
+               OLLA_T(test_split_cheap_attempt_not_kept_waiting), OLLA_T(test_place_training_trace_zero_fragmentation))
