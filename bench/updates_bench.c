@@ -3,9 +3,12 @@
  * without shares and with every share the sharing rules declare): nodes, the
  * number of edges, an FNV-1a hash of the edge list in its order, and the best
  * CPU seconds of RUNS runs. With -e the edges themselves follow, one
- * "from to" line each, so two builds can be compared edge by edge.
+ * "from to" line each, so two builds can be compared edge by edge; with -s
+ * a "#" line of what the search took (passes/analysis/updates_internal.h):
+ * target searches, subtrees the labels left out, walks, nodes of several
+ * runs, unknown nodes, updates that asked the lazy ancestor search.
  *
- *   updates_bench [-r RUNS] [-e] model.onnx...
+ *   updates_bench [-r RUNS] [-e] [-s] model.onnx...
  *
  * Built by bench/build_updates_bench.sh against a built library. For instruction
  * counts: valgrind --tool=callgrind --toggle-collect=olla_early_update_edges
@@ -20,6 +23,7 @@
 #include "onnx/olla_model.h"
 #include "passes/analysis/olla_analysis.h"
 #include "passes/analysis/olla_graph_dag.h"
+#include "passes/analysis/updates_internal.h"
 #include "passes/runtime/olla_graph_shares.h"
 #include "passes/shapes/olla_shapes.h"
 #include "util/olla_clock.h"
@@ -38,7 +42,7 @@ static uint64_t edges_hash(const int *from, const int *to, int count)
 }
 
 /* one row: the edges of dag, timed over runs runs */
-static int row(const char *path, const char *variant, const olla_dag *dag, int runs, int list)
+static int row(const char *path, const char *variant, const olla_dag *dag, int runs, int list, int stats)
 {
     olla_error err = {0};
     double best = -1;
@@ -61,11 +65,18 @@ static int row(const char *path, const char *variant, const olla_dag *dag, int r
         printf("%d %d\n", from[i], to[i]);
     free(from);
     free(to);
+    olla_upd_stats st;
+    if (stats && olla_upd_edges(dag, &from, &to, &count, &st, &err) == OLLA_OK) {
+        printf("# searches %ld label_skips %ld walks %ld split %ld unknown %ld lazy %ld\n", st.searches,
+               st.label_skips, st.walks, st.split, st.unknown, st.lazy);
+        free(from);
+        free(to);
+    }
     return 0;
 }
 
 /* the model's two DAGs and their rows */
-static int bench(const char *path, int runs, int list)
+static int bench(const char *path, int runs, int list, int stats)
 {
     olla_error err = {0};
     olla_model *m = NULL;
@@ -91,7 +102,7 @@ static int bench(const char *path, int runs, int list)
             rc = 1;
             break;
         }
-        rc = row(path, v ? "shares" : "plain", &dag, runs, list);
+        rc = row(path, v ? "shares" : "plain", &dag, runs, list, stats);
         olla_dag_free(&dag);
         olla_graph_dag_map_free(&map);
     }
@@ -107,7 +118,7 @@ done:
 
 int main(int argc, char **argv)
 {
-    int runs = 1, list = 0, first = 1, rc = 0;
+    int runs = 1, list = 0, stats = 0, first = 1, rc = 0;
     while (first < argc && argv[first][0] == '-') {
         if (strcmp(argv[first], "-r") == 0 && first + 1 < argc) {
             runs = atoi(argv[first + 1]);
@@ -115,14 +126,17 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[first], "-e") == 0) {
             list = 1;
             first++;
+        } else if (strcmp(argv[first], "-s") == 0) {
+            stats = 1;
+            first++;
         } else {
-            fprintf(stderr, "usage: updates_bench [-r RUNS] [-e] model.onnx...\n");
+            fprintf(stderr, "usage: updates_bench [-r RUNS] [-e] [-s] model.onnx...\n");
             return 2;
         }
     }
     if (runs < 1)
         runs = 1;
     for (int i = first; i < argc; i++)
-        rc |= bench(argv[i], runs, list);
+        rc |= bench(argv[i], runs, list, stats);
     return rc;
 }

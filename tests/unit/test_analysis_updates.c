@@ -1,10 +1,12 @@
-/* The early-update control edges (passes/analysis/analysis_updates.c)
- * against the walk they were first written as, kept here word for word as
- * the reference: on random training steps (a forward pass, a loss, a
- * backward pass reading the forward's results, weight gradients, optimizer
- * chains of several kinds, node numbers in the exporter's order or
- * shuffled) and on random graphs, the edge lists must be the same, edge for
- * edge and in the same order. */
+/* The early-update control edges (passes/analysis/analysis_updates.c and
+ * the updates_*.c files beside it) against the walk they were first written
+ * as, kept here word for word as the reference: on random training steps (a
+ * forward pass, a loss, a backward pass reading the forward's results, some
+ * transposed, weight gradients, optimizer chains of several kinds, node
+ * numbers in the exporter's order or shuffled) and on random graphs, the
+ * edge lists must be the same, edge for edge and in the same order; and the
+ * search's paths (target searches, labels, runs, the walk, the lazy
+ * ancestor search) must each be taken. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "olla_test.h"
 #include "olla_test_gen.h"
 #include "passes/analysis/olla_analysis.h"
+#include "passes/analysis/updates_internal.h"
 #include "util/olla_bits.h"
 
 /* ---- the reference: the walk as it stood at b30b7ee ---- */
@@ -601,7 +604,10 @@ static void train_spec(spec *s, uint64_t *rng, int layers)
     int gb = sp_op(s, "SoftmaxCrossEntropyLossGrad", loss, -1);
     for (int k = layers - 1; k >= 0; k--) {
         for (int i = width[k] - 1; i >= 0 && np < 250; i--) {
-            int gw = sp_op(s, "MatMul", gb, act[k][i]);
+            int a = act[k][i];
+            if (olla_test_rng_range(rng, 0, 2) == 0) /* a saved activation transposed by the backward pass */
+                a = sp_op(s, "Transpose", a, -1);
+            int gw = sp_op(s, "MatMul", gb, a);
             if (olla_test_rng_range(rng, 0, 3) == 0)
                 gw = sp_op(s, "Transpose", gw, -1);
             params[np++] = gw;
@@ -675,12 +681,18 @@ static int spec_dag(spec *s, uint64_t *rng, int how, olla_dag *dag, const char *
 
 /* ---- the tests ---- */
 
+/* what the library's search took, summed over the graphs of a test */
+static olla_upd_stats took;
+
 /* the library's edges against the reference's on one graph; 1 when equal */
 static int same_edges(const olla_dag *dag, int *edges, int *updates)
 {
     int *from = NULL, *to = NULL, cnt = -1, *rf = NULL, *rt = NULL, rc = -1;
     olla_error err = {0};
-    OLLA_CHECK(olla_early_update_edges(dag, &from, &to, &cnt, &err) == OLLA_OK);
+    olla_upd_stats st;
+    OLLA_CHECK(olla_upd_edges(dag, &from, &to, &cnt, &st, &err) == OLLA_OK);
+    took.updates += st.updates, took.searches += st.searches, took.label_skips += st.label_skips;
+    took.walks += st.walks, took.lazy += st.lazy, took.split += st.split, took.unknown += st.unknown;
     OLLA_CHECK(ref_early_update_edges(dag, &rf, &rt, &rc, &err) == OLLA_OK);
     int same = cnt == rc;
     for (int i = 0; same && i < cnt; i++)
@@ -697,6 +709,7 @@ static int same_edges(const olla_dag *dag, int *edges, int *updates)
 
 OLLA_TEST(test_training_steps_match_the_walk)
 {
+    memset(&took, 0, sizeof took);
     uint64_t rng = 0x2545f4914f6cdd1dull;
     int cases = olla_test_quick() ? 300 : 2000, differ = 0, edges = 0, updates = 0;
     for (int c = 0; c < cases; c++) {
@@ -715,10 +728,21 @@ OLLA_TEST(test_training_steps_match_the_walk)
     OLLA_CHECK_EQ_I64(differ, 0);
     OLLA_CHECK(edges > cases); /* the steps have updates that get edges */
     OLLA_CHECK(updates > edges);
+    OLLA_CHECK_EQ_I64(took.updates, updates);
+    /* the paths taken: target searches that the labels cut short, nodes
+     * whose updates form several runs, and the walk itself */
+    fprintf(stderr, "training steps: %ld searches, %ld subtrees left out by the labels, %ld walks, %ld split and %ld "
+                    "unknown nodes, %ld lazy ancestor searches\n",
+            took.searches, took.label_skips, took.walks, took.split, took.unknown, took.lazy);
+    OLLA_CHECK(took.searches > cases);
+    OLLA_CHECK(took.label_skips > cases / 10);
+    OLLA_CHECK(took.split > cases / 10);
+    OLLA_CHECK(took.walks > 0);
 }
 
 OLLA_TEST(test_random_graphs_match_the_walk)
 {
+    memset(&took, 0, sizeof took);
     uint64_t rng = 0x9e3779b97f4a7c15ull;
     int cases = olla_test_quick() ? 600 : 4000, differ = 0, edges = 0, updates = 0;
     for (int c = 0; c < cases; c++) {
@@ -737,6 +761,12 @@ OLLA_TEST(test_random_graphs_match_the_walk)
     }
     OLLA_CHECK_EQ_I64(differ, 0);
     OLLA_CHECK(edges > cases / 2);
+    fprintf(stderr, "random graphs: %ld searches, %ld subtrees left out by the labels, %ld walks, %ld split and %ld "
+                    "unknown nodes, %ld lazy ancestor searches\n",
+            took.searches, took.label_skips, took.walks, took.split, took.unknown, took.lazy);
+    OLLA_CHECK(took.label_skips > 0);
+    OLLA_CHECK(took.unknown > 0); /* the lazy ancestor search is tested too */
+    OLLA_CHECK(took.lazy > 0);
 }
 
 OLLA_TEST_MAIN(OLLA_T(test_training_steps_match_the_walk), OLLA_T(test_random_graphs_match_the_walk))
