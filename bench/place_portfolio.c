@@ -8,6 +8,7 @@
 
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
+#include "util/olla_clock.h"
 
 static void header(void)
 {
@@ -39,9 +40,9 @@ static int row(const char *path, int64_t align)
     int64_t live = olla_place_items_max_live(it, m), best = INT64_MAX;
     int nk = olla_place_heuristic_count();
     for (int k = 0; k < nk; k++) {
-        double t0 = olla_place_now();
+        double t0 = olla_now();
         arena[k] = olla_place_heuristic_one(it, m, k, off);
-        secs[k] = olla_place_now() - t0;
+        secs[k] = olla_now() - t0;
         if (arena[k] < best)
             best = arena[k];
     }

@@ -9,6 +9,6 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:?usage: bench/place_portfolio.sh BUILD_DIR ALIGN FILE.csv...}
 shift
 cc -std=c11 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -I"$SRC" -I"$SRC/include" \
-  "$SRC/bench/place_portfolio.c" "$B/libolla.a" $(pkg-config --libs cbc libprotobuf-c json-c) \
+  "$SRC/bench/place_portfolio.c" "$B/libolla_internal.a" $(pkg-config --libs cbc libprotobuf-c json-c) \
   -lpthread -lm -o "$B/place_portfolio"
 exec "$B/place_portfolio" "$@"
