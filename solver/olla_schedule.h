@@ -181,6 +181,10 @@ typedef struct olla_ort_problem {
     olla_exec_cost_fn judge;  /* NULL, or how to choose among orders of the best cost: a score, lower is
                                * better, 0 for one nothing beats, negative when it cannot say */
     void *judge_ctx;
+    /* NULL, or the op at which the order last given to cost peaks (-1:
+     * unknown), called with cost_ctx: the search then tries first the moves
+     * that change which ops run before that op (aimed moves) */
+    int (*peak_op)(void *cost_ctx);
 } olla_ort_problem;
 
 /* Searches the orders ONNX Runtime's DEFAULT rule can be made to run (its

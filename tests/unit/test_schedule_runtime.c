@@ -111,7 +111,7 @@ static int64_t search_and_check(case_graph *c, const int *input, const int *targ
     olla_ort_search_options opt = {budget, 0, -1, 7};
     olla_ort_search_result res;
     olla_error err = {0};
-    olla_ort_problem p = {&c->eg, input, target, peak_cost, &c->dag, NULL, 0, NULL, NULL};
+    olla_ort_problem p = {&c->eg, input, target, peak_cost, &c->dag, NULL, 0, NULL, NULL, NULL};
     OLLA_CHECK(olla_schedule_for_ort(&p, &opt, listing, executed, &res, &err) == OLLA_OK);
     OLLA_CHECK(res.best_cost <= res.input_cost);
     OLLA_CHECK(is_topological(c, listing));
@@ -233,7 +233,7 @@ OLLA_TEST(test_rejects_a_bad_input_listing)
     int input[6] = {0, 1, 2, 3, 4, 4}, listing[6], executed[6];
     olla_ort_search_result res;
     olla_error err = {0};
-    olla_ort_problem p = {&c.eg, input, NULL, peak_cost, &c.dag, NULL, 0, NULL, NULL};
+    olla_ort_problem p = {&c.eg, input, NULL, peak_cost, &c.dag, NULL, 0, NULL, NULL, NULL};
     OLLA_CHECK(olla_schedule_for_ort(&p, NULL, listing, executed, &res, &err) == OLLA_ERR_INPUT);
     OLLA_CHECK_STR_CONTAINS(err.message, "twice");
     free_case(&c);
@@ -287,10 +287,10 @@ OLLA_TEST(test_the_judge_chooses_among_equal_costs)
         olla_ort_search_options opt = {150, 0, -1, 7};
         olla_ort_search_result res, res0;
         olla_error err = {0};
-        olla_ort_problem p0 = {&c.eg, input, target, peak_cost, &c.dag, NULL, 0, NULL, NULL};
+        olla_ort_problem p0 = {&c.eg, input, target, peak_cost, &c.dag, NULL, 0, NULL, NULL, NULL};
         OLLA_CHECK(olla_schedule_for_ort(&p0, &opt, listing, own, &res0, &err) == OLLA_OK);
         judge_log jl = {c.eg.n_running, 0, {{0}}, {0}};
-        olla_ort_problem p = {&c.eg, input, target, peak_cost, &c.dag, alts, n_alt, mixed_score, &jl};
+        olla_ort_problem p = {&c.eg, input, target, peak_cost, &c.dag, alts, n_alt, mixed_score, &jl, NULL};
         OLLA_CHECK(olla_schedule_for_ort(&p, &opt, listing, executed, &res, &err) == OLLA_OK);
         OLLA_CHECK(res.best_cost <= res0.best_cost);
         OLLA_CHECK(res.evaluations <= res0.evaluations + 3 * n_alt);
