@@ -201,7 +201,11 @@ typedef struct olla_ort_problem {
  *   of the budget. When ORT can run target itself, the first gives it.
  * - Then descents from the best (first improvement over moves at the best
  *   order's choice points: enter a child before the one entered before it,
- *   or first, or last), restarted from the best with a few random moves,
+ *   or first, or last; with p->peak_op, first the aimed moves: at the four
+ *   choice points nearest the roots and the four nearest the peak on the
+ *   path from the op at the peak to the roots, the child whose block holds
+ *   that op entered first, last, or 1, 2, 4... places earlier or later),
+ *   restarted from the best with a few random moves,
  *   until the budget of evaluations is spent, the cost reaches stop_at, the
  *   deadline passes or 50 restarts in a row gain nothing (res->stopped_by
  *   says which). Deterministic for a given seed and budget, unless the

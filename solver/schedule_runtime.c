@@ -6,7 +6,10 @@
  * allowed candidate with the smallest key is entered first. A state is a key
  * vector; evaluating it runs the search (an order ORT can be made to run) and
  * the cost. Moves change the key of one child of one choice point of the
- * current order so that it is entered earlier or later there. The input's
+ * current order so that it is entered earlier or later there. Only the
+ * choices on the path from the op at the peak to the roots can lower the
+ * peak: when the problem says where an order peaks, those (the aimed
+ * moves) are tried first. The input's
  * own order is the first state, so the best never costs more. Orders of
  * the best cost that other targets give (one evaluation each, after the
  * search) are ties, and the problem's judge chooses among them and the
