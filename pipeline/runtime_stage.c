@@ -40,6 +40,7 @@ typedef struct {
 static int64_t peak_of(exec_cost *c, const int *executed)
 {
     olla_error err = {0};
+    c->peak_op = -1;
     if (olla_exec_complete_order(c->eg, executed, c->full, &err) != OLLA_OK)
         return -1;
     for (int t = 0; t < c->dag->n_nodes; t++)
