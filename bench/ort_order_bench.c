@@ -106,7 +106,7 @@ static int bench(const bench_args *a)
     olla_ort_search_options oo = {a->budget, olla_now() + 600, sr.lower_bound_bytes > 0 ? sr.lower_bound_bytes : -1,
                                   1};
     olla_ort_search_result res;
-    olla_ort_problem p = {&eg, listing, planned, executed_peak, &c, NULL, 0, NULL, NULL};
+    olla_ort_problem p = {&eg, listing, planned, executed_peak, &c, NULL, 0, NULL, NULL, NULL};
     if (olla_schedule_for_ort(&p, &oo, best, exec, &res, &err) != OLLA_OK)
         goto fail;
     /* the written listing, simulated afresh */

@@ -34,16 +34,29 @@ typedef struct {
     olla_order_judge *judge;          /* NULL: orders of equal cost are not judged */
     int *full, *step, *first, *last;  /* scratch */
     int64_t *delta, *live;
+    int peak_op;                      /* the op at the peak of the order peak_of() saw last, or -1 */
 } exec_cost;
 
 static int64_t peak_of(exec_cost *c, const int *executed)
 {
     olla_error err = {0};
+    c->peak_op = -1;
     if (olla_exec_complete_order(c->eg, executed, c->full, &err) != OLLA_OK)
         return -1;
     for (int t = 0; t < c->dag->n_nodes; t++)
         c->step[c->full[t]] = t;
-    return olla_dag_profile(c->dag, c->step, c->first, c->last, c->delta, c->live);
+    int64_t peak = olla_dag_profile(c->dag, c->step, c->first, c->last, c->delta, c->live);
+    int at = 0;
+    while (at + 1 < c->dag->n_nodes && c->live[at] < peak)
+        at++;
+    c->peak_op = c->dag->n_nodes > 0 ? c->full[at] : -1;
+    return peak;
+}
+
+/* The op at the peak of the order cost_of() saw last (olla_ort_problem's peak_op). */
+static int peak_op_of(void *ctx)
+{
+    return ((exec_cost *)ctx)->peak_op;
 }
 
 /* The ORT figure in the high bits, our peak as a tie-break in the low ten. */
@@ -84,6 +97,7 @@ static olla_status cost_init(exec_cost *c, const olla_exec_graph *eg, const olla
     c->eg = eg;
     c->dag = dag;
     c->peak_cap = -1;
+    c->peak_op = -1;
     c->full = malloc(n * sizeof(int));
     c->step = malloc(n * sizeof(int));
     c->first = malloc(nt * sizeof(int));
@@ -214,7 +228,7 @@ static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const i
     if (in->peak_limit >= 0 && in->peak_limit < c->peak_cap)
         c->peak_cap = in->peak_limit;
     olla_ort_problem p = {c->eg,     input_listing,          in->target, cost_of, c, in->alternatives,
-                          in->n_alternatives, c->judge ? judge_executed : NULL, c};
+                          in->n_alternatives, c->judge ? judge_executed : NULL, c, peak_op_of};
     if (!in->keep_listing && olla_schedule_for_ort(&p, &so, listing, executed, &sr, &serr) == OLLA_OK) {
         out->search = sr.kept_input                               ? "input kept"
                       : sr.target_runs && !sr.judge_chose_tie ? "plan runs"

@@ -181,6 +181,10 @@ typedef struct olla_ort_problem {
     olla_exec_cost_fn judge;  /* NULL, or how to choose among orders of the best cost: a score, lower is
                                * better, 0 for one nothing beats, negative when it cannot say */
     void *judge_ctx;
+    /* NULL, or the op at which the order last given to cost peaks (-1:
+     * unknown), called with cost_ctx: the search then tries first the moves
+     * that change which ops run before that op (aimed moves) */
+    int (*peak_op)(void *cost_ctx);
 } olla_ort_problem;
 
 /* Searches the orders ONNX Runtime's DEFAULT rule can be made to run (its
@@ -197,7 +201,11 @@ typedef struct olla_ort_problem {
  *   of the budget. When ORT can run target itself, the first gives it.
  * - Then descents from the best (first improvement over moves at the best
  *   order's choice points: enter a child before the one entered before it,
- *   or first, or last), restarted from the best with a few random moves,
+ *   or first, or last; with p->peak_op, first the aimed moves: at the four
+ *   choice points nearest the roots and the four nearest the peak on the
+ *   path from the op at the peak to the roots, the child whose block holds
+ *   that op entered first, last, or 1, 2, 4... places earlier or later),
+ *   restarted from the best with a few random moves,
  *   until the budget of evaluations is spent, the cost reaches stop_at, the
  *   deadline passes or 50 restarts in a row gain nothing (res->stopped_by
  *   says which). Deterministic for a given seed and budget, unless the

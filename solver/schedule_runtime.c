@@ -6,7 +6,10 @@
  * allowed candidate with the smallest key is entered first. A state is a key
  * vector; evaluating it runs the search (an order ORT can be made to run) and
  * the cost. Moves change the key of one child of one choice point of the
- * current order so that it is entered earlier or later there. The input's
+ * current order so that it is entered earlier or later there. Only the
+ * choices on the path from the op at the peak to the roots can lower the
+ * peak: when the problem says where an order peaks, those (the aimed
+ * moves) are tried first. The input's
  * own order is the first state, so the best never costs more. Orders of
  * the best cost that other targets give (one evaluation each, after the
  * search) are ties, and the problem's judge chooses among them and the
@@ -39,6 +42,9 @@
 #define TARGET_SHARE 8
 /* Orders of the best cost kept beside the best for the judge. */
 #define MAX_TIES 3
+/* Aimed moves are tried at this many choice points nearest the peak and as
+ * many nearest the roots. */
+#define AIMED_POINTS 4
 
 /* The starts a target gives (target_keys). */
 enum { TARGET_POSITIONS, TARGET_FIRST_READER, TARGET_BLOCK_START, TARGET_KINDS };
@@ -67,6 +73,12 @@ typedef struct ort_search {
     int n_ties, chose_tie;
     int64_t *tie_key;
     int *tie_exec;
+    int (*peak_op)(void *cost_ctx); /* the problem's, or NULL */
+    /* the path from the op at the current state's peak to the roots: the
+     * choice points on it (nearest the peak first) and at each the index of
+     * the child whose block holds the peak (keep_hot_path) */
+    int n_path, best_n_path;
+    int *path_point, *path_child, *best_path_point, *best_path_child;
 } ort_search;
 
 static uint64_t next_random(ort_search *s)
@@ -120,6 +132,27 @@ static void keep_points(ort_search *s)
     s->n_points = np;
 }
 
+/* The path from the op at the peak of the last evaluated order to the
+ * roots, through the last run's choice points (its points must be the
+ * current ones: call right after keep_points). Empty without a peak_op. */
+static void keep_hot_path(ort_search *s)
+{
+    int v = s->peak_op ? s->peak_op(s->cost_ctx) : -1;
+    s->n_path = 0;
+    while (v >= 0 && v < s->n && s->n_path < s->n) {
+        int p, u = olla_exec_dfs_entry(s->dfs, v, &p);
+        if (p >= 0) {
+            const int *c = s->point_children + s->point_start[p];
+            int j = 0;
+            while (c[j] != v)
+                j++;
+            s->path_point[s->n_path] = p;
+            s->path_child[s->n_path++] = j;
+        }
+        v = u;
+    }
+}
+
 /* Makes exec (run with some keys) the current state, with cost c. The keys
  * become the positions in exec: they run the same order with the same
  * choice points, and choices that this order does not make (between
@@ -133,6 +166,7 @@ static void accept(ort_search *s, int *exec, int64_t c)
         s->key[s->exec[i]] = (int64_t)i * KEY_GAP;
     s->cost_now = c;
     keep_points(s);
+    keep_hot_path(s);
     if (c < s->best_cost) {
         s->n_ties = 0; /* they tied the old best */
         s->best_cost = c;
@@ -141,6 +175,9 @@ static void accept(ort_search *s, int *exec, int64_t c)
         s->best_n_points = s->n_points;
         memcpy(s->best_point_start, s->point_start, ((size_t)s->n_points + 1) * sizeof(int));
         memcpy(s->best_point_children, s->point_children, (size_t)s->point_start[s->n_points] * sizeof(int));
+        s->best_n_path = s->n_path;
+        memcpy(s->best_path_point, s->path_point, (size_t)s->n_path * sizeof(int));
+        memcpy(s->best_path_child, s->path_child, (size_t)s->n_path * sizeof(int));
     }
 }
 
@@ -176,6 +213,61 @@ static int make_move(ort_search *s, int p, int m)
     return 0;
 }
 
+/* Aimed move m at path entry e (point p, whose child j of k holds the
+ * peak): that child entered first (m = 0), last (1), then 1, 1, 2, 2, 4,
+ * 4... places earlier and later. Writes the moved keys into s->trial_key.
+ * Returns 0 when m is past the moves, -1 when m's place is off the point
+ * (nothing written). */
+static int aimed_move(ort_search *s, int e, int m)
+{
+    int p = s->path_point[e], j = s->path_child[e], i;
+    const int *c = s->point_children + s->point_start[p];
+    int k = s->point_start[p + 1] - s->point_start[p];
+    if (m < 2) {
+        i = m ? k - 1 : 0;
+    } else {
+        int shift = (m - 2) / 2;
+        if (shift > 30 || (1 << shift) >= k)
+            return 0;
+        i = m % 2 ? j + (1 << shift) : j - (1 << shift);
+    }
+    if (i < 0 || i >= k || i == j)
+        return -1;
+    memcpy(s->trial_key, s->key, (size_t)s->n * sizeof(int64_t));
+    s->trial_key[c[j]] = i < j ? s->key[c[i]] - 1 : s->key[c[i]] + 1;
+    return 1;
+}
+
+/* Whether path entry e is aimed at: the AIMED_POINTS nearest the peak and
+ * the AIMED_POINTS nearest the roots. */
+static int aimed_entry(const ort_search *s, int e)
+{
+    return e < AIMED_POINTS || e >= s->n_path - AIMED_POINTS;
+}
+
+/* One pass over the aimed moves of the current state, the points nearest
+ * the roots first; 1 when one lowered the cost (it is then the current
+ * state), 0 when none did or the search must stop. */
+static int aimed_pass(ort_search *s, long cap, olla_error *err)
+{
+    for (int e = s->n_path - 1; e >= 0; e--) {
+        if (!aimed_entry(s, e))
+            continue;
+        for (int m = 0, r; (r = aimed_move(s, e, m)) != 0; m++) {
+            if (r < 0)
+                continue;
+            if (must_stop(s) || s->evaluations >= cap)
+                return 0;
+            int64_t c = evaluate(s, s->trial_key, s->trial_exec, err);
+            if (c >= 0 && c < s->cost_now) {
+                accept(s, s->trial_exec, c);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 /* First-improvement descent from the current state, until no move improves
  * or the evaluations reach cap; points are tried from a rotating start so
  * that early points do not take all the budget. */
@@ -183,6 +275,8 @@ static void descend(ort_search *s, long cap, olla_error *err)
 {
     int start = 0;
     for (;;) {
+        if (aimed_pass(s, cap, err))
+            continue;
         int improved = 0;
         for (int q = 0; q < s->n_points && !improved; q++) {
             int p = (start + q) % s->n_points;
@@ -211,6 +305,9 @@ static void restore_best(ort_search *s)
     s->n_points = s->best_n_points;
     memcpy(s->point_start, s->best_point_start, ((size_t)s->n_points + 1) * sizeof(int));
     memcpy(s->point_children, s->best_point_children, (size_t)s->point_start[s->n_points] * sizeof(int));
+    s->n_path = s->best_n_path;
+    memcpy(s->path_point, s->best_path_point, (size_t)s->n_path * sizeof(int));
+    memcpy(s->path_child, s->best_path_child, (size_t)s->n_path * sizeof(int));
 }
 
 /* A few random moves applied to the best state, as the new current state
@@ -250,6 +347,7 @@ static void search_free(ort_search *s)
     free(s->best_point_children);
     free(s->tie_key);
     free(s->tie_exec);
+    free(s->path_point);
 }
 
 static olla_status search_init(ort_search *s, const olla_exec_graph *eg, const olla_ort_search_options *opt,
@@ -284,7 +382,11 @@ static olla_status search_init(ort_search *s, const olla_exec_graph *eg, const o
     s->best_point_children = malloc(n * sizeof(int));
     s->tie_key = malloc(MAX_TIES * n * sizeof(int64_t));
     s->tie_exec = malloc(MAX_TIES * n * sizeof(int));
-    if (!s->tie_key || !s->tie_exec || !s->best_point_start || !s->best_point_children || !s->key || !s->trial_key || !s->best_key || !s->exec || !s->trial_exec || !s->best_exec ||
+    s->path_point = malloc(4 * n * sizeof(int)); /* with path_child and the best's: n each */
+    s->path_child = s->path_point ? s->path_point + n : NULL;
+    s->best_path_point = s->path_point ? s->path_point + 2 * n : NULL;
+    s->best_path_child = s->path_point ? s->path_point + 3 * n : NULL;
+    if (!s->path_point || !s->tie_key || !s->tie_exec || !s->best_point_start || !s->best_point_children || !s->key || !s->trial_key || !s->best_key || !s->exec || !s->trial_exec || !s->best_exec ||
         !s->listing_tmp || !s->point_start || !s->point_children)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "out of memory searching ONNX Runtime's orders");
     return olla_exec_dfs_new(eg, &s->dfs, err);
@@ -466,6 +568,7 @@ olla_status olla_schedule_for_ort(const olla_ort_problem *p, const olla_ort_sear
     memset(res, 0, sizeof *res);
     s.cost = p->cost;
     s.cost_ctx = p->cost_ctx;
+    s.peak_op = p->peak_op;
     olla_status st = search_init(&s, p->eg, opt ? opt : &defaults, err);
     if (st == OLLA_OK)
         st = start_from_input(&s, input_listing, res, err);

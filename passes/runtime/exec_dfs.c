@@ -51,6 +51,7 @@ struct olla_exec_dfs {
     /* choice points of the last run: node (-1 = roots), children in CSR */
     int n_points;
     int *point_node, *point_start, *point_children, *point_of;
+    int *entered_from; /* n_ops: the node (-1: the roots) that entered each op in the last run */
 };
 
 /* ---- Workspace ---- */
@@ -78,6 +79,7 @@ void olla_exec_dfs_free(olla_exec_dfs *d)
     free(d->point_start);
     free(d->point_children);
     free(d->point_of);
+    free(d->entered_from);
     free(d);
 }
 
@@ -241,7 +243,8 @@ olla_status olla_exec_dfs_new(const olla_exec_graph *eg, olla_exec_dfs **out, ol
     d->point_start = malloc((n + 1) * sizeof(int));
     d->point_children = malloc(n * sizeof(int));
     d->point_of = malloc((n + 1) * sizeof(int));
-    if (!d->leaves || !d->rel_start || !d->below_any || !d->visited || !d->frame_node || !d->frame_off ||
+    d->entered_from = malloc(n * sizeof(int));
+    if (!d->entered_from || !d->leaves || !d->rel_start || !d->below_any || !d->visited || !d->frame_node || !d->frame_off ||
         !d->frame_cnt || !d->frame_first || !d->cand_buf || !d->cand_slot || !d->blocked || !d->sort_tmp || !d->log_parent || !d->log_child ||
         !d->point_node || !d->point_start || !d->point_children || !d->point_of) {
         olla_exec_dfs_free(d);
@@ -395,6 +398,7 @@ void olla_exec_dfs_run(olla_exec_dfs *d, const int64_t *key, int *executed)
         }
         d->log_parent[d->n_log] = d->frame_node[f];
         d->log_child[d->n_log++] = c;
+        d->entered_from[c] = d->frame_node[f];
         d->visited[c] = 1;
         open_frame(d, sp, c, top);
         top += d->frame_cnt[sp++];
@@ -412,6 +416,13 @@ int olla_exec_dfs_point(const olla_exec_dfs *d, int p, const int **children, int
     *children = d->point_children + d->point_start[p];
     *node = d->point_node[p];
     return d->point_start[p + 1] - d->point_start[p];
+}
+
+int olla_exec_dfs_entry(const olla_exec_dfs *d, int v, int *point)
+{
+    int u = d->visited[v] ? d->entered_from[v] : -2;
+    *point = u >= -1 ? d->point_of[u + 1] : -1;
+    return u;
 }
 
 /* ---- The listing ---- */

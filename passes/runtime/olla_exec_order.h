@@ -229,6 +229,10 @@ void olla_exec_dfs_run(olla_exec_dfs *d, const int64_t *key, int *executed);
  * order. Valid until the next run. */
 int olla_exec_dfs_points(const olla_exec_dfs *d);
 int olla_exec_dfs_point(const olla_exec_dfs *d, int p, const int **children, int *node);
+/* Where the last run entered op v: returns the node that entered it (-1:
+ * the roots; -2: v did not run) and sets *point to that node's choice
+ * point (-1 when it entered v alone, or v did not run). */
+int olla_exec_dfs_entry(const olla_exec_dfs *d, int v, int *point);
 /* A listing (n_ops entries) under which ORT runs the order of the last run:
  * a topological sort of the index constraints, ties broken by the position
  * in reference (n_ops entries, a permutation; NULL = op index). *found = 0

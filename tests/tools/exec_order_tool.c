@@ -149,7 +149,7 @@ static olla_status search(const olla_model *m, const olla_graph *g, const tool_o
         st = olla_exec_dag(g, &eg, 1, &dag, &gt, err);
     if (st == OLLA_OK)
         st = olla_schedule(&dag, NULL, &so, target, &sr, err);
-    olla_ort_problem p = {&eg, input, target, executed_peak, &c, NULL, 0, NULL, NULL};
+    olla_ort_problem p = {&eg, input, target, executed_peak, &c, NULL, 0, NULL, NULL, NULL};
     if (st == OLLA_OK)
         st = olla_schedule_for_ort(&p, &oo, out, executed, &res, err);
     if (st == OLLA_OK) {

@@ -646,5 +646,95 @@ OLLA_TEST(test_brute_force_file_edges)
     release(&t);
 }
 
+/* Where the depth-first search entered each op (olla_exec_dfs_entry), on
+ * random graphs of up to 60 ops under random keys, checked against what
+ * entering means: a leaf is entered from the roots and any other op from
+ * one of its readers; the ops entered from v, and from those in turn (v's
+ * block), run right before v, one after another; an op has a choice point
+ * exactly when it entered two or more ops, and the point lists them in the
+ * order they ran. */
+#define BIGN 60
+
+static void check_entries(olla_exec_dfs *d, int n, const int *pred_start, const int *preds, const int *ex)
+{
+    int pos[BIGN], from[BIGN], size[BIGN], entered[BIGN + 1] = {0}, is_read[BIGN] = {0};
+    for (int i = 0; i < n; i++)
+        pos[ex[i]] = i;
+    for (int j = 0; j < pred_start[n]; j++)
+        is_read[preds[j]] = 1;
+    for (int v = 0; v < n; v++) {
+        int p;
+        from[v] = olla_exec_dfs_entry(d, v, &p);
+        OLLA_CHECK(from[v] >= -1 && from[v] < n);
+        entered[from[v] + 1]++;
+        int reads = 0;
+        for (int j = from[v] >= 0 ? pred_start[from[v]] : 0; from[v] >= 0 && j < pred_start[from[v] + 1]; j++)
+            reads |= preds[j] == v;
+        OLLA_CHECK(from[v] >= 0 ? reads : !is_read[v]);
+        size[v] = 1;
+    }
+    for (int i = 0; i < n; i++) /* producers run first: a block's size is known when its op runs */
+        if (from[ex[i]] >= 0)
+            size[from[ex[i]]] += size[ex[i]];
+    for (int v = 0; v < n; v++) {
+        OLLA_CHECK(pos[v] - size[v] + 1 >= 0);
+        for (int i = pos[v] - size[v] + 1; i < pos[v]; i++) { /* the block: v's tree of entries */
+            int w = ex[i];
+            while (w >= 0 && w != v)
+                w = from[w];
+            OLLA_CHECK_EQ_I64(w, v);
+        }
+        int p;
+        olla_exec_dfs_entry(d, v, &p);
+        OLLA_CHECK_EQ_I64(p >= 0, entered[from[v] + 1] >= 2);
+        if (p < 0)
+            continue;
+        const int *children;
+        int node, k = olla_exec_dfs_point(d, p, &children, &node), seen = 0;
+        OLLA_CHECK_EQ_I64(node, from[v]);
+        OLLA_CHECK_EQ_I64(k, entered[from[v] + 1]);
+        for (int j = 0; j < k; j++) {
+            seen += children[j] == v;
+            OLLA_CHECK(j == 0 || pos[children[j - 1]] < pos[children[j]]);
+        }
+        OLLA_CHECK_EQ_I64(seen, 1);
+    }
+}
+
+OLLA_TEST(test_dfs_entries)
+{
+    rng_state = 8;
+    int points = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        int n = 2 + rnd(BIGN - 1), percent = 2 + rnd(30), pred_start[BIGN + 1], m = 0;
+        static int preds[BIGN * BIGN];
+        for (int v = 0; v < n; v++) {
+            pred_start[v] = m;
+            for (int u = 0; u < v; u++)
+                if (rnd(100) < percent)
+                    preds[m++] = u;
+        }
+        pred_start[n] = m;
+        olla_exec_graph eg;
+        olla_exec_dfs *d = NULL;
+        olla_error err = {0};
+        OLLA_CHECK(olla_exec_graph_from_edges(n, pred_start, preds, NULL, &eg, &err) == OLLA_OK);
+        OLLA_CHECK(olla_exec_dfs_new(&eg, &d, &err) == OLLA_OK);
+        int64_t key[BIGN];
+        int ex[BIGN];
+        for (int round = 0; d && round < 4; round++) {
+            for (int v = 0; v < n; v++)
+                key[v] = rnd(1000);
+            olla_exec_dfs_run(d, key, ex);
+            check_entries(d, n, pred_start, preds, ex);
+            points += olla_exec_dfs_points(d);
+        }
+        olla_exec_dfs_free(d);
+        olla_exec_graph_free(&eg);
+    }
+    OLLA_CHECK(points > 1000); /* choice points were there to check */
+}
+
 OLLA_TEST_MAIN(OLLA_T(test_ort_order_by_hand), OLLA_T(test_listing_must_be_a_permutation), OLLA_T(test_cast_removal),
-               OLLA_T(test_runtime_names), OLLA_T(test_brute_force_random_dags), OLLA_T(test_brute_force_file_edges))
+               OLLA_T(test_runtime_names), OLLA_T(test_brute_force_random_dags), OLLA_T(test_brute_force_file_edges),
+               OLLA_T(test_dfs_entries))
