@@ -123,20 +123,32 @@ static int64_t section_spans(sctx *c, const int64_t *pts, size_t u)
     return total;
 }
 
-/* The fixed buffers' spans per section, merged, and each section's floor. */
+/* The fixed buffers' spans per section, merged, and each section's floor.
+ * The spans are filled in in the order of their offsets, so each section's
+ * list comes out sorted: a window's search fixes hundreds of buffers live
+ * across every section, where sorting each list anew cost its square. */
 static int build_fixed(sctx *c, const int64_t *pts)
 {
     if (c->nfixed == 0)
         return 0;
     c->ob_start = calloc(c->nsec + 2, sizeof *c->ob_start);
-    if (!c->ob_start)
+    olla_pkey *by_off = malloc(c->nfixed * sizeof *by_off);
+    if (!c->ob_start || !by_off) {
+        free(by_off);
         return OLLA_SEARCH_NOMEM;
+    }
+    for (size_t f = 0; f < c->nfixed; f++)
+        by_off[f] = (olla_pkey){c->fixed_off[f], 0, (int)f};
+    olla_place_sort_keys(by_off, c->nfixed);
     size_t total = 0;
     for (int pass = 0; pass < 2; pass++) {
-        for (size_t f = 0; f < c->nfixed; f++) {
+        for (size_t e = 0; e < c->nfixed; e++) {
+            size_t f = (size_t)by_off[e].idx;
             if (c->fixed[f].size <= 0)
                 continue;
-            for (size_t j = 0; j < c->nsec; j++) {
+            /* from the first section that ends after the buffer starts */
+            int j0 = c->nsec > 0 ? first_point(pts, c->nsec + 1, c->fixed[f].lower + 1) - 1 : 0;
+            for (size_t j = j0 > 0 ? (size_t)j0 : 0; j < c->nsec && pts[j] < c->fixed[f].upper; j++) {
                 if (!(c->fixed[f].lower < pts[j + 1] && c->fixed[f].upper > pts[j]))
                     continue;
                 if (pass == 0) {
@@ -155,15 +167,18 @@ static int build_fixed(sctx *c, const int64_t *pts)
             c->ob_lo = malloc((total + 1) * sizeof *c->ob_lo);
             c->ob_hi = malloc((total + 1) * sizeof *c->ob_hi);
             c->ob_suf = malloc((total + 1) * sizeof *c->ob_suf);
-            if (!c->ob_lo || !c->ob_hi || !c->ob_suf)
+            if (!c->ob_lo || !c->ob_hi || !c->ob_suf) {
+                free(by_off);
                 return OLLA_SEARCH_NOMEM;
+            }
             /* the second pass advances ob_start[j + 1] from ob_start[j] */
             memmove(c->ob_start + 1, c->ob_start, c->nsec * sizeof *c->ob_start);
             c->ob_start[0] = 0;
         }
     }
-    /* sort each section's spans (insertion sort: the lists are short), merge
-     * touching ones in place, compact */
+    free(by_off);
+    /* each section's spans (already in order of offset: the insertion sort
+     * only keeps that true), touching ones merged in place, compacted */
     size_t w = 0;
     for (size_t j = 0; j < c->nsec; j++) {
         int64_t a = c->ob_start[j], b = c->ob_start[j + 1];
