@@ -821,9 +821,9 @@ static void split_top_free(split_top *t)
 #define OLLA_SPLIT_ROUND_GROWTH 4
 #define OLLA_SPLIT_ATTEMPTS 6
 
-/* Attempt a of a round with at most units, logged: 1 when it placed
- * everything, -2 out of memory, 0 when it gave up (budget or deadline),
- * -1 when more budget would not change its outcome. */
+/* Attempt a of a round with at most units, logged: OLLA_SEARCH_FOUND when
+ * it placed everything, OLLA_SEARCH_NOMEM, OLLA_SEARCH_GAVE_UP when more
+ * budget could change its outcome, else OLLA_SEARCH_NONE. */
 static int attempt_logged(split_top *t, int a, int round, long long units, olla_pwork *w, const olla_logger *log)
 {
     /* the stack by end time, by start time, by length (cheap when the
@@ -845,10 +845,11 @@ static int attempt_logged(split_top *t, int a, int round, long long units, olla_
              "%lld units, %.3f s",
              (long long)t->p, c->ns, c->nl, c->nr, round, a, rs[0], rs[1], part.used, olla_now() - now);
     if (rs[0] == OLLA_SEARCH_NOMEM || rs[1] == OLLA_SEARCH_NOMEM)
-        return -2;
+        return OLLA_SEARCH_NOMEM;
     if (rs[0] == OLLA_SEARCH_FOUND && rs[1] == OLLA_SEARCH_FOUND)
-        return 1;
-    return spent || rs[0] == OLLA_SEARCH_GAVE_UP || rs[1] == OLLA_SEARCH_GAVE_UP ? 0 : -1;
+        return OLLA_SEARCH_FOUND;
+    return spent || rs[0] == OLLA_SEARCH_GAVE_UP || rs[1] == OLLA_SEARCH_GAVE_UP ? OLLA_SEARCH_GAVE_UP
+                                                                                 : OLLA_SEARCH_NONE;
 }
 
 /* The attempts in rounds: an OLLA_SEARCH_ outcome (OLLA_SEARCH_NONE when
@@ -872,11 +873,9 @@ static int attempts(split_top *t, olla_pwork *w, const olla_logger *log)
             if (round < OLLA_SPLIT_ROUNDS - 1 && units > cap)
                 units = cap;
             int r = attempt_logged(t, a, round, units, w, log);
-            if (r == 1)
-                return OLLA_SEARCH_FOUND;
-            if (r == -2)
-                return OLLA_SEARCH_NOMEM;
-            if (r == -1) {
+            if (r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NOMEM)
+                return r;
+            if (r == OLLA_SEARCH_NONE) {
                 open[a] = 0;
                 n_open--;
             }
