@@ -146,11 +146,10 @@ static int build_fixed(sctx *c, const int64_t *pts)
             size_t f = (size_t)by_off[e].idx;
             if (c->fixed[f].size <= 0)
                 continue;
-            /* from the first section that ends after the buffer starts */
-            int j0 = c->nsec > 0 ? first_point(pts, c->nsec + 1, c->fixed[f].lower + 1) - 1 : 0;
-            for (size_t j = j0 > 0 ? (size_t)j0 : 0; j < c->nsec && pts[j] < c->fixed[f].upper; j++) {
-                if (!(c->fixed[f].lower < pts[j + 1] && c->fixed[f].upper > pts[j]))
-                    continue;
+            /* the sections it meets: from the first that ends after it
+             * starts, while they start before it ends */
+            size_t j = c->nsec > 0 ? (size_t)first_point(pts, c->nsec + 1, c->fixed[f].lower + 1) : 0;
+            for (j = j > 0 ? j - 1 : 0; j < c->nsec && pts[j] < c->fixed[f].upper; j++) {
                 if (pass == 0) {
                     c->ob_start[j + 1]++;
                     total++;
@@ -177,21 +176,11 @@ static int build_fixed(sctx *c, const int64_t *pts)
         }
     }
     free(by_off);
-    /* each section's spans (already in order of offset: the insertion sort
-     * only keeps that true), touching ones merged in place, compacted */
+    /* each section's spans (in order of offset), touching ones merged in
+     * place, compacted */
     size_t w = 0;
     for (size_t j = 0; j < c->nsec; j++) {
         int64_t a = c->ob_start[j], b = c->ob_start[j + 1];
-        for (int64_t k = a + 1; k < b; k++) {
-            int64_t lo = c->ob_lo[k], hi = c->ob_hi[k], q = k;
-            while (q > a && c->ob_lo[q - 1] > lo) {
-                c->ob_lo[q] = c->ob_lo[q - 1];
-                c->ob_hi[q] = c->ob_hi[q - 1];
-                q--;
-            }
-            c->ob_lo[q] = lo;
-            c->ob_hi[q] = hi;
-        }
         size_t first = w;
         for (int64_t k = a; k < b; k++) {
             if (w > first && c->ob_lo[k] <= c->ob_hi[w - 1]) {
