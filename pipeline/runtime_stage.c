@@ -4,10 +4,10 @@
  * follows the file (listed) runs it as written. ONNX Runtime does not: it runs
  * its own depth-first order of the file (passes/runtime/olla_exec_order.h),
  * and the listing only steers it. For ort this stage searches the orders a
- * listing can make ORT run for the one ORT allocates least for (ORT's planner,
- * passes/runtime/olla_ort_memory.h), without letting our peak rise above the
- * one of ORT's order of the input, and writes the listing that makes ORT run
- * it; with PRIORITY_BASED (ort-priority) the listing is the planned order and
+ * listing can make ORT run for the one of the fewest bytes, what ORT
+ * allocates (ORT's planner, passes/runtime/olla_ort_memory.h) plus our peak,
+ * without letting our peak or that sum rise above their figures for ORT's
+ * order of the input, and writes the listing that makes ORT run it; with PRIORITY_BASED (ort-priority) the listing is the planned order and
  * ORT's Kahn's sort decides the rest. Either way the plan is then made for
  * the order the runtime executes, completed with the ops it does not run
  * (Constants, dropped Casts), so that the offsets and the runtime agree. */
@@ -22,9 +22,12 @@
 #include "pipeline/olla_pipeline.h"
 #include "solver/olla_schedule.h"
 
-/* The cost of an executed order: ORT's allocation first (when the model of
- * ORT's planner applies), our peak second; orders whose peak would pass
- * peak_cap are refused. */
+/* The cost of an executed order: the bytes ORT allocates for it (when the
+ * model of ORT's planner applies) plus our peak, each a byte someone
+ * allocates (ORT running the file, a runtime following the plan). Ranking
+ * ORT's figure first let a few KiB of its bookkeeping (the memory pattern's
+ * table, a step in its size) outweigh a peak hundreds of MiB lower. Orders
+ * whose peak would pass peak_cap are refused. */
 typedef struct {
     const olla_exec_graph *eg;
     const olla_dag *dag;
@@ -59,9 +62,6 @@ static int peak_op_of(void *ctx)
     return ((exec_cost *)ctx)->peak_op;
 }
 
-/* The ORT figure in the high bits, our peak as a tie-break in the low ten. */
-#define TIE_BITS 10
-
 static int64_t cost_of(void *ctx, const int *executed, int n)
 {
     exec_cost *c = ctx;
@@ -74,8 +74,7 @@ static int64_t cost_of(void *ctx, const int *executed, int n)
     olla_error err = {0};
     if (olla_ort_memory_eval(c->ort, executed, n, &res, &err) != OLLA_OK)
         return INT64_MAX / 2;
-    int64_t cap = c->peak_cap > 0 ? c->peak_cap : 1;
-    return (res.peak_bytes << TIE_BITS) + (int64_t)((double)peak / (double)cap * ((1 << TIE_BITS) - 1));
+    return res.peak_bytes + peak;
 }
 
 /* The judge's score of an executed order (olla_order_judge_score of the
@@ -214,9 +213,9 @@ static olla_status figures(const olla_runtime_input *in, exec_cost *c, const int
 }
 
 /* ort: the search among the orders ORT can be made to run, judged by what
- * ORT allocates, never above the input's peak; the input listing when the
- * search cannot run (--keep-order, or it failed: out of memory, or a listing
- * whose constraints are cyclic). */
+ * ORT allocates plus our peak, never above the input's peak or sum;
+ * the input listing when the search cannot run (--keep-order, or it
+ * failed: out of memory, or a listing whose constraints are cyclic). */
 static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const int *input_listing, int *listing,
                              int *executed, olla_runtime_outcome *out, olla_error *err)
 {
