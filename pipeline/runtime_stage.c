@@ -7,7 +7,8 @@
  * listing can make ORT run for the one of the fewest bytes, what ORT
  * allocates (ORT's planner, passes/runtime/olla_ort_memory.h) plus our peak,
  * without letting our peak or that sum rise above their figures for ORT's
- * order of the input, and writes the listing that makes ORT run it; with PRIORITY_BASED (ort-priority) the listing is the planned order and
+ * order of the input (nor ORT's figure by more than 0.1%), and writes the
+ * listing that makes ORT run it; with PRIORITY_BASED (ort-priority) the listing is the planned order and
  * ORT's Kahn's sort decides the rest. Either way the plan is then made for
  * the order the runtime executes, completed with the ops it does not run
  * (Constants, dropped Casts), so that the offsets and the runtime agree. */
@@ -27,13 +28,14 @@
  * allocates (ORT running the file, a runtime following the plan). Ranking
  * ORT's figure first let a few KiB of its bookkeeping (the memory pattern's
  * table, a step in its size) outweigh a peak hundreds of MiB lower. Orders
- * whose peak would pass peak_cap are refused. */
+ * whose peak would pass peak_cap, or ORT's figure ort_cap, are refused. */
 typedef struct {
     const olla_exec_graph *eg;
     const olla_dag *dag;
     olla_ort_memory *ort;             /* NULL: our peak alone */
     olla_shape_table *declared_types; /* the types ORT plans on (ort's subgraphs need them) */
     int64_t peak_cap;                 /* < 0: none */
+    int64_t ort_cap;                  /* < 0: none */
     olla_order_judge *judge;          /* NULL: orders of equal cost are not judged */
     int *full, *step, *first, *last;  /* scratch */
     int64_t *delta, *live;
@@ -72,7 +74,8 @@ static int64_t cost_of(void *ctx, const int *executed, int n)
         return peak;
     olla_ort_memory_result res;
     olla_error err = {0};
-    if (olla_ort_memory_eval(c->ort, executed, n, &res, &err) != OLLA_OK)
+    if (olla_ort_memory_eval(c->ort, executed, n, &res, &err) != OLLA_OK ||
+        (c->ort_cap >= 0 && res.peak_bytes > c->ort_cap))
         return INT64_MAX / 2;
     return res.peak_bytes + peak;
 }
@@ -95,7 +98,7 @@ static olla_status cost_init(exec_cost *c, const olla_exec_graph *eg, const olla
     memset(c, 0, sizeof *c);
     c->eg = eg;
     c->dag = dag;
-    c->peak_cap = -1;
+    c->peak_cap = c->ort_cap = -1;
     c->peak_op = -1;
     c->full = malloc(n * sizeof(int));
     c->step = malloc(n * sizeof(int));
@@ -212,8 +215,13 @@ static olla_status figures(const olla_runtime_input *in, exec_cost *c, const int
     return OLLA_OK;
 }
 
+/* ORT's figure for the written model may pass the input's by 1 / ORT_SLACK
+ * of it (a few KiB of bookkeeping on a training step), no more. */
+#define ORT_SLACK 1000
+
 /* ort: the search among the orders ORT can be made to run, judged by what
- * ORT allocates plus our peak, never above the input's peak or sum;
+ * ORT allocates plus our peak, never above the input's peak or sum, nor
+ * ORT's figure above the input's beyond ORT_SLACK;
  * the input listing when the search cannot run (--keep-order, or it
  * failed: out of memory, or a listing whose constraints are cyclic). */
 static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const int *input_listing, int *listing,
@@ -224,6 +232,8 @@ static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const i
     olla_ort_search_options so = {in->search_budget, in->deadline, -1, 1};
     olla_error serr = {0};
     c->peak_cap = out->input_executed_peak_bytes;
+    c->ort_cap = out->input_ort_allocated_bytes < 0 ? -1
+                 : out->input_ort_allocated_bytes + out->input_ort_allocated_bytes / ORT_SLACK;
     if (in->peak_limit >= 0 && in->peak_limit < c->peak_cap)
         c->peak_cap = in->peak_limit;
     olla_ort_problem p = {c->eg,     input_listing,          in->target, cost_of, c, in->alternatives,
