@@ -132,6 +132,17 @@ static int room_changed(sctx *c, int b, int64_t o, int lo, int hi)
 
 static int offset_dfs(sctx *c, int64_t last_off, int last_rank);
 
+/* Outcome r of a child ends the whole run: it gave up, ran out of memory,
+ * or found a placement that no part searched after it can undo. The state
+ * is then left as it is (olla_search_reset makes it anew for the next
+ * run): undoing a dive of thousands of levels, each putting back the keys
+ * of the buffers it raised, cost as much as the dive and was never
+ * charged. */
+static int run_ends(const sctx *c, int r)
+{
+    return r == OLLA_SEARCH_GAVE_UP || r == OLLA_SEARCH_NOMEM || (r == OLLA_SEARCH_FOUND && c->parts_after == 0);
+}
+
 /* Units of one pass over the buffers that start in the part's sections
  * (each listed once, in the section it starts in). */
 static long long start_units(const sctx *c)
@@ -186,8 +197,12 @@ static int offset_parts(sctx *c, int parts)
         c->lo_sec = (size_t)c->cand[base + 2 * (size_t)k];
         c->hi_sec = (size_t)c->cand[base + 2 * (size_t)k + 1];
         r = rank_part(c, &root);
+        c->parts_after += parts - 1 - k;
         if (r == 0) /* ranked */
             r = offset_dfs(c, 0, -1);
+        c->parts_after -= parts - 1 - k;
+        if (run_ends(c, r))
+            break; /* nothing is undone: the run's state is reset before the next */
         c->troot = root; /* the part's tree is whole: its buffers go back, uncharged (an undo) */
         long long work = c->work;
         while (c->okeys_top > saved) {
@@ -315,6 +330,8 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
     if (room) {
         rekey_raised(c, mark, 0);
         r = offset_dfs(c, o, c->rank[b]);
+        if (run_ends(c, r))
+            return r;
         rekey_raised(c, mark, 1);
     }
     olla_search_undo(c, mark);
@@ -354,7 +371,7 @@ static int offset_node(sctx *c, int64_t last_off, int last_rank)
     int64_t min_top = olla_oset_min_top(c);
     c->depth++;
     int r = OLLA_SEARCH_NONE;
-    for (int b = olla_oset_first_at(c, last_off, last_rank); b >= 0 && r == OLLA_SEARCH_NONE; b = olla_oset_next(c, b)) {
+    for (int b = olla_oset_first_at(c, last_off, last_rank); b >= 0; b = olla_oset_next(c, b)) {
         if (olla_search_over(c)) {
             r = OLLA_SEARCH_GAVE_UP;
             break;
@@ -366,8 +383,8 @@ static int offset_node(sctx *c, int64_t last_off, int last_rank)
             continue;
         int hatless;
         r = offset_child(c, b, o, &hatless);
-        if (r == OLLA_SEARCH_NONE && hatless)
-            break;
+        if (r != OLLA_SEARCH_NONE || hatless)
+            break; /* (the tree is not whole after an outcome that ends the run) */
     }
     c->depth--;
     return r;

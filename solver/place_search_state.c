@@ -429,6 +429,7 @@ int olla_search_reset(sctx *c, int offset_order, int order)
     c->lo_sec = 0;
     c->hi_sec = c->nsec;
     c->okeys_top = 0;
+    c->parts_after = 0;
     c->ftrail_top = 0;
     c->troot = -1;
     if (offset_order) {

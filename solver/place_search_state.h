@@ -111,6 +111,9 @@ typedef struct sctx {
     int *ucnt, *epos;
     int64_t *ebase; /* n + 1: where each buffer's sections begin in epos */
     int check_order;        /* tests: each node checks the tree against a sort */
+    /* the offset-order search: parts still to search after the ones being
+     * searched (offset_parts); 0 when a placement found ends the run */
+    long long parts_after;
     long long order_errors; /* nodes where they differed */
     trail_entry *ftrail; /* the offset-order search's section floors, to undo */
     size_t ftrail_top, ftrail_cap;
