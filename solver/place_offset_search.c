@@ -200,8 +200,9 @@ static int offset_parts(sctx *c, int parts)
         c->parts_after += parts - 1 - k;
         if (r == 0) /* ranked */
             r = offset_dfs(c, 0, -1);
+        int ends = run_ends(c, r); /* counting the parts after this one */
         c->parts_after -= parts - 1 - k;
-        if (run_ends(c, r))
+        if (ends)
             break; /* nothing is undone: the run's state is reset before the next */
         c->troot = root; /* the part's tree is whole: its buffers go back, uncharged (an undo) */
         long long work = c->work;
