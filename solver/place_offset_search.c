@@ -169,6 +169,7 @@ static int rank_part(sctx *c, int *parent)
             }
             c->okeys[c->okeys_top++] = (olla_pkey){c->rank[b], 0, b};
             olla_oset_erase(c, b);
+            c->work += c->se[b] - c->sb[b]; /* the key reads its sections */
             c->rkeys[m++] = olla_search_offset_key(c, b);
         }
     *parent = c->troot;
@@ -204,14 +205,12 @@ static int offset_parts(sctx *c, int parts)
         c->parts_after -= parts - 1 - k;
         if (ends)
             break; /* nothing is undone: the run's state is reset before the next */
-        c->troot = root; /* the part's tree is whole: its buffers go back, uncharged (an undo) */
-        long long work = c->work;
+        c->troot = root; /* the part's tree is whole: its buffers go back */
         while (c->okeys_top > saved) {
             olla_pkey e = c->okeys[--c->okeys_top];
             c->rank[e.idx] = (int)e.k1;
             olla_oset_insert(c, e.idx);
         }
-        c->work = work;
         root = c->troot;
     }
     c->cand_top = base;
@@ -280,17 +279,14 @@ static int raise_beside(sctx *c, int b, int64_t v, int *lo, int *hi)
 }
 
 /* Brings the candidate tree's keys of the buffers raised since the trail's
- * mark up to their heights (back to the heights before, with back set,
- * uncharged: a run stopped deep down unwinds every level). */
+ * mark up to their heights (back to the heights before, with back set:
+ * charged as well, it costs as much; a run that ends skips it). */
 static void rekey_raised(sctx *c, size_t mark, int back)
 {
-    long long work = c->work;
     for (size_t p = mark; p < c->trail_top; p++) {
         int x = c->trail[p].buf;
         olla_oset_rekey(c, x, back ? c->trail[p].old : c->h[x]);
     }
-    if (back)
-        c->work = work; /* undoing is not charged (as the trail's undo is not) */
 }
 
 /* Buffer b placed at its height o, the search above it, then b taken back:
@@ -335,8 +331,8 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
             return r;
         rekey_raised(c, mark, 1);
     }
+    c->work += (long long)(c->trail_top - mark); /* the undo, charged as the moves were */
     olla_search_undo(c, mark);
-    long long work = c->work; /* undoing is not charged */
     while (c->ftrail_top > fmark) {
         trail_entry e = c->ftrail[--c->ftrail_top];
         c->floor_[e.buf] = e.old;
@@ -349,7 +345,6 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
     for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
         c->cut[j]++;
     olla_oset_insert(c, b);
-    c->work = work;
     return r;
 }
 

@@ -305,9 +305,11 @@ long long olla_search_build_units(const sctx *c, int64_t entries)
                 OLLA_SEARCH_UNITS_BUILD_BUFFER * (long long)c->n + (long long)c->nsec);
 }
 
-long long olla_search_reset_units(const sctx *c)
+long long olla_search_reset_units(const sctx *c, int offset_order)
 {
-    return (long long)c->sec_start[c->nsec] + OLLA_SEARCH_UNITS_RESET_BUFFER * (long long)c->n;
+    long long entries = (long long)c->sec_start[c->nsec];
+    return entries + OLLA_SEARCH_UNITS_RESET_BUFFER * (long long)c->n +
+           (offset_order ? OLLA_SEARCH_UNITS_OFFSET_RESET_ENTRY * entries : 0);
 }
 
 long long olla_search_node_units(const sctx *c)
@@ -422,7 +424,7 @@ int olla_search_reset(sctx *c, int offset_order, int order)
         c->placed[i] = 0;
     }
     c->nodes = 0;
-    c->work = olla_search_reset_units(c); /* the reset itself */
+    c->work = olla_search_reset_units(c, offset_order); /* the reset itself */
     c->cand_top = 0;
     c->trail_top = 0;
     c->depth = 0;

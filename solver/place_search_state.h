@@ -28,6 +28,14 @@ enum { BYORDER_LIFE_AREA_CROWD, BYORDER_CROWD_AREA_LIFE, BYORDER_CROWD_LIFE_AREA
 #define OLLA_SEARCH_UNITS_NODE 8
 #define OLLA_SEARCH_UNITS_RESET_BUFFER 8
 #define OLLA_SEARCH_UNITS_BUILD_BUFFER 16
+/* per node of the offset-order search's candidate tree visited (a visit
+ * reads and updates a node's key, children and lowest top at random
+ * places: several times a section-list entry's cost) */
+#define OLLA_SEARCH_UNITS_TREE_NODE 4
+/* per section-list entry of an offset-order search's reset beyond the
+ * section search's: the bytes and keys of each section, and where each
+ * buffer sits in its sections' lists */
+#define OLLA_SEARCH_UNITS_OFFSET_RESET_ENTRY 3
 /* A node of either search visits the section lists at most about this
  * many times between two checks of its work limit (the options of the
  * sections at the floor, their fixed spans, the range check, the next
@@ -192,9 +200,10 @@ int olla_search_build(sctx *c);
 /* Units charged for building both workers' states of c, whose section
  * lists hold entries entries. */
 long long olla_search_build_units(const sctx *c, int64_t entries);
-/* Units of one reset of c (built), and at most one node's work between two
- * checks of the work limit (OLLA_SEARCH_NODE_PASSES). */
-long long olla_search_reset_units(const sctx *c);
+/* Units of one reset of c (built) for a run of the section search, or
+ * with offset_order of the offset-order search, and at most one node's
+ * work between two checks of the work limit (OLLA_SEARCH_NODE_PASSES). */
+long long olla_search_reset_units(const sctx *c, int offset_order);
 long long olla_search_node_units(const sctx *c);
 /* Fills the section lists in a candidate order and resets what is placed,
  * for one run: order is one of the section search's (ORDER_*, or a random
