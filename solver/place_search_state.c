@@ -57,6 +57,7 @@ void olla_search_free(sctx *c)
     free(c->ob_lo);
     free(c->ob_hi);
     free(c->ob_suf);
+    free(c->fseg);
     free(c->rem);
     free(c->cut);
     free(c->rank);
@@ -123,64 +124,55 @@ static int64_t section_spans(sctx *c, const int64_t *pts, size_t u)
     return total;
 }
 
-/* The fixed buffers' spans per section, merged, and each section's floor.
- * The spans are filled in in the order of their offsets, so each section's
- * list comes out sorted: a window's search fixes hundreds of buffers live
- * across every section, where sorting each list anew cost its square. */
-static int build_fixed(sctx *c, const int64_t *pts)
+/* The sections [*ja, *jb) that fixed buffer f meets (none when *ja >= *jb),
+ * between the points pts[0..nsec]. */
+static void fixed_range(const sctx *c, const int64_t *pts, size_t f, int *ja, int *jb)
 {
-    if (c->nfixed == 0)
-        return 0;
-    c->ob_start = calloc(c->nsec + 2, sizeof *c->ob_start);
-    olla_pkey *by_off = malloc(c->nfixed * sizeof *by_off);
-    if (!c->ob_start || !by_off) {
-        free(by_off);
+    int a = c->nsec > 0 ? first_point(pts, c->nsec + 1, c->fixed[f].lower + 1) : 0;
+    int b = c->nsec > 0 ? first_point(pts, c->nsec + 1, c->fixed[f].upper) : 0;
+    *ja = a > 0 ? a - 1 : 0;
+    *jb = b < (int)c->nsec ? b : (int)c->nsec;
+    if (c->fixed[f].size <= 0)
+        *jb = *ja;
+}
+
+/* The segments of the sections (fseg, runs of sections that the same
+ * fixed buffers meet: a segment begins where a fixed buffer begins or ends)
+ * and the fixed buffers' segments summed in fixed_entries: 0, or
+ * OLLA_SEARCH_NOMEM. */
+static int fixed_segments(sctx *c, const int64_t *pts)
+{
+    c->fseg = calloc(c->nsec + 1, sizeof *c->fseg);
+    if (!c->fseg)
         return OLLA_SEARCH_NOMEM;
-    }
-    for (size_t f = 0; f < c->nfixed; f++)
-        by_off[f] = (olla_pkey){c->fixed_off[f], 0, (int)f};
-    olla_place_sort_keys(by_off, c->nfixed);
-    size_t total = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t e = 0; e < c->nfixed; e++) {
-            size_t f = (size_t)by_off[e].idx;
-            if (c->fixed[f].size <= 0)
-                continue;
-            /* the sections it meets: from the first that ends after it
-             * starts, while they start before it ends */
-            size_t j = c->nsec > 0 ? (size_t)first_point(pts, c->nsec + 1, c->fixed[f].lower + 1) : 0;
-            for (j = j > 0 ? j - 1 : 0; j < c->nsec && pts[j] < c->fixed[f].upper; j++) {
-                if (pass == 0) {
-                    c->ob_start[j + 1]++;
-                    total++;
-                } else {
-                    int64_t k = c->ob_start[j + 1]++;
-                    c->ob_lo[k] = c->fixed_off[f];
-                    c->ob_hi[k] = c->fixed_off[f] + c->fixed[f].size;
-                }
-            }
-        }
-        if (pass == 0) {
-            for (size_t j = 0; j < c->nsec; j++)
-                c->ob_start[j + 1] += c->ob_start[j];
-            c->ob_lo = malloc((total + 1) * sizeof *c->ob_lo);
-            c->ob_hi = malloc((total + 1) * sizeof *c->ob_hi);
-            c->ob_suf = malloc((total + 1) * sizeof *c->ob_suf);
-            if (!c->ob_lo || !c->ob_hi || !c->ob_suf) {
-                free(by_off);
-                return OLLA_SEARCH_NOMEM;
-            }
-            /* the second pass advances ob_start[j + 1] from ob_start[j] */
-            memmove(c->ob_start + 1, c->ob_start, c->nsec * sizeof *c->ob_start);
-            c->ob_start[0] = 0;
+    for (size_t f = 0; f < c->nfixed; f++) {
+        int ja, jb;
+        fixed_range(c, pts, f, &ja, &jb);
+        if (ja < jb) {
+            c->fseg[ja] = 1;
+            c->fseg[jb] = 1;
         }
     }
-    free(by_off);
-    /* each section's spans (in order of offset), touching ones merged in
-     * place, compacted */
+    c->fseg[0] = 0;
+    for (size_t j = 1; j < c->nsec; j++)
+        c->fseg[j] += c->fseg[j - 1];
+    c->fixed_entries = 0;
+    for (size_t f = 0; f < c->nfixed; f++) {
+        int ja, jb;
+        fixed_range(c, pts, f, &ja, &jb);
+        if (ja < jb)
+            c->fixed_entries += c->fseg[jb - 1] - c->fseg[ja] + 1;
+    }
+    return 0;
+}
+
+/* Each segment's spans (in order of offset), touching ones merged in
+ * place, compacted, with their suffix sums; nseg segments. */
+static void merge_spans(sctx *c, size_t nseg)
+{
     size_t w = 0;
-    for (size_t j = 0; j < c->nsec; j++) {
-        int64_t a = c->ob_start[j], b = c->ob_start[j + 1];
+    for (size_t g = 0; g < nseg; g++) {
+        int64_t a = c->ob_start[g], b = c->ob_start[g + 1];
         size_t first = w;
         for (int64_t k = a; k < b; k++) {
             if (w > first && c->ob_lo[k] <= c->ob_hi[w - 1]) {
@@ -192,14 +184,65 @@ static int build_fixed(sctx *c, const int64_t *pts)
                 w++;
             }
         }
-        c->ob_start[j] = (int64_t)first;
+        c->ob_start[g] = (int64_t)first;
         int64_t sum = 0;
         for (size_t k = w; k > first; k--) {
             sum += c->ob_hi[k - 1] - c->ob_lo[k - 1];
             c->ob_suf[k - 1] = sum;
         }
     }
-    c->ob_start[c->nsec] = (int64_t)w;
+    c->ob_start[nseg] = (int64_t)w;
+}
+
+/* The fixed buffers' spans per segment of sections (fixed_segments()),
+ * merged, and each section's floor. The spans are filled in in the order
+ * of their offsets, so each segment's list comes out sorted: a window's
+ * search fixes hundreds of buffers live across every section, where
+ * sorting each list anew cost its square; and a list per segment, not per
+ * section, since those buffers met thousands of sections each with the
+ * same spans. */
+static int build_fixed(sctx *c, const int64_t *pts)
+{
+    if (c->nfixed == 0)
+        return 0;
+    size_t nseg = c->nsec > 0 ? (size_t)c->fseg[c->nsec - 1] + 1 : 0;
+    c->ob_start = calloc(nseg + 2, sizeof *c->ob_start);
+    olla_pkey *by_off = malloc(c->nfixed * sizeof *by_off);
+    c->ob_lo = malloc(((size_t)c->fixed_entries + 1) * sizeof *c->ob_lo);
+    c->ob_hi = malloc(((size_t)c->fixed_entries + 1) * sizeof *c->ob_hi);
+    c->ob_suf = malloc(((size_t)c->fixed_entries + 1) * sizeof *c->ob_suf);
+    if (!c->ob_start || !by_off || !c->ob_lo || !c->ob_hi || !c->ob_suf) {
+        free(by_off);
+        return OLLA_SEARCH_NOMEM;
+    }
+    for (size_t f = 0; f < c->nfixed; f++)
+        by_off[f] = (olla_pkey){c->fixed_off[f], 0, (int)f};
+    olla_place_sort_keys(by_off, c->nfixed);
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t e = 0; e < c->nfixed; e++) {
+            size_t f = (size_t)by_off[e].idx;
+            int ja, jb;
+            fixed_range(c, pts, f, &ja, &jb);
+            for (int g = ja < jb ? c->fseg[ja] : 1, last = ja < jb ? c->fseg[jb - 1] : 0; g <= last; g++) {
+                if (pass == 0) {
+                    c->ob_start[g + 1]++;
+                } else {
+                    int64_t k = c->ob_start[g + 1]++;
+                    c->ob_lo[k] = c->fixed_off[f];
+                    c->ob_hi[k] = c->fixed_off[f] + c->fixed[f].size;
+                }
+            }
+        }
+        if (pass == 0) {
+            for (size_t g = 0; g < nseg; g++)
+                c->ob_start[g + 1] += c->ob_start[g];
+            /* the second pass advances ob_start[g + 1] from ob_start[g] */
+            memmove(c->ob_start + 1, c->ob_start, nseg * sizeof *c->ob_start);
+            c->ob_start[0] = 0;
+        }
+    }
+    free(by_off);
+    merge_spans(c, nseg);
     for (size_t j = 0; j < c->nsec; j++)
         c->floor0[j] = olla_search_lift(c, j, 0);
     return 0;
@@ -301,8 +344,8 @@ static void count_sections(sctx *c)
 
 long long olla_search_build_units(const sctx *c, int64_t entries)
 {
-    return 2 * ((long long)entries + (long long)c->nfixed * (long long)c->nsec +
-                OLLA_SEARCH_UNITS_BUILD_BUFFER * (long long)c->n + (long long)c->nsec);
+    return 2 * ((long long)entries + c->fixed_entries + OLLA_SEARCH_UNITS_BUILD_BUFFER * (long long)(c->n + c->nfixed) +
+                (long long)c->nsec);
 }
 
 long long olla_search_reset_units(const sctx *c, int offset_order)
@@ -334,7 +377,9 @@ int olla_search_build(sctx *c)
         size_t u = section_points(c, pts);
         c->nsec = u > 0 ? u - 1 : 0;
         int64_t total = section_spans(c, pts, u);
-        if (total > OLLA_SEARCH_MAX_ENTRIES) {
+        if (c->nfixed > 0 && fixed_segments(c, pts) != 0) {
+            r = OLLA_SEARCH_NOMEM;
+        } else if (total > OLLA_SEARCH_MAX_ENTRIES) {
             r = OLLA_SEARCH_TOO_LARGE;
         } else if (olla_search_build_units(c, total) > c->budget) { /* the budget cannot pay for it */
             c->over_budget = 1;

@@ -126,10 +126,15 @@ typedef struct sctx {
     trail_entry *ftrail; /* the offset-order search's section floors, to undo */
     size_t ftrail_top, ftrail_cap;
     size_t lo_sec, hi_sec; /* the part being searched: sections [lo_sec, hi_sec) */
-    /* fixed buffers: in section j, the disjoint busy spans [ob_lo, ob_hi)
-     * for k in [ob_start[j], ob_start[j + 1]), by address; ob_suf[k] is the
-     * total length of spans k.. of the section */
+    /* fixed buffers: the sections fall into segments, runs of sections
+     * that the same fixed buffers meet (fseg[j]: section j's); in segment
+     * g, the disjoint busy spans [ob_lo, ob_hi) for k in [ob_start[g],
+     * ob_start[g + 1]), by address; ob_suf[k] is the total length of spans
+     * k.. of the segment. fixed_entries: the fixed buffers' segments
+     * summed (what the spans are built from) */
     int64_t *ob_start, *ob_lo, *ob_hi, *ob_suf;
+    int *fseg;
+    long long fixed_entries;
     const olla_pitem *fixed;
     const int64_t *fixed_off;
     size_t nfixed;
@@ -151,10 +156,16 @@ typedef struct sctx {
 
 /* ---- the fixed buffers' spans of a section ---- */
 
+/* The end of section j's fixed spans (one past the last). */
+static inline int64_t olla_search_spans_end(const sctx *c, size_t j)
+{
+    return c->ob_start[c->fseg[j] + 1];
+}
+
 /* First fixed span of section j ending above v. */
 static inline int64_t olla_search_first_span(const sctx *c, size_t j, int64_t v)
 {
-    int64_t lo = c->ob_start[j], hi = c->ob_start[j + 1];
+    int64_t lo = c->ob_start[c->fseg[j]], hi = olla_search_spans_end(c, j);
     while (lo < hi) {
         int64_t m = lo + (hi - lo) / 2;
         if (c->ob_hi[m] <= v)
@@ -171,7 +182,7 @@ static inline int64_t olla_search_lift(const sctx *c, size_t j, int64_t v)
     if (!c->ob_start)
         return v;
     int64_t k = olla_search_first_span(c, j, v);
-    if (k < c->ob_start[j + 1] && c->ob_lo[k] <= v)
+    if (k < olla_search_spans_end(c, j) && c->ob_lo[k] <= v)
         v = c->ob_hi[k]; /* spans are disjoint and not adjacent */
     return v;
 }
@@ -182,7 +193,7 @@ static inline int64_t olla_search_fixed_above(const sctx *c, size_t j, int64_t v
     if (!c->ob_start)
         return 0;
     int64_t k = olla_search_first_span(c, j, v);
-    return k < c->ob_start[j + 1] ? c->ob_suf[k] : 0;
+    return k < olla_search_spans_end(c, j) ? c->ob_suf[k] : 0;
 }
 
 /* ---- building and resetting (place_search_state.c) ---- */
