@@ -80,20 +80,68 @@ void olla_search_free(sctx *c)
 
 /* ---- building the sections ---- */
 
-/* The distinct start and end times of the buffers, sorted, in pts (room
- * for 2n); returns their number. */
-static size_t section_points(const sctx *c, int64_t *pts)
+/* Sorts key[0..m) ascending, id[] moved along, stably, through tkey and
+ * tid (room for m each): a byte a pass from the lowest, skipping the bytes
+ * every key shares, so a build sorts its times in linear time (a sort by
+ * comparisons cost it several times what it charged). */
+static void radix_sort(uint64_t *key, int *id, size_t m, uint64_t *tkey, int *tid)
 {
-    size_t np = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        pts[np++] = c->it[i].lower;
-        pts[np++] = c->it[i].upper;
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t e = 0; e < m; e++)
+            count[((key[e] >> shift) & 0xff) + 1]++;
+        int one = 0; /* every key has the same byte here */
+        for (int d = 0; d < 256; d++)
+            one |= count[d + 1] == m;
+        if (one)
+            continue;
+        for (int d = 0; d < 256; d++)
+            count[d + 1] += count[d];
+        for (size_t e = 0; e < m; e++) {
+            size_t to = count[(key[e] >> shift) & 0xff]++;
+            tkey[to] = key[e];
+            tid[to] = id[e];
+        }
+        memcpy(key, tkey, m * sizeof *key);
+        memcpy(id, tid, m * sizeof *id);
     }
-    olla_place_sort_i64(pts, np);
-    size_t u = 0;
-    for (size_t i = 0; i < np; i++)
-        if (u == 0 || pts[i] != pts[u - 1])
-            pts[u++] = pts[i];
+}
+
+/* The distinct start and end times of the buffers, sorted, in pts (room
+ * for 2n), and each buffer's sections [sb, se) between them: returns the
+ * number of points, *total the section-list entries; 0 and *total -1 when
+ * out of memory. */
+static size_t section_points(sctx *c, int64_t *pts, int64_t *total)
+{
+    size_t m = 2 * c->n, u = 0;
+    uint64_t *key = malloc((m + 1) * sizeof *key), *tkey = malloc((m + 1) * sizeof *tkey);
+    int *id = malloc((m + 1) * sizeof *id), *tid = malloc((m + 1) * sizeof *tid);
+    *total = -1;
+    if (key && tkey && id && tid) {
+        for (size_t i = 0; i < c->n; i++) { /* the sign bit flipped: unsigned order is signed order */
+            key[2 * i] = (uint64_t)c->it[i].lower ^ (UINT64_C(1) << 63);
+            key[2 * i + 1] = (uint64_t)c->it[i].upper ^ (UINT64_C(1) << 63);
+            id[2 * i] = (int)(2 * i);
+            id[2 * i + 1] = (int)(2 * i + 1);
+        }
+        radix_sort(key, id, m, tkey, tid);
+        *total = 0;
+        for (size_t e = 0; e < m; e++) {
+            if (e == 0 || key[e] != key[e - 1])
+                pts[u++] = (int64_t)(key[e] ^ (UINT64_C(1) << 63));
+            int b = id[e] / 2;
+            if (id[e] % 2)
+                c->se[b] = (int)u - 1;
+            else
+                c->sb[b] = (int)u - 1;
+        }
+        for (size_t i = 0; i < c->n; i++)
+            *total += c->se[i] - c->sb[i];
+    }
+    free(key);
+    free(tkey);
+    free(id);
+    free(tid);
     return u;
 }
 
@@ -109,19 +157,6 @@ static int first_point(const int64_t *pts, size_t u, int64_t v)
             hi = m;
     }
     return (int)lo;
-}
-
-/* Each buffer's sections [sb, se) between the points pts[0..u); returns
- * the number of section-list entries. */
-static int64_t section_spans(sctx *c, const int64_t *pts, size_t u)
-{
-    int64_t total = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        c->sb[i] = first_point(pts, u, c->it[i].lower);
-        c->se[i] = first_point(pts, u, c->it[i].upper);
-        total += c->se[i] - c->sb[i];
-    }
-    return total;
 }
 
 /* The sections [*ja, *jb) that fixed buffer f meets (none when *ja >= *jb),
@@ -291,26 +326,49 @@ static int alloc_sections(sctx *c, int64_t total)
     return 0;
 }
 
+/* The buffers in order[0..n) by (sb, se), in index order among equals,
+ * through tmp (room for n) and cnt (room for nsec + 2): two passes of a
+ * counting sort. */
+static void by_sections(const sctx *c, int *order, int *tmp, int64_t *cnt)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        const int *key = pass == 0 ? c->se : c->sb;
+        memset(cnt, 0, (c->nsec + 2) * sizeof *cnt);
+        for (size_t i = 0; i < c->n; i++)
+            cnt[key[pass == 0 ? i : (size_t)tmp[i]] + 1]++;
+        for (size_t j = 0; j <= c->nsec; j++)
+            cnt[j + 1] += cnt[j];
+        for (size_t i = 0; i < c->n; i++) {
+            int x = pass == 0 ? (int)i : tmp[i];
+            (pass == 0 ? tmp : order)[cnt[key[x]]++] = x;
+        }
+    }
+}
+
 /* Each buffer's twin: the previous identical one (same lifetime and size)
- * in (lower, upper) order, or -1; keys is scratch for n. 0, or
- * OLLA_SEARCH_GAVE_UP when the deadline passes. */
-static int find_twins(sctx *c, olla_pkey *keys)
+ * in (lower, upper) order, then index order, or -1. 0, OLLA_SEARCH_NOMEM,
+ * or OLLA_SEARCH_GAVE_UP when the deadline passes. */
+static int find_twins(sctx *c)
 {
     const olla_pitem *it = c->it;
     size_t n = c->n;
-    /* identical buffers: sorted next to each other by (lower, upper, size) */
-    for (size_t i = 0; i < n; i++)
-        keys[i] = (olla_pkey){it[i].lower, it[i].upper, (int)i};
-    olla_place_sort_keys(keys, n);
-    for (size_t k = 0; k < n; k++) {
+    /* identical buffers: next to each other by (sb, se), the sections
+     * between the distinct times, in the order of (lower, upper) */
+    int *order = malloc((n + 1) * sizeof *order), *tmp = malloc((n + 1) * sizeof *tmp);
+    int64_t *cnt = malloc((c->nsec + 2) * sizeof *cnt);
+    int r = order && tmp && cnt ? 0 : OLLA_SEARCH_NOMEM;
+    if (r == 0)
+        by_sections(c, order, tmp, cnt);
+    for (size_t k = 0; k < n && r == 0; k++) {
         if ((k & (OLLA_SEARCH_BUILD_POLL - 1)) == 0 && c->deadline > 0 && olla_deadline_passed(c->deadline)) {
             c->timed_out = 1;
-            return OLLA_SEARCH_GAVE_UP;
+            r = OLLA_SEARCH_GAVE_UP;
+            break;
         }
-        int i = keys[k].idx;
+        int i = order[k];
         c->twin[i] = -1;
         for (size_t q = k; q > 0; q--) {
-            int p = keys[q - 1].idx;
+            int p = order[q - 1];
             if (it[p].lower != it[i].lower || it[p].upper != it[i].upper)
                 break;
             if (it[p].size == it[i].size) {
@@ -319,7 +377,10 @@ static int find_twins(sctx *c, olla_pkey *keys)
             }
         }
     }
-    return 0;
+    free(order);
+    free(tmp);
+    free(cnt);
+    return r;
 }
 
 /* Each section's list start in sec_buf, from the number of buffers live
@@ -364,20 +425,19 @@ int olla_search_build(sctx *c)
 {
     size_t n = c->n;
     int64_t *pts = malloc((2 * n + 1) * sizeof *pts);
-    olla_pkey *keys = malloc((n + 1) * sizeof *keys);
     c->sb = malloc((n + 1) * sizeof *c->sb);
     c->se = malloc((n + 1) * sizeof *c->se);
     c->twin = malloc((n + 1) * sizeof *c->twin);
     c->placed = calloc(n + 1, 1);
     c->h = calloc(n + 1, sizeof *c->h);
     int r = 0;
-    if (!pts || !keys || !c->sb || !c->se || !c->twin || !c->placed || !c->h) {
+    if (!pts || !c->sb || !c->se || !c->twin || !c->placed || !c->h) {
         r = OLLA_SEARCH_NOMEM;
     } else {
-        size_t u = section_points(c, pts);
+        int64_t total;
+        size_t u = section_points(c, pts, &total);
         c->nsec = u > 0 ? u - 1 : 0;
-        int64_t total = section_spans(c, pts, u);
-        if (c->nfixed > 0 && fixed_segments(c, pts) != 0) {
+        if (total < 0 || (c->nfixed > 0 && fixed_segments(c, pts) != 0)) {
             r = OLLA_SEARCH_NOMEM;
         } else if (total > OLLA_SEARCH_MAX_ENTRIES) {
             r = OLLA_SEARCH_TOO_LARGE;
@@ -390,12 +450,11 @@ int olla_search_build(sctx *c)
         } else if (!(c->floor0 = calloc(c->nsec + 1, sizeof *c->floor0))) {
             r = OLLA_SEARCH_NOMEM;
         } else if ((r = build_fixed(c, pts)) == 0 && (r = alloc_sections(c, total)) == 0 &&
-                   (r = find_twins(c, keys)) == 0) {
+                   (r = find_twins(c)) == 0) {
             count_sections(c);
         }
     }
     free(pts);
-    free(keys);
     return r;
 }
 
