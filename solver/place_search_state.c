@@ -80,11 +80,10 @@ void olla_search_free(sctx *c)
 
 /* ---- building the sections ---- */
 
-/* Sorts key[0..m) ascending, id[] moved along, stably, through tkey and
- * tid (room for m each): a byte a pass from the lowest, skipping the bytes
- * every key shares, so a build sorts its times in linear time (a sort by
- * comparisons cost it several times what it charged). */
-static void radix_sort(uint64_t *key, int *id, size_t m, uint64_t *tkey, int *tid)
+/* A byte a pass from the lowest, skipping the bytes every key shares, so a
+ * build sorts its times in linear time (a sort by comparisons cost it
+ * several times what it charged). */
+void olla_place_radix_sort(uint64_t *key, int *id, size_t m, uint64_t *tkey, int *tid)
 {
     for (int shift = 0; shift < 64; shift += 8) {
         size_t count[257] = {0};
@@ -100,10 +99,12 @@ static void radix_sort(uint64_t *key, int *id, size_t m, uint64_t *tkey, int *ti
         for (size_t e = 0; e < m; e++) {
             size_t to = count[(key[e] >> shift) & 0xff]++;
             tkey[to] = key[e];
-            tid[to] = id[e];
+            if (id)
+                tid[to] = id[e];
         }
         memcpy(key, tkey, m * sizeof *key);
-        memcpy(id, tid, m * sizeof *id);
+        if (id)
+            memcpy(id, tid, m * sizeof *id);
     }
 }
 
@@ -124,7 +125,7 @@ static size_t section_points(sctx *c, int64_t *pts, int64_t *total)
             id[2 * i] = (int)(2 * i);
             id[2 * i + 1] = (int)(2 * i + 1);
         }
-        radix_sort(key, id, m, tkey, tid);
+        olla_place_radix_sort(key, id, m, tkey, tid);
         *total = 0;
         for (size_t e = 0; e < m; e++) {
             if (e == 0 || key[e] != key[e - 1])
