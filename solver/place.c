@@ -27,12 +27,13 @@
 #include "util/olla_clock.h"
 #include "util/olla_arith.h"
 
-/* Parts with more buffers are big: the split and the searches around it
- * rarely pay there (on compiler traces and on LLM training steps they
- * spent whole budgets and found nothing), so a big part gets, after the
- * heuristics, the exact search's probe at the lower bound first (which
- * places LLM training steps at max live), then the busy windows and the
- * windows' bound, and no bisection: a probe above the bound is as
+/* Parts with more buffers are big: the split, the busy windows and the
+ * searches around them did not pay there (on compiler traces and on LLM
+ * training steps they spent whole budgets and found nothing: the windows'
+ * sides, thousands of buffers around hundreds fixed, are as hard as the
+ * whole), so a big part gets, after the heuristics, the exact search's
+ * probe at the lower bound (which places LLM training steps at max live)
+ * and the windows' bound, and no bisection: a probe above the bound is as
  * costly and no likelier to pay. */
 #define OLLA_PLACE_BIG_PART 10000
 /* The ILP is only tried on this many buffers or fewer. */
@@ -269,7 +270,7 @@ static int open_gap(const driver *d)
 
 /* A big part (OLLA_PLACE_BIG_PART) after its heuristics: the probe at the
  * lower bound with the share the first probe of a bisection gets, then
- * the busy windows' first pass and the windows' bound. */
+ * the windows' bound. */
 static olla_status place_big_part(driver *d, olla_place_status *ps, olla_error *err)
 {
     *ps = OLLA_PLACE_HEURISTIC;
@@ -282,8 +283,7 @@ static olla_status place_big_part(driver *d, olla_place_status *ps, olla_error *
         if (r == OLLA_SEARCH_NOMEM)
             return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
     }
-    if ((open_gap(d) && !stuck(d) && busy_window(d, 0) == OLLA_SEARCH_NOMEM) ||
-        (open_gap(d) && window_bound(d) == OLLA_SEARCH_NOMEM))
+    if (open_gap(d) && window_bound(d) == OLLA_SEARCH_NOMEM)
         return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
     return OLLA_OK;
 }
