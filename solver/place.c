@@ -27,10 +27,15 @@
 #include "util/olla_clock.h"
 #include "util/olla_arith.h"
 
-/* Parts with more buffers get the heuristics only: the exact search's
- * section lists grow with buffers times sections, and on such traces the
- * portfolio ends within a small fraction of max live (bench/RESULTS.md). */
-#define OLLA_PLACE_SEARCH_MAX_BUFFERS 10000
+/* Parts with more buffers are big: the split, the busy windows and the
+ * searches around them did not pay there (on compiler traces and on LLM
+ * training steps they spent whole budgets and found nothing: the windows'
+ * sides, thousands of buffers around hundreds fixed, are as hard as the
+ * whole), so a big part gets, after the heuristics, the exact search's
+ * probe at the lower bound (which places LLM training steps at max live)
+ * and the windows' bound, and no bisection: a probe above the bound is as
+ * costly and no likelier to pay. */
+#define OLLA_PLACE_BIG_PART 10000
 /* The ILP is only tried on this many buffers or fewer. */
 #define OLLA_PLACE_ILP_MAX_BUFFERS 400
 /* Budget without a time limit: this many seconds' worth. */
@@ -263,6 +268,26 @@ static int open_gap(const driver *d)
     return d->ub > d->lb && d->ub > d->target;
 }
 
+/* A big part (OLLA_PLACE_BIG_PART) after its heuristics: the probe at the
+ * lower bound with the share the first probe of a bisection gets, then
+ * the windows' bound. */
+static olla_status place_big_part(driver *d, olla_place_status *ps, olla_error *err)
+{
+    *ps = OLLA_PLACE_HEURISTIC;
+    int64_t cap = d->lb > d->target ? d->lb : d->target;
+    if (open_gap(d) && !stuck(d)) {
+        long long units = d->work.limit / OLLA_PLACE_BOUND_PROBE_SHARE;
+        int r = try_cap(d, cap, units < olla_pwork_left(&d->work) ? units : olla_pwork_left(&d->work));
+        if (r == OLLA_SEARCH_NONE && cap + 1 > d->lb)
+            d->lb = cap + 1;
+        if (r == OLLA_SEARCH_NOMEM)
+            return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
+    }
+    if (open_gap(d) && window_bound(d) == OLLA_SEARCH_NOMEM)
+        return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
+    return OLLA_OK;
+}
+
 /* Places one part: minimizes it (cap < 0), or fits it within cap. Returns
  * the part's status; d->best, ub, lb hold the result. */
 static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int64_t *heur,
@@ -296,13 +321,12 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
     }
     if (cap == CAP_HEURISTICS_ONLY)
         return OLLA_OK;
+    if (d->n > OLLA_PLACE_BIG_PART)
+        return place_big_part(d, ps, err);
     /* the split (aimed at max live), the windows' bound when it fails, then
      * the bisection between the bound and the best arena */
-    int searched = d->n <= OLLA_PLACE_SEARCH_MAX_BUFFERS;
-    if ((searched && open_gap(d) && split(d) == OLLA_SEARCH_NOMEM) ||
-        (searched && open_gap(d) && busy_window(d, 0) == OLLA_SEARCH_NOMEM) ||
-        (open_gap(d) && window_bound(d) == OLLA_SEARCH_NOMEM) ||
-        (searched && open_gap(d) && minimize(d) == OLLA_SEARCH_NOMEM))
+    if ((open_gap(d) && split(d) == OLLA_SEARCH_NOMEM) || (open_gap(d) && busy_window(d, 0) == OLLA_SEARCH_NOMEM) ||
+        (open_gap(d) && window_bound(d) == OLLA_SEARCH_NOMEM) || (open_gap(d) && minimize(d) == OLLA_SEARCH_NOMEM))
         return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
     *ps = OLLA_PLACE_HEURISTIC;
     return ilp(d, err);

@@ -112,7 +112,7 @@ static const heuristic portfolio[] = {
 #define NHEUR ((int)(sizeof portfolio / sizeof portfolio[0]))
 /* The promotion rounds after the portfolio (promoted()): at most this
  * many greedy passes, on parts of more buffers than this (place.c's
- * OLLA_PLACE_SEARCH_MAX_BUFFERS: smaller ones go to the exact searches),
+ * OLLA_PLACE_BIG_PART: smaller ones get every search, bigger ones one probe),
  * from the best heuristic's order, or greedy by size's when a sweep was
  * the best. */
 #define OLLA_PLACE_PROMOTE_ROUNDS 4

@@ -24,6 +24,10 @@ void olla_place_sort_keys(olla_pkey *keys, size_t n);
 #define OLLA_PLACE_AREA_MAX 9e18
 /* Sorts a[0..n) ascending. */
 void olla_place_sort_i64(int64_t *a, size_t n);
+/* Sorts key[0..m) ascending, stably, through tkey (room for m), and with
+ * id (may be NULL) moves id[] along through tid (room for m): a radix sort
+ * in linear time (place_search_state.c). */
+void olla_place_radix_sort(uint64_t *key, int *id, size_t m, uint64_t *tkey, int *tid);
 /* Number of values below v in the sorted a[0..n): the index of the first
  * value not below v. */
 size_t olla_place_count_below(const int64_t *a, size_t n, int64_t v);

@@ -132,6 +132,17 @@ static int room_changed(sctx *c, int b, int64_t o, int lo, int hi)
 
 static int offset_dfs(sctx *c, int64_t last_off, int last_rank);
 
+/* Outcome r of a child ends the whole run: it gave up, ran out of memory,
+ * or found a placement that no part searched after it can undo. The state
+ * is then left as it is (olla_search_reset makes it anew for the next
+ * run): undoing a dive of thousands of levels, each putting back the keys
+ * of the buffers it raised, cost as much as the dive and was never
+ * charged. */
+static int run_ends(const sctx *c, int r)
+{
+    return r == OLLA_SEARCH_GAVE_UP || r == OLLA_SEARCH_NOMEM || (r == OLLA_SEARCH_FOUND && c->parts_after == 0);
+}
+
 /* Units of one pass over the buffers that start in the part's sections
  * (each listed once, in the section it starts in). */
 static long long start_units(const sctx *c)
@@ -158,6 +169,7 @@ static int rank_part(sctx *c, int *parent)
             }
             c->okeys[c->okeys_top++] = (olla_pkey){c->rank[b], 0, b};
             olla_oset_erase(c, b);
+            c->work += c->se[b] - c->sb[b]; /* the key reads its sections */
             c->rkeys[m++] = olla_search_offset_key(c, b);
         }
     *parent = c->troot;
@@ -186,16 +198,19 @@ static int offset_parts(sctx *c, int parts)
         c->lo_sec = (size_t)c->cand[base + 2 * (size_t)k];
         c->hi_sec = (size_t)c->cand[base + 2 * (size_t)k + 1];
         r = rank_part(c, &root);
+        c->parts_after += parts - 1 - k;
         if (r == 0) /* ranked */
             r = offset_dfs(c, 0, -1);
-        c->troot = root; /* the part's tree is whole: its buffers go back, uncharged (an undo) */
-        long long work = c->work;
+        int ends = run_ends(c, r); /* counting the parts after this one */
+        c->parts_after -= parts - 1 - k;
+        if (ends)
+            break; /* nothing is undone: the run's state is reset before the next */
+        c->troot = root; /* the part's tree is whole: its buffers go back */
         while (c->okeys_top > saved) {
             olla_pkey e = c->okeys[--c->okeys_top];
             c->rank[e.idx] = (int)e.k1;
             olla_oset_insert(c, e.idx);
         }
-        c->work = work;
         root = c->troot;
     }
     c->cand_top = base;
@@ -264,17 +279,14 @@ static int raise_beside(sctx *c, int b, int64_t v, int *lo, int *hi)
 }
 
 /* Brings the candidate tree's keys of the buffers raised since the trail's
- * mark up to their heights (back to the heights before, with back set,
- * uncharged: a run stopped deep down unwinds every level). */
+ * mark up to their heights (back to the heights before, with back set:
+ * charged as well, it costs as much; a run that ends skips it). */
 static void rekey_raised(sctx *c, size_t mark, int back)
 {
-    long long work = c->work;
     for (size_t p = mark; p < c->trail_top; p++) {
         int x = c->trail[p].buf;
         olla_oset_rekey(c, x, back ? c->trail[p].old : c->h[x]);
     }
-    if (back)
-        c->work = work; /* undoing is not charged (as the trail's undo is not) */
 }
 
 /* Buffer b placed at its height o, the search above it, then b taken back:
@@ -315,10 +327,12 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
     if (room) {
         rekey_raised(c, mark, 0);
         r = offset_dfs(c, o, c->rank[b]);
+        if (run_ends(c, r))
+            return r;
         rekey_raised(c, mark, 1);
     }
+    c->work += (long long)(c->trail_top - mark); /* the undo, charged as the moves were */
     olla_search_undo(c, mark);
-    long long work = c->work; /* undoing is not charged */
     while (c->ftrail_top > fmark) {
         trail_entry e = c->ftrail[--c->ftrail_top];
         c->floor_[e.buf] = e.old;
@@ -331,7 +345,6 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
     for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
         c->cut[j]++;
     olla_oset_insert(c, b);
-    c->work = work;
     return r;
 }
 
@@ -354,7 +367,7 @@ static int offset_node(sctx *c, int64_t last_off, int last_rank)
     int64_t min_top = olla_oset_min_top(c);
     c->depth++;
     int r = OLLA_SEARCH_NONE;
-    for (int b = olla_oset_first_at(c, last_off, last_rank); b >= 0 && r == OLLA_SEARCH_NONE; b = olla_oset_next(c, b)) {
+    for (int b = olla_oset_first_at(c, last_off, last_rank); b >= 0; b = olla_oset_next(c, b)) {
         if (olla_search_over(c)) {
             r = OLLA_SEARCH_GAVE_UP;
             break;
@@ -366,8 +379,8 @@ static int offset_node(sctx *c, int64_t last_off, int last_rank)
             continue;
         int hatless;
         r = offset_child(c, b, o, &hatless);
-        if (r == OLLA_SEARCH_NONE && hatless)
-            break;
+        if (r != OLLA_SEARCH_NONE || hatless)
+            break; /* (the tree is not whole after an outcome that ends the run) */
     }
     c->depth--;
     return r;

@@ -75,7 +75,7 @@ static void split(sctx *c, int u, int x, int *l, int *r)
         *l = *r = -1;
         return;
     }
-    c->work++;
+    c->work += OLLA_SEARCH_UNITS_TREE_NODE;
     if (key_below(c, u, x)) {
         split(c, c->tr[u], x, &c->tr[u], r);
         *l = u;
@@ -93,7 +93,7 @@ static int merge(sctx *c, int a, int b)
         return b;
     if (b < 0)
         return a;
-    c->work++;
+    c->work += OLLA_SEARCH_UNITS_TREE_NODE;
     if (pri_above(c, a, b)) {
         c->tr[a] = merge(c, c->tr[a], b);
         pull(c, a);
@@ -107,7 +107,7 @@ static int merge(sctx *c, int a, int b)
 /* The tree at u with x (not in it) inserted under its key th[x]. */
 static int insert_at(sctx *c, int u, int x)
 {
-    c->work++;
+    c->work += OLLA_SEARCH_UNITS_TREE_NODE;
     if (u < 0 || pri_above(c, x, u)) {
         split(c, u, x, &c->tl[x], &c->tr[x]);
         pull(c, x);
@@ -124,7 +124,7 @@ static int insert_at(sctx *c, int u, int x)
 /* The tree at u without x (in it, under its key th[x]). */
 static int erase_at(sctx *c, int u, int x)
 {
-    c->work++;
+    c->work += OLLA_SEARCH_UNITS_TREE_NODE;
     if (u == x)
         return merge(c, c->tl[x], c->tr[x]);
     if (key_below(c, x, u))
@@ -166,7 +166,7 @@ int olla_oset_first_at(sctx *c, int64_t h, int rank)
 {
     int best = -1;
     for (int u = c->troot; u >= 0;) {
-        c->work++;
+        c->work += OLLA_SEARCH_UNITS_TREE_NODE;
         if (key_below_at(c, u, h, rank)) {
             u = c->tr[u];
         } else {
@@ -181,7 +181,7 @@ int olla_oset_next(sctx *c, int x)
 {
     int best = -1;
     for (int u = c->troot; u >= 0;) {
-        c->work++;
+        c->work += OLLA_SEARCH_UNITS_TREE_NODE;
         if (u == x || key_below(c, u, x)) {
             u = c->tr[u];
         } else {

@@ -61,7 +61,7 @@ static int clear_of_fixed(sctx *c, int b, int64_t f)
     int64_t top = f + c->it[b].size;
     for (int j = c->sb[b]; j < c->se[b]; j++) {
         int64_t k = olla_search_first_span(c, (size_t)j, f);
-        if (k < c->ob_start[j + 1] && c->ob_lo[k] < top)
+        if (k < olla_search_spans_end(c, (size_t)j) && c->ob_lo[k] < top)
             return 0;
     }
     return 1;
@@ -117,7 +117,7 @@ static int64_t next_floor(sctx *c, size_t s, int64_t f)
     if (c->ob_start) /* x may rest on a fixed span */
         for (int j = lo; j < hi; j++) {
             int64_t k = olla_search_first_span(c, (size_t)j, f);
-            for (; k < c->ob_start[j + 1]; k++)
+            for (int64_t end = olla_search_spans_end(c, (size_t)j); k < end; k++)
                 if (c->ob_hi[k] > f && c->ob_hi[k] < nf)
                     nf = c->ob_hi[k];
         }

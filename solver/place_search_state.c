@@ -57,6 +57,7 @@ void olla_search_free(sctx *c)
     free(c->ob_lo);
     free(c->ob_hi);
     free(c->ob_suf);
+    free(c->fseg);
     free(c->rem);
     free(c->cut);
     free(c->rank);
@@ -79,20 +80,69 @@ void olla_search_free(sctx *c)
 
 /* ---- building the sections ---- */
 
-/* The distinct start and end times of the buffers, sorted, in pts (room
- * for 2n); returns their number. */
-static size_t section_points(const sctx *c, int64_t *pts)
+/* A byte a pass from the lowest, skipping the bytes every key shares, so a
+ * build sorts its times in linear time (a sort by comparisons cost it
+ * several times what it charged). */
+void olla_place_radix_sort(uint64_t *key, int *id, size_t m, uint64_t *tkey, int *tid)
 {
-    size_t np = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        pts[np++] = c->it[i].lower;
-        pts[np++] = c->it[i].upper;
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t e = 0; e < m; e++)
+            count[((key[e] >> shift) & 0xff) + 1]++;
+        int one = 0; /* every key has the same byte here */
+        for (int d = 0; d < 256; d++)
+            one |= count[d + 1] == m;
+        if (one)
+            continue;
+        for (int d = 0; d < 256; d++)
+            count[d + 1] += count[d];
+        for (size_t e = 0; e < m; e++) {
+            size_t to = count[(key[e] >> shift) & 0xff]++;
+            tkey[to] = key[e];
+            if (id)
+                tid[to] = id[e];
+        }
+        memcpy(key, tkey, m * sizeof *key);
+        if (id)
+            memcpy(id, tid, m * sizeof *id);
     }
-    olla_place_sort_i64(pts, np);
-    size_t u = 0;
-    for (size_t i = 0; i < np; i++)
-        if (u == 0 || pts[i] != pts[u - 1])
-            pts[u++] = pts[i];
+}
+
+/* The distinct start and end times of the buffers, sorted, in pts (room
+ * for 2n), and each buffer's sections [sb, se) between them: returns the
+ * number of points, *total the section-list entries; 0 and *total -1 when
+ * out of memory. */
+static size_t section_points(sctx *c, int64_t *pts, int64_t *total)
+{
+    size_t m = 2 * c->n, u = 0;
+    uint64_t *key = malloc((m + 1) * sizeof *key), *tkey = malloc((m + 1) * sizeof *tkey);
+    int *id = malloc((m + 1) * sizeof *id), *tid = malloc((m + 1) * sizeof *tid);
+    *total = -1;
+    if (key && tkey && id && tid) {
+        for (size_t i = 0; i < c->n; i++) { /* the sign bit flipped: unsigned order is signed order */
+            key[2 * i] = (uint64_t)c->it[i].lower ^ (UINT64_C(1) << 63);
+            key[2 * i + 1] = (uint64_t)c->it[i].upper ^ (UINT64_C(1) << 63);
+            id[2 * i] = (int)(2 * i);
+            id[2 * i + 1] = (int)(2 * i + 1);
+        }
+        olla_place_radix_sort(key, id, m, tkey, tid);
+        *total = 0;
+        for (size_t e = 0; e < m; e++) {
+            if (e == 0 || key[e] != key[e - 1])
+                pts[u++] = (int64_t)(key[e] ^ (UINT64_C(1) << 63));
+            int b = id[e] / 2;
+            if (id[e] % 2)
+                c->se[b] = (int)u - 1;
+            else
+                c->sb[b] = (int)u - 1;
+        }
+        for (size_t i = 0; i < c->n; i++)
+            *total += c->se[i] - c->sb[i];
+    }
+    free(key);
+    free(tkey);
+    free(id);
+    free(tid);
     return u;
 }
 
@@ -110,77 +160,55 @@ static int first_point(const int64_t *pts, size_t u, int64_t v)
     return (int)lo;
 }
 
-/* Each buffer's sections [sb, se) between the points pts[0..u); returns
- * the number of section-list entries. */
-static int64_t section_spans(sctx *c, const int64_t *pts, size_t u)
+/* The sections [*ja, *jb) that fixed buffer f meets (none when *ja >= *jb),
+ * between the points pts[0..nsec]. */
+static void fixed_range(const sctx *c, const int64_t *pts, size_t f, int *ja, int *jb)
 {
-    int64_t total = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        c->sb[i] = first_point(pts, u, c->it[i].lower);
-        c->se[i] = first_point(pts, u, c->it[i].upper);
-        total += c->se[i] - c->sb[i];
-    }
-    return total;
+    int a = c->nsec > 0 ? first_point(pts, c->nsec + 1, c->fixed[f].lower + 1) : 0;
+    int b = c->nsec > 0 ? first_point(pts, c->nsec + 1, c->fixed[f].upper) : 0;
+    *ja = a > 0 ? a - 1 : 0;
+    *jb = b < (int)c->nsec ? b : (int)c->nsec;
+    if (c->fixed[f].size <= 0)
+        *jb = *ja;
 }
 
-/* The fixed buffers' spans per section, merged, and each section's floor.
- * The spans are filled in in the order of their offsets, so each section's
- * list comes out sorted: a window's search fixes hundreds of buffers live
- * across every section, where sorting each list anew cost its square. */
-static int build_fixed(sctx *c, const int64_t *pts)
+/* The segments of the sections (fseg, runs of sections that the same
+ * fixed buffers meet: a segment begins where a fixed buffer begins or ends)
+ * and the fixed buffers' segments summed in fixed_entries: 0, or
+ * OLLA_SEARCH_NOMEM. */
+static int fixed_segments(sctx *c, const int64_t *pts)
 {
-    if (c->nfixed == 0)
-        return 0;
-    c->ob_start = calloc(c->nsec + 2, sizeof *c->ob_start);
-    olla_pkey *by_off = malloc(c->nfixed * sizeof *by_off);
-    if (!c->ob_start || !by_off) {
-        free(by_off);
+    c->fseg = calloc(c->nsec + 1, sizeof *c->fseg);
+    if (!c->fseg)
         return OLLA_SEARCH_NOMEM;
-    }
-    for (size_t f = 0; f < c->nfixed; f++)
-        by_off[f] = (olla_pkey){c->fixed_off[f], 0, (int)f};
-    olla_place_sort_keys(by_off, c->nfixed);
-    size_t total = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t e = 0; e < c->nfixed; e++) {
-            size_t f = (size_t)by_off[e].idx;
-            if (c->fixed[f].size <= 0)
-                continue;
-            /* the sections it meets: from the first that ends after it
-             * starts, while they start before it ends */
-            size_t j = c->nsec > 0 ? (size_t)first_point(pts, c->nsec + 1, c->fixed[f].lower + 1) : 0;
-            for (j = j > 0 ? j - 1 : 0; j < c->nsec && pts[j] < c->fixed[f].upper; j++) {
-                if (pass == 0) {
-                    c->ob_start[j + 1]++;
-                    total++;
-                } else {
-                    int64_t k = c->ob_start[j + 1]++;
-                    c->ob_lo[k] = c->fixed_off[f];
-                    c->ob_hi[k] = c->fixed_off[f] + c->fixed[f].size;
-                }
-            }
-        }
-        if (pass == 0) {
-            for (size_t j = 0; j < c->nsec; j++)
-                c->ob_start[j + 1] += c->ob_start[j];
-            c->ob_lo = malloc((total + 1) * sizeof *c->ob_lo);
-            c->ob_hi = malloc((total + 1) * sizeof *c->ob_hi);
-            c->ob_suf = malloc((total + 1) * sizeof *c->ob_suf);
-            if (!c->ob_lo || !c->ob_hi || !c->ob_suf) {
-                free(by_off);
-                return OLLA_SEARCH_NOMEM;
-            }
-            /* the second pass advances ob_start[j + 1] from ob_start[j] */
-            memmove(c->ob_start + 1, c->ob_start, c->nsec * sizeof *c->ob_start);
-            c->ob_start[0] = 0;
+    for (size_t f = 0; f < c->nfixed; f++) {
+        int ja, jb;
+        fixed_range(c, pts, f, &ja, &jb);
+        if (ja < jb) {
+            c->fseg[ja] = 1;
+            c->fseg[jb] = 1;
         }
     }
-    free(by_off);
-    /* each section's spans (in order of offset), touching ones merged in
-     * place, compacted */
+    c->fseg[0] = 0;
+    for (size_t j = 1; j < c->nsec; j++)
+        c->fseg[j] += c->fseg[j - 1];
+    c->fixed_entries = 0;
+    for (size_t f = 0; f < c->nfixed; f++) {
+        int ja, jb;
+        fixed_range(c, pts, f, &ja, &jb);
+        if (ja < jb)
+            c->fixed_entries += c->fseg[jb - 1] - c->fseg[ja] + 1;
+    }
+    return 0;
+}
+
+/* Each segment's spans (in order of offset), touching ones merged in
+ * place, compacted, with their suffix sums; nseg segments. */
+static void merge_spans(sctx *c, size_t nseg)
+{
     size_t w = 0;
-    for (size_t j = 0; j < c->nsec; j++) {
-        int64_t a = c->ob_start[j], b = c->ob_start[j + 1];
+    for (size_t g = 0; g < nseg; g++) {
+        int64_t a = c->ob_start[g], b = c->ob_start[g + 1];
         size_t first = w;
         for (int64_t k = a; k < b; k++) {
             if (w > first && c->ob_lo[k] <= c->ob_hi[w - 1]) {
@@ -192,14 +220,65 @@ static int build_fixed(sctx *c, const int64_t *pts)
                 w++;
             }
         }
-        c->ob_start[j] = (int64_t)first;
+        c->ob_start[g] = (int64_t)first;
         int64_t sum = 0;
         for (size_t k = w; k > first; k--) {
             sum += c->ob_hi[k - 1] - c->ob_lo[k - 1];
             c->ob_suf[k - 1] = sum;
         }
     }
-    c->ob_start[c->nsec] = (int64_t)w;
+    c->ob_start[nseg] = (int64_t)w;
+}
+
+/* The fixed buffers' spans per segment of sections (fixed_segments()),
+ * merged, and each section's floor. The spans are filled in in the order
+ * of their offsets, so each segment's list comes out sorted: a window's
+ * search fixes hundreds of buffers live across every section, where
+ * sorting each list anew cost its square; and a list per segment, not per
+ * section, since those buffers met thousands of sections each with the
+ * same spans. */
+static int build_fixed(sctx *c, const int64_t *pts)
+{
+    if (c->nfixed == 0)
+        return 0;
+    size_t nseg = c->nsec > 0 ? (size_t)c->fseg[c->nsec - 1] + 1 : 0;
+    c->ob_start = calloc(nseg + 2, sizeof *c->ob_start);
+    olla_pkey *by_off = malloc(c->nfixed * sizeof *by_off);
+    c->ob_lo = malloc(((size_t)c->fixed_entries + 1) * sizeof *c->ob_lo);
+    c->ob_hi = malloc(((size_t)c->fixed_entries + 1) * sizeof *c->ob_hi);
+    c->ob_suf = malloc(((size_t)c->fixed_entries + 1) * sizeof *c->ob_suf);
+    if (!c->ob_start || !by_off || !c->ob_lo || !c->ob_hi || !c->ob_suf) {
+        free(by_off);
+        return OLLA_SEARCH_NOMEM;
+    }
+    for (size_t f = 0; f < c->nfixed; f++)
+        by_off[f] = (olla_pkey){c->fixed_off[f], 0, (int)f};
+    olla_place_sort_keys(by_off, c->nfixed);
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t e = 0; e < c->nfixed; e++) {
+            size_t f = (size_t)by_off[e].idx;
+            int ja, jb;
+            fixed_range(c, pts, f, &ja, &jb);
+            for (int g = ja < jb ? c->fseg[ja] : 1, last = ja < jb ? c->fseg[jb - 1] : 0; g <= last; g++) {
+                if (pass == 0) {
+                    c->ob_start[g + 1]++;
+                } else {
+                    int64_t k = c->ob_start[g + 1]++;
+                    c->ob_lo[k] = c->fixed_off[f];
+                    c->ob_hi[k] = c->fixed_off[f] + c->fixed[f].size;
+                }
+            }
+        }
+        if (pass == 0) {
+            for (size_t g = 0; g < nseg; g++)
+                c->ob_start[g + 1] += c->ob_start[g];
+            /* the second pass advances ob_start[g + 1] from ob_start[g] */
+            memmove(c->ob_start + 1, c->ob_start, nseg * sizeof *c->ob_start);
+            c->ob_start[0] = 0;
+        }
+    }
+    free(by_off);
+    merge_spans(c, nseg);
     for (size_t j = 0; j < c->nsec; j++)
         c->floor0[j] = olla_search_lift(c, j, 0);
     return 0;
@@ -248,26 +327,49 @@ static int alloc_sections(sctx *c, int64_t total)
     return 0;
 }
 
+/* The buffers in order[0..n) by (sb, se), in index order among equals,
+ * through tmp (room for n) and cnt (room for nsec + 2): two passes of a
+ * counting sort. */
+static void by_sections(const sctx *c, int *order, int *tmp, int64_t *cnt)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        const int *key = pass == 0 ? c->se : c->sb;
+        memset(cnt, 0, (c->nsec + 2) * sizeof *cnt);
+        for (size_t i = 0; i < c->n; i++)
+            cnt[key[pass == 0 ? i : (size_t)tmp[i]] + 1]++;
+        for (size_t j = 0; j <= c->nsec; j++)
+            cnt[j + 1] += cnt[j];
+        for (size_t i = 0; i < c->n; i++) {
+            int x = pass == 0 ? (int)i : tmp[i];
+            (pass == 0 ? tmp : order)[cnt[key[x]]++] = x;
+        }
+    }
+}
+
 /* Each buffer's twin: the previous identical one (same lifetime and size)
- * in (lower, upper) order, or -1; keys is scratch for n. 0, or
- * OLLA_SEARCH_GAVE_UP when the deadline passes. */
-static int find_twins(sctx *c, olla_pkey *keys)
+ * in (lower, upper) order, then index order, or -1. 0, OLLA_SEARCH_NOMEM,
+ * or OLLA_SEARCH_GAVE_UP when the deadline passes. */
+static int find_twins(sctx *c)
 {
     const olla_pitem *it = c->it;
     size_t n = c->n;
-    /* identical buffers: sorted next to each other by (lower, upper, size) */
-    for (size_t i = 0; i < n; i++)
-        keys[i] = (olla_pkey){it[i].lower, it[i].upper, (int)i};
-    olla_place_sort_keys(keys, n);
-    for (size_t k = 0; k < n; k++) {
+    /* identical buffers: next to each other by (sb, se), the sections
+     * between the distinct times, in the order of (lower, upper) */
+    int *order = malloc((n + 1) * sizeof *order), *tmp = malloc((n + 1) * sizeof *tmp);
+    int64_t *cnt = malloc((c->nsec + 2) * sizeof *cnt);
+    int r = order && tmp && cnt ? 0 : OLLA_SEARCH_NOMEM;
+    if (r == 0)
+        by_sections(c, order, tmp, cnt);
+    for (size_t k = 0; k < n && r == 0; k++) {
         if ((k & (OLLA_SEARCH_BUILD_POLL - 1)) == 0 && c->deadline > 0 && olla_deadline_passed(c->deadline)) {
             c->timed_out = 1;
-            return OLLA_SEARCH_GAVE_UP;
+            r = OLLA_SEARCH_GAVE_UP;
+            break;
         }
-        int i = keys[k].idx;
+        int i = order[k];
         c->twin[i] = -1;
         for (size_t q = k; q > 0; q--) {
-            int p = keys[q - 1].idx;
+            int p = order[q - 1];
             if (it[p].lower != it[i].lower || it[p].upper != it[i].upper)
                 break;
             if (it[p].size == it[i].size) {
@@ -276,7 +378,10 @@ static int find_twins(sctx *c, olla_pkey *keys)
             }
         }
     }
-    return 0;
+    free(order);
+    free(tmp);
+    free(cnt);
+    return r;
 }
 
 /* Each section's list start in sec_buf, from the number of buffers live
@@ -301,13 +406,15 @@ static void count_sections(sctx *c)
 
 long long olla_search_build_units(const sctx *c, int64_t entries)
 {
-    return 2 * ((long long)entries + (long long)c->nfixed * (long long)c->nsec +
-                OLLA_SEARCH_UNITS_BUILD_BUFFER * (long long)c->n + (long long)c->nsec);
+    return 2 * ((long long)entries + c->fixed_entries + OLLA_SEARCH_UNITS_BUILD_BUFFER * (long long)(c->n + c->nfixed) +
+                (long long)c->nsec);
 }
 
-long long olla_search_reset_units(const sctx *c)
+long long olla_search_reset_units(const sctx *c, int offset_order)
 {
-    return (long long)c->sec_start[c->nsec] + OLLA_SEARCH_UNITS_RESET_BUFFER * (long long)c->n;
+    long long entries = (long long)c->sec_start[c->nsec];
+    return entries + OLLA_SEARCH_UNITS_RESET_BUFFER * (long long)c->n +
+           (offset_order ? OLLA_SEARCH_UNITS_OFFSET_RESET_ENTRY * entries : 0);
 }
 
 long long olla_search_node_units(const sctx *c)
@@ -319,20 +426,21 @@ int olla_search_build(sctx *c)
 {
     size_t n = c->n;
     int64_t *pts = malloc((2 * n + 1) * sizeof *pts);
-    olla_pkey *keys = malloc((n + 1) * sizeof *keys);
     c->sb = malloc((n + 1) * sizeof *c->sb);
     c->se = malloc((n + 1) * sizeof *c->se);
     c->twin = malloc((n + 1) * sizeof *c->twin);
     c->placed = calloc(n + 1, 1);
     c->h = calloc(n + 1, sizeof *c->h);
     int r = 0;
-    if (!pts || !keys || !c->sb || !c->se || !c->twin || !c->placed || !c->h) {
+    if (!pts || !c->sb || !c->se || !c->twin || !c->placed || !c->h) {
         r = OLLA_SEARCH_NOMEM;
     } else {
-        size_t u = section_points(c, pts);
+        int64_t total;
+        size_t u = section_points(c, pts, &total);
         c->nsec = u > 0 ? u - 1 : 0;
-        int64_t total = section_spans(c, pts, u);
-        if (total > OLLA_SEARCH_MAX_ENTRIES) {
+        if (total < 0 || (c->nfixed > 0 && fixed_segments(c, pts) != 0)) {
+            r = OLLA_SEARCH_NOMEM;
+        } else if (total > OLLA_SEARCH_MAX_ENTRIES) {
             r = OLLA_SEARCH_TOO_LARGE;
         } else if (olla_search_build_units(c, total) > c->budget) { /* the budget cannot pay for it */
             c->over_budget = 1;
@@ -343,12 +451,11 @@ int olla_search_build(sctx *c)
         } else if (!(c->floor0 = calloc(c->nsec + 1, sizeof *c->floor0))) {
             r = OLLA_SEARCH_NOMEM;
         } else if ((r = build_fixed(c, pts)) == 0 && (r = alloc_sections(c, total)) == 0 &&
-                   (r = find_twins(c, keys)) == 0) {
+                   (r = find_twins(c)) == 0) {
             count_sections(c);
         }
     }
     free(pts);
-    free(keys);
     return r;
 }
 
@@ -422,13 +529,14 @@ int olla_search_reset(sctx *c, int offset_order, int order)
         c->placed[i] = 0;
     }
     c->nodes = 0;
-    c->work = olla_search_reset_units(c); /* the reset itself */
+    c->work = olla_search_reset_units(c, offset_order); /* the reset itself */
     c->cand_top = 0;
     c->trail_top = 0;
     c->depth = 0;
     c->lo_sec = 0;
     c->hi_sec = c->nsec;
     c->okeys_top = 0;
+    c->parts_after = 0;
     c->ftrail_top = 0;
     c->troot = -1;
     if (offset_order) {

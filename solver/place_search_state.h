@@ -28,6 +28,14 @@ enum { BYORDER_LIFE_AREA_CROWD, BYORDER_CROWD_AREA_LIFE, BYORDER_CROWD_LIFE_AREA
 #define OLLA_SEARCH_UNITS_NODE 8
 #define OLLA_SEARCH_UNITS_RESET_BUFFER 8
 #define OLLA_SEARCH_UNITS_BUILD_BUFFER 16
+/* per node of the offset-order search's candidate tree visited (a visit
+ * reads and updates a node's key, children and lowest top at random
+ * places: several times a section-list entry's cost) */
+#define OLLA_SEARCH_UNITS_TREE_NODE 4
+/* per section-list entry of an offset-order search's reset beyond the
+ * section search's: the bytes and keys of each section, and where each
+ * buffer sits in its sections' lists */
+#define OLLA_SEARCH_UNITS_OFFSET_RESET_ENTRY 3
 /* A node of either search visits the section lists at most about this
  * many times between two checks of its work limit (the options of the
  * sections at the floor, their fixed spans, the range check, the next
@@ -111,14 +119,22 @@ typedef struct sctx {
     int *ucnt, *epos;
     int64_t *ebase; /* n + 1: where each buffer's sections begin in epos */
     int check_order;        /* tests: each node checks the tree against a sort */
+    /* the offset-order search: parts still to search after the ones being
+     * searched (offset_parts); 0 when a placement found ends the run */
+    long long parts_after;
     long long order_errors; /* nodes where they differed */
     trail_entry *ftrail; /* the offset-order search's section floors, to undo */
     size_t ftrail_top, ftrail_cap;
     size_t lo_sec, hi_sec; /* the part being searched: sections [lo_sec, hi_sec) */
-    /* fixed buffers: in section j, the disjoint busy spans [ob_lo, ob_hi)
-     * for k in [ob_start[j], ob_start[j + 1]), by address; ob_suf[k] is the
-     * total length of spans k.. of the section */
+    /* fixed buffers: the sections fall into segments, runs of sections
+     * that the same fixed buffers meet (fseg[j]: section j's); in segment
+     * g, the disjoint busy spans [ob_lo, ob_hi) for k in [ob_start[g],
+     * ob_start[g + 1]), by address; ob_suf[k] is the total length of spans
+     * k.. of the segment. fixed_entries: the fixed buffers' segments
+     * summed (what the spans are built from) */
     int64_t *ob_start, *ob_lo, *ob_hi, *ob_suf;
+    int *fseg;
+    long long fixed_entries;
     const olla_pitem *fixed;
     const int64_t *fixed_off;
     size_t nfixed;
@@ -140,10 +156,16 @@ typedef struct sctx {
 
 /* ---- the fixed buffers' spans of a section ---- */
 
+/* The end of section j's fixed spans (one past the last). */
+static inline int64_t olla_search_spans_end(const sctx *c, size_t j)
+{
+    return c->ob_start[c->fseg[j] + 1];
+}
+
 /* First fixed span of section j ending above v. */
 static inline int64_t olla_search_first_span(const sctx *c, size_t j, int64_t v)
 {
-    int64_t lo = c->ob_start[j], hi = c->ob_start[j + 1];
+    int64_t lo = c->ob_start[c->fseg[j]], hi = olla_search_spans_end(c, j);
     while (lo < hi) {
         int64_t m = lo + (hi - lo) / 2;
         if (c->ob_hi[m] <= v)
@@ -160,7 +182,7 @@ static inline int64_t olla_search_lift(const sctx *c, size_t j, int64_t v)
     if (!c->ob_start)
         return v;
     int64_t k = olla_search_first_span(c, j, v);
-    if (k < c->ob_start[j + 1] && c->ob_lo[k] <= v)
+    if (k < olla_search_spans_end(c, j) && c->ob_lo[k] <= v)
         v = c->ob_hi[k]; /* spans are disjoint and not adjacent */
     return v;
 }
@@ -171,7 +193,7 @@ static inline int64_t olla_search_fixed_above(const sctx *c, size_t j, int64_t v
     if (!c->ob_start)
         return 0;
     int64_t k = olla_search_first_span(c, j, v);
-    return k < c->ob_start[j + 1] ? c->ob_suf[k] : 0;
+    return k < olla_search_spans_end(c, j) ? c->ob_suf[k] : 0;
 }
 
 /* ---- building and resetting (place_search_state.c) ---- */
@@ -189,9 +211,10 @@ int olla_search_build(sctx *c);
 /* Units charged for building both workers' states of c, whose section
  * lists hold entries entries. */
 long long olla_search_build_units(const sctx *c, int64_t entries);
-/* Units of one reset of c (built), and at most one node's work between two
- * checks of the work limit (OLLA_SEARCH_NODE_PASSES). */
-long long olla_search_reset_units(const sctx *c);
+/* Units of one reset of c (built) for a run of the section search, or
+ * with offset_order of the offset-order search, and at most one node's
+ * work between two checks of the work limit (OLLA_SEARCH_NODE_PASSES). */
+long long olla_search_reset_units(const sctx *c, int offset_order);
 long long olla_search_node_units(const sctx *c);
 /* Fills the section lists in a candidate order and resets what is placed,
  * for one run: order is one of the section search's (ORDER_*, or a random

@@ -118,7 +118,7 @@ static int run_round(worker *w, int round, long long share)
         /* the reset and one node more than the limit must fit in what is
          * left of the share, else the round ends here for this worker */
         long long room = share - olla_search_node_units(c);
-        if (room < olla_search_reset_units(c))
+        if (room < olla_search_reset_units(c, offset_order))
             return 0;
         int r = olla_search_reset(c, offset_order, order);
         if (r == 0) {

@@ -245,26 +245,38 @@ static int side_direct(const side_search *s, const int *idx, size_t k)
 }
 
 /* Pairs of the m buffers that are live at the same time, plus m; -1 when
- * out of memory. */
+ * out of memory. With the starts and the ends sorted (in linear time), a
+ * pass over both counts for every end the starts below it and for every
+ * start the ends at or below it: their difference counts each pair twice. */
 static long long overlapping_pairs(const olla_pitem *b, size_t m)
 {
-    int64_t *starts = malloc((m + 1) * sizeof *starts), *ends = malloc((m + 1) * sizeof *ends);
+    uint64_t *starts = malloc((m + 1) * sizeof *starts), *ends = malloc((m + 1) * sizeof *ends);
+    uint64_t *tmp = malloc((m + 1) * sizeof *tmp);
     long long pairs = -1;
-    if (starts && ends) {
-        for (size_t i = 0; i < m; i++) {
-            starts[i] = b[i].lower;
-            ends[i] = b[i].upper;
+    if (starts && ends && tmp) {
+        for (size_t i = 0; i < m; i++) { /* the sign bit flipped: unsigned order is signed order */
+            starts[i] = (uint64_t)b[i].lower ^ (UINT64_C(1) << 63);
+            ends[i] = (uint64_t)b[i].upper ^ (UINT64_C(1) << 63);
         }
-        olla_place_sort_i64(starts, m);
-        olla_place_sort_i64(ends, m);
+        olla_place_radix_sort(starts, NULL, m, tmp, NULL);
+        olla_place_radix_sort(ends, NULL, m, tmp, NULL);
         pairs = 0;
-        for (size_t i = 0; i < m; i++) /* j starts before i ends and ends after i starts */
-            pairs += (long long)olla_place_count_below(starts, m, b[i].upper) -
-                     (long long)olla_place_count_below(ends, m, b[i].lower + 1);
+        size_t s = 0, e = 0;
+        for (size_t i = 0; i < m; i++) { /* j starts before i ends */
+            while (s < m && starts[s] < ends[i])
+                s++;
+            pairs += (long long)s;
+        }
+        for (size_t i = 0; i < m; i++) { /* j ends when or before i starts */
+            while (e < m && ends[e] <= starts[i])
+                e++;
+            pairs -= (long long)e;
+        }
         pairs = pairs / 2 + (long long)m;
     }
     free(starts);
     free(ends);
+    free(tmp);
     return pairs;
 }
 
