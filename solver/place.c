@@ -84,6 +84,8 @@ static int try_cap_dir(driver *d, int64_t cap, long long units, int reversed)
              : "too large to search", part.used, olla_now() - t);
     if (r == OLLA_SEARCH_FOUND)
         keep_if_better(d);
+    else if (r == OLLA_SEARCH_NONE && cap + 1 > d->lb)
+        d->lb = cap + 1; /* a proof that nothing fits within cap */
     return r;
 }
 
@@ -278,8 +280,6 @@ static olla_status place_big_part(driver *d, olla_place_status *ps, olla_error *
     if (open_gap(d) && !stuck(d)) {
         long long units = d->work.limit / OLLA_PLACE_BOUND_PROBE_SHARE;
         int r = try_cap(d, cap, units < olla_pwork_left(&d->work) ? units : olla_pwork_left(&d->work));
-        if (r == OLLA_SEARCH_NONE && cap + 1 > d->lb)
-            d->lb = cap + 1;
         if (r == OLLA_SEARCH_NOMEM)
             return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
     }
@@ -313,8 +313,6 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
         int r = try_cap(d, cap, olla_pwork_left(&d->work));
         if (r == OLLA_SEARCH_NOMEM)
             return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
-        if (r == OLLA_SEARCH_NONE && cap + 1 > d->lb)
-            d->lb = cap + 1;
         *ps = r == OLLA_SEARCH_FOUND ? OLLA_PLACE_FEASIBLE
               : r == OLLA_SEARCH_NONE ? OLLA_PLACE_NO_FIT : OLLA_PLACE_NOT_FOUND;
         return OLLA_OK;
