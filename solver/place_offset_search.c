@@ -199,6 +199,7 @@ static int offset_parts(sctx *c, int parts)
         c->hi_sec = (size_t)c->cand[base + 2 * (size_t)k + 1];
         r = rank_part(c, &root);
         c->parts_after += parts - 1 - k;
+        c->changed_lo = c->changed_hi = c->lo_sec; /* a part as the split found it */
         if (r == 0) /* ranked */
             r = offset_dfs(c, 0, -1);
         int ends = run_ends(c, r); /* counting the parts after this one */
@@ -326,9 +327,11 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
     }
     if (room) {
         rekey_raised(c, mark, 0);
+        size_t changed_hi, changed_lo = olla_search_changed_to(c, b, &changed_hi);
         r = offset_dfs(c, o, c->rank[b]);
         if (run_ends(c, r))
             return r;
+        olla_search_changed_back(c, changed_lo, changed_hi);
         rekey_raised(c, mark, 1);
     }
     c->work += (long long)(c->trail_top - mark); /* the undo, charged as the moves were */

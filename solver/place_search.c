@@ -154,6 +154,7 @@ static int search_parts(sctx *c, int parts)
     for (int k = 0; k < parts && r == 1; k++) {
         c->lo_sec = (size_t)c->cand[base + 2 * (size_t)k];
         c->hi_sec = (size_t)c->cand[base + 2 * (size_t)k + 1];
+        c->changed_lo = c->changed_hi = c->lo_sec; /* a part as the split found it */
         r = dfs(c);
     }
     c->cand_top = base;
@@ -302,8 +303,11 @@ static int place_at(sctx *c, int b, int64_t f)
     for (int j = c->sb[b]; j < c->se[b] && r == OLLA_SEARCH_NONE; j++)
         if (olla_search_raise(c, (size_t)j, c->floor_[j], &lo, &hi) < 0)
             r = OLLA_SEARCH_NOMEM;
-    if (r == OLLA_SEARCH_NONE && range_ok(c, lo, hi))
+    if (r == OLLA_SEARCH_NONE && range_ok(c, lo, hi)) {
+        size_t changed_hi, changed_lo = olla_search_changed_to(c, b, &changed_hi);
         r = dfs(c);
+        olla_search_changed_back(c, changed_lo, changed_hi);
+    }
     olla_search_undo(c, mark);
     c->placed[b] = 0;
     for (int j = c->sb[b]; j < c->se[b]; j++) {

@@ -535,6 +535,8 @@ int olla_search_reset(sctx *c, int offset_order, int order)
     c->depth = 0;
     c->lo_sec = 0;
     c->hi_sec = c->nsec;
+    c->changed_lo = 0;
+    c->changed_hi = c->nsec;
     c->okeys_top = 0;
     c->parts_after = 0;
     c->ftrail_top = 0;
@@ -620,14 +622,29 @@ int olla_search_cand_reserve(sctx *c, size_t need)
  * that share no section: a boundary that none of them crosses separates
  * two parts. Pushes each part with bytes still to place as a section range
  * [a, b) on the candidate stack and returns their number (-2: out of
- * memory). With one part, the range narrows to it instead. */
+ * memory). With one part, the range narrows to it instead.
+ *
+ * Within a part, only the boundaries in the changed sections are read:
+ * the range was one part (every boundary inside crossed) when a buffer
+ * was last placed or taken back, and that buffer changed the cuts and
+ * bytes of its own sections only, so the others are still crossed and a
+ * part that reaches one goes on to the next changed section or to the
+ * range's last. A placement then costs the sections of its buffer, not
+ * those of the whole part (thousands of sections on LLM training steps,
+ * at every node). */
 int olla_search_split(sctx *c)
 {
     size_t lo = c->lo_sec, hi = c->hi_sec, base = c->cand_top;
+    size_t from = c->changed_lo > lo ? c->changed_lo : lo, to = c->changed_hi < hi ? c->changed_hi : hi;
     int parts = 0;
     size_t start = hi;
-    c->work += (long long)(hi - lo);
     for (size_t j = lo; j < hi; j++) {
+        c->work++;
+        if (start != hi && j + 1 < hi && (j < from || j >= to)) { /* a crossed boundary */
+            size_t next = j < from && from < hi - 1 ? from : hi - 1;
+            j = next - 1; /* the loop's step lands on it */
+            continue;
+        }
         if (c->rem[j] > 0 && start == hi)
             start = j;
         if (start != hi && (j + 1 == hi || c->cut[j] == 0)) {
@@ -642,6 +659,7 @@ int olla_search_split(sctx *c)
     if (parts == 1) {
         c->lo_sec = (size_t)c->cand[base];
         c->hi_sec = (size_t)c->cand[base + 1];
+        c->changed_lo = c->changed_hi = c->lo_sec;
     }
     return parts;
 }

@@ -126,6 +126,13 @@ typedef struct sctx {
     trail_entry *ftrail; /* the offset-order search's section floors, to undo */
     size_t ftrail_top, ftrail_cap;
     size_t lo_sec, hi_sec; /* the part being searched: sections [lo_sec, hi_sec) */
+    /* the sections whose bytes still to place or cuts may have changed
+     * since [lo_sec, hi_sec) was found to be one part (every boundary
+     * inside it crossed): [changed_lo, changed_hi), the whole instance
+     * after a reset, none (changed_lo == changed_hi) right after a split.
+     * olla_search_split reads the boundaries there only: the others are
+     * still crossed. */
+    size_t changed_lo, changed_hi;
     /* fixed buffers: the sections fall into segments, runs of sections
      * that the same fixed buffers meet (fseg[j]: section j's); in segment
      * g, the disjoint busy spans [ob_lo, ob_hi) for k in [ob_start[g],
@@ -250,8 +257,25 @@ void olla_search_undo(sctx *c, size_t mark);
 /* The parts of [lo_sec, hi_sec) that no buffer still to place spans: each
  * with bytes to place is pushed as a section range on the candidate stack;
  * returns their number (-2: out of memory), and with one part narrows the
- * range to it instead. */
+ * range to it instead (and marks no section changed). Reads only the
+ * boundaries of [changed_lo, changed_hi). */
 int olla_search_split(sctx *c);
+/* Buffer b is placed or taken back in a part olla_search_split found:
+ * its sections are the only ones changed (returned: what was marked
+ * before, to put back with olla_search_changed_back). */
+static inline size_t olla_search_changed_to(sctx *c, int b, size_t *old_hi)
+{
+    size_t old_lo = c->changed_lo;
+    *old_hi = c->changed_hi;
+    c->changed_lo = (size_t)c->sb[b];
+    c->changed_hi = (size_t)c->se[b];
+    return old_lo;
+}
+static inline void olla_search_changed_back(sctx *c, size_t lo, size_t hi)
+{
+    c->changed_lo = lo;
+    c->changed_hi = hi;
+}
 
 /* ---- the searches and their schedule ---- */
 
