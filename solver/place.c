@@ -171,10 +171,10 @@ static int minimize(driver *d)
 }
 
 /* The split at the busiest time, aiming straight at the lower bound with
- * a third of the budget. */
-static int split(driver *d)
+ * at most units of work. */
+static int split(driver *d, long long units)
 {
-    olla_pwork part = olla_pwork_part(&d->work, olla_pwork_left(&d->work) / OLLA_PLACE_SPLIT_SHARE);
+    olla_pwork part = olla_pwork_part(&d->work, units);
     int r = olla_place_split(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part, d->tmp,
                              d->log);
     olla_pwork_join(&d->work, &part);
@@ -270,6 +270,55 @@ static int open_gap(const driver *d)
     return d->ub > d->lb && d->ub > d->target;
 }
 
+/* The probe at the bound before the split gets this many passes' worth
+ * of the part's section lists (a unit per entry, the search's unit) and
+ * at most 1 / OLLA_PLACE_EARLY_PROBE_SHARE of its budget (0.9e9 units of
+ * the default 15e9; at most what is left): enough for the search's first
+ * rounds, each configuration's dive placing every buffer a few times over,
+ * which is where it places a training step whose heuristics end just
+ * above max live. The split fails there only after its whole share (its
+ * sides, most of the part around a thin stack, are as hard as the whole),
+ * while on the parts it places, the probe that gives up first costs it
+ * little: its share grows with the part's size, not with the budget. */
+#define OLLA_PLACE_EARLY_PROBE_PASSES 256
+#define OLLA_PLACE_EARLY_PROBE_SHARE 16
+
+/* Entries of the part's section lists: the buffers live in each time
+ * section (between two consecutive start or end times), summed; -1 when
+ * out of memory. */
+static long long section_entries(const olla_pitem *it, size_t n)
+{
+    olla_pitem *ones = malloc((n + 1) * sizeof *ones);
+    olla_pkey *loads = malloc((2 * n + 1) * sizeof *loads);
+    long long entries = -1;
+    if (ones && loads) {
+        for (size_t i = 0; i < n; i++)
+            ones[i] = (olla_pitem){it[i].lower, it[i].upper, 1};
+        int64_t most;
+        size_t nt = olla_place_items_loads(ones, n, loads, &most);
+        entries = 0;
+        for (size_t k = 0; k < nt; k++) /* the buffers live from each time on */
+            entries += loads[k].k2;
+    }
+    free(ones);
+    free(loads);
+    return entries;
+}
+
+/* The probe at the lower bound before the split, with a small share. */
+static int early_probe(driver *d)
+{
+    long long entries = section_entries(d->it, d->n);
+    if (entries < 0)
+        return OLLA_SEARCH_NOMEM;
+    long long units = d->work.limit / OLLA_PLACE_EARLY_PROBE_SHARE;
+    if (entries < units / OLLA_PLACE_EARLY_PROBE_PASSES)
+        units = OLLA_PLACE_EARLY_PROBE_PASSES * entries;
+    int r = try_cap(d, d->lb > d->target ? d->lb : d->target,
+                    units < olla_pwork_left(&d->work) ? units : olla_pwork_left(&d->work));
+    return r == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 0;
+}
+
 /* A big part (OLLA_PLACE_BIG_PART) after its heuristics: the probe at the
  * lower bound with the share the first probe of a bisection gets, then
  * the windows' bound. */
@@ -321,9 +370,13 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
         return OLLA_OK;
     if (d->n > OLLA_PLACE_BIG_PART)
         return place_big_part(d, ps, err);
-    /* the split (aimed at max live), the windows' bound when it fails, then
-     * the bisection between the bound and the best arena */
-    if ((open_gap(d) && split(d) == OLLA_SEARCH_NOMEM) || (open_gap(d) && busy_window(d, 0) == OLLA_SEARCH_NOMEM) ||
+    /* the probe at the bound with a small share, the split (aimed at max
+     * live) with a third of what was left before the probe, the windows'
+     * bound when it fails, then the bisection between the bound and the
+     * best arena */
+    long long split_units = olla_pwork_left(&d->work) / OLLA_PLACE_SPLIT_SHARE;
+    if ((open_gap(d) && early_probe(d) == OLLA_SEARCH_NOMEM) ||
+        (open_gap(d) && split(d, split_units) == OLLA_SEARCH_NOMEM) || (open_gap(d) && busy_window(d, 0) == OLLA_SEARCH_NOMEM) ||
         (open_gap(d) && window_bound(d) == OLLA_SEARCH_NOMEM) || (open_gap(d) && minimize(d) == OLLA_SEARCH_NOMEM))
         return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
     *ps = OLLA_PLACE_HEURISTIC;
