@@ -1,8 +1,10 @@
 /* olla-onnx: the placement driver. The buffers are first cut into parts
  * at the times no buffer is live across (minimalloc's sections): the parts
  * never meet, so each is placed on its own from address 0 and the arena is
- * the largest part's. In each part: the heuristic portfolio; then (when
- * minimizing a nested trace) the split at the busiest time aimed at the
+ * the largest part's. In each part: the heuristic portfolio; then the
+ * exact search at the lower bound with a small share (a few hundred
+ * passes over the part's section lists); then (when minimizing a nested
+ * trace) the split at the busiest time aimed at the
  * lower bound; then windows of time around the busiest times with a small
  * budget (place_window.c); then the exact search (when its first probe, at
  * the lower bound, gives up: the windows with a larger budget, then the
