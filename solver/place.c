@@ -173,15 +173,17 @@ static int minimize(driver *d)
 }
 
 /* The split at the busiest time, aiming straight at the lower bound with
- * at most units of work. */
-static int split(driver *d, long long units)
+ * at most units of work, its first rounds of attempts only (all of them
+ * with OLLA_PLACE_SPLIT_ROUNDS). */
+static int split(driver *d, long long units, int rounds)
 {
     olla_pwork part = olla_pwork_part(&d->work, units);
-    int r = olla_place_split(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part, d->tmp,
-                             d->log);
+    int r = olla_place_split_rounds(d->it, d->n, d->lb > d->target ? d->lb : d->target, rounds, &part, d->tmp,
+                                    d->log);
     olla_pwork_join(&d->work, &part);
-    olla_log(d->log, OLLA_LOG_DETAIL, "place: split: %s after %lld units", r == OLLA_SEARCH_FOUND ? "found" : "none",
-             part.used);
+    olla_log(d->log, OLLA_LOG_DETAIL, "place: split%s: %s after %lld units",
+             rounds < OLLA_PLACE_SPLIT_ROUNDS ? "'s first rounds" : "",
+             r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_GAVE_UP ? "gave up" : "none", part.used);
     if (r == 1)
         keep_if_better(d);
     return r;
@@ -321,6 +323,28 @@ static int early_probe(driver *d)
     return r == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 0;
 }
 
+/* The split's first rounds of attempts (where the sides' greedy placements
+ * fit: at most 5/64 of its share); when attempts are left for its later
+ * rounds, the probe at the bound with a small share, then the split with
+ * its whole share (a third of the budget left before them, at most what is
+ * left; its first rounds run again): a part that the search places cheaply
+ * does not wait behind a split spending its whole share, nor one that the
+ * split places cheaply behind the probe. */
+#define OLLA_PLACE_SPLIT_FIRST_ROUNDS 2
+static int split_and_probe(driver *d)
+{
+    long long units = olla_pwork_left(&d->work) / OLLA_PLACE_SPLIT_SHARE;
+    int r = split(d, units, OLLA_PLACE_SPLIT_FIRST_ROUNDS);
+    if (r != OLLA_SEARCH_GAVE_UP || !open_gap(d))
+        return r == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 0;
+    if (early_probe(d) == OLLA_SEARCH_NOMEM)
+        return OLLA_SEARCH_NOMEM;
+    if (!open_gap(d))
+        return 0;
+    r = split(d, units < olla_pwork_left(&d->work) ? units : olla_pwork_left(&d->work), OLLA_PLACE_SPLIT_ROUNDS);
+    return r == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 0;
+}
+
 /* A big part (OLLA_PLACE_BIG_PART) after its heuristics: the probe at the
  * lower bound with the share the first probe of a bisection gets, then
  * the windows' bound. */
@@ -372,13 +396,10 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
         return OLLA_OK;
     if (d->n > OLLA_PLACE_BIG_PART)
         return place_big_part(d, ps, err);
-    /* the probe at the bound with a small share, the split (aimed at max
-     * live) with a third of what was left before the probe, the windows'
-     * bound when it fails, then the bisection between the bound and the
-     * best arena */
-    long long split_units = olla_pwork_left(&d->work) / OLLA_PLACE_SPLIT_SHARE;
-    if ((open_gap(d) && early_probe(d) == OLLA_SEARCH_NOMEM) ||
-        (open_gap(d) && split(d, split_units) == OLLA_SEARCH_NOMEM) || (open_gap(d) && busy_window(d, 0) == OLLA_SEARCH_NOMEM) ||
+    /* the split (aimed at max live) and the probe at the bound, the
+     * windows' bound when they fail, then the bisection between the bound
+     * and the best arena */
+    if ((open_gap(d) && split_and_probe(d) == OLLA_SEARCH_NOMEM) || (open_gap(d) && busy_window(d, 0) == OLLA_SEARCH_NOMEM) ||
         (open_gap(d) && window_bound(d) == OLLA_SEARCH_NOMEM) || (open_gap(d) && minimize(d) == OLLA_SEARCH_NOMEM))
         return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
     *ps = OLLA_PLACE_HEURISTIC;

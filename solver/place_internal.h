@@ -157,6 +157,14 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
  * not found within w) or OLLA_SEARCH_NOMEM. */
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
                      int64_t *off, const olla_logger *log);
+/* The split's rounds of attempts (place_split.c). */
+#define OLLA_PLACE_SPLIT_ROUNDS 4
+/* The same split's first rounds of attempts only (all of them when rounds
+ * is OLLA_PLACE_SPLIT_ROUNDS), with the round caps of the whole budget w
+ * gives: what the split with that budget does first. OLLA_SEARCH_GAVE_UP
+ * when attempts are left for the later rounds. */
+int olla_place_split_rounds(const olla_pitem *it, size_t n, int64_t capacity, int rounds, olla_pwork *w,
+                            int64_t *off, const olla_logger *log);
 
 /* The buffers it[idx[e]], e < k, placed around the buffers fixed (may be
  * NULL: none) as a side of the split is (place_split.c: greedily, else split

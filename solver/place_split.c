@@ -823,13 +823,12 @@ static void split_top_free(split_top *t)
 /* The attempts run in rounds until one places everything: in each round
  * every attempt that gave up before runs again, each with an equal share of
  * what w has left but at most the round's cap. The cap starts at
- * 1 / OLLA_SPLIT_ROUND_GROWTH^(OLLA_SPLIT_ROUNDS - 1) of an equal share of
+ * 1 / OLLA_SPLIT_ROUND_GROWTH^(OLLA_PLACE_SPLIT_ROUNDS - 1) of an equal share of
  * the whole budget and grows by OLLA_SPLIT_ROUND_GROWTH a round; the last
  * round has none. So an attempt that succeeds cheaply does not wait behind
  * one that spends a whole share giving up, and the earlier rounds cost at
  * most 1 / (OLLA_SPLIT_ROUND_GROWTH - 1) of the last. An attempt whose
  * outcome more budget would not change is not run again. */
-#define OLLA_SPLIT_ROUNDS 4
 #define OLLA_SPLIT_ROUND_GROWTH 4
 #define OLLA_SPLIT_ATTEMPTS 6
 
@@ -864,17 +863,20 @@ static int attempt_logged(split_top *t, int a, int round, long long units, olla_
                                                                                  : OLLA_SEARCH_NONE;
 }
 
-/* The attempts in rounds: an OLLA_SEARCH_ outcome (OLLA_SEARCH_NONE when
- * none placed everything). */
-static int attempts(split_top *t, olla_pwork *w, const olla_logger *log)
+/* The attempts in rounds, the first rounds of them only: an OLLA_SEARCH_
+ * outcome (OLLA_SEARCH_NONE when none placed everything, OLLA_SEARCH_GAVE_UP
+ * when attempts that gave up are left for the rounds not run). */
+static int attempts(split_top *t, olla_pwork *w, int rounds, const olla_logger *log)
 {
     int open[OLLA_SPLIT_ATTEMPTS], n_open = OLLA_SPLIT_ATTEMPTS;
     for (int a = 0; a < OLLA_SPLIT_ATTEMPTS; a++)
         open[a] = 1;
     long long cap = olla_pwork_left(w) / OLLA_SPLIT_ATTEMPTS;
-    for (int k = 1; k < OLLA_SPLIT_ROUNDS; k++)
+    for (int k = 1; k < OLLA_PLACE_SPLIT_ROUNDS; k++)
         cap /= OLLA_SPLIT_ROUND_GROWTH;
-    for (int round = 0; round < OLLA_SPLIT_ROUNDS && n_open > 0; round++, cap *= OLLA_SPLIT_ROUND_GROWTH) {
+    for (int round = 0; round < OLLA_PLACE_SPLIT_ROUNDS && n_open > 0; round++, cap *= OLLA_SPLIT_ROUND_GROWTH) {
+        if (round == rounds)
+            return OLLA_SEARCH_GAVE_UP;
         int to_run = n_open;
         for (int a = 0; a < OLLA_SPLIT_ATTEMPTS; a++) {
             if (!open[a])
@@ -882,7 +884,7 @@ static int attempts(split_top *t, olla_pwork *w, const olla_logger *log)
             if (olla_pwork_left(w) == 0 || olla_pwork_late(w))
                 return OLLA_SEARCH_NONE;
             long long units = olla_pwork_left(w) / to_run--;
-            if (round < OLLA_SPLIT_ROUNDS - 1 && units > cap)
+            if (round < OLLA_PLACE_SPLIT_ROUNDS - 1 && units > cap)
                 units = cap;
             int r = attempt_logged(t, a, round, units, w, log);
             if (r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NOMEM)
@@ -899,6 +901,12 @@ static int attempts(split_top *t, olla_pwork *w, const olla_logger *log)
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w, int64_t *off,
                      const olla_logger *log)
 {
+    return olla_place_split_rounds(it, n, capacity, OLLA_PLACE_SPLIT_ROUNDS, w, off, log);
+}
+
+int olla_place_split_rounds(const olla_pitem *it, size_t n, int64_t capacity, int rounds, olla_pwork *w,
+                            int64_t *off, const olla_logger *log)
+{
     if (n == 0)
         return OLLA_SEARCH_FOUND;
     split_top t;
@@ -911,7 +919,7 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwor
         /* not when more is live at p than the capacity, nor when few buffers
          * live long (not a nested trace) */
         if (peak <= capacity && t.cut.ns * OLLA_SPLIT_MIN_SHARE >= n)
-            r = attempts(&t, w, log);
+            r = attempts(&t, w, rounds, log);
     }
     split_top_free(&t);
     return r;

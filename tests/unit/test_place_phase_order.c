@@ -1,13 +1,15 @@
 /* The order of the placement's phases on a part under 10,000 buffers
- * (place.c): the probe at the lower bound runs before the split with a
- * small share. On a compiler-traced training step of about 5,000 buffers
- * (tests/unit/place_gen_trace.h, seed 1, no crossing) the split fails
- * after its whole share while the exact search reaches max live in its
- * first rounds: the placement must get there within a sixteenth of its
- * budget. On a DenseNet-style step (tests/unit/place_gen.h, seed 5, batch
- * 1) the probe gives up and the split after it still reaches max live.
- * Fixed work limits and no deadline, so the units are the same on every
- * run; each placement is checked by the validator. */
+ * (place.c): when the split's first rounds of attempts leave attempts
+ * for its later ones, the probe at the lower bound runs with a small share
+ * before the split gets its whole share. On a compiler-traced training
+ * step of about 5,000 buffers (tests/unit/place_gen_trace.h, seed 1, no
+ * crossing) the split fails after its whole share while the exact search
+ * reaches max live in its first rounds: the placement must get there
+ * within a sixteenth of its budget. On a DenseNet-style step
+ * (tests/unit/place_gen.h, seed 5, batch 1) the probe gives up and the
+ * split after it still reaches max live. Fixed work limits and no
+ * deadline, so the units are the same on every run; each placement is
+ * checked by the validator. */
 #include <stdlib.h>
 
 #include "olla_test.h"
