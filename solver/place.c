@@ -1,11 +1,11 @@
 /* olla-onnx: the placement driver. The buffers are first cut into parts
  * at the times no buffer is live across (minimalloc's sections): the parts
  * never meet, so each is placed on its own from address 0 and the arena is
- * the largest part's. In each part: the heuristic portfolio; then the
- * exact search at the lower bound with a small share (a few hundred
- * passes over the part's section lists); then (when minimizing a nested
- * trace) the split at the busiest time aimed at the
- * lower bound; then windows of time around the busiest times with a small
+ * the largest part's. In each part: the heuristic portfolio; then (when
+ * minimizing a nested trace) the split at the busiest time aimed at the
+ * lower bound (its first rounds; when they leave attempts for its later
+ * rounds, the exact search at the lower bound with a small share before
+ * the split's whole share); then windows of time around the busiest times with a small
  * budget (place_window.c); then the exact search (when its first probe, at
  * the lower bound, gives up: the windows with a larger budget, then the
  * split and that probe backwards in time), which
@@ -274,7 +274,8 @@ static int open_gap(const driver *d)
     return d->ub > d->lb && d->ub > d->target;
 }
 
-/* The probe at the bound before the split gets this many passes' worth
+/* The probe at the bound before the split's whole share gets this many
+ * passes' worth
  * of the part's section lists (a unit per entry, the search's unit) and
  * at most 1 / OLLA_PLACE_EARLY_PROBE_SHARE of its budget (0.9e9 units of
  * the default 15e9; at most what is left): enough for the search's first
@@ -282,8 +283,9 @@ static int open_gap(const driver *d)
  * which is where it places a training step whose heuristics end just
  * above max live. The split fails there only after its whole share (its
  * sides, most of the part around a thin stack, are as hard as the whole),
- * while on the parts it places, the probe that gives up first costs it
- * little: its share grows with the part's size, not with the budget. */
+ * while on the parts it places in its later rounds, the probe that gives up
+ * first costs little: its share grows with the part's size, not with the
+ * budget. */
 #define OLLA_PLACE_EARLY_PROBE_PASSES 256
 #define OLLA_PLACE_EARLY_PROBE_SHARE 16
 
@@ -309,7 +311,8 @@ static long long section_entries(const olla_pitem *it, size_t n)
     return entries;
 }
 
-/* The probe at the lower bound before the split, with a small share. */
+/* The probe at the lower bound before the split's whole share, with a
+ * small share. */
 static int early_probe(driver *d)
 {
     long long entries = section_entries(d->it, d->n);
