@@ -173,16 +173,17 @@ static int minimize(driver *d)
 }
 
 /* The split at the busiest time, aiming straight at the lower bound with
- * at most units of work, its first rounds of attempts only (all of them
- * with OLLA_PLACE_SPLIT_ROUNDS). */
-static int split(driver *d, long long units, int rounds)
+ * at most units of work: its rounds from where pr stands up to round
+ * rounds (all of them from a new pr with OLLA_PLACE_SPLIT_ROUNDS). */
+static int split(driver *d, long long units, olla_split_progress *pr, int rounds)
 {
+    int from = pr->round;
     olla_pwork part = olla_pwork_part(&d->work, units);
-    int r = olla_place_split_rounds(d->it, d->n, d->lb > d->target ? d->lb : d->target, rounds, &part, d->tmp,
+    int r = olla_place_split_rounds(d->it, d->n, d->lb > d->target ? d->lb : d->target, pr, rounds, &part, d->tmp,
                                     d->log);
     olla_pwork_join(&d->work, &part);
     olla_log(d->log, OLLA_LOG_DETAIL, "place: split%s: %s after %lld units",
-             rounds < OLLA_PLACE_SPLIT_ROUNDS ? "'s first rounds" : "",
+             rounds < OLLA_PLACE_SPLIT_ROUNDS ? "'s first rounds" : from > 0 ? "'s later rounds" : "",
              r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_GAVE_UP ? "gave up" : "none", part.used);
     if (r == 1)
         keep_if_better(d);
@@ -328,23 +329,31 @@ static int early_probe(driver *d)
 
 /* The split's first rounds of attempts (where the sides' greedy placements
  * fit: at most 5/64 of its share); when attempts are left for its later
- * rounds, the probe at the bound with a small share, then the split with
- * its whole share (a third of the budget left before them, at most what is
- * left; its first rounds run again): a part that the search places cheaply
- * does not wait behind a split spending its whole share, nor one that the
- * split places cheaply behind the probe. */
+ * rounds, the probe at the bound with a small share, then the split's
+ * later rounds with the rest of its share (a third of the budget left
+ * before them, at most what is left): a part that the search places
+ * cheaply does not wait behind a split spending its whole share, nor one
+ * that the split places cheaply behind the probe. When the probe raised
+ * the bound the split aims at, the split starts again there. */
 #define OLLA_PLACE_SPLIT_FIRST_ROUNDS 2
 static int split_and_probe(driver *d)
 {
-    long long units = olla_pwork_left(&d->work) / OLLA_PLACE_SPLIT_SHARE;
-    int r = split(d, units, OLLA_PLACE_SPLIT_FIRST_ROUNDS);
+    long long units = olla_pwork_left(&d->work) / OLLA_PLACE_SPLIT_SHARE, before = d->work.used;
+    int64_t aim = d->lb > d->target ? d->lb : d->target;
+    olla_split_progress pr = {0};
+    int r = split(d, units, &pr, OLLA_PLACE_SPLIT_FIRST_ROUNDS);
     if (r != OLLA_SEARCH_GAVE_UP || !open_gap(d))
         return r == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 0;
+    long long rest = units - (d->work.used - before);
     if (early_probe(d) == OLLA_SEARCH_NOMEM)
         return OLLA_SEARCH_NOMEM;
     if (!open_gap(d))
         return 0;
-    r = split(d, units < olla_pwork_left(&d->work) ? units : olla_pwork_left(&d->work), OLLA_PLACE_SPLIT_ROUNDS);
+    if ((d->lb > d->target ? d->lb : d->target) != aim) {
+        pr = (olla_split_progress){0};
+        rest = units;
+    }
+    r = split(d, rest < olla_pwork_left(&d->work) ? rest : olla_pwork_left(&d->work), &pr, OLLA_PLACE_SPLIT_ROUNDS);
     return r == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 0;
 }
 

@@ -157,14 +157,26 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
  * not found within w) or OLLA_SEARCH_NOMEM. */
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
                      int64_t *off, const olla_logger *log);
-/* The split's rounds of attempts (place_split.c). */
+/* The split's rounds of attempts and its attempts a round (place_split.c). */
 #define OLLA_PLACE_SPLIT_ROUNDS 4
-/* The same split's first rounds of attempts only (all of them when rounds
- * is OLLA_PLACE_SPLIT_ROUNDS), with the round caps of the whole budget w
- * gives: what the split with that budget does first. OLLA_SEARCH_GAVE_UP
- * when attempts are left for the later rounds. */
-int olla_place_split_rounds(const olla_pitem *it, size_t n, int64_t capacity, int rounds, olla_pwork *w,
-                            int64_t *off, const olla_logger *log);
+#define OLLA_PLACE_SPLIT_ATTEMPTS 6
+/* Where a split's rounds stand between two calls: the budget its round
+ * caps come from, the next round to run (0: none run yet) and the
+ * attempts left open. */
+typedef struct olla_split_progress {
+    long long share;
+    int round;
+    unsigned char open[OLLA_PLACE_SPLIT_ATTEMPTS];
+} olla_split_progress;
+/* The same split's rounds from pr->round (a split that starts: 0, its round
+ * caps then taken from what w has left) up to round rounds: the rounds
+ * before rounds of the split with that budget, and with the same pr (and w
+ * the budget the split had left there) the rounds after them. Each call
+ * cuts the instance anew; an attempt depends only on the cut and its
+ * units. OLLA_SEARCH_GAVE_UP when attempts are left for the later rounds
+ * (pr then where they stand). */
+int olla_place_split_rounds(const olla_pitem *it, size_t n, int64_t capacity, olla_split_progress *pr, int rounds,
+                            olla_pwork *w, int64_t *off, const olla_logger *log);
 
 /* The buffers it[idx[e]], e < k, placed around the buffers fixed (may be
  * NULL: none) as a side of the split is (place_split.c: greedily, else split
