@@ -178,9 +178,9 @@ static int minimize(driver *d)
 static int split(driver *d, long long units, olla_split_progress *pr, int rounds)
 {
     int from = pr->round;
+    pr->until = rounds;
     olla_pwork part = olla_pwork_part(&d->work, units);
-    int r = olla_place_split_rounds(d->it, d->n, d->lb > d->target ? d->lb : d->target, pr, rounds, &part, d->tmp,
-                                    d->log);
+    int r = olla_place_split_rounds(d->it, d->n, d->lb > d->target ? d->lb : d->target, pr, &part, d->tmp, d->log);
     olla_pwork_join(&d->work, &part);
     olla_log(d->log, OLLA_LOG_DETAIL, "place: split%s: %s after %lld units",
              rounds < OLLA_PLACE_SPLIT_ROUNDS ? "'s first rounds" : from > 0 ? "'s later rounds" : "",

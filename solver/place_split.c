@@ -867,7 +867,7 @@ static int attempt_logged(split_top *t, int a, int round, long long units, olla_
  * outcome (OLLA_SEARCH_NONE when none placed everything, OLLA_SEARCH_GAVE_UP
  * when attempts are left for the rounds not run, pr then where they
  * stand). */
-static int attempts(split_top *t, olla_pwork *w, olla_split_progress *pr, int rounds, const olla_logger *log)
+static int attempts(split_top *t, olla_pwork *w, olla_split_progress *pr, const olla_logger *log)
 {
     if (pr->round == 0) {
         pr->share = olla_pwork_left(w);
@@ -884,7 +884,7 @@ static int attempts(split_top *t, olla_pwork *w, olla_split_progress *pr, int ro
         cap *= OLLA_SPLIT_ROUND_GROWTH;
     for (; pr->round < OLLA_PLACE_SPLIT_ROUNDS && n_open > 0; pr->round++, cap *= OLLA_SPLIT_ROUND_GROWTH) {
         int round = pr->round;
-        if (round == rounds)
+        if (round == pr->until)
             return OLLA_SEARCH_GAVE_UP;
         int to_run = n_open;
         for (int a = 0; a < OLLA_PLACE_SPLIT_ATTEMPTS; a++) {
@@ -910,12 +910,12 @@ static int attempts(split_top *t, olla_pwork *w, olla_split_progress *pr, int ro
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w, int64_t *off,
                      const olla_logger *log)
 {
-    olla_split_progress pr = {0};
-    return olla_place_split_rounds(it, n, capacity, &pr, OLLA_PLACE_SPLIT_ROUNDS, w, off, log);
+    olla_split_progress pr = {OLLA_PLACE_SPLIT_ROUNDS, 0, 0, {0}};
+    return olla_place_split_rounds(it, n, capacity, &pr, w, off, log);
 }
 
-int olla_place_split_rounds(const olla_pitem *it, size_t n, int64_t capacity, olla_split_progress *pr, int rounds,
-                            olla_pwork *w, int64_t *off, const olla_logger *log)
+int olla_place_split_rounds(const olla_pitem *it, size_t n, int64_t capacity, olla_split_progress *pr, olla_pwork *w,
+                            int64_t *off, const olla_logger *log)
 {
     if (n == 0)
         return OLLA_SEARCH_FOUND;
@@ -929,7 +929,7 @@ int olla_place_split_rounds(const olla_pitem *it, size_t n, int64_t capacity, ol
         /* not when more is live at p than the capacity, nor when few buffers
          * live long (not a nested trace) */
         if (peak <= capacity && t.cut.ns * OLLA_SPLIT_MIN_SHARE >= n)
-            r = attempts(&t, w, pr, rounds, log);
+            r = attempts(&t, w, pr, log);
     }
     split_top_free(&t);
     return r;
