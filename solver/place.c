@@ -5,7 +5,7 @@
  * minimizing a nested trace) the split at the busiest time aimed at the
  * lower bound (its first rounds; when they leave attempts for its later
  * rounds, the exact search at the lower bound with a small share before
- * the split's whole share); then windows of time around the busiest times with a small
+ * them); then windows of time around the busiest times with a small
  * budget (place_window.c); then the exact search (when its first probe, at
  * the lower bound, gives up: the windows with a larger budget, then the
  * split and that probe backwards in time), which
@@ -275,18 +275,17 @@ static int open_gap(const driver *d)
     return d->ub > d->lb && d->ub > d->target;
 }
 
-/* The probe at the bound before the split's whole share gets this many
- * passes' worth
- * of the part's section lists (a unit per entry, the search's unit) and
- * at most 1 / OLLA_PLACE_EARLY_PROBE_SHARE of its budget (0.9e9 units of
- * the default 15e9; at most what is left): enough for the search's first
- * rounds, each configuration's dive placing every buffer a few times over,
- * which is where it places a training step whose heuristics end just
- * above max live. The split fails there only after its whole share (its
- * sides, most of the part around a thin stack, are as hard as the whole),
- * while on the parts it places in its later rounds, the probe that gives up
- * first costs little: its share grows with the part's size, not with the
- * budget. */
+/* The probe at the bound before the split's later rounds gets this many
+ * passes' worth of the part's section lists (a unit per entry, the
+ * search's unit) and at most 1 / OLLA_PLACE_EARLY_PROBE_SHARE of its
+ * budget (0.9e9 units of the default 15e9; at most what is left): enough
+ * for the search's first rounds, each configuration's dive placing every
+ * buffer a few times over, which is where it places a training step whose
+ * heuristics end just above max live. The split fails there only after
+ * its whole share (its sides, most of the part around a thin stack, are
+ * as hard as the whole), while on the parts it places in its later
+ * rounds, the probe that gives up first costs little: its share grows
+ * with the part's size, not with the budget. */
 #define OLLA_PLACE_EARLY_PROBE_PASSES 256
 #define OLLA_PLACE_EARLY_PROBE_SHARE 16
 
@@ -312,7 +311,7 @@ static long long section_entries(const olla_pitem *it, size_t n)
     return entries;
 }
 
-/* The probe at the lower bound before the split's whole share, with a
+/* The probe at the lower bound before the split's later rounds, with a
  * small share. */
 static int early_probe(driver *d)
 {
