@@ -3,7 +3,9 @@
  * never meet, so each is placed on its own from address 0 and the arena is
  * the largest part's. In each part: the heuristic portfolio; then (when
  * minimizing a nested trace) the split at the busiest time aimed at the
- * lower bound; then windows of time around the busiest times with a small
+ * lower bound (its first rounds; when they leave attempts for its later
+ * rounds, the exact search at the lower bound with a small share before
+ * them); then windows of time around the busiest times with a small
  * budget (place_window.c); then the exact search (when its first probe, at
  * the lower bound, gives up: the windows with a larger budget, then the
  * split and that probe backwards in time), which
@@ -171,15 +173,18 @@ static int minimize(driver *d)
 }
 
 /* The split at the busiest time, aiming straight at the lower bound with
- * a third of the budget. */
-static int split(driver *d)
+ * at most units of work: its rounds from where pr stands up to round
+ * rounds (all of them from a new pr with OLLA_PLACE_SPLIT_ROUNDS). */
+static int split(driver *d, long long units, olla_split_progress *pr, int rounds)
 {
-    olla_pwork part = olla_pwork_part(&d->work, olla_pwork_left(&d->work) / OLLA_PLACE_SPLIT_SHARE);
-    int r = olla_place_split(d->it, d->n, d->lb > d->target ? d->lb : d->target, &part, d->tmp,
-                             d->log);
+    int from = pr->round;
+    pr->until = rounds;
+    olla_pwork part = olla_pwork_part(&d->work, units);
+    int r = olla_place_split_rounds(d->it, d->n, d->lb > d->target ? d->lb : d->target, pr, &part, d->tmp, d->log);
     olla_pwork_join(&d->work, &part);
-    olla_log(d->log, OLLA_LOG_DETAIL, "place: split: %s after %lld units", r == OLLA_SEARCH_FOUND ? "found" : "none",
-             part.used);
+    olla_log(d->log, OLLA_LOG_DETAIL, "place: split%s: %s after %lld units",
+             rounds < OLLA_PLACE_SPLIT_ROUNDS ? "'s first rounds" : from > 0 ? "'s later rounds" : "",
+             r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_GAVE_UP ? "gave up" : "none", part.used);
     if (r == 1)
         keep_if_better(d);
     return r;
@@ -270,6 +275,87 @@ static int open_gap(const driver *d)
     return d->ub > d->lb && d->ub > d->target;
 }
 
+/* The probe at the bound before the split's later rounds gets this many
+ * passes' worth of the part's section lists (a unit per entry, the
+ * search's unit) and at most 1 / OLLA_PLACE_EARLY_PROBE_SHARE of its
+ * budget (0.9e9 units of the default 15e9; at most what is left): enough
+ * for the search's first rounds, each configuration's dive placing every
+ * buffer a few times over, which is where it places a training step whose
+ * heuristics end just above max live. The split fails there only after
+ * its whole share (its sides, most of the part around a thin stack, are
+ * as hard as the whole), while on the parts it places in its later
+ * rounds, the probe that gives up first costs little: its share grows
+ * with the part's size, not with the budget. */
+#define OLLA_PLACE_EARLY_PROBE_PASSES 256
+#define OLLA_PLACE_EARLY_PROBE_SHARE 16
+
+/* Entries of the part's section lists: the buffers live in each time
+ * section (between two consecutive start or end times), summed; -1 when
+ * out of memory. */
+static long long section_entries(const olla_pitem *it, size_t n)
+{
+    olla_pitem *ones = malloc((n + 1) * sizeof *ones);
+    olla_pkey *loads = malloc((2 * n + 1) * sizeof *loads);
+    long long entries = -1;
+    if (ones && loads) {
+        for (size_t i = 0; i < n; i++)
+            ones[i] = (olla_pitem){it[i].lower, it[i].upper, 1};
+        int64_t most;
+        size_t nt = olla_place_items_loads(ones, n, loads, &most);
+        entries = 0;
+        for (size_t k = 0; k < nt; k++) /* the buffers live from each time on */
+            entries += loads[k].k2;
+    }
+    free(ones);
+    free(loads);
+    return entries;
+}
+
+/* The probe at the lower bound before the split's later rounds, with a
+ * small share. */
+static int early_probe(driver *d)
+{
+    long long entries = section_entries(d->it, d->n);
+    if (entries < 0)
+        return OLLA_SEARCH_NOMEM;
+    long long units = d->work.limit / OLLA_PLACE_EARLY_PROBE_SHARE;
+    if (entries < units / OLLA_PLACE_EARLY_PROBE_PASSES)
+        units = OLLA_PLACE_EARLY_PROBE_PASSES * entries;
+    int r = try_cap(d, d->lb > d->target ? d->lb : d->target,
+                    units < olla_pwork_left(&d->work) ? units : olla_pwork_left(&d->work));
+    return r == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 0;
+}
+
+/* The split's first rounds of attempts (where the sides' greedy placements
+ * fit: at most 5/64 of its share); when attempts are left for its later
+ * rounds, the probe at the bound with a small share, then the split's
+ * later rounds with the rest of its share (a third of the budget left
+ * before them, at most what is left): a part that the search places
+ * cheaply does not wait behind a split spending its whole share, nor one
+ * that the split places cheaply behind the probe. When the probe raised
+ * the bound the split aims at, the split starts again there. */
+#define OLLA_PLACE_SPLIT_FIRST_ROUNDS 2
+static int split_and_probe(driver *d)
+{
+    long long units = olla_pwork_left(&d->work) / OLLA_PLACE_SPLIT_SHARE, before = d->work.used;
+    int64_t aim = d->lb > d->target ? d->lb : d->target;
+    olla_split_progress pr = {0};
+    int r = split(d, units, &pr, OLLA_PLACE_SPLIT_FIRST_ROUNDS);
+    if (r != OLLA_SEARCH_GAVE_UP || !open_gap(d))
+        return r == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 0;
+    long long rest = units - (d->work.used - before);
+    if (early_probe(d) == OLLA_SEARCH_NOMEM)
+        return OLLA_SEARCH_NOMEM;
+    if (!open_gap(d))
+        return 0;
+    if ((d->lb > d->target ? d->lb : d->target) != aim) {
+        pr = (olla_split_progress){0};
+        rest = units;
+    }
+    r = split(d, rest < olla_pwork_left(&d->work) ? rest : olla_pwork_left(&d->work), &pr, OLLA_PLACE_SPLIT_ROUNDS);
+    return r == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 0;
+}
+
 /* A big part (OLLA_PLACE_BIG_PART) after its heuristics: the probe at the
  * lower bound with the share the first probe of a bisection gets, then
  * the windows' bound. */
@@ -321,9 +407,10 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
         return OLLA_OK;
     if (d->n > OLLA_PLACE_BIG_PART)
         return place_big_part(d, ps, err);
-    /* the split (aimed at max live), the windows' bound when it fails, then
-     * the bisection between the bound and the best arena */
-    if ((open_gap(d) && split(d) == OLLA_SEARCH_NOMEM) || (open_gap(d) && busy_window(d, 0) == OLLA_SEARCH_NOMEM) ||
+    /* the split (aimed at max live) and the probe at the bound, the
+     * windows' bound when they fail, then the bisection between the bound
+     * and the best arena */
+    if ((open_gap(d) && split_and_probe(d) == OLLA_SEARCH_NOMEM) || (open_gap(d) && busy_window(d, 0) == OLLA_SEARCH_NOMEM) ||
         (open_gap(d) && window_bound(d) == OLLA_SEARCH_NOMEM) || (open_gap(d) && minimize(d) == OLLA_SEARCH_NOMEM))
         return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
     *ps = OLLA_PLACE_HEURISTIC;

@@ -157,6 +157,27 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
  * not found within w) or OLLA_SEARCH_NOMEM. */
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
                      int64_t *off, const olla_logger *log);
+/* The split's rounds of attempts and its attempts a round (place_split.c). */
+#define OLLA_PLACE_SPLIT_ROUNDS 4
+#define OLLA_PLACE_SPLIT_ATTEMPTS 6
+/* Where a split's rounds stand between two calls: the round a call stops
+ * before (the caller's), the budget the round caps come from, the next
+ * round to run (0: none run yet) and the attempts left open. */
+typedef struct olla_split_progress {
+    int until;
+    long long share;
+    int round;
+    unsigned char open[OLLA_PLACE_SPLIT_ATTEMPTS];
+} olla_split_progress;
+/* The same split's rounds from pr->round (a split that starts: 0, its round
+ * caps then taken from what w has left) up to round pr->until: the rounds
+ * before it of the split with that budget, and with the same pr (until
+ * raised, and w the budget the split had left there) the rounds after
+ * them. Each call cuts the instance anew; an attempt depends only on the
+ * cut and its units. OLLA_SEARCH_GAVE_UP when attempts are left for the
+ * later rounds (pr then where they stand). */
+int olla_place_split_rounds(const olla_pitem *it, size_t n, int64_t capacity, olla_split_progress *pr, olla_pwork *w,
+                            int64_t *off, const olla_logger *log);
 
 /* The buffers it[idx[e]], e < k, placed around the buffers fixed (may be
  * NULL: none) as a side of the split is (place_split.c: greedily, else split

@@ -823,15 +823,13 @@ static void split_top_free(split_top *t)
 /* The attempts run in rounds until one places everything: in each round
  * every attempt that gave up before runs again, each with an equal share of
  * what w has left but at most the round's cap. The cap starts at
- * 1 / OLLA_SPLIT_ROUND_GROWTH^(OLLA_SPLIT_ROUNDS - 1) of an equal share of
+ * 1 / OLLA_SPLIT_ROUND_GROWTH^(OLLA_PLACE_SPLIT_ROUNDS - 1) of an equal share of
  * the whole budget and grows by OLLA_SPLIT_ROUND_GROWTH a round; the last
  * round has none. So an attempt that succeeds cheaply does not wait behind
  * one that spends a whole share giving up, and the earlier rounds cost at
  * most 1 / (OLLA_SPLIT_ROUND_GROWTH - 1) of the last. An attempt whose
  * outcome more budget would not change is not run again. */
-#define OLLA_SPLIT_ROUNDS 4
 #define OLLA_SPLIT_ROUND_GROWTH 4
-#define OLLA_SPLIT_ATTEMPTS 6
 
 /* Attempt a of a round with at most units, logged: OLLA_SEARCH_FOUND when
  * it placed everything, OLLA_SEARCH_NOMEM, OLLA_SEARCH_GAVE_UP when more
@@ -841,7 +839,7 @@ static int attempt_logged(split_top *t, int a, int round, long long units, olla_
     /* the stack by end time, by start time, by length (cheap when the
      * sides' greedy placements fit), a window around the peak, the later
      * side chooses the stack, the earlier side chooses */
-    static const int kinds[OLLA_SPLIT_ATTEMPTS] = {STACK_END,    STACK_START,         STACK_LENGTH,
+    static const int kinds[OLLA_PLACE_SPLIT_ATTEMPTS] = {STACK_END,    STACK_START,         STACK_LENGTH,
                                                    SPLIT_WINDOW, SPLIT_LATER_CHOOSES, SPLIT_EARLIER_CHOOSES};
     const side_cut *c = &t->cut;
     double now = olla_now();
@@ -864,31 +862,44 @@ static int attempt_logged(split_top *t, int a, int round, long long units, olla_
                                                                                  : OLLA_SEARCH_NONE;
 }
 
-/* The attempts in rounds: an OLLA_SEARCH_ outcome (OLLA_SEARCH_NONE when
- * none placed everything). */
-static int attempts(split_top *t, olla_pwork *w, const olla_logger *log)
+/* The attempts in rounds, from round pr->round (a split that starts: 0,
+ * its caps taken from what w has left) up to round rounds: an OLLA_SEARCH_
+ * outcome (OLLA_SEARCH_NONE when none placed everything, OLLA_SEARCH_GAVE_UP
+ * when attempts are left for the rounds not run, pr then where they
+ * stand). */
+static int attempts(split_top *t, olla_pwork *w, olla_split_progress *pr, const olla_logger *log)
 {
-    int open[OLLA_SPLIT_ATTEMPTS], n_open = OLLA_SPLIT_ATTEMPTS;
-    for (int a = 0; a < OLLA_SPLIT_ATTEMPTS; a++)
-        open[a] = 1;
-    long long cap = olla_pwork_left(w) / OLLA_SPLIT_ATTEMPTS;
-    for (int k = 1; k < OLLA_SPLIT_ROUNDS; k++)
+    if (pr->round == 0) {
+        pr->share = olla_pwork_left(w);
+        for (int a = 0; a < OLLA_PLACE_SPLIT_ATTEMPTS; a++)
+            pr->open[a] = 1;
+    }
+    int n_open = 0;
+    for (int a = 0; a < OLLA_PLACE_SPLIT_ATTEMPTS; a++)
+        n_open += pr->open[a];
+    long long cap = pr->share / OLLA_PLACE_SPLIT_ATTEMPTS;
+    for (int k = 1; k < OLLA_PLACE_SPLIT_ROUNDS; k++)
         cap /= OLLA_SPLIT_ROUND_GROWTH;
-    for (int round = 0; round < OLLA_SPLIT_ROUNDS && n_open > 0; round++, cap *= OLLA_SPLIT_ROUND_GROWTH) {
+    for (int k = 0; k < pr->round; k++)
+        cap *= OLLA_SPLIT_ROUND_GROWTH;
+    for (; pr->round < OLLA_PLACE_SPLIT_ROUNDS && n_open > 0; pr->round++, cap *= OLLA_SPLIT_ROUND_GROWTH) {
+        int round = pr->round;
+        if (round == pr->until)
+            return OLLA_SEARCH_GAVE_UP;
         int to_run = n_open;
-        for (int a = 0; a < OLLA_SPLIT_ATTEMPTS; a++) {
-            if (!open[a])
+        for (int a = 0; a < OLLA_PLACE_SPLIT_ATTEMPTS; a++) {
+            if (!pr->open[a])
                 continue;
             if (olla_pwork_left(w) == 0 || olla_pwork_late(w))
                 return OLLA_SEARCH_NONE;
             long long units = olla_pwork_left(w) / to_run--;
-            if (round < OLLA_SPLIT_ROUNDS - 1 && units > cap)
+            if (round < OLLA_PLACE_SPLIT_ROUNDS - 1 && units > cap)
                 units = cap;
             int r = attempt_logged(t, a, round, units, w, log);
             if (r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NOMEM)
                 return r;
             if (r == OLLA_SEARCH_NONE) {
-                open[a] = 0;
+                pr->open[a] = 0;
                 n_open--;
             }
         }
@@ -898,6 +909,13 @@ static int attempts(split_top *t, olla_pwork *w, const olla_logger *log)
 
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w, int64_t *off,
                      const olla_logger *log)
+{
+    olla_split_progress pr = {OLLA_PLACE_SPLIT_ROUNDS, 0, 0, {0}};
+    return olla_place_split_rounds(it, n, capacity, &pr, w, off, log);
+}
+
+int olla_place_split_rounds(const olla_pitem *it, size_t n, int64_t capacity, olla_split_progress *pr, olla_pwork *w,
+                            int64_t *off, const olla_logger *log)
 {
     if (n == 0)
         return OLLA_SEARCH_FOUND;
@@ -911,7 +929,7 @@ int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwor
         /* not when more is live at p than the capacity, nor when few buffers
          * live long (not a nested trace) */
         if (peak <= capacity && t.cut.ns * OLLA_SPLIT_MIN_SHARE >= n)
-            r = attempts(&t, w, log);
+            r = attempts(&t, w, pr, log);
     }
     split_top_free(&t);
     return r;

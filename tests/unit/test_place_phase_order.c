@@ -1,0 +1,62 @@
+/* The order of the placement's phases on a part under 10,000 buffers
+ * (place.c): when the split's first rounds of attempts leave attempts
+ * for its later ones, the probe at the lower bound runs with a small share
+ * before the split gets its whole share. On a compiler-traced training
+ * step of about 5,000 buffers (tests/unit/place_gen_trace.h, seed 1, no
+ * crossing) the split fails after its whole share while the exact search
+ * reaches max live in its first rounds: the placement must get there
+ * within a sixteenth of its budget. On a DenseNet-style step
+ * (tests/unit/place_gen.h, seed 5, batch 1) the probe gives up and the
+ * split after it still reaches max live. Fixed work limits and no
+ * deadline, so the units are the same on every run; each placement is
+ * checked by the validator. */
+#include <stdlib.h>
+
+#include "olla_test.h"
+#include "place_gen.h"
+#include "place_gen_trace.h"
+#include "solver/olla_place.h"
+
+#define WORK_LIMIT 8000000000LL
+
+/* b[0..n) placed with the work limit: checks that it reaches max live,
+ * is valid, and returns the units spent (-1 on failure). */
+static long long place_at_max_live(olla_buffer *b, long n)
+{
+    olla_error err = {0};
+    olla_place_result r;
+    olla_place_options o = {1, 0, 0, NULL, WORK_LIMIT};
+    int64_t live = olla_place_max_live(b, (size_t)n, 1);
+    OLLA_CHECK(olla_place(b, (size_t)n, &o, &r, &err) == OLLA_OK);
+    fprintf(stderr, "%ld buffers: max live %lld, arena %lld after %lld units\n", n, (long long)live,
+            (long long)r.arena_bytes, r.work);
+    OLLA_CHECK_EQ_I64(r.arena_bytes, live);
+    OLLA_CHECK(r.status == OLLA_PLACE_OPTIMAL);
+    OLLA_CHECK_EQ_I64(olla_place_validate(b, (size_t)n, r.arena_bytes, 1, &err), OLLA_OK);
+    return r.arena_bytes == live ? r.work : -1;
+}
+
+OLLA_TEST(test_probe_before_split)
+{
+    olla_buffer *b = NULL;
+    long n = place_gen_traced(5000, 0, 1, &b);
+    OLLA_CHECK(n > 4000 && n < 10000);
+    if (n <= 0)
+        return;
+    long long work = place_at_max_live(b, n);
+    OLLA_CHECK(work >= 0 && work <= WORK_LIMIT / 16);
+    free(b);
+}
+
+OLLA_TEST(test_split_after_probe)
+{
+    olla_buffer *b = NULL;
+    long n = place_gen_train(PLACE_GEN_DENSENET, 1, 0, 5, &b);
+    OLLA_CHECK(n > 0);
+    if (n <= 0)
+        return;
+    OLLA_CHECK(place_at_max_live(b, n) >= 0);
+    free(b);
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_probe_before_split), OLLA_T(test_split_after_probe))
