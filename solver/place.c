@@ -288,6 +288,18 @@ static olla_status place_big_part(driver *d, olla_place_status *ps, olla_error *
     return OLLA_OK;
 }
 
+/* A big part (OLLA_PLACE_BIG_PART) above max live also gets the peak
+ * stack (place_peak_stack.c), kept when lower than the portfolio's best;
+ * out of memory there leaves the portfolio's placement. */
+static void peak_stack(driver *d)
+{
+    if (d->n <= OLLA_PLACE_BIG_PART || d->ub <= d->lb)
+        return;
+    int64_t arena = olla_place_peak_stack(d->it, d->n, d->tmp);
+    if (arena >= 0)
+        keep_if_better(d);
+}
+
 /* Places one part: minimizes it (cap < 0), or fits it within cap. Returns
  * the part's status; d->best, ub, lb hold the result. */
 static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int64_t *heur,
@@ -298,6 +310,7 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
                                  &d->work, d->log);
     if (d->lb < 0 || d->ub < 0)
         return no_memory(err, d->n);
+    peak_stack(d);
     *heur = d->ub;
     olla_log(d->log, OLLA_LOG_DETAIL, "place: part of %zu buffers, lower bound %lld, heuristic %lld", d->n,
              (long long)d->lb, (long long)d->ub);

@@ -100,6 +100,12 @@ int64_t olla_place_heuristic_one(const olla_pitem *it, size_t n, int k, int64_t 
 int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
                              olla_pwork *w, const olla_logger *log);
 
+/* The peak stack (place_peak_stack.c): the buffers live at the busiest
+ * time stacked from address 0 without a gap (by start, then by end), the
+ * others by size, first fit, around them; off gets the lower of the two,
+ * the return its arena, or -1 when out of memory (off then undefined). */
+int64_t olla_place_peak_stack(const olla_pitem *it, size_t n, int64_t *off);
+
 /* Outcomes of the exact search. */
 enum {
     OLLA_SEARCH_TOO_LARGE = -3, /* too many section entries to search */
