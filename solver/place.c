@@ -296,6 +296,8 @@ static void peak_stack(driver *d)
     if (d->n <= OLLA_PLACE_BIG_PART || d->ub <= d->lb)
         return;
     int64_t arena = olla_place_peak_stack(d->it, d->n, d->tmp);
+    olla_log(d->log, OLLA_LOG_DETAIL, "place: peak stack: %lld%s", (long long)arena,
+             arena < 0 ? " (out of memory)" : arena < d->ub ? " (kept)" : "");
     if (arena >= 0)
         keep_if_better(d);
 }
