@@ -10,18 +10,17 @@
  * lowest) or of end (the latest end lowest; ties: the earliest start
  * lowest); every other buffer is then placed by size, first fit, around
  * them. The stack is pinned, so the busiest time holds no hole; the rest
- * may still go higher, and the caller keeps whichever placement is lower.
+ * may still go higher. The driver (place.c) shakes each order's placement
+ * (olla_place_shake: buffers pushed up, then down, which never raises the
+ * arena and moves the rest out of the holes the greedy order left) and
+ * keeps it when it is lower than the portfolio's.
  *
- * Each call makes two greedy passes (olla_place_greedy: O(log T) merged
- * runs of addresses a buffer), the same cost as two heuristics of the
- * portfolio; it is deterministic and always valid. */
+ * A call is one greedy pass (olla_place_greedy: O(log T) merged runs of
+ * addresses a buffer), the cost of a heuristic of the portfolio; it is
+ * deterministic and always valid. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "solver/place_internal.h"
-
-/* The stack's orders. */
-enum { PEAK_STACK_BY_START, PEAK_STACK_BY_END, PEAK_STACK_ORDERS };
 
 /* The first time at which the load reaches max live; keys holds 2n. */
 static int64_t busiest_time(const olla_pitem *it, size_t n, olla_pkey *keys)
@@ -43,7 +42,7 @@ static void stack_order(const olla_pitem *it, size_t n, int64_t t, int by, olla_
     for (size_t i = 0; i < n; i++) {
         pinned[i] = -1;
         if (it[i].lower <= t && t < it[i].upper)
-            keys[live++] = by == PEAK_STACK_BY_START ? (olla_pkey){it[i].lower, -it[i].upper, (int)i}
+            keys[live++] = by == OLLA_PEAK_STACK_BY_START ? (olla_pkey){it[i].lower, -it[i].upper, (int)i}
                                                      : (olla_pkey){-it[i].upper, it[i].lower, (int)i};
     }
     olla_place_sort_keys(keys, live);
@@ -62,32 +61,20 @@ static void stack_order(const olla_pitem *it, size_t n, int64_t t, int by, olla_
         order[live + e] = keys[e].idx;
 }
 
-int64_t olla_place_peak_stack(const olla_pitem *it, size_t n, int64_t *off)
+int64_t olla_place_peak_stack(const olla_pitem *it, size_t n, int by, int64_t *off)
 {
     if (n == 0)
         return 0;
     olla_pkey *keys = malloc(2 * n * sizeof *keys);
     int *order = malloc(n * sizeof *order);
-    int64_t *pinned = malloc(n * sizeof *pinned), *trial = malloc(n * sizeof *trial);
-    int64_t best = -1;
-    if (keys && order && pinned && trial) {
-        int64_t t = busiest_time(it, n, keys);
-        for (int by = 0; by < PEAK_STACK_ORDERS; by++) {
-            stack_order(it, n, t, by, keys, order, pinned);
-            int64_t arena = olla_place_greedy(it, n, order, pinned, 0, trial);
-            if (arena < 0) {
-                best = -1;
-                break;
-            }
-            if (best < 0 || arena < best) {
-                best = arena;
-                memcpy(off, trial, n * sizeof *off);
-            }
-        }
+    int64_t *pinned = malloc(n * sizeof *pinned);
+    int64_t arena = -1;
+    if (keys && order && pinned) {
+        stack_order(it, n, busiest_time(it, n, keys), by, keys, order, pinned);
+        arena = olla_place_greedy(it, n, order, pinned, 0, off);
     }
     free(keys);
     free(order);
     free(pinned);
-    free(trial);
-    return best;
+    return arena;
 }

@@ -3,8 +3,8 @@
  * spike (tests/unit/place_gen_trace.h, seed 10 of 18,700 buffers, saved
  * activations freed in mirror order): greedy by size leaves gaps between
  * the long buffers live across the spike, 0.90% above max live; stacking
- * the buffers live there first leaves none there, and the placement ends
- * 0.64% above it. Checked by the independent validator, at a work limit
+ * the buffers live there first leaves none there, and once shaken the
+ * placement ends 0.05% above it. Checked by the independent validator, at a work limit
  * small enough that the exact search's probe finds nothing (no deadline:
  * the result is judged by work units only). */
 #include "olla_test.h"
@@ -34,8 +34,8 @@ static int64_t top_at(const olla_buffer *b, long n, int64_t t)
     return top;
 }
 
-/* The whole placement: valid, below greedy by size's 1.009 x max live
- * (main without the peak stack: 4,146,253,065 bytes, 1.00902). */
+/* The whole placement: valid, within 1.005 x max live (without the peak
+ * stack: 4,146,253,065 bytes, 1.00902). */
 OLLA_TEST(test_peak_stack_placement)
 {
     olla_buffer *b = NULL;
@@ -52,19 +52,20 @@ OLLA_TEST(test_peak_stack_placement)
     printf("arena %lld, max live %lld, ratio %.5f\n", (long long)res.arena_bytes, (long long)live,
            (double)res.arena_bytes / (double)live);
     OLLA_CHECK(res.arena_bytes >= live);
-    OLLA_CHECK((double)res.arena_bytes <= 1.007 * (double)live);
+    OLLA_CHECK((double)res.arena_bytes <= 1.005 * (double)live);
     OLLA_CHECK(res.stopped_by != OLLA_PLACE_STOPPED_TIME);
     free(b);
 }
 
-/* The stack itself: valid, no hole at the busiest time (the buffers live
- * there reach exactly max live), on the same step and on a smaller one. */
+/* The stack itself, in both orders: valid, no hole at the busiest time
+ * (the buffers live there reach exactly max live), on the same step and on
+ * a smaller one. */
 OLLA_TEST(test_peak_stack_no_hole_at_peak)
 {
     long sizes[2] = {3000, 18700};
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 4; k++) {
         olla_buffer *b = NULL;
-        long n = place_gen_traced(sizes[k], 30, 10, &b);
+        long n = place_gen_traced(sizes[k / 2], 30, 10, &b);
         OLLA_CHECK(n > 1000);
         if (n <= 0)
             continue;
@@ -79,7 +80,7 @@ OLLA_TEST(test_peak_stack_no_hole_at_peak)
         }
         for (long i = 0; i < n; i++)
             it[i] = (olla_pitem){b[i].lower, b[i].upper, b[i].size};
-        int64_t arena = olla_place_peak_stack(it, (size_t)n, off);
+        int64_t arena = olla_place_peak_stack(it, (size_t)n, k % 2, off);
         OLLA_CHECK(arena > 0);
         for (long i = 0; i < n; i++)
             b[i].offset = off[i];
