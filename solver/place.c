@@ -374,6 +374,24 @@ static olla_status place_big_part(driver *d, olla_place_status *ps, olla_error *
     return OLLA_OK;
 }
 
+/* Shakes of a peak stack's placement, at most. */
+#define OLLA_PLACE_PEAK_SHAKES 4
+
+/* A big part (OLLA_PLACE_BIG_PART) above max live also gets the peak
+ * stack in both orders (place_peak_stack.c), each shaken, kept when lower
+ * than the best so far; out of memory there leaves the best as it was. */
+static void peak_stack(driver *d)
+{
+    for (int by = 0; by < OLLA_PEAK_STACK_ORDERS && d->n > OLLA_PLACE_BIG_PART && d->ub > d->lb; by++) {
+        int64_t arena = olla_place_peak_stack(d->it, d->n, by, d->tmp);
+        int64_t shaken = arena < 0 ? -1 : olla_place_shake(d->it, d->n, d->tmp, arena, OLLA_PLACE_PEAK_SHAKES);
+        olla_log(d->log, OLLA_LOG_DETAIL, "place: peak stack by %s: %lld, shaken %lld%s", by ? "end" : "start",
+                 (long long)arena, (long long)shaken, shaken >= 0 && shaken < d->ub ? " (kept)" : "");
+        if (shaken >= 0)
+            keep_if_better(d);
+    }
+}
+
 /* Places one part: minimizes it (cap < 0), or fits it within cap. Returns
  * the part's status; d->best, ub, lb hold the result. */
 static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int64_t *heur,
@@ -384,6 +402,7 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
                                  &d->work, d->log);
     if (d->lb < 0 || d->ub < 0)
         return no_memory(err, d->n);
+    peak_stack(d);
     *heur = d->ub;
     olla_log(d->log, OLLA_LOG_DETAIL, "place: part of %zu buffers, lower bound %lld, heuristic %lld", d->n,
              (long long)d->lb, (long long)d->ub);

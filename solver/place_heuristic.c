@@ -271,6 +271,25 @@ static int64_t shaken(const olla_pitem *it, size_t n, int64_t *off, int64_t a, s
     return a;
 }
 
+int64_t olla_place_shake(const olla_pitem *it, size_t n, int64_t *off, int64_t arena, int rounds)
+{
+    shake_space s = {malloc((n + 1) * sizeof *s.keys), malloc((n + 1) * sizeof *s.order),
+                     malloc((n + 1) * sizeof *s.tmp), 0, 0};
+    int64_t a = s.keys && s.order && s.tmp ? arena : -1;
+    for (int r = 0; r < rounds && a >= 0; r++) {
+        int64_t b = shake(it, n, off, a, &s);
+        if (b < 0 || b >= a) {
+            a = b < 0 ? -1 : b;
+            break;
+        }
+        a = b;
+    }
+    free(s.keys);
+    free(s.order);
+    free(s.tmp);
+    return a;
+}
+
 /* The portfolio's placements kept for the shakes (the size classes'),
  * and the heuristic whose placement is the best so far. */
 typedef struct kept {

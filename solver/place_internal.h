@@ -100,6 +100,19 @@ int64_t olla_place_heuristic_one(const olla_pitem *it, size_t n, int k, int64_t 
 int64_t olla_place_heuristic(const olla_pitem *it, size_t n, int64_t *off, int64_t lb,
                              olla_pwork *w, const olla_logger *log);
 
+/* Shakes of the placement off (arena) while they lower it, at most rounds
+ * (place_heuristic.c): every buffer pushed up as far as it goes, then down
+ * again; never raises the arena. Returns the arena reached (off holds it),
+ * or -1 when out of memory (off then undefined). */
+int64_t olla_place_shake(const olla_pitem *it, size_t n, int64_t *off, int64_t arena, int rounds);
+
+/* The peak stack (place_peak_stack.c): the buffers live at the busiest
+ * time stacked from address 0 without a gap, in order of start (by 0) or
+ * of end (by 1), the others by size, first fit, around them: fills off,
+ * returns the arena, or -1 when out of memory (off then undefined). */
+enum { OLLA_PEAK_STACK_BY_START, OLLA_PEAK_STACK_BY_END, OLLA_PEAK_STACK_ORDERS };
+int64_t olla_place_peak_stack(const olla_pitem *it, size_t n, int by, int64_t *off);
+
 /* Outcomes of the exact search. */
 enum {
     OLLA_SEARCH_TOO_LARGE = -3, /* too many section entries to search */
