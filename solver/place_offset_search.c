@@ -107,21 +107,49 @@ static int low_enough(sctx *c, int j)
     return lowest_height(c, j, room) <= room;
 }
 
+/* The part keeps room once b is placed at o: its bytes still to place fit
+ * above o, and those of b's sections above b's top. No buffer needs to be
+ * raised to know (the raise only adds the lowest heights' checks,
+ * room_raised), and most children of an LLM training step's nodes fail
+ * here. b's bytes leave its sections in rem's tree first, and come back
+ * when there is no room. */
+static int room_before(sctx *c, int b, int64_t o)
+{
+    olla_oset_add(c, c->sb[b], c->se[b], -c->it[b].size);
+    int room = o + olla_oset_most(c, (int)c->lo_sec, (int)c->hi_sec) <= c->cap &&
+               o + c->it[b].size + olla_oset_most(c, c->sb[b], c->se[b]) <= c->cap;
+    if (!room)
+        olla_oset_add(c, c->sb[b], c->se[b], c->it[b].size);
+    return room;
+}
+
+/* For tests (c->check_order): room_before's answer from the bytes still to
+ * place read section by section, an error counted in c->order_errors when
+ * they differ. Charges no work. */
+static void check_room_before(sctx *c, int b, int64_t o, int room)
+{
+    int64_t top = o + c->it[b].size;
+    int full = 1;
+    for (size_t j = c->lo_sec; j < c->hi_sec; j++) {
+        int in_b = (int)j >= c->sb[b] && (int)j < c->se[b];
+        int64_t left = c->rem[j] - (in_b ? c->it[b].size : 0);
+        if (left > 0 && (o + left > c->cap || (in_b && top + left > c->cap)))
+            full = 0;
+    }
+    c->order_errors += full != room;
+}
+
 /* offset_room's answer after b was placed at o (top its top) from a node
  * whose sections all had room (every node below a run's first level: the
  * first level's checks cover the sections of the buffers they raise, and
- * before, every height is 0). Only what changed is read: the most bytes
- * still to place in the part above o and in b's sections above top (the
- * floor there); in b's sections (b left them) the lowest heights; in the
- * other sections of [lo, hi), only those with more bytes still to place
- * than fit above top, since those that hold a buffer raised to top have
- * room, and those that do not are as they were. */
-static int room_changed(sctx *c, int b, int64_t o, int lo, int hi)
+ * before, every height is 0), room_before having passed. Only what the
+ * raise changed is read: in b's sections (b left them) the lowest heights;
+ * in the other sections of [lo, hi), only those with more bytes still to
+ * place than fit above top, since those that hold a buffer raised to top
+ * have room, and those that do not are as they were. */
+static int room_raised(sctx *c, int b, int64_t o, int lo, int hi)
 {
     int64_t top = o + c->it[b].size;
-    if (o + olla_oset_most(c, (int)c->lo_sec, (int)c->hi_sec) > c->cap ||
-        top + olla_oset_most(c, c->sb[b], c->se[b]) > c->cap)
-        return 0;
     c->work += c->se[b] - c->sb[b];
     for (int j = c->sb[b]; j < c->se[b]; j++)
         if (c->rem[j] > 0 && !low_enough(c, j))
@@ -292,10 +320,19 @@ static void rekey_raised(sctx *c, size_t mark, int back)
 
 /* Buffer b placed at its height o, the search above it, then b taken back:
  * an OLLA_SEARCH_ outcome (OLLA_SEARCH_NONE: not with b there); *hatless
- * set when no buffer still to place is live beside b. The candidate tree
- * follows only the heights of a child searched. */
+ * set when no buffer still to place is live beside b. A child without
+ * room (room_before) changes nothing. The candidate tree follows only the
+ * heights of a child searched. */
 static int offset_child(sctx *c, int b, int64_t o, int *hatless)
 {
+    *hatless = 1;
+    for (int j = c->sb[b]; j < c->se[b] && *hatless; j++)
+        *hatless = c->rem[j] == c->it[b].size;
+    int early = room_before(c, b, o);
+    if (c->check_order)
+        check_room_before(c, b, o, early);
+    if (!early)
+        return OLLA_SEARCH_NONE;
     int64_t top = o + c->it[b].size;
     size_t mark = c->trail_top, fmark = c->ftrail_top;
     int r = OLLA_SEARCH_NONE;
@@ -316,17 +353,13 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
         }
         c->rem[j] -= c->it[b].size;
     }
-    olla_oset_add(c, c->sb[b], c->se[b], -c->it[b].size);
     for (int j = c->sb[b]; j + 1 < c->se[b]; j++)
         c->cut[j]--;
     int lo = c->sb[b], hi = c->se[b];
     if (r == OLLA_SEARCH_NONE && raise_beside(c, b, top, &lo, &hi) < 0)
         r = OLLA_SEARCH_NOMEM;
-    *hatless = 1;
-    for (int j = c->sb[b]; j < c->se[b] && *hatless; j++)
-        *hatless = c->rem[j] == 0;
     int room = r == OLLA_SEARCH_NONE &&
-               (c->depth >= 2 && c->nfixed == 0 ? room_changed(c, b, o, lo, hi) : offset_room(c, o, lo, hi));
+               (c->depth >= 2 && c->nfixed == 0 ? room_raised(c, b, o, lo, hi) : offset_room(c, o, lo, hi));
     if (c->check_order && r == OLLA_SEARCH_NONE && c->depth >= 2) {
         long long work = c->work;
         c->order_errors += room != offset_room(c, o, lo, hi);
