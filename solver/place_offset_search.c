@@ -328,10 +328,10 @@ static int offset_child(sctx *c, int b, int64_t o, int *hatless)
     *hatless = 1;
     for (int j = c->sb[b]; j < c->se[b] && *hatless; j++)
         *hatless = c->rem[j] == c->it[b].size;
-    int early = room_before(c, b, o);
+    int fits = room_before(c, b, o);
     if (c->check_order)
-        check_room_before(c, b, o, early);
-    if (!early)
+        check_room_before(c, b, o, fits);
+    if (!fits)
         return OLLA_SEARCH_NONE;
     int64_t top = o + c->it[b].size;
     size_t mark = c->trail_top, fmark = c->ftrail_top;
