@@ -83,7 +83,9 @@ static int try_cap_dir(driver *d, int64_t cap, long long units, int reversed)
              reversed ? " backwards in time" : "", (long long)cap,
              r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_NONE ? "none exists"
              : r == OLLA_SEARCH_GAVE_UP ? "gave up" : r == OLLA_SEARCH_NOMEM ? "out of memory"
-             : "too large to search", part.used, olla_now() - t);
+             : "too large to search (its section lists would pass OLLA_SEARCH_MAX_ENTRIES, 50,000,000 entries;"
+               " the best placement so far stays)",
+             part.used, olla_now() - t);
     if (r == OLLA_SEARCH_FOUND)
         keep_if_better(d);
     else if (r == OLLA_SEARCH_NONE && cap + 1 > d->lb)
