@@ -79,12 +79,16 @@ static int try_cap_dir(driver *d, int64_t cap, long long units, int reversed)
     int r = reversed ? olla_place_search_reversed(d->it, d->n, cap, &part, d->tmp)
                      : olla_place_search(d->it, d->n, cap, &part, d->tmp);
     olla_pwork_join(&d->work, &part);
+    char large[160] = "";
+    if (r == OLLA_SEARCH_TOO_LARGE && d->log)
+        snprintf(large, sizeof large,
+                 "too large to search (its section lists would hold %lld entries, above OLLA_SEARCH_MAX_ENTRIES,"
+                 " %lld; the best placement so far stays)",
+                 olla_place_section_entries(d->it, d->n), (long long)OLLA_SEARCH_MAX_ENTRIES);
     olla_log(d->log, OLLA_LOG_DETAIL, "place: search%s at %lld: %s after %lld units, %.3f s",
              reversed ? " backwards in time" : "", (long long)cap,
              r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_NONE ? "none exists"
-             : r == OLLA_SEARCH_GAVE_UP ? "gave up" : r == OLLA_SEARCH_NOMEM ? "out of memory"
-             : "too large to search (its section lists would pass OLLA_SEARCH_MAX_ENTRIES, 50,000,000 entries;"
-               " the best placement so far stays)",
+             : r == OLLA_SEARCH_GAVE_UP ? "gave up" : r == OLLA_SEARCH_NOMEM ? "out of memory" : large,
              part.used, olla_now() - t);
     if (r == OLLA_SEARCH_FOUND)
         keep_if_better(d);
@@ -291,33 +295,11 @@ static int open_gap(const driver *d)
 #define OLLA_PLACE_EARLY_PROBE_PASSES 256
 #define OLLA_PLACE_EARLY_PROBE_SHARE 16
 
-/* Entries of the part's section lists: the buffers live in each time
- * section (between two consecutive start or end times), summed; -1 when
- * out of memory. */
-static long long section_entries(const olla_pitem *it, size_t n)
-{
-    olla_pitem *ones = malloc((n + 1) * sizeof *ones);
-    olla_pkey *loads = malloc((2 * n + 1) * sizeof *loads);
-    long long entries = -1;
-    if (ones && loads) {
-        for (size_t i = 0; i < n; i++)
-            ones[i] = (olla_pitem){it[i].lower, it[i].upper, 1};
-        int64_t most;
-        size_t nt = olla_place_items_loads(ones, n, loads, &most);
-        entries = 0;
-        for (size_t k = 0; k < nt; k++) /* the buffers live from each time on */
-            entries += loads[k].k2;
-    }
-    free(ones);
-    free(loads);
-    return entries;
-}
-
 /* The probe at the lower bound before the split's later rounds, with a
  * small share. */
 static int early_probe(driver *d)
 {
-    long long entries = section_entries(d->it, d->n);
+    long long entries = olla_place_section_entries(d->it, d->n);
     if (entries < 0)
         return OLLA_SEARCH_NOMEM;
     long long units = d->work.limit / OLLA_PLACE_EARLY_PROBE_SHARE;

@@ -113,6 +113,17 @@ int64_t olla_place_shake(const olla_pitem *it, size_t n, int64_t *off, int64_t a
 enum { OLLA_PEAK_STACK_BY_START, OLLA_PEAK_STACK_BY_END, OLLA_PEAK_STACK_ORDERS };
 int64_t olla_place_peak_stack(const olla_pitem *it, size_t n, int by, int64_t *off);
 
+/* The most section-list entries the exact search takes on: a part whose
+ * lists would hold more gets OLLA_SEARCH_TOO_LARGE (the search's memory
+ * grows with the entries: the lists, and a position for each entry). */
+#define OLLA_SEARCH_MAX_ENTRIES 50000000
+/* Entries of the exact search's section lists for it[0..n): in each time
+ * section (between two consecutive start or end times) the buffers live
+ * there, summed, which is the buffers times the sections each spans; what
+ * the search compares with OLLA_SEARCH_MAX_ENTRIES and what one pass of it
+ * over its lists visits. -1 when out of memory. */
+long long olla_place_section_entries(const olla_pitem *it, size_t n);
+
 /* Outcomes of the exact search. */
 enum {
     OLLA_SEARCH_TOO_LARGE = -3, /* too many section entries to search */

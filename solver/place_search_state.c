@@ -14,9 +14,24 @@
 #include "util/olla_arith.h"
 #include "util/olla_clock.h"
 
-/* Most section-list entries (buffers times the sections each spans) a
- * search takes on. */
-#define OLLA_SEARCH_MAX_ENTRIES 50000000
+long long olla_place_section_entries(const olla_pitem *it, size_t n)
+{
+    olla_pitem *ones = malloc((n + 1) * sizeof *ones);
+    olla_pkey *loads = malloc((2 * n + 1) * sizeof *loads);
+    long long entries = -1;
+    if (ones && loads) {
+        for (size_t i = 0; i < n; i++)
+            ones[i] = (olla_pitem){it[i].lower, it[i].upper, 1};
+        int64_t most;
+        size_t nt = olla_place_items_loads(ones, n, loads, &most);
+        entries = 0;
+        for (size_t k = 0; k < nt; k++) /* the buffers live from each time on */
+            entries += loads[k].k2;
+    }
+    free(ones);
+    free(loads);
+    return entries;
+}
 
 /* ---- a run's state, made and freed ---- */
 

@@ -213,5 +213,50 @@ OLLA_TEST(test_offset_search_on_gap_instances)
     OLLA_CHECK(found >= 50);
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_offset_search_on_gap_instances), OLLA_T(test_search_vs_ilp), OLLA_T(test_search_small_sizes), OLLA_T(test_search_large_sizes),
+/* The section-list entries, counted by olla_place_section_entries, on
+ * small random instances against a count over every section, and the
+ * search's limit on them: nested buffers [i, 2n - i) hold n * n entries,
+ * so 7,071 of them (49,999,041) are searched and 7,072 (50,013,184) are
+ * refused as too large, before any work is charged. */
+OLLA_TEST(test_search_entries_limit)
+{
+    for (int trial = 0; trial < 200; trial++) {
+        int n = (int)rnd(1, 7);
+        olla_pitem it[7];
+        for (int i = 0; i < n; i++) {
+            int64_t l = rnd(0, 9);
+            it[i] = (olla_pitem){l, rnd(l + 1, 10), rnd(1, 5)};
+        }
+        long long want = 0;
+        for (int64_t t = 0; t < 10; t++) {
+            int point = 0, live = 0; /* a section starts at t when some buffer starts or ends there */
+            for (int i = 0; i < n; i++) {
+                point |= it[i].lower == t || it[i].upper == t;
+                live += it[i].lower <= t && t < it[i].upper;
+            }
+            if (point) /* the section from t to the next point holds the buffers live at t */
+                want += live;
+        }
+        OLLA_CHECK_EQ_I64(olla_place_section_entries(it, (size_t)n), want);
+    }
+    for (int k = 0; k < 2; k++) {
+        size_t n = k ? 7072 : 7071;
+        olla_pitem *it = malloc(n * sizeof *it);
+        int64_t *off = malloc(n * sizeof *off);
+        OLLA_CHECK(it != NULL && off != NULL);
+        if (!it || !off)
+            return;
+        for (size_t i = 0; i < n; i++)
+            it[i] = (olla_pitem){(int64_t)i, (int64_t)(2 * n - i), 1};
+        OLLA_CHECK_EQ_I64(olla_place_section_entries(it, n), (long long)(n * n));
+        olla_pwork w = {1000, 0, 0, 0}; /* far too little to build the lists */
+        int r = olla_place_search(it, n, (int64_t)n, &w, off);
+        OLLA_CHECK_EQ_I64(r, k ? OLLA_SEARCH_TOO_LARGE : OLLA_SEARCH_GAVE_UP);
+        OLLA_CHECK_EQ_I64(w.used, 0);
+        free(it);
+        free(off);
+    }
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_search_entries_limit), OLLA_T(test_offset_search_on_gap_instances), OLLA_T(test_search_vs_ilp), OLLA_T(test_search_small_sizes), OLLA_T(test_search_large_sizes),
                OLLA_T(test_search_wide_sizes), OLLA_T(test_search_gap_instances))
