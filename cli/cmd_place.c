@@ -175,9 +175,15 @@ int olla_cmd_place(int argc, char **argv)
                     in, (long long)opt.capacity, (long long)res.lower_bound);
         else
             fprintf(stderr,
-                    "olla-onnx place: %s: no placement within %lld bytes found in %.1f s (best %lld); "
-                    "raise --time-limit or --capacity\n",
-                    in, (long long)opt.capacity, opt.time_limit, (long long)res.arena_bytes);
+                    "olla-onnx place: %s: no placement within %lld bytes found in %.1f s (best %lld; %s); "
+                    "raise %s\n",
+                    in, (long long)opt.capacity, res.seconds, (long long)res.arena_bytes,
+                    res.stopped_by == OLLA_PLACE_STOPPED_BUDGET ? "the searches spent their work budget"
+                    : res.stopped_by == OLLA_PLACE_STOPPED_TIME ? "the time limit ended them"
+                                                                : "every search ended without one",
+                    res.stopped_by == OLLA_PLACE_STOPPED_BUDGET ? "--work-limit or --capacity"
+                    : res.stopped_by == OLLA_PLACE_STOPPED_TIME ? "--time-limit or --capacity"
+                                                                : "--capacity");
         olla_place_table_free(&t);
         return OLLA_ERR_INPUT;
     }

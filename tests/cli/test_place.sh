@@ -92,6 +92,14 @@ check_out "$W/out.csv" 17
 [ $? -eq 1 ] && ok || bad "gap: capacity 16 accepted"
 grep -q "no placement fits in 16 bytes (proven: at least 17 needed)" "$W/err" && ok || bad "gap: $(cat "$W/err")"
 [ ! -e "$W/none3.csv" ] && ok || bad "gap: output written for capacity 16"
+# The same capacity with a work budget too small to prove it: not found (not
+# proven), exit 1, and the message names what ended the search and what to raise.
+"$OLLA" place "$W/gap.csv" "$W/none4.csv" --capacity 16 --work-limit 1 --time-limit 0 2>"$W/err"
+[ $? -eq 1 ] && ok || bad "gap: capacity 16 on a budget of 1 unit accepted"
+grep -q "stopped by budget, 0 work units, not-found" "$W/err" && ok || bad "gap on 1 unit: $(cat "$W/err")"
+grep -q "no placement within 16 bytes found in [0-9.]* s (best 17; the searches spent their work budget); raise --work-limit or --capacity" \
+    "$W/err" && ok || bad "gap on 1 unit: $(cat "$W/err")"
+[ ! -e "$W/none4.csv" ] && ok || bad "gap: output written on 1 unit"
 # Alignment: sizes round up to 64, offsets are multiples of 64.
 printf 'id,lower,upper,size\na,0,2,1\nb,0,2,65\nc,1,3,64\n' > "$W/al.csv"
 "$OLLA" place "$W/al.csv" "$W/out.csv" --align 64 2>"$W/err" && ok || bad "align exited $?"
