@@ -159,16 +159,29 @@ static void print_saving(const olla_report *rep)
     olla_cli_human_bytes(rep->saving_input_bytes, from, sizeof from);
     olla_cli_human_bytes(rep->saving_planned_bytes, to, sizeof to);
     const char *basis = rep->saving_basis ? rep->saving_basis : "";
-    double pct = olla_cli_pct(rep->saving_input_bytes - rep->saving_planned_bytes, rep->saving_input_bytes);
+    int64_t by = rep->saving_input_bytes - rep->saving_planned_bytes;
+    double pct = olla_cli_pct(by, rep->saving_input_bytes);
+    char saving[64];
+    if (by < 0) { /* within the slack the runtime's search allows (README) */
+        char more[32];
+        olla_cli_human_bytes(-by, more, sizeof more);
+        snprintf(saving, sizeof saving, "none (%s more)", more);
+    } else if (by > 0 && pct < 0.05) {
+        char less[32];
+        olla_cli_human_bytes(by, less, sizeof less);
+        snprintf(saving, sizeof saving, "%s (under 0.1%%)", less);
+    } else {
+        snprintf(saving, sizeof saving, "%.1f%%", pct);
+    }
     if (strcmp(basis, "ort_allocated") == 0)
-        fprintf(stderr, "  saving: %.1f%% of what ONNX Runtime allocates with its arena off (%s for the input, %s for the written "
-                        "model)\n", pct, from, to);
+        fprintf(stderr, "  saving: %s of what ONNX Runtime allocates with its arena off (%s for the input, %s for the written "
+                        "model)\n", saving, from, to);
     else if (strcmp(basis, "executed_peak") == 0)
-        fprintf(stderr, "  saving: %.1f%% of the live bytes at the peak of what %s runs (%s for the input, %s for "
-                        "the written model)\n", pct, rep->runtime, from, to);
+        fprintf(stderr, "  saving: %s of the live bytes at the peak of what %s runs (%s for the input, %s for "
+                        "the written model)\n", saving, rep->runtime, from, to);
     else
-        fprintf(stderr, "  saving: %.1f%% of what the runtime holds (%s at the input order's peak with sharing, %s "
-                        "in the plan's arena)\n", pct, from, to);
+        fprintf(stderr, "  saving: %s of what the runtime holds (%s at the input order's peak with sharing, %s "
+                        "in the plan's arena)\n", saving, from, to);
 }
 
 /* A saving shows under a setting when the written model holds at least
@@ -206,14 +219,14 @@ static void print_ort(const olla_report *rep, const char *plan_arena)
     char shows[256] = "";
     for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) {
         const olla_ort_setting_figures *f = &rep->ort_settings[k];
-        char a[32], b[32], c[32], d[32];
+        char a[32], b[32], c[32], d[32], first[48], steady[48];
         olla_cli_human_bytes(f->input_first_run_bytes, a, sizeof a);
         olla_cli_human_bytes(f->first_run_bytes, b, sizeof b);
         olla_cli_human_bytes(f->input_steady_bytes, c, sizeof c);
         olla_cli_human_bytes(f->steady_bytes, d, sizeof d);
-        fprintf(stderr, "    %s: %s -> %s (%.1f%% less); %s -> %s (%.1f%% less)\n", ORT_SETTING_NAMES[k], a, b,
-                olla_cli_pct(f->input_first_run_bytes - f->first_run_bytes, f->input_first_run_bytes), c, d,
-                olla_cli_pct(f->input_steady_bytes - f->steady_bytes, f->input_steady_bytes));
+        olla_cli_change(f->input_first_run_bytes, f->first_run_bytes, first, sizeof first);
+        olla_cli_change(f->input_steady_bytes, f->steady_bytes, steady, sizeof steady);
+        fprintf(stderr, "    %s: %s -> %s (%s); %s -> %s (%s)\n", ORT_SETTING_NAMES[k], a, b, first, c, d, steady);
         if (ort_saving_shows(f)) {
             size_t len = strlen(shows);
             snprintf(shows + len, sizeof shows - len, "%s%s", len ? "; " : "", ORT_SETTING_NAMES[k]);

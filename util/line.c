@@ -41,3 +41,21 @@ void olla_human_bytes(int64_t b, char *buf, size_t n)
     else
         snprintf(buf, n, "%lld B", (long long)b);
 }
+
+void olla_human_change(int64_t before, int64_t after, char *buf, size_t size)
+{
+    if (before == after) {
+        snprintf(buf, size, "the same");
+        return;
+    }
+    int64_t by = before > after ? before - after : after - before;
+    const char *way = before > after ? "less" : "more";
+    double pct = before > 0 ? 100.0 * (double)by / (double)before : 0.0;
+    if (pct >= 0.05) {
+        snprintf(buf, size, "%.1f%% %s", pct, way);
+    } else {
+        char b[32];
+        olla_human_bytes(by, b, sizeof b);
+        snprintf(buf, size, "%s %s", b, way);
+    }
+}

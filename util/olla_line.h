@@ -31,4 +31,9 @@ int olla_line_add(olla_line *l, size_t reserve, const char *fmt, ...) __attribut
  * a unit on). */
 void olla_human_bytes(int64_t bytes, char *buf, size_t size);
 
+/* How after compares with before, as the summary writes it: "2.4% less",
+ * "0.5% more", the bytes ("25.0 KiB more") where the percentage would
+ * print as 0.0, or "the same". */
+void olla_human_change(int64_t before, int64_t after, char *buf, size_t size);
+
 #endif

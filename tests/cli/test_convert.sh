@@ -19,10 +19,10 @@ grep -qE "mlp_train.onnx: 64 nodes, [0-9]+ tensors \([0-9]+ planned; sharing: ru
   grep -qE "^  input-order peak: .*, .* with the runtime's sharing, .* as ort runs it; planned peak: .*; arena: " "$tmp/summary" &&
   grep -qE "^  ort runs the written model in the planned order \(best order found: .*, [0-9.]+% below; listing: .*\)$" "$tmp/summary" &&
   grep -qE "^  ONNX Runtime for Node holds \(CPU, graph optimizations off; input -> written; first run, then the most over three runs\):$" "$tmp/summary" &&
-  grep -qE "^    arena off, memory pattern on: .* -> .* \(-?[0-9.]+% less\); .* -> .* \(-?[0-9.]+% less\)$" "$tmp/summary" &&
-  grep -qE "^    ORT's defaults \(arena on, memory pattern on\): .* -> .* \(-?[0-9.]+% less\); .* -> .* " "$tmp/summary" &&
+  grep -qE "^    arena off, memory pattern on: .* -> .* \(([0-9.]+% (less|more)|[0-9.]+ (B|KiB|MiB|GiB) (less|more)|the same)\); .* -> .* \(([0-9.]+% (less|more)|[0-9.]+ (B|KiB|MiB|GiB) (less|more)|the same)\)$" "$tmp/summary" &&
+  grep -qE "^    ORT's defaults \(arena on, memory pattern on\): .* -> .* \(([0-9.]+% (less|more)|[0-9.]+ (B|KiB|MiB|GiB) (less|more)|the same)\); .* -> .* " "$tmp/summary" &&
   grep -qE "^  the written model('s saving shows in ONNX Runtime with: .*| saves nothing in ONNX Runtime under any of these settings); a runtime that follows the plan: " "$tmp/summary" &&
-  grep -qE "^  saving: -?[0-9.]+% of what ONNX Runtime allocates with its arena off \(.* for the input, .* for the written model\)$" "$tmp/summary" &&
+  grep -qE "^  saving: ([0-9.]+%|[0-9.]+ (B|KiB|MiB|GiB) \(under 0.1%\)|none \([0-9.]+ (B|KiB|MiB|GiB) more\)) of what ONNX Runtime allocates with its arena off \(.* for the input, .* for the written model\)$" "$tmp/summary" &&
   grep -qE "^  also -?[0-9.]+% against the online allocator, -?[0-9.]+% against the input-order peak as the runtime runs it, -?[0-9.]+% without sharing" "$tmp/summary" &&
   ! grep -q "today" "$tmp/summary" && ok || bad "summary: $(cat "$tmp/summary")"
 # one node is "1 node"; a graph input without a shape is named in a message that reads

@@ -287,6 +287,35 @@ OLLA_TEST(test_line_takes_whole_pieces)
     OLLA_CHECK(strcmp(b, "37.5 MiB") == 0);
 }
 
+/* The summary's comparisons: a percentage where it prints as more than 0.0,
+ * the bytes where it would not (a written model 25,600 bytes above a 39.7 GiB
+ * input is not "-0.0% less"), "the same" only when equal. */
+OLLA_TEST(test_human_change)
+{
+    static const struct {
+        int64_t before, after;
+        const char *want;
+    } cases[] = {
+        {3909632, 1746944, "55.3% less"},
+        {46772380672LL, 45665110016LL, "2.4% less"},
+        {42608960512LL, 42608986112LL, "25.0 KiB more"},
+        {42608986112LL, 42608960512LL, "25.0 KiB less"},
+        {1000, 1005, "0.5% more"},
+        {100000, 100040, "40 B more"},
+        {100000, 100050, "0.1% more"},
+        {1331200, 1331200, "the same"},
+        {0, 512, "512 B more"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char b[48];
+        olla_human_change(cases[k].before, cases[k].after, b, sizeof b);
+        if (strcmp(b, cases[k].want) != 0)
+            fprintf(stderr, "%lld -> %lld: \"%s\", wanted \"%s\"\n", (long long)cases[k].before,
+                    (long long)cases[k].after, b, cases[k].want);
+        OLLA_CHECK(strcmp(b, cases[k].want) == 0);
+    }
+}
+
 OLLA_TEST_MAIN(OLLA_T(test_strmap_against_a_list), OLLA_T(test_abandon_removes_every_output),
                OLLA_T(test_forget_keeps_finished_runs), OLLA_T(test_folder_writable), OLLA_T(test_text_file),
-               OLLA_T(test_signal_at_any_moment_leaves_nothing), OLLA_T(test_line_takes_whole_pieces))
+               OLLA_T(test_signal_at_any_moment_leaves_nothing), OLLA_T(test_line_takes_whole_pieces), OLLA_T(test_human_change))
