@@ -50,6 +50,7 @@ typedef struct {
     int *work;  /* scratch order */
     olla_schedule_alternatives *alt; /* NULL, or the other orders at best_peak */
     olla_dag aug; /* the graph with early-update edges (aug.n_nodes 0: none) */
+    int pairs_in_vain; /* a pair-bound pass spent its whole budget and raised nothing */
 } sched;
 
 static long graph_size(const olla_dag *dag)
@@ -250,13 +251,26 @@ static void closure_bounds(sched *s, olla_error *err)
     free(upper);
 }
 
-/* pairs only raise the bound; a budget of minimum cuts bounds their work */
+/* pairs only raise the bound; a budget of minimum cuts bounds their work.
+ * Once a pass has spent its whole budget and raised nothing, the passes
+ * after a better order are skipped: on every graph measured such a graph's
+ * later passes raised nothing either, at the same cost each
+ * (bench/RESULTS.md: 0.23-0.34 s a pass on the AdamW LLM steps). */
 static void pair_bound(sched *s, olla_error *err)
 {
     int64_t pb = s->lb;
-    if (!proven(s) && olla_bound_pairs(s->dag, s->best, s->best_peak, PAIR_TRIES, (olla_limit){PAIR_WORK, s->deadline}, &pb, err) ==
-                          OLLA_OK)
+    long spent = 0;
+    if (proven(s) || s->pairs_in_vain)
+        return;
+    if (olla_bound_pairs(s->dag, s->best, s->best_peak, PAIR_TRIES, (olla_limit){PAIR_WORK, s->deadline}, &pb, &spent,
+                         err) == OLLA_OK) {
+        s->pairs_in_vain = pb <= s->lb && spent >= PAIR_WORK;
         raise_lb(s, pb, "pair bound");
+        if (s->pairs_in_vain)
+            olla_log(s->opt->log, OLLA_LOG_DETAIL,
+                     "olla: pair bound: its budget (%ld arcs) spent without raising the bound; not run again (%.3f s)",
+                     (long)PAIR_WORK, olla_now() - s->t0);
+    }
     olla_error_clear(err);
 }
 

@@ -702,7 +702,7 @@ static void pair_with(closure *c, long *left, int v, int64_t mcv, int u, const u
 }
 
 olla_status olla_bound_pairs(const olla_dag *dag, const int *order, int64_t ub, int tries, olla_limit lim,
-                             int64_t *bound, olla_error *err)
+                             int64_t *bound, long *spent, olla_error *err)
 {
     int n = dag->n_nodes;
     double deadline = lim.deadline;
@@ -761,6 +761,8 @@ olla_status olla_bound_pairs(const olla_dag *dag, const int *order, int64_t ub, 
     }
     *bound = lb;
 done:
+    if (spent)
+        *spent = lim.budget > 0 ? lim.budget - left : 0;
     closure_free(&c);
     free(cand);
     free(side);

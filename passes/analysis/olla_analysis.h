@@ -109,8 +109,9 @@ olla_status olla_bound_closure(const olla_dag *dag, const int64_t *upper, olla_l
  * smaller over the two cases of the larger of the two constrained per-node
  * values. Stops once the bound reaches ub, or when the limit's budget of
  * work (as in olla_bound_closure) or its deadline runs out; the bound is
- * valid whenever it stops. */
+ * valid whenever it stops. *spent (optional) receives the work done (0
+ * without a budget). */
 olla_status olla_bound_pairs(const olla_dag *dag, const int *order, int64_t ub, int tries, olla_limit lim,
-                             int64_t *bound, olla_error *err);
+                             int64_t *bound, long *spent, olla_error *err);
 
 #endif

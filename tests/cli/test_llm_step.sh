@@ -68,4 +68,18 @@ if sys.argv[3] == "adamw":
 PY
   done
 done
+
+# A 12-layer GPT-2 step with AdamW (3,764 nodes): the pair bound spends its
+# whole budget at the heuristic's order and raises nothing, so it is not run
+# again after the windows find better orders; the written model still checks.
+m=$tmp/gpt2_12_adamw.onnx
+if $PY "$SRC/scripts/make_llm_step.py" --arch gpt2 --optimizer adamw --layers 12 "$m" 2>"$tmp/err"; then
+  "$OLLA" -v --report "$tmp/r12.json" "$m" "$tmp/out12.onnx" 2>"$tmp/log12" && "$OLLA" check "$tmp/out12.onnx" >/dev/null 2>&1 \
+    && ok || bad "gpt2 12 adamw: planning or check failed"
+  [ "$(grep -c "^olla: pair bound: its budget (200000000 arcs) spent without raising the bound; not run again" "$tmp/log12")" = 1 ] \
+    && ok || bad "gpt2 12 adamw: $(grep -c "pair bound" "$tmp/log12") pair-bound lines: $(grep "pair bound" "$tmp/log12")"
+  grep -q "^olla: order window[0-9]*+local" "$tmp/log12" && ok || bad "gpt2 12 adamw: no window order after the pair bound"
+else
+  bad "gpt2 12 adamw: tracing failed: $(tail -2 "$tmp/err")"
+fi
 cli_finish "llm step"

@@ -83,9 +83,21 @@ OLLA_TEST(test_windows_bounds_and_precedence_hold_in_every_order)
         OLLA_CHECK(late >= 0);
         OLLA_CHECK(late <= clo);
         int64_t pair = clo;
-        OLLA_CHECK(olla_bound_pairs(&dag, ident, INT64_MAX, 16, (olla_limit){0, 0}, &pair, &err) == OLLA_OK);
+        OLLA_CHECK(olla_bound_pairs(&dag, ident, INT64_MAX, 16, (olla_limit){0, 0}, &pair, NULL, &err) == OLLA_OK);
         OLLA_CHECK(pair >= clo);
         OLLA_CHECK(pair <= opt);
+        /* the work reported: within the budget, all of a budget of one arc
+         * once a cut runs, and still a valid bound */
+        int64_t tight = clo;
+        long spent = -1, spent_all = -1;
+        OLLA_CHECK(olla_bound_pairs(&dag, ident, INT64_MAX, 16, (olla_limit){1, 0}, &tight, &spent, &err) == OLLA_OK);
+        OLLA_CHECK(spent == 0 || spent == 1);
+        OLLA_CHECK(tight >= clo && tight <= pair);
+        int64_t wide = clo;
+        OLLA_CHECK(olla_bound_pairs(&dag, ident, INT64_MAX, 16, (olla_limit){1000000000L, 0}, &wide, &spent_all, &err) ==
+                   OLLA_OK);
+        OLLA_CHECK(spent_all >= spent && spent_all < 1000000000L);
+        OLLA_CHECK_EQ_I64(wide, pair);
         olla_reach_free(&r);
         olla_dag_free(&dag);
     }

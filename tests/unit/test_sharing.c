@@ -228,7 +228,7 @@ static void check_solvers(const olla_dag *dag, int64_t opt)
     OLLA_CHECK(cb <= opt);
     pb = cb;
     OLLA_CHECK(olla_bound_outputs(dag, NULL) <= opt);
-    OLLA_CHECK(olla_bound_pairs(dag, order, opt, 16, (olla_limit){0, 0}, &pb, &err) == OLLA_OK);
+    OLLA_CHECK(olla_bound_pairs(dag, order, opt, 16, (olla_limit){0, 0}, &pb, NULL, &err) == OLLA_OK);
     OLLA_CHECK(pb <= opt);
     olla_reach_free(&r);
 }
