@@ -260,9 +260,8 @@ static void pair_bound(sched *s, olla_error *err)
 {
     int64_t pb = s->lb;
     long spent = 0;
-    if (proven(s) || s->pairs_in_vain)
-        return;
-    if (olla_bound_pairs(s->dag, s->best, s->best_peak, PAIR_TRIES, (olla_limit){PAIR_WORK, s->deadline}, &pb, &spent,
+    if (!proven(s) && !s->pairs_in_vain &&
+        olla_bound_pairs(s->dag, s->best, s->best_peak, PAIR_TRIES, (olla_limit){PAIR_WORK, s->deadline}, &pb, &spent,
                          err) == OLLA_OK) {
         s->pairs_in_vain = pb <= s->lb && spent >= PAIR_WORK;
         raise_lb(s, pb, "pair bound");
