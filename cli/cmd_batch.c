@@ -35,6 +35,7 @@
 #include "util/olla_clock.h"
 #include "util/olla_file.h"
 #include "util/olla_grow.h"
+#include "util/olla_line.h"
 
 #define LINE_WIDTH 79
 
@@ -493,7 +494,7 @@ static void print_table(const batch *b, double seconds)
         if (j->held_input > 0 && strcmp(j->status, "failed") != 0) {
             olla_cli_human_bytes(j->held_input, a, sizeof a);
             olla_cli_human_bytes(j->held_planned, c, sizeof c);
-            snprintf(s, sizeof s, "%.1f%%", olla_cli_pct(j->held_input - j->held_planned, j->held_input));
+            olla_human_saving(j->held_input, j->held_planned, s, sizeof s);
             sum_in += j->held_input;
             sum_planned += j->held_planned;
         }

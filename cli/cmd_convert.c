@@ -205,7 +205,8 @@ static int ort_saving_shows(const olla_ort_setting_figures *f)
            f->steady_bytes <= (1.0 - ORT_SAVING_SHOWS) * (double)f->input_steady_bytes;
 }
 
-/* What ONNX Runtime for Node holds under each of its memory settings, and
+/* What ONNX Runtime for Node holds under each of its memory settings (the
+ * model of its planner, passes/runtime/ort_memory.c), and
  * the settings under which the written model's saving shows. */
 static void print_ort(const olla_report *rep, const char *plan_arena)
 {
@@ -214,8 +215,8 @@ static void print_ort(const olla_report *rep, const char *plan_arena)
                 rep->ort_model_note[0] ? rep->ort_model_note : "unknown reason", plan_arena);
         return;
     }
-    fprintf(stderr, "  ONNX Runtime for Node holds (CPU, graph optimizations off; input -> written; first run, then "
-                    "the most over three runs):\n");
+    fprintf(stderr, "  ONNX Runtime for Node holds, by the model of its planner (CPU, graph optimizations off; input -> "
+                    "written; first run, then the most over three runs):\n");
     char shows[256] = "";
     for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) {
         const olla_ort_setting_figures *f = &rep->ort_settings[k];

@@ -59,3 +59,14 @@ void olla_human_change(int64_t before, int64_t after, char *buf, size_t size)
         snprintf(buf, size, "%s %s", b, way);
     }
 }
+
+void olla_human_saving(int64_t before, int64_t after, char *buf, size_t size)
+{
+    double pct = before > 0 ? 100.0 * (double)(before - after) / (double)before : 0.0;
+    if (after > before && pct > -0.05)
+        snprintf(buf, size, "none");
+    else if (after < before && pct < 0.05)
+        snprintf(buf, size, "<0.1%%");
+    else
+        snprintf(buf, size, "%.1f%%", pct);
+}

@@ -36,4 +36,9 @@ void olla_human_bytes(int64_t bytes, char *buf, size_t size);
  * print as 0.0, or "the same". */
 void olla_human_change(int64_t before, int64_t after, char *buf, size_t size);
 
+/* The saving from before to after as a table cell: "55.3%", "0.0%" when
+ * equal, "<0.1%" for less that would print as 0.0, "none" for more that
+ * would print as -0.0, "-1.2%" for more beyond that. */
+void olla_human_saving(int64_t before, int64_t after, char *buf, size_t size);
+
 #endif

@@ -314,6 +314,22 @@ OLLA_TEST(test_human_change)
                     (long long)cases[k].after, b, cases[k].want);
         OLLA_CHECK(strcmp(b, cases[k].want) == 0);
     }
+    /* the same as batch's table cells */
+    static const struct {
+        int64_t before, after;
+        const char *want;
+    } cells[] = {
+        {3909632, 1746944, "55.3%"},   {42608960512LL, 42608986112LL, "none"}, {42608986112LL, 42608960512LL, "<0.1%"},
+        {1331200, 1331200, "0.0%"},     {1000, 1012, "-1.2%"},                  {0, 0, "0.0%"},
+    };
+    for (size_t k = 0; k < sizeof cells / sizeof *cells; k++) {
+        char b[16];
+        olla_human_saving(cells[k].before, cells[k].after, b, sizeof b);
+        if (strcmp(b, cells[k].want) != 0)
+            fprintf(stderr, "saving %lld -> %lld: \"%s\", wanted \"%s\"\n", (long long)cells[k].before,
+                    (long long)cells[k].after, b, cells[k].want);
+        OLLA_CHECK(strcmp(b, cells[k].want) == 0);
+    }
 }
 
 OLLA_TEST_MAIN(OLLA_T(test_strmap_against_a_list), OLLA_T(test_abandon_removes_every_output),
