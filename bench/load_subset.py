@@ -9,9 +9,13 @@
 # (bench/RESULTS.md, compiler traces: the busiest times' buffers alone).
 #
 # usage: bench/load_subset.py IN.csv OUT.csv THETA
+import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peak_holes import profile  # noqa: E402  (the load at every step)
 
 
 def main():
@@ -26,10 +30,7 @@ def main():
     ids, lo, hi, sz = d[:, 0], d[:, 1], d[:, 2], d[:, 3]
     if (lo < 0).any():
         sys.exit(f"{sys.argv[1]}: a lower time below 0")
-    steps = np.zeros(int(hi.max()) + 2, dtype=np.int64)
-    np.add.at(steps, lo, sz)
-    np.add.at(steps, hi, -sz)
-    load = np.cumsum(steps)
+    load = profile(lo, hi, sz)
     most = int(load.max())
     busy = load >= theta * most
     marked = np.concatenate([[0], np.cumsum(busy)])

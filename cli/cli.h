@@ -83,7 +83,5 @@ const char *olla_cli_plural(long long n, const char *one, const char *many);
 
 double olla_cli_pct(int64_t part, int64_t whole);
 void olla_cli_human_bytes(int64_t b, char *buf, size_t n);
-/* How after compares with before (olla_human_change). */
-void olla_cli_change(int64_t before, int64_t after, char *buf, size_t n);
 
 #endif

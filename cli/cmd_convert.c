@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "olla.h"
+#include "util/olla_line.h"
 
 static void usage(FILE *f)
 {
@@ -225,8 +226,8 @@ static void print_ort(const olla_report *rep, const char *plan_arena)
         olla_cli_human_bytes(f->first_run_bytes, b, sizeof b);
         olla_cli_human_bytes(f->input_steady_bytes, c, sizeof c);
         olla_cli_human_bytes(f->steady_bytes, d, sizeof d);
-        olla_cli_change(f->input_first_run_bytes, f->first_run_bytes, first, sizeof first);
-        olla_cli_change(f->input_steady_bytes, f->steady_bytes, steady, sizeof steady);
+        olla_human_change(f->input_first_run_bytes, f->first_run_bytes, first, sizeof first);
+        olla_human_change(f->input_steady_bytes, f->steady_bytes, steady, sizeof steady);
         fprintf(stderr, "    %s: %s -> %s (%s); %s -> %s (%s)\n", ORT_SETTING_NAMES[k], a, b, first, c, d, steady);
         if (ort_saving_shows(f)) {
             size_t len = strlen(shows);

@@ -271,8 +271,3 @@ void olla_cli_human_bytes(int64_t b, char *buf, size_t n)
 {
     olla_human_bytes(b, buf, n);
 }
-
-void olla_cli_change(int64_t before, int64_t after, char *buf, size_t n)
-{
-    olla_human_change(before, after, buf, n);
-}
