@@ -502,11 +502,12 @@ static void print_table(const batch *b, double seconds)
                                                         ? j->n_warnings == 1 ? ", 1 warning" : ", warnings" : "");
         fprintf(stderr, "%-48s %7d %12s %12s %8s %8.2f  %s\n", j->rel, j->nodes, a, c, s, j->seconds, st);
     }
-    char sh[48];
-    fprintf(stderr, "%d %s%s: %d converted, %d unchanged, %d failed; total saving %.1f%% of what the runtimes hold; "
+    char sh[48], total[64];
+    olla_human_headline(sum_in, sum_planned, total, sizeof total);
+    fprintf(stderr, "%d %s%s: %d converted, %d unchanged, %d failed; total saving %s of what the runtimes hold; "
                     "%.1f s\n", b->n_jobs,
             olla_cli_plural(b->n_jobs, "model", "models"), shard_text(b, sh, sizeof sh), b->ok, b->unchanged,
-            b->failed, olla_cli_pct(sum_in - sum_planned, sum_in), seconds);
+            b->failed, total, seconds);
 }
 
 /* ---- the command ---- */

@@ -160,20 +160,8 @@ static void print_saving(const olla_report *rep)
     olla_cli_human_bytes(rep->saving_input_bytes, from, sizeof from);
     olla_cli_human_bytes(rep->saving_planned_bytes, to, sizeof to);
     const char *basis = rep->saving_basis ? rep->saving_basis : "";
-    int64_t by = rep->saving_input_bytes - rep->saving_planned_bytes;
-    double pct = olla_cli_pct(by, rep->saving_input_bytes);
-    char saving[64];
-    if (by < 0) { /* within the slack the runtime's search allows (README) */
-        char more[32];
-        olla_cli_human_bytes(-by, more, sizeof more);
-        snprintf(saving, sizeof saving, "none (%s more)", more);
-    } else if (by > 0 && pct < 0.05) {
-        char less[32];
-        olla_cli_human_bytes(by, less, sizeof less);
-        snprintf(saving, sizeof saving, "%s (under 0.1%%)", less);
-    } else {
-        snprintf(saving, sizeof saving, "%.1f%%", pct);
-    }
+    char saving[64]; /* "none (... more)": within the slack the runtime's search allows (README) */
+    olla_human_headline(rep->saving_input_bytes, rep->saving_planned_bytes, saving, sizeof saving);
     if (strcmp(basis, "ort_allocated") == 0)
         fprintf(stderr, "  saving: %s of what ONNX Runtime allocates with its arena off (%s for the input, %s for the written "
                         "model)\n", saving, from, to);

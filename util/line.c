@@ -60,13 +60,42 @@ void olla_human_change(int64_t before, int64_t after, char *buf, size_t size)
     }
 }
 
+/* Where a saving from before to after falls: more, equal, less than would
+ * print as 0.1%, or a percentage to print. */
+enum { SAVING_MORE, SAVING_NONE, SAVING_TINY, SAVING_PCT };
+
+static int saving_kind(int64_t before, int64_t after, double *pct)
+{
+    *pct = before > 0 ? 100.0 * (double)(before - after) / (double)before : 0.0;
+    if (after > before)
+        return *pct > -0.05 ? SAVING_MORE : SAVING_PCT;
+    if (after == before)
+        return SAVING_NONE;
+    return *pct < 0.05 ? SAVING_TINY : SAVING_PCT;
+}
+
 void olla_human_saving(int64_t before, int64_t after, char *buf, size_t size)
 {
-    double pct = before > 0 ? 100.0 * (double)(before - after) / (double)before : 0.0;
-    if (after > before && pct > -0.05)
+    double pct;
+    int kind = saving_kind(before, after, &pct);
+    if (kind == SAVING_MORE)
         snprintf(buf, size, "none");
-    else if (after < before && pct < 0.05)
+    else if (kind == SAVING_TINY)
         snprintf(buf, size, "<0.1%%");
+    else
+        snprintf(buf, size, "%.1f%%", pct);
+}
+
+void olla_human_headline(int64_t before, int64_t after, char *buf, size_t size)
+{
+    double pct;
+    int kind = saving_kind(before, after, &pct);
+    char b[32];
+    olla_human_bytes(before > after ? before - after : after - before, b, sizeof b);
+    if (after > before)
+        snprintf(buf, size, "none (%s more)", b);
+    else if (kind == SAVING_TINY)
+        snprintf(buf, size, "%s (under 0.1%%)", b);
     else
         snprintf(buf, size, "%.1f%%", pct);
 }

@@ -41,4 +41,10 @@ void olla_human_change(int64_t before, int64_t after, char *buf, size_t size);
  * would print as -0.0, "-1.2%" for more beyond that. */
 void olla_human_saving(int64_t before, int64_t after, char *buf, size_t size);
 
+/* The saving from before to after as the summary's headline and batch's
+ * total write it: "55.3%", "0.0%" when equal, the bytes for less that
+ * would print as 0.0 ("12.0 KiB (under 0.1%)"), "none (25.0 KiB more)" for
+ * any more. */
+void olla_human_headline(int64_t before, int64_t after, char *buf, size_t size);
+
 #endif

@@ -291,7 +291,8 @@ OLLA_TEST(test_line_takes_whole_pieces)
  * prints as more than 0.0, the bytes where it would not (a written model
  * 25,600 bytes above a 39.7 GiB input is not "-0.0% less"), "the same" only
  * when equal; and batch's table cells (olla_human_saving): "none" and
- * "<0.1%" where a percentage would print as -0.0 or 0.0. */
+ * "<0.1%" where a percentage would print as -0.0 or 0.0; and the headline
+ * and batch's total (olla_human_headline), which give the bytes there. */
 OLLA_TEST(test_human_change)
 {
     typedef void (*text_fn)(int64_t, int64_t, char *, size_t);
@@ -315,6 +316,12 @@ OLLA_TEST(test_human_change)
         {olla_human_saving, 1331200, 1331200, "0.0%"},
         {olla_human_saving, 1000, 1012, "-1.2%"},
         {olla_human_saving, 0, 0, "0.0%"},
+        {olla_human_headline, 3909632, 1746944, "55.3%"},
+        {olla_human_headline, 42608960512LL, 42608986112LL, "none (25.0 KiB more)"},
+        {olla_human_headline, 1000, 1012, "none (12 B more)"},
+        {olla_human_headline, 42608986112LL, 42608960512LL, "25.0 KiB (under 0.1%)"},
+        {olla_human_headline, 1331200, 1331200, "0.0%"},
+        {olla_human_headline, 0, 0, "0.0%"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         char b[48];
