@@ -476,6 +476,62 @@ int olla_search_build(sctx *c)
 
 /* ---- resetting before each run ---- */
 
+/* The bytes live in each section (rem) and the buffers live in both
+ * section j and j + 1 (cut), by differences over each buffer's span: two
+ * entries a buffer instead of one per section it spans. */
+static void section_sums(sctx *c)
+{
+    memset(c->rem, 0, (c->nsec + 1) * sizeof *c->rem);
+    memset(c->cut, 0, (c->nsec + 1) * sizeof *c->cut);
+    for (size_t i = 0; i < c->n; i++) {
+        c->rem[c->sb[i]] += c->it[i].size;
+        c->rem[c->se[i]] -= c->it[i].size;
+        if (c->se[i] - c->sb[i] > 1) {
+            c->cut[c->sb[i]]++;
+            c->cut[c->se[i] - 1]--;
+        }
+    }
+    for (size_t j = 1; j <= c->nsec; j++) {
+        c->rem[j] += c->rem[j - 1];
+        c->cut[j] += c->cut[j - 1];
+    }
+}
+
+/* Each section's list in candidate order, section by section: section j's
+ * is section j - 1's without the buffers that end there, merged by rank
+ * with the buffers that start in j (by_first, bucketed by first section
+ * in candidate order, m of them: those that span a section). Reads and writes the lists
+ * in address order, where appending buffer by buffer to every section it
+ * spans writes all over them. -1 when the deadline passed. */
+static int fill_lists(sctx *c, const int *by_first, size_t m)
+{
+    int64_t prev_lo = 0, prev_hi = 0, first = 0;
+    for (size_t j = 0; j < c->nsec; j++) {
+        if ((j & (OLLA_SEARCH_BUILD_POLL - 1)) == 0 && c->deadline > 0 && olla_deadline_passed(c->deadline)) {
+            c->timed_out = 1;
+            return -1;
+        }
+        int64_t out = c->sec_start[j], a = prev_lo, b = first;
+        int64_t b_end = b;
+        while (b_end < (int64_t)m && c->sb[by_first[b_end]] == (int)j)
+            b_end++;
+        for (;;) {
+            while (a < prev_hi && c->se[c->sec_buf[a]] <= (int)j)
+                a++; /* ended before section j */
+            if (a < prev_hi && (b == b_end || c->rank[c->sec_buf[a]] < c->rank[by_first[b]]))
+                c->sec_buf[out++] = c->sec_buf[a++];
+            else if (b < b_end)
+                c->sec_buf[out++] = by_first[b++];
+            else
+                break;
+        }
+        prev_lo = c->sec_start[j];
+        prev_hi = out;
+        first = b_end;
+    }
+    return 0;
+}
+
 /* Fills the per-section lists in the given candidate order and resets the
  * state: order is one of the section search's (ORDER_*, or a random one
  * beyond them) or, with offset_order set, one of the offset-order search's
@@ -486,18 +542,15 @@ int olla_search_reset(sctx *c, int offset_order, int order)
     size_t n = c->n;
     order_key *keys = malloc((n + 1) * sizeof *keys);
     int64_t *fill = malloc((c->nsec + 1) * sizeof *fill);
-    if (!keys || !fill) {
+    int *by_first = malloc((n + 1) * sizeof *by_first);
+    if (!keys || !fill || !by_first) {
         free(keys);
         free(fill);
+        free(by_first);
         return OLLA_SEARCH_NOMEM;
     }
     c->order = order;
-    if (offset_order) { /* the bytes live in each section, for offset_key */
-        memset(c->rem, 0, c->nsec * sizeof *c->rem);
-        for (size_t i = 0; i < n; i++)
-            for (int j = c->sb[i]; j < c->se[i]; j++)
-                c->rem[j] += it[i].size;
-    }
+    section_sums(c);
     uint64_t seed = (uint64_t)order * OLLA_GOLDEN_GAMMA + 1;
     for (size_t i = 0; i < n; i++) {
         int64_t len = it[i].upper - it[i].lower;
@@ -519,29 +572,32 @@ int olla_search_reset(sctx *c, int offset_order, int order)
     }
     if (n > 1)
         qsort(keys, n, sizeof *keys, olla_search_cmp_key);
-    memcpy(fill, c->sec_start, (c->nsec + 1) * sizeof *fill);
-    memset(c->rem, 0, c->nsec * sizeof *c->rem);
-    memset(c->cut, 0, c->nsec * sizeof *c->cut);
     memcpy(c->floor_, c->floor0, c->nsec * sizeof *c->floor_);
+    /* by_first: the buffers by their first section, each section's in
+     * candidate order (fill[j]: where section j's begin) */
+    memset(fill, 0, (c->nsec + 1) * sizeof *fill);
+    for (size_t i = 0; i < n; i++)
+        if (c->se[i] > c->sb[i])
+            fill[c->sb[i] + 1]++;
+    for (size_t j = 0; j < c->nsec; j++)
+        fill[j + 1] += fill[j];
     for (size_t k = 0; k < n; k++) {
-        if ((k & (OLLA_SEARCH_BUILD_POLL - 1)) == 0 && c->deadline > 0 && olla_deadline_passed(c->deadline)) {
-            c->timed_out = 1;
-            free(keys);
-            free(fill);
-            return OLLA_SEARCH_GAVE_UP; /* out of time: the search gives up */
-        }
         int i = keys[k].idx;
         c->rank[i] = (int)k;
-        c->h[i] = 0;
-        for (int j = c->sb[i]; j < c->se[i]; j++) {
-            c->sec_buf[fill[j]++] = i;
-            c->rem[j] += it[i].size;
-            if (c->floor0[j] > c->h[i])
-                c->h[i] = c->floor0[j];
-        }
-        for (int j = c->sb[i]; j + 1 < c->se[i]; j++)
-            c->cut[j]++;
         c->placed[i] = 0;
+        c->h[i] = 0;
+        if (c->nfixed > 0)
+            for (int j = c->sb[i]; j < c->se[i]; j++)
+                if (c->floor0[j] > c->h[i])
+                    c->h[i] = c->floor0[j];
+        if (c->se[i] > c->sb[i])
+            by_first[fill[c->sb[i]]++] = i;
+    }
+    if (fill_lists(c, by_first, (size_t)fill[c->nsec]) != 0) {
+        free(keys);
+        free(fill);
+        free(by_first);
+        return OLLA_SEARCH_GAVE_UP; /* out of time: the search gives up */
     }
     c->nodes = 0;
     c->work = olla_search_reset_units(c, offset_order); /* the reset itself */
@@ -573,6 +629,7 @@ int olla_search_reset(sctx *c, int offset_order, int order)
     }
     free(keys);
     free(fill);
+    free(by_first);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "olla_test_gen.h"
 #include "solver/olla_place.h"
 #include "solver/place_internal.h"
+#include "solver/place_search_state.h"
 #include "util/olla_clock.h"
 
 /* A budget no test instance exhausts, and no deadline. */
@@ -258,5 +259,57 @@ OLLA_TEST(test_search_entries_limit)
     }
 }
 
-OLLA_TEST_MAIN(OLLA_T(test_search_entries_limit), OLLA_T(test_offset_search_on_gap_instances), OLLA_T(test_search_vs_ilp), OLLA_T(test_search_small_sizes), OLLA_T(test_search_large_sizes),
+/* A reset's section lists, section by section, against a direct count:
+ * section j lists exactly the buffers live in it, in candidate order
+ * (rank), rem[j] their bytes and cut[j] those also live in section j + 1;
+ * with buffers fixed or not, in every order of both searches (the
+ * offset-order search's without fixed buffers, where it runs). */
+OLLA_TEST(test_search_reset_lists)
+{
+    for (int trial = 0; trial < 300; trial++) {
+        size_t n = (size_t)rnd(1, 40), nf = (size_t)(trial % 3 == 0 ? rnd(1, 4) : 0);
+        olla_pitem it[40], fx[4];
+        int64_t off[40], fx_off[4], top = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t l = rnd(0, 30);
+            it[i] = (olla_pitem){l, rnd(l + 1, trial % 2 ? 31 : l + 3), rnd(1, 9)};
+        }
+        for (size_t f = 0; f < nf; f++) {
+            int64_t l = rnd(0, 30);
+            fx[f] = (olla_pitem){l, rnd(l + 1, 31), rnd(1, 5)};
+            fx_off[f] = top;
+            top += fx[f].size;
+        }
+        search_input in = {it, n, {fx, fx_off, nf}, top + 400, 0.0, 1LL << 50};
+        sctx c;
+        olla_search_init(&c, &in, off, NULL);
+        OLLA_CHECK_EQ_I64(olla_search_build(&c), 0);
+        for (int offset_order = 0; offset_order < (nf ? 1 : 2); offset_order++) { /* it runs without fixed buffers */
+            for (int order = 0; order < (offset_order ? BYORDER_COUNT : ORDER_COUNT + 2); order++) {
+                OLLA_CHECK_EQ_I64(olla_search_reset(&c, offset_order, order), 0);
+                for (size_t j = 0; j <= c.nsec; j++) {
+                    int64_t bytes = 0, p = c.sec_start[j];
+                    int both = 0, last_rank = -1;
+                    for (size_t r = 0; r < n && j < c.nsec; r++) /* the buffers live in j, by rank */
+                        for (size_t i = 0; i < n; i++) {
+                            if (c.rank[i] != (int)r || c.sb[i] > (int)j || c.se[i] <= (int)j)
+                                continue;
+                            bytes += it[i].size;
+                            both += c.se[i] > (int)j + 1;
+                            OLLA_CHECK(p < c.sec_start[j + 1] && c.sec_buf[p] == (int)i && (int)r > last_rank);
+                            p++;
+                            last_rank = (int)r;
+                        }
+                    if (j < c.nsec)
+                        OLLA_CHECK_EQ_I64(p, c.sec_start[j + 1]);
+                    OLLA_CHECK_EQ_I64(c.rem[j], bytes);
+                    OLLA_CHECK_EQ_I64(c.cut[j], both);
+                }
+            }
+        }
+        olla_search_free(&c);
+    }
+}
+
+OLLA_TEST_MAIN(OLLA_T(test_search_reset_lists), OLLA_T(test_search_entries_limit), OLLA_T(test_offset_search_on_gap_instances), OLLA_T(test_search_vs_ilp), OLLA_T(test_search_small_sizes), OLLA_T(test_search_large_sizes),
                OLLA_T(test_search_wide_sizes), OLLA_T(test_search_gap_instances))
