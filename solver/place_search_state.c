@@ -400,12 +400,19 @@ static int find_twins(sctx *c)
 }
 
 /* Each section's list start in sec_buf, from the number of buffers live
- * there. */
+ * there: counted by differences (sec_start[j + 1] gains one where a span
+ * begins at section j and loses it after its last section), summed into
+ * counts, then into starts. */
 static void count_sections(sctx *c)
 {
     for (size_t i = 0; i < c->n; i++)
-        for (int j = c->sb[i]; j < c->se[i]; j++)
-            c->sec_start[j + 1]++;
+        if (c->sb[i] < c->se[i]) {
+            c->sec_start[c->sb[i] + 1]++;
+            if ((size_t)c->se[i] < c->nsec)
+                c->sec_start[c->se[i] + 1]--;
+        }
+    for (size_t j = 1; j < c->nsec; j++)
+        c->sec_start[j + 1] += c->sec_start[j];
     for (size_t j = 0; j < c->nsec; j++)
         c->sec_start[j + 1] += c->sec_start[j];
     /* the buffers by the section they start in, in index order */
