@@ -199,8 +199,10 @@ typedef struct olla_report {
                                        is the listing); for "ort": "plan runs" (ONNX Runtime runs the plan's
                                        order itself), "input kept" (nothing better than the input's listing),
                                        "converged", "budget", "bound" or "deadline" (how the search over
-                                       listings ended), "kept" (keep_order), "search failed" (out of memory);
-                                       for "ort-priority": "listed" or "input kept" */
+                                       listings ended), "held more" (the input's listing: the one found
+                                       would make ONNX Runtime hold more with its arena on,
+                                       held_more_*), "kept" (keep_order), "search failed" (out of memory);
+                                       for "ort-priority": "listed", "input kept" or "held more" */
     /* The saving as the runtime sees it: what it holds for the input and for the written model.
      * saving_basis "ort_allocated": ONNX Runtime's planner (input_ort_allocated_bytes,
      * ort_allocated_bytes); "executed_peak": the peaks of the orders the runtime executes, where
@@ -233,6 +235,13 @@ typedef struct olla_report {
                                        inferred one, a dimension the model fixes changed */
     char **warnings;                /* n_warnings one-line messages (owned) */
     int n_binding_warnings;
+    /* runtime_search "held more": the best listing the search found would make ONNX Runtime hold more
+     * than the input's listing with its arena on, under ort_settings[held_more_setting] (OLLA_ORT_*), on
+     * the first run (held_more_steady 0) or over three runs (1): held_more_bytes against
+     * held_more_input_bytes, the largest such increase; so the input's listing was written.
+     * held_more_setting -1 otherwise. */
+    int held_more_setting, held_more_steady;
+    int64_t held_more_input_bytes, held_more_bytes;
 } olla_report;
 
 /* Plans a model. On success *plan and *report are filled; free with

@@ -371,6 +371,10 @@ static olla_status runtime_stage(run *r)
         rep->input_ort_default_steady_bytes = out.settings[OLLA_ORT_DEFAULTS].input_steady_bytes;
         rep->ort_default_steady_bytes = out.settings[OLLA_ORT_DEFAULTS].steady_bytes;
         rep->runtime_search = out.search;
+        rep->held_more_setting = out.held_more_setting;
+        rep->held_more_steady = out.held_more_steady;
+        rep->held_more_input_bytes = out.held_more_input_bytes;
+        rep->held_more_bytes = out.held_more_bytes;
         snprintf(rep->ort_model_note, sizeof rep->ort_model_note, "%s", out.ort_model_note);
         st = olla_dag_peak(&r->dag, r->order, &rep->peak_bytes, r->plan->live_planned, NULL, r->err);
         rep->executed_peak_bytes = rep->peak_bytes;
@@ -742,6 +746,10 @@ static void merge_report(olla_report *rep, const olla_report *w)
     rep->ort_default_allocated_bytes = w->ort_default_allocated_bytes;
     rep->ort_default_steady_bytes = w->ort_default_steady_bytes;
     rep->runtime_search = w->runtime_search;
+    rep->held_more_setting = w->held_more_setting;
+    rep->held_more_steady = w->held_more_steady;
+    rep->held_more_input_bytes = w->held_more_input_bytes;
+    rep->held_more_bytes = w->held_more_bytes;
     memcpy(rep->ort_model_note, w->ort_model_note, sizeof rep->ort_model_note);
     rep->views = w->views;
     rep->inplace = w->inplace;
@@ -923,6 +931,8 @@ static olla_status plan_model(const olla_model *m, const olla_options *opt, int6
     rep->input_ort_allocated_bytes = rep->ort_allocated_bytes = -1;
     rep->input_ort_default_allocated_bytes = rep->ort_default_allocated_bytes = -1;
     rep->input_ort_default_steady_bytes = rep->ort_default_steady_bytes = -1;
+    rep->held_more_setting = -1;
+    rep->held_more_input_bytes = rep->held_more_bytes = -1;
     for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++)
         rep->ort_settings[k] = (olla_ort_setting_figures){k >= OLLA_ORT_DEFAULTS, k == OLLA_ORT_ARENA_OFF || k == OLLA_ORT_DEFAULTS,
                                                           -1, -1, -1, -1};

@@ -86,6 +86,17 @@ char *olla_report_to_json(const olla_report *r, int pretty)
     }
     json_object_object_add(o, "ort_settings", settings);
     json_object_object_add(o, "runtime_search", json_object_new_string(r->runtime_search ? r->runtime_search : ""));
+    if (r->runtime_search && strcmp(r->runtime_search, "held more") == 0 && r->held_more_setting >= 0 &&
+        r->held_more_setting < OLLA_ORT_N_SETTINGS) {
+        const olla_ort_setting_figures *f = &r->ort_settings[r->held_more_setting];
+        json_object *h = json_object_new_object();
+        json_object_object_add(h, "enableCpuMemArena", json_object_new_boolean(f->arena));
+        json_object_object_add(h, "enableMemPattern", json_object_new_boolean(f->mem_pattern));
+        json_object_object_add(h, "run", json_object_new_string(r->held_more_steady ? "three runs" : "first"));
+        json_object_object_add(h, "input_bytes", json_object_new_int64(r->held_more_input_bytes));
+        json_object_object_add(h, "bytes", json_object_new_int64(r->held_more_bytes));
+        json_object_object_add(o, "held_more", h);
+    }
     json_object_object_add(o, "saving_basis", json_object_new_string(r->saving_basis ? r->saving_basis : ""));
     json_object_object_add(o, "saving_input_bytes", json_object_new_int64(r->saving_input_bytes));
     json_object_object_add(o, "saving_planned_bytes", json_object_new_int64(r->saving_planned_bytes));

@@ -303,6 +303,43 @@ static const int *judged_target(const olla_runtime_input *in, exec_cost *c, int 
     return candidate_listing(in, pick ? from[pick] : 0);
 }
 
+/* A figure of the written side above the input's beyond ORT_SLACK (both
+ * known). */
+static int above(int64_t input, int64_t written)
+{
+    return input >= 0 && written >= 0 && written > input + input / ORT_SLACK;
+}
+
+/* 1 when ORT would hold more for the written listing than for the input's
+ * with its arena on (its default; with the memory pattern on or off), on
+ * the first run or over three runs: the arena's regions and the pattern's
+ * block magnify a change of order that the search's figure (arena off,
+ * first run) does not show, and an increase there is what a user running
+ * ORT's defaults would pay. The largest increase, relative to the input's
+ * figure, goes into out's held_more_*. With the arena off, the search
+ * holds the first run within ORT_SLACK; the pattern's second run is
+ * reported, not refused. */
+static int holds_more(olla_runtime_outcome *out)
+{
+    double worst = 0.0;
+    for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) {
+        const olla_ort_setting_figures *f = &out->settings[k];
+        for (int steady = 0; steady < 2 && f->arena; steady++) {
+            int64_t in = steady ? f->input_steady_bytes : f->input_first_run_bytes;
+            int64_t wr = steady ? f->steady_bytes : f->first_run_bytes;
+            double by = in > 0 ? (double)(wr - in) / (double)in : 0.0;
+            if (above(in, wr) && by > worst) {
+                worst = by;
+                out->held_more_setting = k;
+                out->held_more_steady = steady;
+                out->held_more_input_bytes = in;
+                out->held_more_bytes = wr;
+            }
+        }
+    }
+    return worst > 0.0;
+}
+
 /* ort-priority: ORT follows the listing but for Shape and Size, which run as
  * soon as they can; the input listing when that would peak higher. */
 static olla_status steer_priority(const olla_runtime_input *in, exec_cost *c, const int *input_listing,
@@ -327,6 +364,8 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
     int n = g->n_ops;
     memset(out, 0, sizeof *out);
     out->input_ort_allocated_bytes = out->ort_allocated_bytes = -1;
+    out->held_more_setting = -1;
+    out->held_more_input_bytes = out->held_more_bytes = -1;
     for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++)
         out->settings[k] = (olla_ort_setting_figures){SETTINGS[k].arena, SETTINGS[k].mem_pattern, -1, -1, -1, -1};
     out->search = "none";
@@ -357,6 +396,20 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
                                              : steer_priority(in, &c, input_listing, listing, executed, out, err);
     if (st == OLLA_OK)
         st = figures(in, &c, listing, executed, 1, out, err);
+    /* the input's listing where the chosen one would make ORT hold more
+     * with its arena on, unless the input's order passes a memory limit
+     * (the plan's own order as the listing was tried too: on 18 traced
+     * training steps ORT ran it as it runs the input's) */
+    if (st == OLLA_OK && !in->keep_listing && !out->ort_model_note[0] && holds_more(out) &&
+        (in->peak_limit < 0 || out->input_executed_peak_bytes <= in->peak_limit)) {
+        int n_exec = 0;
+        memcpy(listing, input_listing, (size_t)n * sizeof(int));
+        st = olla_exec_order_of(eg, in->runtime, listing, executed, &n_exec, err);
+        if (st == OLLA_OK)
+            st = figures(in, &c, listing, executed, 1, out, err);
+        out->search = "held more";
+        out->chose_other = 0;
+    }
     if (out->ort_model_note[0]) /* a reason found late voids both sides */
         out->input_ort_allocated_bytes = out->ort_allocated_bytes = -1;
     for (int k = 0; out->ort_model_note[0] && k < OLLA_ORT_N_SETTINGS; k++)
