@@ -239,9 +239,12 @@ typedef struct olla_report {
      * than the input's listing with its arena on, under ort_settings[held_more_setting] (OLLA_ORT_*), on
      * the first run (held_more_steady 0) or over three runs (1): held_more_bytes against
      * held_more_input_bytes, the largest such increase; so the input's listing was written.
-     * held_more_setting -1 otherwise. */
+     * held_more_setting -1 otherwise. With arena_searched 1, the listing the search found first would
+     * have (held_more_*), and the search ran again refusing every listing ORT would hold more for with
+     * its arena on; its listing (runtime_search says how it ended) is written. */
     int held_more_setting, held_more_steady;
     int64_t held_more_input_bytes, held_more_bytes;
+    int arena_searched;
 } olla_report;
 
 /* Plans a model. On success *plan and *report are filled; free with

@@ -131,8 +131,10 @@ typedef struct olla_runtime_outcome {
     int judged;                        /* orders of equal cost the judge scored (0: none) */
     int chose_other;                   /* 1: the judge chose another order than the search's first */
     char ort_model_note[1024];         /* why ORT's planner could not be modelled, or "" */
-    int held_more_setting, held_more_steady; /* search "held more": the report's held_more_* */
+    int held_more_setting, held_more_steady; /* the report's held_more_* */
     int64_t held_more_input_bytes, held_more_bytes;
+    int arena_searched; /* 1: the search ran again refusing listings ORT would hold more for with its
+                           arena on, and its listing is written (the report's arena_searched) */
 } olla_runtime_outcome;
 
 /* Fills listing (n_ops op indices: the graph.node order to write) and order

@@ -375,6 +375,7 @@ static olla_status runtime_stage(run *r)
         rep->held_more_steady = out.held_more_steady;
         rep->held_more_input_bytes = out.held_more_input_bytes;
         rep->held_more_bytes = out.held_more_bytes;
+        rep->arena_searched = out.arena_searched;
         snprintf(rep->ort_model_note, sizeof rep->ort_model_note, "%s", out.ort_model_note);
         st = olla_dag_peak(&r->dag, r->order, &rep->peak_bytes, r->plan->live_planned, NULL, r->err);
         rep->executed_peak_bytes = rep->peak_bytes;
@@ -750,6 +751,7 @@ static void merge_report(olla_report *rep, const olla_report *w)
     rep->held_more_steady = w->held_more_steady;
     rep->held_more_input_bytes = w->held_more_input_bytes;
     rep->held_more_bytes = w->held_more_bytes;
+    rep->arena_searched = w->arena_searched;
     memcpy(rep->ort_model_note, w->ort_model_note, sizeof rep->ort_model_note);
     rep->views = w->views;
     rep->inplace = w->inplace;

@@ -86,8 +86,10 @@ char *olla_report_to_json(const olla_report *r, int pretty)
     }
     json_object_object_add(o, "ort_settings", settings);
     json_object_object_add(o, "runtime_search", json_object_new_string(r->runtime_search ? r->runtime_search : ""));
-    if (r->runtime_search && strcmp(r->runtime_search, "held more") == 0 && r->held_more_setting >= 0 &&
-        r->held_more_setting < OLLA_ORT_N_SETTINGS) {
+    if (r->runtime && strcmp(r->runtime, "listed") != 0)
+        json_object_object_add(o, "arena_searched", json_object_new_boolean(r->arena_searched != 0));
+    if (((r->runtime_search && strcmp(r->runtime_search, "held more") == 0) || r->arena_searched) &&
+        r->held_more_setting >= 0 && r->held_more_setting < OLLA_ORT_N_SETTINGS) {
         const olla_ort_setting_figures *f = &r->ort_settings[r->held_more_setting];
         json_object *h = json_object_new_object();
         json_object_object_add(h, "enableCpuMemArena", json_object_new_boolean(f->arena));

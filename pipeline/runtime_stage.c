@@ -8,7 +8,9 @@
  * allocates (ORT's planner, passes/runtime/olla_ort_memory.h) plus our peak,
  * without letting our peak or that sum rise above their figures for ORT's
  * order of the input (nor ORT's figure by more than 0.1%), and writes the
- * listing that makes ORT run it; with PRIORITY_BASED (ort-priority) the listing is the planned order and
+ * listing that makes ORT run it (where that listing would make ORT hold
+ * more with its arena on, the search runs again refusing such listings,
+ * and the input's listing is written if its still would); with PRIORITY_BASED (ort-priority) the listing is the planned order and
  * ORT's Kahn's sort decides the rest. Either way the plan is then made for
  * the order the runtime executes, completed with the ops it does not run
  * (Constants, dropped Casts), so that the offsets and the runtime agree. */
@@ -37,6 +39,14 @@ typedef struct {
     int64_t peak_cap;                 /* < 0: none */
     int64_t ort_cap;                  /* < 0: none */
     olla_order_judge *judge;          /* NULL: orders of equal cost are not judged */
+    /* with arena_caps set, orders for which ORT with its arena on would
+     * hold more than arena_first[k] (first run) or arena_steady[k] (over
+     * three runs) under setting k (OLLA_ORT_*) are refused too */
+    int arena_caps;
+    int64_t arena_first[OLLA_ORT_N_SETTINGS], arena_steady[OLLA_ORT_N_SETTINGS];
+    int64_t arena_best; /* the least cost of an order that passed them; orders of a higher cost, which
+                           the search will not keep, are not replayed */
+    int arena_checks;   /* replays left (ARENA_CHECKS); an order that would need one more is refused */
     int *full, *step, *first, *last;  /* scratch */
     int64_t *delta, *live;
     int peak_op;                      /* the op at the peak of the order peak_of() saw last, or -1 */
@@ -64,6 +74,13 @@ static int peak_op_of(void *ctx)
     return ((exec_cost *)ctx)->peak_op;
 }
 
+static int arena_over(exec_cost *c, const int *executed, int n);
+/* The search that refuses what the arena would hold more for replays at
+ * most this many orders' sessions (two each): where every better order
+ * fails, as on an Inception v3 step where any change of order costs the
+ * arena a region, it would replay every order it tries. */
+#define ARENA_CHECKS 256
+
 static int64_t cost_of(void *ctx, const int *executed, int n)
 {
     exec_cost *c = ctx;
@@ -77,7 +94,13 @@ static int64_t cost_of(void *ctx, const int *executed, int n)
     if (olla_ort_memory_eval(c->ort, executed, n, &res, &err) != OLLA_OK ||
         (c->ort_cap >= 0 && res.peak_bytes > c->ort_cap))
         return INT64_MAX / 2;
-    return res.peak_bytes + peak;
+    int64_t cost = res.peak_bytes + peak;
+    if (c->arena_caps && cost <= c->arena_best) {
+        if (c->arena_checks <= 0 || (c->arena_checks--, arena_over(c, executed, n)))
+            return INT64_MAX / 2;
+        c->arena_best = cost;
+    }
+    return cost;
 }
 
 /* The judge's score of an executed order (olla_order_judge_score of the
@@ -155,6 +178,22 @@ static const olla_ort_settings SETTINGS[OLLA_ORT_N_SETTINGS] = {
     [OLLA_ORT_DEFAULTS] = {1, 0, 1, 3},
     [OLLA_ORT_ARENA_NO_PATTERN] = {1, 0, 0, 3},
 };
+
+/* 1 when ORT with its arena on (its defaults, and the memory pattern off)
+ * would hold more for the executed order than c's arena caps allow. */
+static int arena_over(exec_cost *c, const int *executed, int n)
+{
+    static const int ON[] = {OLLA_ORT_DEFAULTS, OLLA_ORT_ARENA_NO_PATTERN};
+    for (size_t e = 0; e < sizeof ON / sizeof *ON; e++) {
+        int k = ON[e];
+        olla_ort_session_result sr;
+        olla_error err = {0};
+        if (olla_ort_memory_session(c->ort, executed, n, &SETTINGS[k], &sr, &err) != OLLA_OK ||
+            sr.first_run_bytes > c->arena_first[k] || sr.peak_bytes > c->arena_steady[k])
+            return 1;
+    }
+    return 0;
+}
 
 /* Why ORT's figures are not given: the first reason found is kept. */
 static void note(olla_runtime_outcome *out, const char *why)
@@ -366,6 +405,7 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
     out->input_ort_allocated_bytes = out->ort_allocated_bytes = -1;
     out->held_more_setting = -1;
     out->held_more_input_bytes = out->held_more_bytes = -1;
+    out->arena_searched = 0;
     for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++)
         out->settings[k] = (olla_ort_setting_figures){SETTINGS[k].arena, SETTINGS[k].mem_pattern, -1, -1, -1, -1};
     out->search = "none";
@@ -396,12 +436,38 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
                                              : steer_priority(in, &c, input_listing, listing, executed, out, err);
     if (st == OLLA_OK)
         st = figures(in, &c, listing, executed, 1, out, err);
-    /* the input's listing where the chosen one would make ORT hold more
-     * with its arena on, unless the input's order passes a memory limit
-     * (the plan's own order as the listing was tried too: on 18 traced
-     * training steps ORT ran it as it runs the input's) */
-    if (st == OLLA_OK && !in->keep_listing && !out->ort_model_note[0] && holds_more(out) &&
-        (in->peak_limit < 0 || out->input_executed_peak_bytes <= in->peak_limit)) {
+    /* where the chosen listing would make ORT hold more with its arena on:
+     * for ort, the search again, refusing such listings (each candidate
+     * then also replays two sessions); then, or for ort-priority, the
+     * input's listing if that still holds more. Not where the input's
+     * order passes a memory limit. (The plan's own order as the listing
+     * was tried too: on 18 traced training steps ORT ran it as it runs the
+     * input's.) */
+    int limit_ok = in->peak_limit < 0 || out->input_executed_peak_bytes <= in->peak_limit;
+    if (st == OLLA_OK && !in->keep_listing && !out->ort_model_note[0] && limit_ok && holds_more(out) &&
+        in->runtime == OLLA_RUNTIME_ORT) {
+        olla_runtime_outcome first = *out;
+        for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) {
+            const olla_ort_setting_figures *f = &out->settings[k];
+            c.arena_first[k] = f->input_first_run_bytes + f->input_first_run_bytes / ORT_SLACK;
+            c.arena_steady[k] = f->input_steady_bytes + f->input_steady_bytes / ORT_SLACK;
+        }
+        c.arena_caps = 1;
+        c.arena_best = INT64_MAX;
+        c.arena_checks = ARENA_CHECKS;
+        st = steer_ort(in, &c, input_listing, listing, executed, out, err);
+        if (st == OLLA_OK)
+            st = figures(in, &c, listing, executed, 1, out, err);
+        if (st == OLLA_OK && !holds_more(out)) { /* what the first search's listing would have held */
+            out->held_more_setting = first.held_more_setting;
+            out->held_more_steady = first.held_more_steady;
+            out->held_more_input_bytes = first.held_more_input_bytes;
+            out->held_more_bytes = first.held_more_bytes;
+            out->arena_searched = 1;
+        }
+    }
+    if (st == OLLA_OK && !in->keep_listing && !out->ort_model_note[0] && limit_ok && !out->arena_searched &&
+        holds_more(out)) {
         int n_exec = 0;
         memcpy(listing, input_listing, (size_t)n * sizeof(int));
         st = olla_exec_order_of(eg, in->runtime, listing, executed, &n_exec, err);

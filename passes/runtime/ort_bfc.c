@@ -2,14 +2,17 @@
  *
  * Chunks live in one array indexed by handle, as ORT's chunks_ vector: a
  * handle freed by a merge goes on a free list and is taken again before the
- * array grows, so the array's length is ORT's vector's size. Free chunks are
- * found by a scan for the smallest that fits (ties: lowest address); the
- * arenas modelled here hold a few hundred chunks at most. */
+ * array grows, so the array's length is ORT's vector's size. The free
+ * chunks are kept in a treap by (size, address), nodes by handle: the
+ * smallest that fits (ties: the lowest address) is the first key at or
+ * above (request, lowest address), in O(log chunks); a training step's
+ * session replays thousands of live chunks three runs over. */
 #include "passes/runtime/ort_bfc.h"
 
 #include <stdlib.h>
 
 #include "util/olla_grow.h"
+#include "util/olla_treap.h"
 
 enum {
     MIN_ALLOCATION = 256,            /* kMinAllocationSize */
@@ -38,7 +41,31 @@ struct olla_bfc {
     chunk *chunks;
     int n_chunks, cap_chunks, free_handles; /* length, ORT's capacity, free list head */
     size_t alloc_cap;     /* our array's capacity (olla_grow) */
+    olla_treap free_set;  /* the free chunks (alive, not in use) by (size, addr) */
+    int64_t probe_size, probe_addr; /* the key of the node FREE_PROBE, which is in no tree */
 };
+
+/* The node that stands for a key being looked up (never a handle). */
+enum { FREE_PROBE = -2 };
+
+/* 1 when chunk u's (size, addr) is below the key of node k. */
+static int free_below(const void *ctx, int u, int k)
+{
+    const olla_bfc *a = ctx;
+    int64_t size = k == FREE_PROBE ? a->probe_size : a->chunks[k].size;
+    int64_t addr = k == FREE_PROBE ? a->probe_addr : a->chunks[k].addr;
+    return a->chunks[u].size < size || (a->chunks[u].size == size && a->chunks[u].addr < addr);
+}
+
+static void free_insert(olla_bfc *a, int h)
+{
+    olla_treap_insert(&a->free_set, h, free_below, a);
+}
+
+static void free_erase(olla_bfc *a, int h)
+{
+    olla_treap_erase(&a->free_set, h, free_below, a);
+}
 
 static int64_t counted(const olla_bfc *a, int64_t bytes)
 {
@@ -55,13 +82,16 @@ olla_bfc *olla_bfc_new(olla_bfc_strategy strategy, int64_t min_block)
     a->region_size = INITIAL_REGION_BYTES;
     a->low_address = TOP_ADDRESS;
     a->free_handles = -1;
+    olla_treap_init(&a->free_set);
     return a;
 }
 
 void olla_bfc_free_arena(olla_bfc *a)
 {
-    if (a)
+    if (a) {
         free(a->chunks);
+        olla_treap_free(&a->free_set);
+    }
     free(a);
 }
 
@@ -79,6 +109,8 @@ static int take_handle(olla_bfc *a, int64_t *grown, int64_t *transient)
     if (!c)
         return -1;
     a->chunks = c;
+    if (!olla_treap_reserve(&a->free_set, a->alloc_cap))
+        return -1;
     if (a->n_chunks == a->cap_chunks) { /* ORT's vector doubling: what it allocates, not our array */
         int cap = a->cap_chunks ? 2 * a->cap_chunks : 1;
         int64_t old = counted(a, (int64_t)a->cap_chunks * CHUNK_RECORD_BYTES);
@@ -132,21 +164,20 @@ static int extend(olla_bfc *a, int64_t rounded, int64_t *grown, int64_t *transie
     c->addr = a->low_address;
     c->prev = c->next = -1;
     c->in_use = 0;
+    free_insert(a, h);
     return h;
 }
 
 /* The smallest free chunk of at least rounded bytes, lowest address first. */
-static int best_fit(const olla_bfc *a, int64_t rounded)
+static int best_fit(olla_bfc *a, int64_t rounded)
 {
-    int best = -1;
-    for (int h = 0; h < a->n_chunks; h++) {
-        const chunk *c = &a->chunks[h];
-        if (!c->alive || c->in_use || c->size < rounded)
-            continue;
-        if (best < 0 || c->size < a->chunks[best].size ||
-            (c->size == a->chunks[best].size && c->addr < a->chunks[best].addr))
-            best = h;
-    }
+    olla_treap *t = &a->free_set;
+    int l, r;
+    a->probe_size = rounded;
+    a->probe_addr = INT64_MIN;
+    olla_treap_split(t, t->root, FREE_PROBE, free_below, a, &l, &r);
+    int best = r >= 0 ? olla_treap_first(t, r) : -1;
+    t->root = olla_treap_merge(t, l, r);
     return best;
 }
 
@@ -159,10 +190,13 @@ int olla_bfc_alloc(olla_bfc *a, int64_t bytes, int64_t *grown, int64_t *transien
     int h = best_fit(a, rounded);
     if (h < 0 && (h = extend(a, rounded, grown, transient)) < 0)
         return -1;
+    free_erase(a, h);
     if (a->chunks[h].size >= 2 * rounded || a->chunks[h].size - rounded >= MAX_DEAD_BYTES) {
         int n = take_handle(a, grown, transient);
-        if (n < 0)
+        if (n < 0) {
+            free_insert(a, h);
             return -1;
+        }
         chunk *c = &a->chunks[h], *rest = &a->chunks[n];
         rest->size = c->size - rounded;
         rest->addr = c->addr + rounded;
@@ -173,6 +207,7 @@ int olla_bfc_alloc(olla_bfc *a, int64_t bytes, int64_t *grown, int64_t *transien
             a->chunks[c->next].prev = n;
         c->next = n;
         c->size = rounded;
+        free_insert(a, n);
     }
     a->chunks[h].in_use = 1;
     return h;
@@ -195,11 +230,17 @@ void olla_bfc_release(olla_bfc *a, int h)
         return;
     a->chunks[h].in_use = 0;
     int next = a->chunks[h].next;
-    if (next >= 0 && !a->chunks[next].in_use)
+    if (next >= 0 && !a->chunks[next].in_use) {
+        free_erase(a, next);
         merge(a, h, next);
+    }
     int prev = a->chunks[h].prev;
-    if (prev >= 0 && !a->chunks[prev].in_use)
+    if (prev >= 0 && !a->chunks[prev].in_use) {
+        free_erase(a, prev);
         merge(a, prev, h);
+        h = prev;
+    }
+    free_insert(a, h);
 }
 
 int64_t olla_bfc_held(const olla_bfc *a)
