@@ -241,7 +241,8 @@ typedef struct olla_report {
      * held_more_input_bytes, the largest such increase; so the input's listing was written.
      * held_more_setting -1 otherwise. With arena_searched 1, the listing the search found first would
      * have (held_more_*), and the search ran again refusing every listing ORT would hold more for with
-     * its arena on; its listing (runtime_search says how it ended) is written. */
+     * its arena on; its listing is written (runtime_search says how it ended), or the input's when
+     * that one would still hold more ("held more"). */
     int held_more_setting, held_more_steady;
     int64_t held_more_input_bytes, held_more_bytes;
     int arena_searched;

@@ -10,7 +10,8 @@
  * order of the input (nor ORT's figure by more than 0.1%), and writes the
  * listing that makes ORT run it (where that listing would make ORT hold
  * more with its arena on, the search runs again refusing such listings,
- * and the input's listing is written if its still would); with PRIORITY_BASED (ort-priority) the listing is the planned order and
+ * and the input's listing is written if its listing still would); with
+ * PRIORITY_BASED (ort-priority) the listing is the planned order and
  * ORT's Kahn's sort decides the rest. Either way the plan is then made for
  * the order the runtime executes, completed with the ops it does not run
  * (Constants, dropped Casts), so that the offsets and the runtime agree. */
@@ -349,34 +350,37 @@ static int above(int64_t input, int64_t written)
     return input >= 0 && written >= 0 && written > input + input / ORT_SLACK;
 }
 
+/* An increase in what ORT holds: under setting (OLLA_ORT_*), on the first
+ * run (steady 0) or over three runs (1), input_bytes -> bytes. */
+typedef struct arena_increase {
+    int setting, steady;
+    int64_t input_bytes, bytes;
+} arena_increase;
+
 /* 1 when ORT would hold more for the written listing than for the input's
  * with its arena on (its default; with the memory pattern on or off), on
  * the first run or over three runs: the arena's regions and the pattern's
  * block magnify a change of order that the search's figure (arena off,
  * first run) does not show, and an increase there is what a user running
- * ORT's defaults would pay. The largest increase, relative to the input's
- * figure, goes into out's held_more_*. With the arena off, the search
- * holds the first run within ORT_SLACK; the pattern's second run is
- * reported, not refused. */
-static int holds_more(olla_runtime_outcome *out)
+ * ORT's defaults would pay. *worst gets the largest increase relative to
+ * the input's figure. With the arena off, the search holds the first run
+ * within ORT_SLACK; the pattern's second run is reported, not refused. */
+static int holds_more(const olla_runtime_outcome *out, arena_increase *worst)
 {
-    double worst = 0.0;
+    double most = 0.0;
     for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) {
         const olla_ort_setting_figures *f = &out->settings[k];
         for (int steady = 0; steady < 2 && f->arena; steady++) {
             int64_t in = steady ? f->input_steady_bytes : f->input_first_run_bytes;
             int64_t wr = steady ? f->steady_bytes : f->first_run_bytes;
             double by = in > 0 ? (double)(wr - in) / (double)in : 0.0;
-            if (above(in, wr) && by > worst) {
-                worst = by;
-                out->held_more_setting = k;
-                out->held_more_steady = steady;
-                out->held_more_input_bytes = in;
-                out->held_more_bytes = wr;
+            if (above(in, wr) && by > most) {
+                most = by;
+                *worst = (arena_increase){k, steady, in, wr};
             }
         }
     }
-    return worst > 0.0;
+    return most > 0.0;
 }
 
 /* ort-priority: ORT follows the listing but for Shape and Size, which run as
@@ -442,11 +446,11 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
      * input's listing if that still holds more. Not where the input's
      * order passes a memory limit. (The plan's own order as the listing
      * was tried too: on 18 traced training steps ORT ran it as it runs the
-     * input's.) */
-    int limit_ok = in->peak_limit < 0 || out->input_executed_peak_bytes <= in->peak_limit;
-    if (st == OLLA_OK && !in->keep_listing && !out->ort_model_note[0] && limit_ok && holds_more(out) &&
-        in->runtime == OLLA_RUNTIME_ORT) {
-        olla_runtime_outcome first = *out;
+     * input's.) The report gives the increase of the listing found first. */
+    arena_increase first = {-1, 0, -1, -1}, again;
+    int more = st == OLLA_OK && !in->keep_listing && !out->ort_model_note[0] &&
+               (in->peak_limit < 0 || out->input_executed_peak_bytes <= in->peak_limit) && holds_more(out, &first);
+    if (more && in->runtime == OLLA_RUNTIME_ORT) {
         for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) {
             const olla_ort_setting_figures *f = &out->settings[k];
             c.arena_first[k] = f->input_first_run_bytes + f->input_first_run_bytes / ORT_SLACK;
@@ -458,16 +462,10 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
         st = steer_ort(in, &c, input_listing, listing, executed, out, err);
         if (st == OLLA_OK)
             st = figures(in, &c, listing, executed, 1, out, err);
-        if (st == OLLA_OK && !holds_more(out)) { /* what the first search's listing would have held */
-            out->held_more_setting = first.held_more_setting;
-            out->held_more_steady = first.held_more_steady;
-            out->held_more_input_bytes = first.held_more_input_bytes;
-            out->held_more_bytes = first.held_more_bytes;
-            out->arena_searched = 1;
-        }
+        out->arena_searched = 1;
+        more = st == OLLA_OK && holds_more(out, &again);
     }
-    if (st == OLLA_OK && !in->keep_listing && !out->ort_model_note[0] && limit_ok && !out->arena_searched &&
-        holds_more(out)) {
+    if (more) {
         int n_exec = 0;
         memcpy(listing, input_listing, (size_t)n * sizeof(int));
         st = olla_exec_order_of(eg, in->runtime, listing, executed, &n_exec, err);
@@ -476,6 +474,10 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
         out->search = "held more";
         out->chose_other = 0;
     }
+    out->held_more_setting = first.setting;
+    out->held_more_steady = first.steady;
+    out->held_more_input_bytes = first.input_bytes;
+    out->held_more_bytes = first.bytes;
     if (out->ort_model_note[0]) /* a reason found late voids both sides */
         out->input_ort_allocated_bytes = out->ort_allocated_bytes = -1;
     for (int k = 0; out->ort_model_note[0] && k < OLLA_ORT_N_SETTINGS; k++)
