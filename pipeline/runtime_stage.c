@@ -259,6 +259,12 @@ static olla_status figures(const olla_runtime_input *in, exec_cost *c, const int
  * of it (a few KiB of bookkeeping on a training step), no more. */
 #define ORT_SLACK 1000
 
+/* The most the written model may hold where the input holds input bytes. */
+static int64_t slack_cap(int64_t input)
+{
+    return input + input / ORT_SLACK;
+}
+
 /* ort: the search among the orders ORT can be made to run, judged by what
  * ORT allocates plus our peak, never above the input's peak or sum, nor
  * ORT's figure above the input's beyond ORT_SLACK;
@@ -273,7 +279,7 @@ static olla_status steer_ort(const olla_runtime_input *in, exec_cost *c, const i
     olla_error serr = {0};
     c->peak_cap = out->input_executed_peak_bytes;
     c->ort_cap = out->input_ort_allocated_bytes < 0 ? -1
-                 : out->input_ort_allocated_bytes + out->input_ort_allocated_bytes / ORT_SLACK;
+                 : slack_cap(out->input_ort_allocated_bytes);
     if (in->peak_limit >= 0 && in->peak_limit < c->peak_cap)
         c->peak_cap = in->peak_limit;
     olla_ort_problem p = {c->eg,     input_listing,          in->target, cost_of, c, in->alternatives,
@@ -347,7 +353,7 @@ static const int *judged_target(const olla_runtime_input *in, exec_cost *c, int 
  * known). */
 static int above(int64_t input, int64_t written)
 {
-    return input >= 0 && written >= 0 && written > input + input / ORT_SLACK;
+    return input >= 0 && written >= 0 && written > slack_cap(input);
 }
 
 /* An increase in what ORT holds: under setting (OLLA_ORT_*), on the first
@@ -453,8 +459,8 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
     if (more && in->runtime == OLLA_RUNTIME_ORT) {
         for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) {
             const olla_ort_setting_figures *f = &out->settings[k];
-            c.arena_first[k] = f->input_first_run_bytes + f->input_first_run_bytes / ORT_SLACK;
-            c.arena_steady[k] = f->input_steady_bytes + f->input_steady_bytes / ORT_SLACK;
+            c.arena_first[k] = slack_cap(f->input_first_run_bytes);
+            c.arena_steady[k] = slack_cap(f->input_steady_bytes);
         }
         c.arena_caps = 1;
         c.arena_best = INT64_MAX;
