@@ -284,17 +284,17 @@ static void print_summary(const char *in, const olla_report *rep)
                         "listing: %s)\n",
                 rep->runtime, best, olla_cli_pct(rep->peak_bytes - rep->unconstrained_peak_bytes, rep->peak_bytes),
                 rep->runtime_search);
-    int held = strcmp(rep->runtime_search, "held more") == 0;
-    if (!listed && (held || rep->arena_searched) && rep->held_more_setting >= 0 &&
-        rep->held_more_setting < OLLA_ORT_N_SETTINGS) {
+    int held_setting = olla_report_held_more(rep);
+    if (held_setting >= 0) {
         char in_b[32], wr_b[32], by[48];
         olla_cli_human_bytes(rep->held_more_input_bytes, in_b, sizeof in_b);
         olla_cli_human_bytes(rep->held_more_bytes, wr_b, sizeof wr_b);
         olla_human_change(rep->held_more_input_bytes, rep->held_more_bytes, by, sizeof by);
         fprintf(stderr, "  %s: the best listing found would make ONNX Runtime hold %s, not %s (%s), with %s, %s\n",
-                held ? "the input's listing is written"
-                     : "the listing was searched again refusing what the arena would hold more for",
-                wr_b, in_b, by, ORT_SETTING_NAMES[rep->held_more_setting],
+                strcmp(rep->runtime_search, "held more") == 0
+                    ? "the input's listing is written"
+                    : "the listing was searched again refusing what the arena would hold more for",
+                wr_b, in_b, by, ORT_SETTING_NAMES[held_setting],
                 rep->held_more_steady ? "the most over three runs" : "on the first run");
     }
     if (!listed)

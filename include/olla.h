@@ -318,6 +318,10 @@ OLLA_API olla_status olla_model_shapes_json(const olla_model *m, const olla_opti
 OLLA_API olla_status olla_tradeoff_curve(const olla_model *m, const olla_options *opt, int n_points, olla_tradeoff *out,
                                          olla_error *err);
 
+/* Where the report says ONNX Runtime would hold more with its arena on for the best listing found
+ * than for the input's (runtime_search "held more", or arena_searched; not for the listed runtime):
+ * the index of that setting in ort_settings, with held_more_* its figures; -1 when it says none. */
+OLLA_API int olla_report_held_more(const olla_report *r);
 /* The report as JSON text (malloc'd; NULL when out of memory). */
 OLLA_API char *olla_report_to_json(const olla_report *r, int pretty);
 /* The --report JSON. */

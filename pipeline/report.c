@@ -30,6 +30,16 @@ void olla_report_set_saving(olla_report *r)
     }
 }
 
+int olla_report_held_more(const olla_report *r)
+{
+    if (!r->runtime || strcmp(r->runtime, "listed") == 0)
+        return -1;
+    int held = r->runtime_search && strcmp(r->runtime_search, "held more") == 0;
+    if (!(held || r->arena_searched) || r->held_more_setting < 0 || r->held_more_setting >= OLLA_ORT_N_SETTINGS)
+        return -1;
+    return r->held_more_setting;
+}
+
 char *olla_report_to_json(const olla_report *r, int pretty)
 {
     json_object *o = json_object_new_object();
@@ -88,9 +98,9 @@ char *olla_report_to_json(const olla_report *r, int pretty)
     json_object_object_add(o, "runtime_search", json_object_new_string(r->runtime_search ? r->runtime_search : ""));
     if (r->runtime && strcmp(r->runtime, "listed") != 0)
         json_object_object_add(o, "arena_searched", json_object_new_boolean(r->arena_searched != 0));
-    if (((r->runtime_search && strcmp(r->runtime_search, "held more") == 0) || r->arena_searched) &&
-        r->held_more_setting >= 0 && r->held_more_setting < OLLA_ORT_N_SETTINGS) {
-        const olla_ort_setting_figures *f = &r->ort_settings[r->held_more_setting];
+    int held_setting = olla_report_held_more(r);
+    if (held_setting >= 0) {
+        const olla_ort_setting_figures *f = &r->ort_settings[held_setting];
         json_object *h = json_object_new_object();
         json_object_object_add(h, "enableCpuMemArena", json_object_new_boolean(f->arena));
         json_object_object_add(h, "enableMemPattern", json_object_new_boolean(f->mem_pattern));

@@ -1,5 +1,7 @@
 /* The runtime plan API (include/olla_plan.h): parsing and queries, shared
- * allocations, bad plans refused, the dims and inputs a plan was made for. */
+ * allocations, bad plans refused, the dims and inputs a plan was made for;
+ * and where a report says ONNX Runtime would hold more with its arena on
+ * (olla_report_held_more, the report's held_more). */
 #include "olla.h"
 #include "olla_plan.h"
 #include "olla_test.h"
@@ -202,7 +204,49 @@ OLLA_TEST(test_planned_model_refuses_mismatched_batch)
     olla_model_free(m);
 }
 
+/* olla_report_held_more answers for the JSON report and the summary alike:
+ * the setting only with runtime_search "held more" or arena_searched, a
+ * setting in range, and a runtime that is not "listed". */
+OLLA_TEST(test_report_held_more)
+{
+    olla_report r;
+    memset(&r, 0, sizeof r);
+    r.runtime = "ort";
+    r.runtime_search = "budget";
+    r.held_more_setting = OLLA_ORT_DEFAULTS;
+    r.held_more_input_bytes = 1000;
+    r.held_more_bytes = 1500;
+    r.lower_bound_bytes = r.memory_limit_bytes = -1;
+    r.ort_settings[OLLA_ORT_DEFAULTS].arena = r.ort_settings[OLLA_ORT_DEFAULTS].mem_pattern = 1;
+    OLLA_CHECK_EQ_I64(olla_report_held_more(&r), -1); /* neither held more nor searched again */
+    char *j = olla_report_to_json(&r, 0);
+    OLLA_CHECK(j && !strstr(j, "\"held_more\""));
+    free(j);
+    r.arena_searched = 1;
+    OLLA_CHECK_EQ_I64(olla_report_held_more(&r), OLLA_ORT_DEFAULTS);
+    j = olla_report_to_json(&r, 0);
+    OLLA_CHECK_STR_CONTAINS(j ? j : "", "\"held_more\":{\"enableCpuMemArena\":true,\"enableMemPattern\":true,"
+                                        "\"run\":\"first\",\"input_bytes\":1000,\"bytes\":1500}");
+    free(j);
+    r.arena_searched = 0;
+    r.runtime_search = "held more";
+    r.held_more_setting = OLLA_ORT_ARENA_NO_PATTERN;
+    OLLA_CHECK_EQ_I64(olla_report_held_more(&r), OLLA_ORT_ARENA_NO_PATTERN);
+    r.held_more_setting = OLLA_ORT_N_SETTINGS; /* out of range: no setting to name */
+    OLLA_CHECK_EQ_I64(olla_report_held_more(&r), -1);
+    r.held_more_setting = -1;
+    OLLA_CHECK_EQ_I64(olla_report_held_more(&r), -1);
+    r.held_more_setting = OLLA_ORT_ARENA_NO_PATTERN;
+    r.runtime = "listed";
+    OLLA_CHECK_EQ_I64(olla_report_held_more(&r), -1);
+    j = olla_report_to_json(&r, 0);
+    OLLA_CHECK(j && !strstr(j, "\"held_more\""));
+    free(j);
+    r.runtime = NULL; /* a report plan_model did not fill */
+    OLLA_CHECK_EQ_I64(olla_report_held_more(&r), -1);
+}
+
 OLLA_TEST_MAIN(OLLA_T(test_parse_and_query), OLLA_T(test_sharing_allocations), OLLA_T(test_rejects_bad_plans),
                OLLA_T(test_recorded_dims_and_inputs),
                OLLA_T(test_check_inputs_refuses_other_shapes), OLLA_T(test_recorded_fields_validated),
-               OLLA_T(test_planned_model_refuses_mismatched_batch))
+               OLLA_T(test_planned_model_refuses_mismatched_batch), OLLA_T(test_report_held_more))
