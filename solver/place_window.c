@@ -98,7 +98,7 @@ static void fix_window(wctx *c, int64_t base, int kind)
 static int try_window(wctx *c, int64_t a, int64_t b, long long search, long long sides, olla_pwork *w)
 {
     int64_t block = classify(c, a, b);
-    if (block > c->cap || c->nb + c->na == 0)
+    if (block > c->cap || c->nb + c->na == 0 || c->nb + c->na > OLLA_WINDOW_MAX_SIDES)
         return OLLA_SEARCH_GAVE_UP;
     olla_pwork part = olla_pwork_part(w, search);
     int r = olla_place_search(c->win, c->nw, c->cap - block, &part, c->woff);

@@ -3,7 +3,8 @@
  * with light buffers before and after it and one buffer live throughout)
  * at capacity max live, every placement it returns is valid within the
  * capacity (the library's validator) and every proof that nothing fits is
- * confirmed by brute force; both outcomes must occur. And a generated
+ * confirmed by brute force; both outcomes must occur. A window whose sides
+ * are too many is not tried. And a generated
  * DenseNet-style training step that only the searches backwards in time
  * placed at max live (after 1.2e10 units) is proven optimal within half
  * the default budget (judged by work units, not time). */
@@ -102,6 +103,41 @@ OLLA_TEST(test_window_raises_the_bound)
     OLLA_CHECK(olla_place_validate(b, (size_t)n, res.arena_bytes, 64, &err) == OLLA_OK);
 }
 
+/* A window whose sides hold more than OLLA_WINDOW_MAX_SIDES buffers is not
+ * tried; with exactly that many the same window places everything. The
+ * busiest time is one step with a buffer of 10 live; before it, one-step
+ * buffers of 1, one a step. */
+OLLA_TEST(test_window_skips_big_sides)
+{
+    for (size_t extra = 0; extra < 2; extra++) {
+        size_t sides = OLLA_WINDOW_MAX_SIDES + extra, n = sides + 1;
+        olla_pitem *it = malloc(n * sizeof *it);
+        int64_t *off = malloc(n * sizeof *off);
+        OLLA_CHECK(it && off);
+        if (!it || !off) {
+            free(it);
+            free(off);
+            return;
+        }
+        for (size_t i = 0; i < sides; i++)
+            it[i] = (olla_pitem){(int64_t)i, (int64_t)i + 1, 1};
+        it[sides] = (olla_pitem){(int64_t)sides, (int64_t)sides + 1, 10};
+        for (int pass = 0; pass < 2; pass++) {
+            olla_pwork w = {100000000LL, 0, 0, 0};
+            int r = olla_place_window(it, n, 10, &w, off, NULL, pass);
+            if (extra) {
+                OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_GAVE_UP);
+            } else {
+                OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
+                if (r == OLLA_SEARCH_FOUND)
+                    olla_test_check_valid(it, n, off, 10);
+            }
+        }
+        free(it);
+        free(off);
+    }
+}
+
 /* DenseNet-style seed 5 at batch 1, both sharing modes: the split at the
  * busiest time and the search at max live give up; before the windows the
  * search backwards in time placed it at max live after about 1.2e10 units.
@@ -130,4 +166,4 @@ OLLA_TEST(test_densenet_step_placed_from_a_window)
 }
 
 OLLA_TEST_MAIN(OLLA_T(test_window_outcomes_match_brute_force), OLLA_T(test_window_raises_the_bound),
-               OLLA_T(test_densenet_step_placed_from_a_window))
+               OLLA_T(test_window_skips_big_sides), OLLA_T(test_densenet_step_placed_from_a_window))
