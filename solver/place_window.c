@@ -7,7 +7,10 @@
  * with their whole lifetimes (two of them that live on past a window's end
  * both live at that end, so they do not overlap there either), and the
  * buffers wholly before and wholly after the window are placed around them
- * as the split places a side (place_split.c). On training steps, the
+ * as the split places a side (place_split.c); when they do not fit, the
+ * window is searched again backwards in time (place_reverse.c), which
+ * finds another placement of it, and the sides are tried around that one.
+ * On training steps, the
  * buffers live across a window of a few hundred steps around the busiest
  * time are most of its peak, so the search there is small even where the
  * whole instance is far past what it can finish. */
@@ -95,20 +98,12 @@ static void fix_window(wctx *c, int64_t base, int kind)
  * each block order the sides after and before it with an equal share of
  * at most sides units. An OLLA_SEARCH_ outcome (off filled when found;
  * OLLA_SEARCH_NONE: the window's search proved that nothing fits). */
-static int try_window(wctx *c, int64_t a, int64_t b, long long search, long long sides, olla_pwork *w)
+/* The sides after and before the window, its buffers fixed at c->woff and
+ * the block in each order in turn, with an equal share of at most sides
+ * units of w. An OLLA_SEARCH_ outcome. */
+static int place_sides(wctx *c, int64_t a, int64_t b, int64_t block, long long sides, olla_pwork *w)
 {
-    int64_t block = classify(c, a, b);
-    if (block > c->cap || c->nb + c->na == 0 || c->nb + c->na > OLLA_WINDOW_MAX_SIDES)
-        return OLLA_SEARCH_GAVE_UP;
-    olla_pwork part = olla_pwork_part(w, search);
-    int r = olla_place_search(c->win, c->nw, c->cap - block, &part, c->woff);
-    olla_pwork_join(w, &part);
-    olla_log(c->log, OLLA_LOG_DETAIL,
-             "place: window %lld..%lld (%zu buffers searched, %zu live across, %zu before, %zu after): %s after %lld units",
-             (long long)a, (long long)b, c->nw, c->nfull, c->nb, c->na,
-             r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_NONE ? "none exists" : "gave up", part.used);
-    if (r != OLLA_SEARCH_FOUND)
-        return r;
+    int r = OLLA_SEARCH_GAVE_UP;
     olla_pwork all_sides = olla_pwork_part(w, sides);
     for (int kind = 0; kind < BLOCK_ORDERS && r != OLLA_SEARCH_NOMEM; kind++) {
         if (olla_pwork_left(&all_sides) == 0 || olla_pwork_late(&all_sides))
@@ -127,7 +122,37 @@ static int try_window(wctx *c, int64_t a, int64_t b, long long search, long long
             break;
     }
     olla_pwork_join(w, &all_sides);
-    return r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NOMEM ? r : OLLA_SEARCH_GAVE_UP;
+    return r;
+}
+
+/* One window [a, b]: its search with at most search units of w, then for
+ * each block order the sides after and before it with an equal share of
+ * at most sides units; when the sides do not fit, the same again with the
+ * window searched backwards in time (another placement of it). An
+ * OLLA_SEARCH_ outcome (off filled when found; OLLA_SEARCH_NONE: the
+ * window's search proved that nothing fits). */
+static int try_window(wctx *c, int64_t a, int64_t b, long long search, long long sides, olla_pwork *w)
+{
+    int64_t block = classify(c, a, b);
+    if (block > c->cap || c->nb + c->na == 0 || c->nb + c->na > OLLA_WINDOW_MAX_SIDES)
+        return OLLA_SEARCH_GAVE_UP;
+    int r = OLLA_SEARCH_GAVE_UP;
+    for (int backwards = 0; backwards < 2; backwards++) {
+        olla_pwork part = olla_pwork_part(w, search);
+        r = backwards ? olla_place_search_reversed(c->win, c->nw, c->cap - block, &part, c->woff)
+                      : olla_place_search(c->win, c->nw, c->cap - block, &part, c->woff);
+        olla_pwork_join(w, &part);
+        olla_log(c->log, OLLA_LOG_DETAIL,
+                 "place: window %lld..%lld%s (%zu buffers searched, %zu live across, %zu before, %zu after): %s after %lld units",
+                 (long long)a, (long long)b, backwards ? " backwards in time" : "", c->nw, c->nfull, c->nb, c->na,
+                 r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_NONE ? "none exists" : "gave up", part.used);
+        if (r != OLLA_SEARCH_FOUND)
+            return r;
+        r = place_sides(c, a, b, block, sides, w);
+        if (r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NOMEM)
+            return r;
+    }
+    return OLLA_SEARCH_GAVE_UP;
 }
 
 /* The busy span at per_mille: the first and last times at which the load is

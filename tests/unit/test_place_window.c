@@ -4,7 +4,8 @@
  * at capacity max live, every placement it returns is valid within the
  * capacity (the library's validator) and every proof that nothing fits is
  * confirmed by brute force; both outcomes must occur. A window whose sides
- * are too many is not tried. And a generated
+ * are too many is not tried; one whose sides do not fit around its
+ * placement is searched again backwards in time. And a generated
  * DenseNet-style training step that only the searches backwards in time
  * placed at max live (after 1.2e10 units) is proven optimal within half
  * the default budget (judged by work units, not time). */
@@ -138,6 +139,44 @@ OLLA_TEST(test_window_skips_big_sides)
     }
 }
 
+/* The log lines of a window's search (olla_place_window's logger). */
+typedef struct window_log {
+    int backwards;      /* a window was searched backwards in time */
+    int placed_after;   /* and then the sides were placed */
+} window_log;
+
+static void window_log_line(void *ctx, olla_log_level level, const char *message)
+{
+    window_log *wl = ctx;
+    (void)level;
+    if (strstr(message, "backwards in time ("))
+        wl->backwards = 1;
+    else if (wl->backwards && strstr(message, "sides placed"))
+        wl->placed_after = 1;
+}
+
+/* Thirteen buffers over twelve steps, max live 9, where the sides do not
+ * fit around the window's placement found forwards in time, and do around
+ * the one found backwards: the window's placement is then valid at max
+ * live (found by a search over random instances of this size). */
+OLLA_TEST(test_window_searched_backwards_when_the_sides_do_not_fit)
+{
+    const olla_pitem it[] = {{6, 8, 2}, {0, 2, 3}, {6, 9, 2},  {9, 12, 2}, {1, 2, 4},  {2, 7, 4}, {4, 6, 4},
+                             {9, 10, 2}, {7, 10, 1}, {2, 4, 2}, {7, 11, 2}, {7, 12, 1}, {6, 11, 1}};
+    const size_t n = sizeof it / sizeof it[0];
+    int64_t off[sizeof it / sizeof it[0]];
+    int64_t cap = olla_place_items_max_live(it, n);
+    OLLA_CHECK_EQ_I64(cap, 9);
+    window_log wl = {0, 0};
+    olla_logger log = {window_log_line, &wl, OLLA_LOG_DETAIL};
+    olla_pwork w = {100000000LL, 0, 0, 0};
+    int r = olla_place_window(it, n, cap, &w, off, &log, 0);
+    OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
+    OLLA_CHECK(wl.backwards && wl.placed_after);
+    if (r == OLLA_SEARCH_FOUND)
+        olla_test_check_valid(it, n, off, cap);
+}
+
 /* DenseNet-style seed 5 at batch 1, both sharing modes: the split at the
  * busiest time and the search at max live give up; before the windows the
  * search backwards in time placed it at max live after about 1.2e10 units.
@@ -166,4 +205,5 @@ OLLA_TEST(test_densenet_step_placed_from_a_window)
 }
 
 OLLA_TEST_MAIN(OLLA_T(test_window_outcomes_match_brute_force), OLLA_T(test_window_raises_the_bound),
-               OLLA_T(test_window_skips_big_sides), OLLA_T(test_densenet_step_placed_from_a_window))
+               OLLA_T(test_window_skips_big_sides), OLLA_T(test_window_searched_backwards_when_the_sides_do_not_fit),
+               OLLA_T(test_densenet_step_placed_from_a_window))
