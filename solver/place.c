@@ -318,7 +318,6 @@ static int early_probe(driver *d)
  * cheaply does not wait behind a split spending its whole share, nor one
  * that the split places cheaply behind the probe. When the probe raised
  * the bound the split aims at, the split starts again there. */
-#define OLLA_PLACE_SPLIT_FIRST_ROUNDS 2
 static int split_and_probe(driver *d)
 {
     long long units = olla_pwork_left(&d->work) / OLLA_PLACE_SPLIT_SHARE, before = d->work.used;

@@ -181,8 +181,10 @@ int olla_place_offset_search(const olla_pitem *it, size_t n, int64_t capacity, i
  * not found within w) or OLLA_SEARCH_NOMEM. */
 int olla_place_split(const olla_pitem *it, size_t n, int64_t capacity, olla_pwork *w,
                      int64_t *off, const olla_logger *log);
-/* The split's rounds of attempts and its attempts a round (place_split.c). */
+/* The split's rounds of attempts and its attempts a round (place_split.c);
+ * its first rounds are those where the sides' greedy placements fit. */
 #define OLLA_PLACE_SPLIT_ROUNDS 4
+#define OLLA_PLACE_SPLIT_FIRST_ROUNDS 2
 #define OLLA_PLACE_SPLIT_ATTEMPTS 6
 /* Where a split's rounds stand between two calls: the round a call stops
  * before (the caller's), the budget the round caps come from, the next
@@ -211,8 +213,9 @@ int olla_place_split_side(const olla_pitem *it, int64_t cap, const int *idx, siz
                           olla_pwork *w, int64_t *off);
 
 /* Placement from windows of time around the busiest times
- * (place_window.c): the buffers that start or end in a window searched
- * below those live across it, then the buffers before and after it placed
+ * (place_window.c): the buffers that start or end in a window placed
+ * below those live across it (by the split's first rounds, else the exact
+ * search), then the buffers before and after it placed
  * around them as the split's sides are, within capacity; the windows are
  * the spans of time whose load is near max live; when the sides do not fit
  * around a window's placement, the window is searched again backwards in

@@ -2,15 +2,16 @@
  * buffers live in a window [a, b] are searched first, cut to the window;
  * those live across all of it meet every other buffer of the window, so
  * they can sit on top of the others as one block in any order, and the
- * exact search only sees the buffers that start or end inside the window,
- * below the capacity less the block. The window's buffers are then fixed
+ * buffers that start or end inside the window are placed below the
+ * capacity less the block (by the split's first rounds, else the exact
+ * search). The window's buffers are then fixed
  * with their whole lifetimes (two of them that live on past a window's end
  * both live at that end, so they do not overlap there either), and the
  * buffers wholly before and wholly after the window are placed around them
  * as the split places a side (place_split.c); when they do not fit, the
- * window is searched again backwards in time (place_reverse.c), which
- * finds another placement of it, and the sides are tried around that one.
- * On training steps, the
+ * window's buffers are placed again by the exact search, forwards, then
+ * backwards in time (place_reverse.c), each finding another placement of
+ * them, and the sides are tried around each. On training steps, the
  * buffers live across a window of a few hundred steps around the busiest
  * time are most of its peak, so the search there is small even where the
  * whole instance is far past what it can finish. */
@@ -94,10 +95,6 @@ static void fix_window(wctx *c, int64_t base, int kind)
     }
 }
 
-/* One window [a, b]: its search with at most search units of w, then for
- * each block order the sides after and before it with an equal share of
- * at most sides units. An OLLA_SEARCH_ outcome (off filled when found;
- * OLLA_SEARCH_NONE: the window's search proved that nothing fits). */
 /* The sides after and before the window, its buffers fixed at c->woff and
  * the block in each order in turn, with an equal share of at most sides
  * units of w. An OLLA_SEARCH_ outcome. */
@@ -125,29 +122,53 @@ static int place_sides(wctx *c, int64_t a, int64_t b, int64_t block, long long s
     return r;
 }
 
-/* One window [a, b]: its search with at most search units of w, then for
- * each block order the sides after and before it with an equal share of
- * at most sides units; when the sides do not fit, the same again with the
- * window searched backwards in time (another placement of it). An
- * OLLA_SEARCH_ outcome (off filled when found; OLLA_SEARCH_NONE: the
+/* How a window's buffers are placed below its block, in turn until the
+ * sides fit around them: the split's first rounds (place_split.c; on a
+ * tight window they can place in a fraction of what the exact search
+ * spends there), the exact search, and the exact search backwards in time
+ * (another placement, for sides that do not fit around the first). */
+enum { WINDOW_SPLIT, WINDOW_SEARCH, WINDOW_BACKWARDS, WINDOW_WAYS };
+
+/* The window's buffers placed below capacity cap in the way way, within w:
+ * an OLLA_SEARCH_ outcome (c->woff filled when found; the split proves
+ * nothing, so it only finds or gives up). */
+static int place_window_buffers(wctx *c, int way, int64_t cap, olla_pwork *w)
+{
+    if (way == WINDOW_SPLIT) {
+        olla_split_progress pr = {0};
+        pr.until = OLLA_PLACE_SPLIT_FIRST_ROUNDS;
+        int r = olla_place_split_rounds(c->win, c->nw, cap, &pr, w, c->woff, NULL);
+        return r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NOMEM ? r : OLLA_SEARCH_GAVE_UP;
+    }
+    return way == WINDOW_SEARCH ? olla_place_search(c->win, c->nw, cap, w, c->woff)
+                                : olla_place_search_reversed(c->win, c->nw, cap, w, c->woff);
+}
+
+/* One window [a, b]: its buffers placed in each way in turn with at most
+ * search units of w each, and each placement found tried with the sides
+ * (place_sides, at most sides units); the exact search backwards only
+ * after the one forwards found a placement the sides did not fit around.
+ * An OLLA_SEARCH_ outcome (off filled when found; OLLA_SEARCH_NONE: the
  * window's search proved that nothing fits). */
 static int try_window(wctx *c, int64_t a, int64_t b, long long search, long long sides, olla_pwork *w)
 {
+    static const char *const way_name[WINDOW_WAYS] = {" by the split", "", " backwards in time"};
     int64_t block = classify(c, a, b);
     if (block > c->cap || c->nb + c->na == 0 || c->nb + c->na > OLLA_WINDOW_MAX_SIDES)
         return OLLA_SEARCH_GAVE_UP;
     int r = OLLA_SEARCH_GAVE_UP;
-    for (int backwards = 0; backwards < 2; backwards++) {
+    for (int way = 0; way < WINDOW_WAYS; way++) {
         olla_pwork part = olla_pwork_part(w, search);
-        r = backwards ? olla_place_search_reversed(c->win, c->nw, c->cap - block, &part, c->woff)
-                      : olla_place_search(c->win, c->nw, c->cap - block, &part, c->woff);
+        r = place_window_buffers(c, way, c->cap - block, &part);
         olla_pwork_join(w, &part);
         olla_log(c->log, OLLA_LOG_DETAIL,
                  "place: window %lld..%lld%s (%zu buffers searched, %zu live across, %zu before, %zu after): %s after %lld units",
-                 (long long)a, (long long)b, backwards ? " backwards in time" : "", c->nw, c->nfull, c->nb, c->na,
+                 (long long)a, (long long)b, way_name[way], c->nw, c->nfull, c->nb, c->na,
                  r == OLLA_SEARCH_FOUND ? "found" : r == OLLA_SEARCH_NONE ? "none exists" : "gave up", part.used);
-        if (r != OLLA_SEARCH_FOUND)
+        if (r == OLLA_SEARCH_NOMEM || r == OLLA_SEARCH_NONE || (r == OLLA_SEARCH_GAVE_UP && way == WINDOW_SEARCH))
             return r;
+        if (r != OLLA_SEARCH_FOUND)
+            continue;
         r = place_sides(c, a, b, block, sides, w);
         if (r == OLLA_SEARCH_FOUND || r == OLLA_SEARCH_NOMEM)
             return r;

@@ -4,8 +4,9 @@
  * at capacity max live, every placement it returns is valid within the
  * capacity (the library's validator) and every proof that nothing fits is
  * confirmed by brute force; both outcomes must occur. A window whose sides
- * are too many is not tried; one whose sides do not fit around its
- * placement is searched again backwards in time. And a generated
+ * are too many is not tried; its buffers are placed by the split first,
+ * and when the sides do not fit around a placement, by the exact search
+ * forwards, then backwards in time. And a generated
  * DenseNet-style training step that only the searches backwards in time
  * placed at max live (after 1.2e10 units) is proven optimal within half
  * the default budget (judged by work units, not time). */
@@ -143,6 +144,7 @@ OLLA_TEST(test_window_skips_big_sides)
 typedef struct window_log {
     int backwards;      /* a window was searched backwards in time */
     int placed_after;   /* and then the sides were placed */
+    int by_split;       /* the first placement of a window was the split's */
 } window_log;
 
 static void window_log_line(void *ctx, olla_log_level level, const char *message)
@@ -153,21 +155,44 @@ static void window_log_line(void *ctx, olla_log_level level, const char *message
         wl->backwards = 1;
     else if (wl->backwards && strstr(message, "sides placed"))
         wl->placed_after = 1;
+    if (strstr(message, " by the split (") && strstr(message, ": found after"))
+        wl->by_split = 1;
 }
 
-/* Thirteen buffers over twelve steps, max live 9, where the sides do not
- * fit around the window's placement found forwards in time, and do around
- * the one found backwards: the window's placement is then valid at max
- * live (found by a search over random instances of this size). */
-OLLA_TEST(test_window_searched_backwards_when_the_sides_do_not_fit)
+/* Ten buffers over thirteen steps, max live 13: the split's first rounds
+ * place the window's buffers, and the sides fit around them. */
+OLLA_TEST(test_window_placed_by_the_split)
 {
-    const olla_pitem it[] = {{6, 8, 2}, {0, 2, 3}, {6, 9, 2},  {9, 12, 2}, {1, 2, 4},  {2, 7, 4}, {4, 6, 4},
-                             {9, 10, 2}, {7, 10, 1}, {2, 4, 2}, {7, 11, 2}, {7, 12, 1}, {6, 11, 1}};
+    const olla_pitem it[] = {{7, 9, 1}, {4, 9, 3}, {9, 11, 3}, {7, 8, 1}, {9, 13, 2},
+                             {1, 3, 2}, {2, 3, 2}, {6, 11, 4}, {0, 1, 1}, {3, 8, 4}};
     const size_t n = sizeof it / sizeof it[0];
     int64_t off[sizeof it / sizeof it[0]];
     int64_t cap = olla_place_items_max_live(it, n);
-    OLLA_CHECK_EQ_I64(cap, 9);
-    window_log wl = {0, 0};
+    OLLA_CHECK_EQ_I64(cap, 13);
+    window_log wl = {0, 0, 0};
+    olla_logger log = {window_log_line, &wl, OLLA_LOG_DETAIL};
+    olla_pwork w = {100000000LL, 0, 0, 0};
+    int r = olla_place_window(it, n, cap, &w, off, &log, 0);
+    OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
+    OLLA_CHECK(wl.by_split && !wl.backwards);
+    if (r == OLLA_SEARCH_FOUND)
+        olla_test_check_valid(it, n, off, cap);
+}
+
+/* Twelve buffers over fourteen steps, max live 10, where the sides fit
+ * neither around the window's placement by the split nor around the exact
+ * search's forwards in time, and do around the one found backwards: the
+ * window then places everything, valid at max live (found by a search over
+ * random instances of this size). */
+OLLA_TEST(test_window_searched_backwards_when_the_sides_do_not_fit)
+{
+    const olla_pitem it[] = {{7, 12, 2}, {9, 12, 2}, {5, 8, 3}, {4, 6, 4}, {6, 9, 2}, {8, 9, 3},
+                             {7, 12, 3}, {0, 5, 4},  {9, 14, 2}, {3, 4, 3}, {6, 7, 4}, {3, 7, 1}};
+    const size_t n = sizeof it / sizeof it[0];
+    int64_t off[sizeof it / sizeof it[0]];
+    int64_t cap = olla_place_items_max_live(it, n);
+    OLLA_CHECK_EQ_I64(cap, 10);
+    window_log wl = {0, 0, 0};
     olla_logger log = {window_log_line, &wl, OLLA_LOG_DETAIL};
     olla_pwork w = {100000000LL, 0, 0, 0};
     int r = olla_place_window(it, n, cap, &w, off, &log, 0);
@@ -205,5 +230,6 @@ OLLA_TEST(test_densenet_step_placed_from_a_window)
 }
 
 OLLA_TEST_MAIN(OLLA_T(test_window_outcomes_match_brute_force), OLLA_T(test_window_raises_the_bound),
-               OLLA_T(test_window_skips_big_sides), OLLA_T(test_window_searched_backwards_when_the_sides_do_not_fit),
+               OLLA_T(test_window_skips_big_sides), OLLA_T(test_window_placed_by_the_split),
+               OLLA_T(test_window_searched_backwards_when_the_sides_do_not_fit),
                OLLA_T(test_densenet_step_placed_from_a_window))
