@@ -218,8 +218,9 @@ int olla_place_split_side(const olla_pitem *it, int64_t cap, const int *idx, siz
  * search), then the buffers before and after it placed
  * around them as the split's sides are, within capacity; the windows are
  * the spans of time whose load is near max live; when the sides do not fit
- * around a window's placement, the window is searched again backwards in
- * time and the sides tried around that placement. Pass 0 gives each window
+ * around a window's placement, its buffers are placed again by the exact
+ * search, forwards, then backwards in time, and the sides tried around
+ * each placement. Pass 0 gives each window
  * an equal share of w, pass 1 half of what is left. A window whose sides
  * hold more than OLLA_WINDOW_MAX_SIDES buffers is not tried, as a part of
  * over OLLA_PLACE_BIG_PART buffers gets no windows: on the traced training
