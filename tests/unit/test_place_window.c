@@ -159,24 +159,33 @@ static void window_log_line(void *ctx, olla_log_level level, const char *message
         wl->by_split = 1;
 }
 
+/* it[0..n) (at most MAX_N) through the windows' first pass at capacity
+ * max live, which must be want: the window places everything, valid at max
+ * live; *wl gets what its log said. */
+static void window_places_at_max_live(const olla_pitem *it, size_t n, int64_t want, window_log *wl)
+{
+    int64_t off[MAX_N];
+    int64_t cap = olla_place_items_max_live(it, n);
+    OLLA_CHECK(n <= MAX_N);
+    OLLA_CHECK_EQ_I64(cap, want);
+    *wl = (window_log){0, 0, 0};
+    olla_logger log = {window_log_line, wl, OLLA_LOG_DETAIL};
+    olla_pwork w = {100000000LL, 0, 0, 0};
+    int r = n <= MAX_N ? olla_place_window(it, n, cap, &w, off, &log, 0) : OLLA_SEARCH_GAVE_UP;
+    OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
+    if (r == OLLA_SEARCH_FOUND)
+        olla_test_check_valid(it, n, off, cap);
+}
+
 /* Ten buffers over thirteen steps, max live 13: the split's first rounds
  * place the window's buffers, and the sides fit around them. */
 OLLA_TEST(test_window_placed_by_the_split)
 {
     const olla_pitem it[] = {{7, 9, 1}, {4, 9, 3}, {9, 11, 3}, {7, 8, 1}, {9, 13, 2},
                              {1, 3, 2}, {2, 3, 2}, {6, 11, 4}, {0, 1, 1}, {3, 8, 4}};
-    const size_t n = sizeof it / sizeof it[0];
-    int64_t off[sizeof it / sizeof it[0]];
-    int64_t cap = olla_place_items_max_live(it, n);
-    OLLA_CHECK_EQ_I64(cap, 13);
-    window_log wl = {0, 0, 0};
-    olla_logger log = {window_log_line, &wl, OLLA_LOG_DETAIL};
-    olla_pwork w = {100000000LL, 0, 0, 0};
-    int r = olla_place_window(it, n, cap, &w, off, &log, 0);
-    OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
+    window_log wl;
+    window_places_at_max_live(it, sizeof it / sizeof it[0], 13, &wl);
     OLLA_CHECK(wl.by_split && !wl.backwards);
-    if (r == OLLA_SEARCH_FOUND)
-        olla_test_check_valid(it, n, off, cap);
 }
 
 /* Twelve buffers over fourteen steps, max live 10, where the sides fit
@@ -188,18 +197,9 @@ OLLA_TEST(test_window_searched_backwards_when_the_sides_do_not_fit)
 {
     const olla_pitem it[] = {{7, 12, 2}, {9, 12, 2}, {5, 8, 3}, {4, 6, 4}, {6, 9, 2}, {8, 9, 3},
                              {7, 12, 3}, {0, 5, 4},  {9, 14, 2}, {3, 4, 3}, {6, 7, 4}, {3, 7, 1}};
-    const size_t n = sizeof it / sizeof it[0];
-    int64_t off[sizeof it / sizeof it[0]];
-    int64_t cap = olla_place_items_max_live(it, n);
-    OLLA_CHECK_EQ_I64(cap, 10);
-    window_log wl = {0, 0, 0};
-    olla_logger log = {window_log_line, &wl, OLLA_LOG_DETAIL};
-    olla_pwork w = {100000000LL, 0, 0, 0};
-    int r = olla_place_window(it, n, cap, &w, off, &log, 0);
-    OLLA_CHECK_EQ_I64(r, OLLA_SEARCH_FOUND);
+    window_log wl;
+    window_places_at_max_live(it, sizeof it / sizeof it[0], 10, &wl);
     OLLA_CHECK(wl.backwards && wl.placed_after);
-    if (r == OLLA_SEARCH_FOUND)
-        olla_test_check_valid(it, n, off, cap);
 }
 
 /* DenseNet-style seed 5 at batch 1, both sharing modes: the split at the
