@@ -4,16 +4,16 @@
  * between two workers, and the work budget shared between them.
  *
  * Determinism: the runs form a fixed schedule (round r, configuration k,
- * node budget 4096 * 2^r) cut where the caller's work budget ends. Two
- * workers, the second on its own thread, take half of each round's
- * configurations: the section search in each candidate order with one tie
- * rule, then two orders of the offset-order search. The answer is that of
- * the earliest run in the schedule that finishes; a worker only abandons a
- * run that comes after a finished one, so every run before the answer is
- * done in full and the answer, the offsets and the work charged are the
- * same on every run, however the two threads are scheduled. A round starts
- * only when both workers have left the one before, each with an equal share
- * of the work left at its start. */
+ * node budget max(4096, 3n / 2) * 2^r for n buffers) cut where the caller's
+ * work budget ends. Two workers, the second on its own thread, take half of
+ * each round's configurations: the section search in each candidate order
+ * with one tie rule, then two orders of the offset-order search. The answer
+ * is that of the earliest run in the schedule that finishes; a worker only
+ * abandons a run that comes after a finished one, so every run before the
+ * answer is done in full and the answer, the offsets and the work charged
+ * are the same on every run, however the two threads are scheduled. A round
+ * starts only when both workers have left the one before, each with an
+ * equal share of the work left at its start. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -32,6 +32,9 @@
 _Static_assert(BYORDER_COUNT == 4, "two offset-order search orders in each half of a round");
 #define OLLA_SEARCH_ROUNDS 40
 #define OLLA_SEARCH_FIRST_BUDGET 4096LL
+/* The first round's node limit: the buffers and 1 / OLLA_SEARCH_FIRST_SLACK
+ * of them more, at least OLLA_SEARCH_FIRST_BUDGET. */
+#define OLLA_SEARCH_FIRST_SLACK 2
 /* Stack per search thread and its recursion depth limit (a frame takes
  * under 0.5 KiB even in sanitizer builds; OLLA_SEARCH_DEPTH_CALLER on the
  * caller's stack). */
@@ -123,8 +126,14 @@ static int run_round(worker *w, int round, long long share)
         int r = olla_search_reset(c, offset_order, order);
         if (r == 0) {
             /* a run that places every buffer needs a node each: the first
-             * round's limit covers twice that */
-            long long first = 2 * (long long)c->n > OLLA_SEARCH_FIRST_BUDGET ? 2 * (long long)c->n : OLLA_SEARCH_FIRST_BUDGET;
+             * round's limit covers that and half as many more for
+             * backtracking (twice as many let two runs that failed on the
+             * 48-layer Llama-like AdamW step cost more than the one that
+             * placed everything; a quarter more lost a chain of 6,000
+             * buffers that a run of the first round places with 1.25 to
+             * 1.5 nodes a buffer, test_place_search_split.c) */
+            long long dive = (long long)c->n + (long long)c->n / OLLA_SEARCH_FIRST_SLACK;
+            long long first = dive > OLLA_SEARCH_FIRST_BUDGET ? dive : OLLA_SEARCH_FIRST_BUDGET;
             c->node_limit = first << round;
             c->work_limit = room;
             r = offset_order ? olla_search_offset_run(c) : olla_search_section_run(c);
