@@ -2,11 +2,12 @@
  * at the times no buffer is live across (minimalloc's sections): the parts
  * never meet, so each is placed on its own from address 0 and the arena is
  * the largest part's. In each part: the heuristic portfolio; then (when
- * minimizing a nested trace) the split at the busiest time aimed at the
- * lower bound (its first rounds; when they leave attempts for its later
- * rounds, the exact search at the lower bound with a small share before
- * them); then windows of time around the busiest times with a small
- * budget (place_window.c); then the exact search (when its first probe, at
+ * minimizing) the split at the busiest time aimed at the lower bound (its
+ * first rounds), the exact search at the lower bound with a small share,
+ * windows of time around the busiest times with a small budget
+ * (place_window.c), and the split's later rounds (the search's probe and
+ * the split's later rounds only when the first rounds leave attempts for
+ * the later ones); then the exact search (when its first probe, at
  * the lower bound, gives up: the windows with a larger budget, then the
  * split and that probe backwards in time), which
  * either reaches the lower bound, proves a capacity infeasible, or tightens
@@ -312,24 +313,30 @@ static int early_probe(driver *d)
 
 /* The split's first rounds of attempts (where the sides' greedy placements
  * fit: at most 5/64 of its share); when attempts are left for its later
- * rounds, the probe at the bound with a small share, then the split's
- * later rounds with the rest of its share (a third of the budget left
- * before them, at most what is left): a part that the search places
- * cheaply does not wait behind a split spending its whole share, nor one
- * that the split places cheaply behind the probe. When the probe raised
- * the bound the split aims at, the split starts again there. */
-static int split_and_probe(driver *d)
+ * rounds, the probe at the bound with a small share; the busy windows'
+ * first pass; then the split's later rounds with the rest of its share (a
+ * third of the budget left before them, at most what is left): a part that
+ * the search or a window places cheaply does not wait behind a split
+ * spending its whole share, nor one that the split places cheaply behind
+ * the probe. When the probe or a window raised the bound the split aims
+ * at, the split starts again there. (With the windows after the split's
+ * later rounds, the 391 instances of bench/RESULTS.md took 81.6e9 units
+ * instead of 57.6e9, with the same arenas.) */
+static int split_probe_windows(driver *d)
 {
     long long units = olla_pwork_left(&d->work) / OLLA_PLACE_SPLIT_SHARE, before = d->work.used;
     int64_t aim = d->lb > d->target ? d->lb : d->target;
     olla_split_progress pr = {0};
     int r = split(d, units, &pr, OLLA_PLACE_SPLIT_FIRST_ROUNDS);
-    if (r != OLLA_SEARCH_GAVE_UP || !open_gap(d))
-        return r == OLLA_SEARCH_NOMEM ? OLLA_SEARCH_NOMEM : 0;
-    long long rest = units - (d->work.used - before);
-    if (early_probe(d) == OLLA_SEARCH_NOMEM)
+    if (r == OLLA_SEARCH_NOMEM)
         return OLLA_SEARCH_NOMEM;
-    if (!open_gap(d))
+    int later = r == OLLA_SEARCH_GAVE_UP; /* attempts are left for the later rounds */
+    long long rest = units - (d->work.used - before);
+    if (later && open_gap(d) && early_probe(d) == OLLA_SEARCH_NOMEM)
+        return OLLA_SEARCH_NOMEM;
+    if (open_gap(d) && busy_window(d, 0) == OLLA_SEARCH_NOMEM)
+        return OLLA_SEARCH_NOMEM;
+    if (!later || !open_gap(d))
         return 0;
     if ((d->lb > d->target ? d->lb : d->target) != aim) {
         pr = (olla_split_progress){0};
@@ -409,10 +416,10 @@ static olla_status place_part(driver *d, int64_t cap, olla_place_status *ps, int
         return OLLA_OK;
     if (d->n > OLLA_PLACE_BIG_PART)
         return place_big_part(d, ps, err);
-    /* the split (aimed at max live) and the probe at the bound, the
-     * windows' bound when they fail, then the bisection between the bound
-     * and the best arena */
-    if ((open_gap(d) && split_and_probe(d) == OLLA_SEARCH_NOMEM) || (open_gap(d) && busy_window(d, 0) == OLLA_SEARCH_NOMEM) ||
+    /* the split (aimed at max live), the probe at the bound and the
+     * windows, the windows' bound when they fail, then the bisection
+     * between the bound and the best arena */
+    if ((open_gap(d) && split_probe_windows(d) == OLLA_SEARCH_NOMEM) ||
         (open_gap(d) && window_bound(d) == OLLA_SEARCH_NOMEM) || (open_gap(d) && minimize(d) == OLLA_SEARCH_NOMEM))
         return olla_error_set(err, OLLA_ERR_INTERNAL, "placement: out of memory in the search");
     *ps = OLLA_PLACE_HEURISTIC;
