@@ -127,9 +127,10 @@ static int run_round(worker *w, int round, long long share)
         if (r == 0) {
             /* a run that places every buffer needs a node each: the first
              * round's limit covers that and half as many more for
-             * backtracking (twice as many let two runs that failed on the
+             * backtracking (with twice as many, a run that failed on the
              * 48-layer Llama-like AdamW step cost more than the one that
-             * placed everything; a quarter more lost a chain of 6,000
+             * placed everything, and cut the next run of its worker short
+             * of its placement; a quarter more lost a chain of 6,000
              * buffers that a run of the first round places with 1.25 to
              * 1.5 nodes a buffer, test_place_search_split.c) */
             long long dive = (long long)c->n + (long long)c->n / OLLA_SEARCH_FIRST_SLACK;
