@@ -58,15 +58,21 @@ OLLA_TEST(test_probe_before_split)
     free(b);
 }
 
-OLLA_TEST(test_split_after_probe)
+/* The DenseNet-style step of seed at batch 1 placed by place_aligned: the
+ * units spent, or -1. */
+static long long densenet_step_work(uint64_t seed, int64_t align, long long limit)
 {
     olla_buffer *b = NULL;
-    long n = place_gen_train(PLACE_GEN_DENSENET, 1, 0, 5, &b);
+    long n = place_gen_train(PLACE_GEN_DENSENET, 1, 0, seed, &b);
     OLLA_CHECK(n > 0);
-    if (n <= 0)
-        return;
-    OLLA_CHECK(place_at_max_live(b, n) >= 0);
+    long long work = n > 0 ? place_aligned(b, n, align, limit) : -1;
     free(b);
+    return work;
+}
+
+OLLA_TEST(test_split_after_probe)
+{
+    OLLA_CHECK(densenet_step_work(5, 1, WORK_LIMIT) >= 0);
 }
 
 /* The budget `olla-onnx place` derives from its default 30 s time limit. */
@@ -74,14 +80,8 @@ OLLA_TEST(test_split_after_probe)
 
 OLLA_TEST(test_windows_before_split_later_rounds)
 {
-    olla_buffer *b = NULL;
-    long n = place_gen_train(PLACE_GEN_DENSENET, 1, 0, 7, &b);
-    OLLA_CHECK(n > 0);
-    if (n <= 0)
-        return;
-    long long work = place_aligned(b, n, 64, DEFAULT_WORK);
+    long long work = densenet_step_work(7, 64, DEFAULT_WORK);
     OLLA_CHECK(work >= 0 && work <= DEFAULT_WORK / 16);
-    free(b);
 }
 
 OLLA_TEST_MAIN(OLLA_T(test_probe_before_split), OLLA_T(test_split_after_probe),
