@@ -45,7 +45,7 @@ static uint8_t *read_file(const char *path, size_t *len)
 
 /* Calls fn on every file of the source tree's folder sub whose name ends
  * in suffix; returns how many. */
-static int each_file(const char *sub, const char *suffix, void (*fn)(const char *name, const uint8_t *, size_t))
+static int each_file(const char *sub, const char *suffix, int (*fn)(const uint8_t *, size_t))
 {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/%s", OLLA_SOURCE_DIR, sub);
@@ -64,7 +64,7 @@ static int each_file(const char *sub, const char *suffix, void (*fn)(const char 
         size_t len = 0;
         uint8_t *buf = read_file(path, &len);
         fprintf(stderr, "%s/%s (%zu bytes)\n", sub, de->d_name, len);
-        fn(de->d_name, buf ? buf : (const uint8_t *)"", len);
+        fn(buf ? buf : (const uint8_t *)"", len);
         free(buf);
         count++;
     }
@@ -72,23 +72,19 @@ static int each_file(const char *sub, const char *suffix, void (*fn)(const char 
     return count;
 }
 
-static void replay_load(const char *name, const uint8_t *b, size_t n) { (void)name; olla_fuzz_load(b, n); }
-static void replay_shapes(const char *name, const uint8_t *b, size_t n) { (void)name; olla_fuzz_shapes(b, n); }
-static void replay_place_csv(const char *name, const uint8_t *b, size_t n) { (void)name; olla_fuzz_place_csv(b, n); }
-
-OLLA_TEST(test_replay_load) { OLLA_CHECK(each_file("tests/regress/load", "", replay_load) >= 1); }
-OLLA_TEST(test_replay_shapes) { OLLA_CHECK(each_file("tests/regress/shapes", "", replay_shapes) >= 1); }
-OLLA_TEST(test_replay_place_csv) { OLLA_CHECK(each_file("tests/regress/place_csv", "", replay_place_csv) >= 1); }
+OLLA_TEST(test_replay_load) { OLLA_CHECK(each_file("tests/regress/load", "", olla_fuzz_load) >= 1); }
+OLLA_TEST(test_replay_shapes) { OLLA_CHECK(each_file("tests/regress/shapes", "", olla_fuzz_shapes) >= 1); }
+OLLA_TEST(test_replay_place_csv) { OLLA_CHECK(each_file("tests/regress/place_csv", "", olla_fuzz_place_csv) >= 1); }
 
 /* Every bundled model through the load target under each of its option
  * sets (models/cnn_train.onnx with the input order kept is planned in the
  * order ONNX Runtime runs its listing, whose peak is above the listed
  * order's own: the target compares the orders the runtime runs). */
-static void load_all_flags(const char *name, const uint8_t *b, size_t n)
+static int load_all_flags(const uint8_t *b, size_t n)
 {
-    (void)name;
     for (unsigned flags = 0; flags < FUZZ_LOAD_FLAGS; flags++)
         fuzz_load_with(b, n, flags);
+    return 0;
 }
 OLLA_TEST(test_bundled_models_every_option) { OLLA_CHECK(each_file("models", ".onnx", load_all_flags) >= 8); }
 
