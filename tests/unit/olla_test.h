@@ -53,6 +53,40 @@ static inline void olla_test_skip(const char *why)
 
 #define OLLA_TEST(name) static void name(void)
 
+/* The bytes of the file at path (malloc'd, at least one byte so that an
+ * empty file is not NULL; *len of them), or NULL when it cannot be read. */
+static inline unsigned char *olla_test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    *len = 0;
+    if (!f)
+        return NULL;
+    for (;;) {
+        if (*len == cap) {
+            unsigned char *nb = realloc(buf, cap ? 2 * cap : 4096);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap = cap ? 2 * cap : 4096;
+        }
+        size_t k = fread(buf + *len, 1, cap - *len, f);
+        if (k == 0)
+            break;
+        *len += k;
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    return buf;
+}
+
 /* 1 when OLLA_TEST_QUICK is set (and not "0"): the sanitizer build sets it
  * (tests/CMakeLists.txt), and tests that generate many cases then check
  * fewer of them; the normal build runs them all. */

@@ -12,24 +12,6 @@
 
 static char tmpdir[] = "/tmp/olla-mem-XXXXXX";
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
-
 static void options(olla_options *opt, olla_runtime rt)
 {
     olla_options_init(opt);
@@ -46,7 +28,7 @@ static void same_bytes(const char *name, olla_runtime rt)
     snprintf(path, sizeof path, "%s/models/%s", OLLA_SOURCE_DIR, name);
     snprintf(out, sizeof out, "%s/%s", tmpdir, name);
     size_t len = 0, file_len = 0, mem_len = 0;
-    unsigned char *data = slurp(path, &len), *written = NULL;
+    unsigned char *data = olla_test_read_file(path, &len), *written = NULL;
     uint8_t *mem = NULL;
     olla_error err = {0};
     olla_model *from_file = NULL, *from_bytes = NULL;
@@ -66,7 +48,7 @@ static void same_bytes(const char *name, olla_runtime rt)
     OLLA_CHECK_EQ_I64(r1.arena_bytes, r2.arena_bytes);
     OLLA_CHECK(olla_write_model(from_file, p1, out, &err) == OLLA_OK);
     OLLA_CHECK(olla_write_model_bytes(from_bytes, p2, &mem, &mem_len, &err) == OLLA_OK);
-    written = slurp(out, &file_len);
+    written = olla_test_read_file(out, &file_len);
     OLLA_CHECK(written && mem && file_len == mem_len && memcmp(written, mem, mem_len) == 0);
     if (err.code != OLLA_OK)
         fprintf(stderr, "%s: %s\n", name, err.message);
@@ -98,7 +80,7 @@ OLLA_TEST(test_external_data_needs_a_folder)
     snprintf(dir, sizeof dir, "%s/models", OLLA_SOURCE_DIR);
     snprintf(path, sizeof path, "%s/external_data.onnx", dir);
     size_t len = 0;
-    unsigned char *data = slurp(path, &len);
+    unsigned char *data = olla_test_read_file(path, &len);
     olla_error err = {0};
     olla_model *m = NULL;
     OLLA_CHECK(olla_model_load_bytes(data, len, NULL, NULL, &m, &err) == OLLA_ERR_INPUT && !m);

@@ -15,34 +15,6 @@
 #include "fuzz/fuzz_shapes.c"
 #include "olla_test.h"
 
-/* The bytes of the file at path (malloc'd, *len of them), or NULL. */
-static uint8_t *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    OLLA_CHECK(f != NULL);
-    if (!f)
-        return NULL;
-    uint8_t *buf = NULL;
-    size_t cap = 0;
-    *len = 0;
-    for (;;) {
-        if (*len == cap) {
-            cap = cap ? 2 * cap : 4096;
-            uint8_t *nb = realloc(buf, cap);
-            OLLA_CHECK(nb != NULL);
-            if (!nb)
-                break;
-            buf = nb;
-        }
-        size_t k = fread(buf + *len, 1, cap - *len, f);
-        if (k == 0)
-            break;
-        *len += k;
-    }
-    fclose(f);
-    return buf;
-}
-
 /* Calls fn on every file of the source tree's folder sub whose name ends
  * in suffix; returns how many. */
 static int each_file(const char *sub, const char *suffix, int (*fn)(const uint8_t *, size_t))
@@ -62,7 +34,8 @@ static int each_file(const char *sub, const char *suffix, int (*fn)(const uint8_
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         size_t len = 0;
-        uint8_t *buf = read_file(path, &len);
+        uint8_t *buf = olla_test_read_file(path, &len);
+        OLLA_CHECK(buf != NULL);
         fprintf(stderr, "%s/%s (%zu bytes)\n", sub, de->d_name, len);
         fn(buf ? buf : (const uint8_t *)"", len);
         free(buf);

@@ -52,24 +52,10 @@ static int in_own_tables(const Onnx__NodeProto *n)
 
 static Onnx__ModelProto *load(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    unsigned char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        unsigned char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-        } else {
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!buf) return NULL;
+    size_t n = 0;
+    unsigned char *buf = olla_test_read_file(path, &n);
+    if (!buf)
+        return NULL;
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
     free(buf);
     return m;
