@@ -92,16 +92,19 @@ fi
 # input's, on the first run or over three runs. Where the listing found first would (the CNN step at depth
 # 4, width 128, batch 16: 2.9% more on the first run with ORT's defaults), the search runs again refusing
 # such listings (arena_searched; there it keeps a saving with the arena off) or the input's listing is
-# written ("held more"); the report names the setting and both figures, the summary says why
+# written ("held more"); the report names the setting and both figures, the summary says why.
+# Nor, under any setting, for a listing that saves nothing there: at depth 3, width 32, batch 4 the
+# listing found makes ORT hold the input's bytes under every setting but one, and 7.5% more with the
+# arena off and the memory pattern on over three runs; the input's listing is written ("held more").
 if /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
   refused=0
-  for cfg in "4 128 16" "6 64 4" "2 64 8"; do
+  for cfg in "4 128 16" "6 64 4" "2 64 8" "3 32 4"; do
     set -- $cfg
     d="$tmp/held_$1_$2_$3"
     /usr/bin/python3 "$SRC/scripts/make_training_models.py" "$d" --kinds cnn --depth "$1" --width "$2" --batch "$3" >/dev/null ||
       { bad "make_training_models.py cnn $cfg"; continue; }
     "$OLLA" --report "$d/r.json" "$d/cnn.onnx" "$d/out.onnx" 2>"$d/summary" || { bad "cnn $cfg did not plan"; continue; }
-    /usr/bin/python3 - "$d/r.json" "$d/cnn.onnx" "$d/out.onnx" "$cfg" <<'PY' && ok || bad "cnn $cfg: ORT holds more with its arena on: $(cat "$d/r.json")"
+    /usr/bin/python3 - "$d/r.json" "$d/cnn.onnx" "$d/out.onnx" "$cfg" <<'PY' && ok || bad "cnn $cfg: ORT holds more for the written listing: $(cat "$d/r.json")"
 import json, sys, onnx
 r = json.load(open(sys.argv[1]))
 for s in r["ort_settings"]:
@@ -109,9 +112,12 @@ for s in r["ort_settings"]:
         assert s["first_run_bytes"] <= s["input_first_run_bytes"] * 1.001, s
         assert s["steady_bytes"] <= s["input_steady_bytes"] * 1.001, s
 held = r["runtime_search"] == "held more"
+figures = [(s["input_" + k], s[k]) for s in r["ort_settings"] for k in ("first_run_bytes", "steady_bytes")]
 if held or r["arena_searched"]:
     h = r["held_more"]
-    assert h["enableCpuMemArena"] and h["run"] in ("first", "three runs") and h["bytes"] > h["input_bytes"] * 1.001, h
+    # beyond 0.1%: with its arena on, or under any setting for a listing that would have saved nothing
+    assert h["run"] in ("first", "three runs") and h["bytes"] > h["input_bytes"] * 1.001, h
+    assert h["enableCpuMemArena"] or held, h
 else:
     assert "held_more" not in r, r["held_more"]
 if held:
@@ -119,10 +125,15 @@ if held:
     assert names(sys.argv[2]) == names(sys.argv[3]), "the input's listing was not written"
 if sys.argv[4] == "4 128 16":
     assert r["arena_searched"] and r["saving_planned_bytes"] < r["saving_input_bytes"], r
+if sys.argv[4] == "3 32 4":
+    h = r["held_more"]
+    assert held and not h["enableCpuMemArena"] and h["enableMemPattern"] and h["run"] == "three runs", r
+    assert h["bytes"] > h["input_bytes"] * 1.05, h
+    assert all(w == i for i, w in figures), figures
 PY
     if grep -qE '"(runtime_search": *"held more|arena_searched": *true)' "$d/r.json"; then
       refused=$((refused + 1))
-      grep -qE "^  (the input's listing is written|the listing was searched again refusing what the arena would hold more for): the best listing found would make ONNX Runtime hold .* not .* \\(([0-9.]+% more|[0-9.]+ (B|KiB|MiB|GiB) more)\\), with (ORT's defaults \\(arena on, memory pattern on\\)|arena on, memory pattern off), (on the first run|the most over three runs)$" "$d/summary" &&
+      grep -qE "^  (the input's listing is written|the listing was searched again refusing what the arena would hold more for): the best listing found would make ONNX Runtime hold .* not .* \\(([0-9.]+% more|[0-9.]+ (B|KiB|MiB|GiB) more)\\), with (ORT's defaults \\(arena on, memory pattern on\\)|arena (on|off), memory pattern (on|off)), (on the first run|the most over three runs)$" "$d/summary" &&
         ok || bad "cnn $cfg: the summary does not say why: $(cat "$d/summary")"
     fi
   done
