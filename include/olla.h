@@ -201,7 +201,7 @@ typedef struct olla_report {
                                        "converged", "budget", "bound" or "deadline" (how the search over
                                        listings ended), "held more" (the input's listing: the one found
                                        would make ONNX Runtime hold more with its arena on, or more
-                                       under some setting and less under none, held_more_*), "kept"
+                                       under some setting and 1% less under none, held_more_*), "kept"
                                        (keep_order), "search failed" (out of memory);
                                        for "ort-priority": "listed", "input kept" or "held more" */
     /* The saving as the runtime sees it: what it holds for the input and for the written model.
@@ -240,8 +240,8 @@ typedef struct olla_report {
      * than the input's listing with its arena on, under ort_settings[held_more_setting] (OLLA_ORT_*), on
      * the first run (held_more_steady 0) or over three runs (1): held_more_bytes against
      * held_more_input_bytes, the largest such increase; so the input's listing was written. Or it
-     * would make ONNX Runtime hold less under no setting, on no run, and more under some (with its
-     * arena off too, beyond 0.1%): held_more_* the largest increase, under any setting.
+     * would make ONNX Runtime hold 1% less under no setting, on no run, and more than 0.1% more
+     * under some (with its arena off too): held_more_* the largest increase, under any setting.
      * held_more_setting -1 otherwise. With arena_searched 1, the listing the search found first would
      * have (held_more_*), and the search ran again refusing every listing ORT would hold more for with
      * its arena on; its listing is written (runtime_search says how it ended), or the input's when

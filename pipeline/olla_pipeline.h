@@ -137,6 +137,26 @@ typedef struct olla_runtime_outcome {
                            arena on, and its listing is written (the report's arena_searched) */
 } olla_runtime_outcome;
 
+/* How much more ONNX Runtime would hold for the written listing than for
+ * the input's: under setting (OLLA_ORT_*), on the first run (steady 0) or
+ * over three runs (1), input_bytes -> bytes. */
+typedef struct olla_ort_increase {
+    int setting, steady;
+    int64_t input_bytes, bytes;
+} olla_ort_increase;
+
+/* 1 when the written listing would make ORT hold 1% less under no setting
+ * (settings[OLLA_ORT_N_SETTINGS]), on no run, and more than 0.1% more
+ * under some (every figure known on both sides compared; -1 is unknown):
+ * the input's listing is then within 1% everywhere and better there, and
+ * olla_stage_runtime writes it. (On the traced ResNet-50 at batch 1, every
+ * figure but one was the input's, and that one, the arena off with the
+ * memory pattern over three runs, 21% above it; on ResNet-34 at batch 1,
+ * 0.6-0.9% less with the arena on and 19.6% more there. That figure is
+ * reported, not searched on.) *worst gets the largest increase relative
+ * to the input's figure. */
+int olla_ort_listing_dominated(const olla_ort_setting_figures *settings, olla_ort_increase *worst);
+
 /* Fills listing (n_ops op indices: the graph.node order to write) and order
  * (n_ops: the order the runtime executes it, the ops it does not run placed
  * where they are needed; the plan is made for it). listed: both are the

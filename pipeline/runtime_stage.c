@@ -11,7 +11,7 @@
  * listing that makes ORT run it (where that listing would make ORT hold
  * more with its arena on, the search runs again refusing such listings,
  * and the input's listing is written if its listing still would, or if
- * it would make ORT hold less under no setting and more, beyond 0.1%,
+ * it would make ORT hold 1% less under no setting and more, beyond 0.1%,
  * under some); with
  * PRIORITY_BASED (ort-priority) the listing is the planned order and
  * ORT's Kahn's sort decides the rest. Either way the plan is then made for
@@ -358,12 +358,6 @@ static int above(int64_t input, int64_t written)
     return input >= 0 && written >= 0 && written > slack_cap(input);
 }
 
-/* An increase in what ORT holds: under setting (OLLA_ORT_*), on the first
- * run (steady 0) or over three runs (1), input_bytes -> bytes. */
-typedef struct arena_increase {
-    int setting, steady;
-    int64_t input_bytes, bytes;
-} arena_increase;
 
 /* 1 when ORT would hold more for the written listing than for the input's
  * with its arena on (its default; with the memory pattern on or off), on
@@ -373,8 +367,8 @@ typedef struct arena_increase {
  * ORT's defaults would pay. *worst gets the largest increase relative to
  * the input's figure. With the arena off, the search holds the first run
  * within ORT_SLACK; the pattern's second run is reported, and refused only
- * where the listing saves nothing anywhere (dominated). */
-static int holds_more(const olla_runtime_outcome *out, arena_increase *worst)
+ * where the listing saves at least 1% under no setting (dominated). */
+static int holds_more(const olla_runtime_outcome *out, olla_ort_increase *worst)
 {
     double most = 0.0;
     for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) {
@@ -385,37 +379,33 @@ static int holds_more(const olla_runtime_outcome *out, arena_increase *worst)
             double by = in > 0 ? (double)(wr - in) / (double)in : 0.0;
             if (above(in, wr) && by > most) {
                 most = by;
-                *worst = (arena_increase){k, steady, in, wr};
+                *worst = (olla_ort_increase){k, steady, in, wr};
             }
         }
     }
     return most > 0.0;
 }
 
-/* 1 when the written listing makes ORT hold less under no setting, on no
- * run, and more beyond ORT_SLACK under some (every figure known on both
- * sides compared): the input's listing is then as good everywhere and
- * better somewhere. (On the traced ResNet-50 at batch 1, every figure but
- * one was the input's, and that one, the arena off with the memory
- * pattern over three runs, 21% above it; that figure is reported, not
- * searched on.) *worst gets the largest increase relative to the input's
- * figure. */
-static int dominated(const olla_runtime_outcome *out, arena_increase *worst)
+/* A figure of the written side at least this fraction below the input's
+ * is a saving a listing is kept for (olla_ort_listing_dominated). */
+#define ORT_SAVING_KEPT 0.01
+
+int olla_ort_listing_dominated(const olla_ort_setting_figures *settings, olla_ort_increase *worst)
 {
     double most = 0.0;
     for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) {
-        const olla_ort_setting_figures *f = &out->settings[k];
+        const olla_ort_setting_figures *f = &settings[k];
         for (int steady = 0; steady < 2; steady++) {
             int64_t in = steady ? f->input_steady_bytes : f->input_first_run_bytes;
             int64_t wr = steady ? f->steady_bytes : f->first_run_bytes;
             if (in < 0 || wr < 0)
                 continue;
-            if (wr < in)
+            if (wr < in && (double)wr <= (1.0 - ORT_SAVING_KEPT) * (double)in)
                 return 0;
             double by = in > 0 ? (double)(wr - in) / (double)in : 1.0;
             if (above(in, wr) && by > most) {
                 most = by;
-                *worst = (arena_increase){k, steady, in, wr};
+                *worst = (olla_ort_increase){k, steady, in, wr};
             }
         }
     }
@@ -486,9 +476,9 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
      * order passes a memory limit. (The plan's own order as the listing
      * was tried too: on 18 traced training steps ORT ran it as it runs the
      * input's.) Then the input's listing too where the chosen one would make
-     * ORT hold more under some setting and less under none. The report
+     * ORT hold more under some setting and 1% less under none. The report
      * gives the increase of the listing found first. */
-    arena_increase first = {-1, 0, -1, -1}, again, worse;
+    olla_ort_increase first = {-1, 0, -1, -1}, again, worse;
     int judged = st == OLLA_OK && !in->keep_listing && !out->ort_model_note[0] &&
                  (in->peak_limit < 0 || out->input_executed_peak_bytes <= in->peak_limit);
     int more = judged && holds_more(out, &first);
@@ -507,8 +497,8 @@ olla_status olla_stage_runtime(const olla_runtime_input *in, int *listing, int *
         out->arena_searched = 1;
         more = st == OLLA_OK && holds_more(out, &again);
     }
-    /* a listing that saves nothing in ORT and costs somewhere is not kept */
-    if (judged && st == OLLA_OK && !more && dominated(out, &worse)) {
+    /* a listing that saves at least 1% nowhere in ORT and costs somewhere is not kept */
+    if (judged && st == OLLA_OK && !more && olla_ort_listing_dominated(out->settings, &worse)) {
         more = 1;
         if (first.setting < 0)
             first = worse;

@@ -1,10 +1,12 @@
 /* The runtime plan API (include/olla_plan.h): parsing and queries, shared
  * allocations, bad plans refused, the dims and inputs a plan was made for;
  * and where a report says ONNX Runtime would hold more with its arena on
- * (olla_report_held_more, the report's held_more). */
+ * (olla_report_held_more, the report's held_more), and when a listing that
+ * saves nothing there is not written (olla_ort_listing_dominated). */
 #include "olla.h"
 #include "olla_plan.h"
 #include "olla_test.h"
+#include "pipeline/olla_pipeline.h"
 
 OLLA_TEST(test_parse_and_query)
 {
@@ -246,7 +248,59 @@ OLLA_TEST(test_report_held_more)
     OLLA_CHECK_EQ_I64(olla_report_held_more(&r), -1);
 }
 
+/* Every setting's four figures equal to in. */
+static void same_everywhere(olla_ort_setting_figures *s, int64_t in)
+{
+    for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++)
+        s[k] = (olla_ort_setting_figures){k >= OLLA_ORT_DEFAULTS, k == OLLA_ORT_ARENA_OFF || k == OLLA_ORT_DEFAULTS,
+                                          in, in, in, in};
+}
+
+/* A listing is replaced by the input's when it saves at least 1% under no
+ * setting, on no run, and costs more than 0.1% under one: the figures of
+ * the traced ResNet-50 and ResNet-34 steps at batch 1 and of a generated
+ * CNN step, rounded. */
+OLLA_TEST(test_listing_dominated)
+{
+    olla_ort_setting_figures s[OLLA_ORT_N_SETTINGS];
+    olla_ort_increase w = {-1, 0, -1, -1};
+    same_everywhere(s, 1000000);
+    OLLA_CHECK_EQ_I64(olla_ort_listing_dominated(s, &w), 0); /* the same everywhere: kept */
+    OLLA_CHECK_EQ_I64(w.setting, -1);
+    s[OLLA_ORT_ARENA_OFF].steady_bytes = 1214000; /* ResNet-50: 21.4% more there, the same elsewhere */
+    OLLA_CHECK_EQ_I64(olla_ort_listing_dominated(s, &w), 1);
+    OLLA_CHECK_EQ_I64(w.setting, OLLA_ORT_ARENA_OFF);
+    OLLA_CHECK_EQ_I64(w.steady, 1);
+    OLLA_CHECK_EQ_I64(w.input_bytes, 1000000);
+    OLLA_CHECK_EQ_I64(w.bytes, 1214000);
+    s[OLLA_ORT_DEFAULTS].first_run_bytes = 991000; /* ResNet-34: 0.9% less with the arena on */
+    s[OLLA_ORT_DEFAULTS].steady_bytes = 994000;
+    s[OLLA_ORT_ARENA_NO_PATTERN].first_run_bytes = s[OLLA_ORT_ARENA_NO_PATTERN].steady_bytes = 991000;
+    OLLA_CHECK_EQ_I64(olla_ort_listing_dominated(s, &w), 1);
+    s[OLLA_ORT_DEFAULTS].steady_bytes = 990000; /* exactly 1% less over three runs: kept */
+    OLLA_CHECK_EQ_I64(olla_ort_listing_dominated(s, &w), 0);
+    same_everywhere(s, 1000000); /* 45% less over three runs with ORT's defaults, 0.5% more there */
+    s[OLLA_ORT_DEFAULTS].steady_bytes = 550000;
+    s[OLLA_ORT_ARENA_OFF].steady_bytes = 1005000;
+    OLLA_CHECK_EQ_I64(olla_ort_listing_dominated(s, &w), 0);
+    same_everywhere(s, 1000000); /* within 0.1%: kept */
+    s[OLLA_ORT_ARENA_OFF].steady_bytes = 1001000;
+    OLLA_CHECK_EQ_I64(olla_ort_listing_dominated(s, &w), 0);
+    s[OLLA_ORT_ARENA_OFF].steady_bytes = 1001001;
+    OLLA_CHECK_EQ_I64(olla_ort_listing_dominated(s, &w), 1);
+    /* an unknown figure on either side is not compared, and a figure the
+     * input holds nothing for is no saving */
+    s[OLLA_ORT_DEFAULTS].input_first_run_bytes = -1;
+    s[OLLA_ORT_DEFAULTS].first_run_bytes = 1;
+    s[OLLA_ORT_ARENA_NO_PATTERN].steady_bytes = -1;
+    s[OLLA_ORT_ARENA_NO_PATTERN].input_steady_bytes = 5;
+    s[OLLA_ORT_ARENA_OFF_NO_PATTERN].input_first_run_bytes = s[OLLA_ORT_ARENA_OFF_NO_PATTERN].first_run_bytes = 0;
+    OLLA_CHECK_EQ_I64(olla_ort_listing_dominated(s, &w), 1);
+    OLLA_CHECK_EQ_I64(w.bytes, 1001001);
+}
+
 OLLA_TEST_MAIN(OLLA_T(test_parse_and_query), OLLA_T(test_sharing_allocations), OLLA_T(test_rejects_bad_plans),
                OLLA_T(test_recorded_dims_and_inputs),
                OLLA_T(test_check_inputs_refuses_other_shapes), OLLA_T(test_recorded_fields_validated),
-               OLLA_T(test_planned_model_refuses_mismatched_batch), OLLA_T(test_report_held_more))
+               OLLA_T(test_planned_model_refuses_mismatched_batch), OLLA_T(test_report_held_more),
+               OLLA_T(test_listing_dominated))
