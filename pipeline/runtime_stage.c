@@ -358,7 +358,6 @@ static int above(int64_t input, int64_t written)
     return input >= 0 && written >= 0 && written > slack_cap(input);
 }
 
-
 /* 1 when ORT would hold more for the written listing than for the input's
  * with its arena on (its default; with the memory pattern on or off), on
  * the first run or over three runs: the arena's regions and the pattern's

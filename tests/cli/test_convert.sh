@@ -93,7 +93,7 @@ fi
 # 4, width 128, batch 16: 2.9% more on the first run with ORT's defaults), the search runs again refusing
 # such listings (arena_searched; there it keeps a saving with the arena off) or the input's listing is
 # written ("held more"); the report names the setting and both figures, the summary says why.
-# Nor, under any setting, for a listing that saves nothing there: at depth 3, width 32, batch 4 the
+# Nor, under any setting, for a listing that saves under 1% everywhere: at depth 3, width 32, batch 4 the
 # listing found makes ORT hold the input's bytes under every setting but one, and 7.5% more with the
 # arena off and the memory pattern on over three runs; the input's listing is written ("held more").
 if /usr/bin/python3 -c 'import onnx' 2>/dev/null; then

@@ -65,14 +65,15 @@ static inline unsigned char *olla_test_read_file(const char *path, size_t *len)
         return NULL;
     for (;;) {
         if (*len == cap) {
-            unsigned char *nb = realloc(buf, cap ? 2 * cap : 4096);
+            size_t grown = cap ? 2 * cap : 4096;
+            unsigned char *nb = realloc(buf, grown);
             if (!nb) {
                 free(buf);
                 buf = NULL;
                 break;
             }
             buf = nb;
-            cap = cap ? 2 * cap : 4096;
+            cap = grown;
         }
         size_t k = fread(buf + *len, 1, cap - *len, f);
         if (k == 0)

@@ -2,7 +2,7 @@
  * allocations, bad plans refused, the dims and inputs a plan was made for;
  * and where a report says ONNX Runtime would hold more with its arena on
  * (olla_report_held_more, the report's held_more), and when a listing that
- * saves nothing there is not written (olla_ort_listing_dominated). */
+ * saves under 1% there is not written (olla_ort_listing_dominated). */
 #include "olla.h"
 #include "olla_plan.h"
 #include "olla_test.h"
