@@ -10,6 +10,10 @@
 # - every tensor of a generated step has a value_info;
 # - a run is deterministic: two processes give the same output hashes and the
 #   same heap figure (on a step that grows the heap past its start);
+# - --runs: three runs in one session give the first run's outputs; with the
+#   memory pattern off the heap stays at the first run's figure, with it on
+#   the first run is the same and the later runs' blocks take more; a step
+#   whose runs differ (unseeded Dropout) is refused, naming the output;
 # - the runtime's fixed overhead (a one-Neg graph: heap minus input and
 #   output) is positive and below the heap's starting size;
 # - recomputation written by hand (remat_by_hand.py, the rewrite olla-onnx's
@@ -123,9 +127,31 @@ if run det1 "$work/mid/transformer.onnx" && run det2 "$work/mid/transformer.onnx
   [ "$a1" = "$a2" ] && [ "$a1" -gt "$start" ] && ok "two processes give the same heap figure, $a1 bytes (start $start)" ||
     bad "heap figures $a1 and $a2 (start $start): not equal, or the step did not grow the heap"
   [ $((a1 % 65536)) -eq 0 ] && ok "the heap grows in whole 64 KiB pages" || bad "heap $a1 is not a multiple of 64 KiB"
+  # Three runs in one session, the memory pattern off and on.
+  if run runs_off "$work/mid/transformer.onnx" --runs 3 && run runs_on "$work/mid/transformer.onnx" --runs 3 --pattern on
+  then
+    for r in runs_off runs_on; do
+      [ "$(field '[.outputs[].sha256] | join(",")' $r)" = "$h1" ] && [ "$(field .runs $r)" = 3 ] &&
+        [ "$(field '.heap_bytes_runs | length' $r)" = 3 ] && [ "$(field '.heap_bytes_runs[2]' $r)" = "$(field .heap_bytes $r)" ] &&
+        ok "$r: three runs give the one run's outputs; heap after each run $(field '.heap_bytes_runs | tostring' $r)" ||
+        bad "$r: $(cat "$work/$r.json")"
+    done
+    [ "$(field '.heap_bytes_runs | tostring' runs_off)" = "[$a1,$a1,$a1]" ] &&
+      ok "the memory pattern off: later runs reuse the first run's heap ($a1)" ||
+      bad "the memory pattern off: heap after each run $(field '.heap_bytes_runs | tostring' runs_off), one run $a1"
+    [ "$(field '.heap_bytes_runs[0]' runs_on)" = "$a1" ] && [ "$(field '.heap_bytes_runs[2]' runs_on)" -gt "$a1" ] &&
+      [ "$(field .pattern runs_on)" = true ] &&
+      ok "the memory pattern on: the first run as without it, the later runs' blocks take more ($(field .heap_bytes runs_on) > $a1)" ||
+      bad "the memory pattern on: heap after each run $(field '.heap_bytes_runs | tostring' runs_on), without it $a1"
+  else
+    bad "--runs 3: $(cat "$work/runs_off.err" "$work/runs_on.err")"
+  fi
 else
   bad "the mid-size transformer step does not run: $(cat "$work/det1.err" "$work/det2.err")"
 fi
+out="$(node "$ort/train_compare.mjs" "$work/sgd/mlp.onnx" "$work/sgd/mlp.onnx" --runs 2 --pattern on 2>&1)"; rc=$?
+[ "$rc" -eq 0 ] && [ "$(jq '.a.heap_bytes_runs | length' <<<"$out")" = 2 ] && [ "$(jq .heap_saved_bytes <<<"$out")" = 0 ] &&
+  ok "train_compare.mjs passes --runs and --pattern to both runs" || bad "train_compare.mjs --runs 2: exit $rc: $out"
 
 # --- The runtime's fixed overhead: what a one-Neg graph needs beyond its input and output.
 "$py" "$gen" "$work/ovh" --kinds overhead --width 1048576 --batch 4 >/dev/null || bad "make_training_models.py overhead failed"
@@ -246,6 +272,12 @@ def save(name, node, inputs, opsets):
                           opset_imports=[helper.make_opsetid(k, v) for k, v in opsets])
     m.ir_version = 8
     onnx.save(m, f"{d}/{name}.onnx")
+drop = helper.make_node("Dropout", ["x", "ratio", "train"], ["y"], name="drop")
+m = helper.make_model(helper.make_graph([drop], "g", [x], [y], [
+        helper.make_tensor("ratio", TensorProto.FLOAT, [], [0.5]), helper.make_tensor("train", TensorProto.BOOL, [], [True])]),
+    opset_imports=[helper.make_opsetid("", 17)])
+m.ir_version = 8
+onnx.save(m, f"{d}/dropout.onnx")
 save("aten", helper.make_node("ATen", ["x"], ["y"], name="relu_aten", domain="org.pytorch.aten", operator="relu"),
      [x], [("", 17), ("org.pytorch.aten", 1)])
 seq = helper.make_value_info("s", helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2, 3])))
@@ -260,6 +292,10 @@ expect 1 "input 's' is a sequence" "$work/sequence.onnx"
 expect 2 "dimension 'batch' of input 'x' is not bound; give --dim batch=N" "$work/acc/mlp.onnx"
 expect 2 "--opt takes one of" "$work/sgd/mlp.onnx" --opt fast
 expect 2 "--dim takes name=value" "$work/sgd/mlp.onnx" --dim batch
+expect 2 "--runs takes a positive integer, got '0'" "$work/sgd/mlp.onnx" --runs 0
+expect 2 "--pattern takes on or off, got 'maybe'" "$work/sgd/mlp.onnx" --pattern maybe
+expect 1 "output 'y' of run 2 differs from the first run's .*unseeded Dropout" "$work/dropout.onnx" --runs 2
+run drop1 "$work/dropout.onnx" && ok "unseeded Dropout runs once" || bad "dropout.onnx, one run: $(cat "$work/drop1.err")"
 cp "$ort/node_modules/onnxruntime-web/dist/cjs/ort.training.wasm.min.js" "$work/bundle.js"
 sed -i 's/var b=d\*(1+\.2\/p);/&&/' "$work/bundle.js"
 OLLA_ORT_TRAINING_BUNDLE="$work/bundle.js" expect 3 "occurs 2 times, expected exactly once" "$work/sgd/mlp.onnx"

@@ -14,7 +14,7 @@
 //   --seed N           an integer in [0, 2^32)
 //   --opt LEVEL        disabled, basic, extended or all
 //   --arena, --pattern on or off
-//   --threads N        a positive integer
+//   --threads, --runs  a positive integer
 // A usage error exits 2 with "TOOL: what is wrong" and the usage line
 // (usageExit); -h or --help prints the usage line alone, also exit 2.
 import fs from 'node:fs';
@@ -85,6 +85,7 @@ export const SHARED = {
   '--arena': (v, o) => { o.arena = parseOnOff('--arena', v); },
   '--pattern': (v, o) => { o.pattern = parseOnOff('--pattern', v); },
   '--threads': (v, o) => { o.threads = parsePositive('--threads', v); },
+  '--runs': (v, o) => { o.runs = parsePositive('--runs', v); },
 };
 
 // The entries of SHARED named, as an object to spread into a tool's table.

@@ -4,11 +4,12 @@
 // needed (tests/ort/README.md, "Running training graphs").
 //
 //   node tests/ort/train_compare.mjs A.onnx B.onnx [--dim name=value ...] [--seed N]
-//        [--opt disabled|basic|extended|all] [--arena on|off] [--order]
+//        [--opt disabled|basic|extended|all] [--arena on|off] [--pattern on|off] [--runs N] [--order]
 //
 // The options are passed to both runs. Prints one line of JSON:
 //   {"identical":true|false, "outputs":N, "differences":[{"name","what"}...],
-//    "a":{"model","heap_bytes","heap_start_bytes","heap_loaded_bytes","load_seconds","run_seconds"},
+//    "a":{"model","heap_bytes","heap_bytes_runs","heap_start_bytes","heap_loaded_bytes","load_seconds",
+//         "run_seconds"},
 //    "b":{...}, "heap_saved_bytes":A-B, "heap_saved_fraction":(A-B)/A}
 // identical: the two models have the same inputs (name, element type, shape,
 // and so the same values: they depend on the seed and these only) and the
@@ -28,7 +29,7 @@ import { parseOptions, shared, checkModels, parseOrExit, UsageError, EXIT_USAGE 
 
 const TOOL = 'train_compare.mjs';
 const USAGE = 'node tests/ort/train_compare.mjs A.onnx B.onnx [--dim name=value ...] [--seed N] ' +
-  '[--opt disabled|basic|extended|all] [--arena on|off] [--order]';
+  '[--opt disabled|basic|extended|all] [--arena on|off] [--pattern on|off] [--runs N] [--order]';
 const RUN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'train_run.mjs');
 const EXIT_DIFFER = 1, EXIT_RUN_FAILED = 3;
 
@@ -38,7 +39,7 @@ const EXIT_DIFFER = 1, EXIT_RUN_FAILED = 3;
 function parseArgs(argv) {
   const pass = [];
   const values = {};
-  for (const [name, check] of Object.entries(shared('--dim', '--seed', '--opt', '--arena'))) {
+  for (const [name, check] of Object.entries(shared('--dim', '--seed', '--opt', '--arena', '--pattern', '--runs'))) {
     values[name] = (v, o) => {
       check(v, o);
       pass.push(name, v);
@@ -96,7 +97,7 @@ function compareTensors(kind, la, lb, differences) {
 
 function summary(r) {
   const s = {
-    model: r.model, heap_bytes: r.heap_bytes, heap_start_bytes: r.heap_start_bytes,
+    model: r.model, heap_bytes: r.heap_bytes, heap_bytes_runs: r.heap_bytes_runs, heap_start_bytes: r.heap_start_bytes,
     heap_loaded_bytes: r.heap_loaded_bytes, load_seconds: r.load_seconds, run_seconds: r.run_seconds,
   };
   if (r.executed) s.executed = r.executed;

@@ -1,9 +1,11 @@
-// Runs one training graph (forward, loss, backward, update) once in ONNX
-// Runtime's training WebAssembly build and prints what it computed and how
-// much heap it needed (tests/ort/README.md, "Running training graphs").
+// Runs one training graph (forward, loss, backward, update) in ONNX
+// Runtime's training WebAssembly build, once or --runs times in one session,
+// and prints what it computed and how much heap it needed (tests/ort/README.md,
+// "Running training graphs").
 //
 //   node tests/ort/train_run.mjs model.onnx [--dim name=value ...] [--seed N]
-//        [--opt disabled|basic|extended|all] [--arena on|off] [--dump DIR] [--order]
+//        [--opt disabled|basic|extended|all] [--arena on|off] [--pattern on|off]
+//        [--runs N] [--dump DIR] [--order]
 //
 // Every graph input that is not an initializer is fed (parameters, data,
 // targets, gradient accumulation buffers, lazy_reset_grad...), with values
@@ -12,11 +14,11 @@
 // indices), bools 0 or 1. Symbolic dimensions are bound with --dim; one left
 // unbound is a usage error. Prints one line of JSON:
 //   {"model":..., "runtime":"onnxruntime-web 1.18.0 training (wasm, 1 thread)",
-//    "opt":"disabled", "arena":false, "seed":1, "dims":{...},
+//    "opt":"disabled", "arena":false, "pattern":false, "runs":1, "seed":1, "dims":{...},
 //    "inputs":[{"name","dtype","shape","sha256"}...],
 //    "outputs":[{"name","dtype","shape","sha256"}...],
 //    "heap_start_bytes":S, "heap_loaded_bytes":L, "heap_bytes":H,
-//    "load_seconds":..., "run_seconds":...}
+//    "heap_bytes_runs":[H1, ..., H], "load_seconds":..., "run_seconds":...}
 // sha256 is the hash of the tensor's exact bytes (little-endian, bools one
 // byte each). heap_bytes is the WebAssembly heap's byte length after the run:
 // the heap never shrinks and grows by exactly what is asked (rounded up to
@@ -24,8 +26,19 @@
 // in it up to then: ORT's fixed overhead, the session and model, the copies
 // of the inputs, the run's tensors and the outputs. heap_start_bytes is its
 // size when the module was instantiated, heap_loaded_bytes after the session
-// was created. One run per process: a second run in the same process would
-// reuse the heap the first one left.
+// was created. A process runs one session: a second session would start from
+// the heap the first one left.
+//
+// --runs N runs the step N times in the session with the same feeds, the
+// results of each run released before the next, as a training loop would.
+// heap_bytes_runs holds the heap after each run, heap_bytes after the last:
+// the most held over the N runs. With the memory pattern on (--pattern on),
+// ONNX Runtime allocates tensor by tensor on the first run and records where
+// each went; later runs allocate the recorded blocks at once. Every run must
+// give the outputs of the first, bit for bit (else exit 1, naming the output:
+// a step with unseeded Dropout cannot be run more than once here); the
+// outputs reported are the first run's. run_seconds is the time in the N
+// runs.
 //
 // --dump DIR writes every input and output as a .npy file and DIR/manifest.json
 // ({"inputs":[{"name","file"}...],"outputs":[...]}).
@@ -36,7 +49,9 @@
 // run are not those of a plain run (they are reported with "profiled":true).
 // Graph optimizations are off by default (--opt): with them on, ORT fuses and
 // removes nodes (common subexpression elimination merges copies of a node).
-// The CPU memory arena is off by default (--arena on).
+// The CPU memory arena is off by default (--arena on), and so is the memory
+// pattern (--pattern on): the figures are then those of the first run of a
+// session that allocates each tensor as it comes.
 //
 // Exit 0; 1 the model cannot be read, loaded (an operator without a kernel in
 // this build is named), fed or run; 2 usage; 3 the runtime is not installed
@@ -51,7 +66,7 @@ import { makeRandom } from './random.mjs';
 
 const TOOL = 'train_run.mjs';
 const USAGE = 'node tests/ort/train_run.mjs model.onnx [--dim name=value ...] [--seed N] ' +
-  '[--opt disabled|basic|extended|all] [--arena on|off] [--dump DIR] [--order]';
+  '[--opt disabled|basic|extended|all] [--arena on|off] [--pattern on|off] [--runs N] [--dump DIR] [--order]';
 const EXIT_BAD_INPUT = 1, EXIT_INTERNAL = 3;
 
 // Prints a usage error and exits 2.
@@ -61,10 +76,13 @@ function usage(msg) {
 
 // The command line as options; exits 2 on a usage error.
 function parseArgs(argv) {
-  const o = { model: null, dims: new Map(), seed: 1, opt: 'disabled', arena: false, dump: null, order: false };
+  const o = {
+    model: null, dims: new Map(), seed: 1, opt: 'disabled', arena: false, pattern: false, runs: 1, dump: null,
+    order: false,
+  };
   return parseOrExit(TOOL, USAGE, () => {
     const models = parseOptions(argv, o, {
-      ...shared('--dim', '--seed', '--opt', '--arena'),
+      ...shared('--dim', '--seed', '--opt', '--arena', '--pattern', '--runs'),
       '--dump': (v) => { o.dump = v; },
     }, { '--order': () => { o.order = true; } });
     if (models.length === 0) throw new UsageError('give the path of an .onnx model');
@@ -255,6 +273,7 @@ async function main() {
       executionProviders: ['wasm'],
       graphOptimizationLevel: o.opt,
       enableCpuMemArena: o.arena,
+      enableMemPattern: o.pattern,
       executionMode: 'sequential',
       freeDimensionOverrides: Object.fromEntries(o.dims),
       logSeverityLevel: 3,
@@ -278,24 +297,45 @@ async function main() {
     if (!(name in feedObj)) badInput(o.model, `ONNX Runtime expects input '${name}', which the graph does not declare`);
   }
 
-  let results;
-  const t2 = performance.now();
-  try {
-    results = await session.run(feedObj);
-  } catch (e) {
-    badInput(o.model, `ONNX Runtime cannot run it: ${ortMessage(e)}`);
+  // Each run's outputs: the first run's kept (copied out of the heap by the
+  // web API), later runs' compared to them by hash and released.
+  let outputs = null;
+  const heapRuns = [];
+  let runMs = 0;
+  for (let run = 1; run <= o.runs; run++) {
+    let results;
+    const t2 = performance.now();
+    try {
+      results = await session.run(feedObj);
+    } catch (e) {
+      badInput(o.model, `ONNX Runtime cannot run it${o.runs > 1 ? ` (run ${run})` : ''}: ${ortMessage(e)}`);
+    }
+    runMs += performance.now() - t2;
+    heapRuns.push(rt.heapBytes());
+    const got = session.outputNames.map((name) => {
+      const t = results[name];
+      return { name, dtype: t.type, shape: Array.from(t.dims), data: t.data };
+    });
+    for (const out of got) {
+      if (!ArrayBuffer.isView(out.data)) badInput(o.model, `output '${out.name}' of type ${out.dtype} cannot be hashed`);
+      out.sha256 = sha256(out.data);
+    }
+    if (outputs === null) {
+      outputs = got;
+    } else {
+      got.forEach((out, i) => {
+        if (out.sha256 !== outputs[i].sha256) {
+          badInput(o.model, `output '${out.name}' of run ${run} differs from the first run's with the same ` +
+            'inputs; the step is not deterministic (unseeded Dropout?), so --runs cannot be used on it');
+        }
+      });
+    }
+    for (const name of session.outputNames) {
+      if (typeof results[name].dispose === 'function') results[name].dispose();
+    }
   }
-  const t3 = performance.now();
-  const heapAfter = rt.heapBytes();
+  const heapAfter = heapRuns[heapRuns.length - 1];
   const executed = o.order ? executedOrder(session, o.model) : null;
-
-  const outputs = session.outputNames.map((name) => {
-    const t = results[name];
-    return { name, dtype: t.type, shape: Array.from(t.dims), data: t.data };
-  });
-  for (const out of outputs) {
-    if (!ArrayBuffer.isView(out.data)) badInput(o.model, `output '${out.name}' of type ${out.dtype} cannot be hashed`);
-  }
 
   if (o.dump) {
     fs.mkdirSync(o.dump, { recursive: true });
@@ -318,15 +358,18 @@ async function main() {
     runtime: `onnxruntime-web ${ORT_WEB_VERSION} training (wasm, 1 thread)`,
     opt: o.opt,
     arena: o.arena,
+    pattern: o.pattern,
+    runs: o.runs,
     seed: o.seed,
     dims: Object.fromEntries(o.dims),
     inputs: feeds.map((f) => ({ name: f.name, dtype: f.type, shape: f.shape, sha256: sha256(f.data) })),
-    outputs: outputs.map((x) => ({ name: x.name, dtype: x.dtype, shape: x.shape, sha256: sha256(x.data) })),
+    outputs: outputs.map((x) => ({ name: x.name, dtype: x.dtype, shape: x.shape, sha256: x.sha256 })),
     heap_start_bytes: rt.heapStartBytes(),
     heap_loaded_bytes: heapLoaded,
     heap_bytes: heapAfter,
+    heap_bytes_runs: heapRuns,
     load_seconds: Number(((t1 - t0) / 1000).toFixed(3)),
-    run_seconds: Number(((t3 - t2) / 1000).toFixed(3)),
+    run_seconds: Number((runMs / 1000).toFixed(3)),
   };
   if (executed) {
     report.profiled = true;
