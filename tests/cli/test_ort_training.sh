@@ -24,7 +24,8 @@
 #   readers; a changed model is reported as different, naming the outputs;
 # - olla-onnx --memory-limit (80% and 60%) on the same steps: outputs
 #   bit-identical, heap lower wherever the plan lowers ONNX Runtime's
-#   allocation by more than the fixed overhead;
+#   allocation by more than the fixed overhead, and at 60% also over three
+#   runs with the memory pattern on;
 # - bad input: missing file, not a model, an operator without a kernel (named),
 #   an unbound symbolic dimension, a sequence input, bad options, a bundle the
 #   harness does not know.
@@ -226,6 +227,15 @@ OLLA="${OLLA:?OLLA must name the olla-onnx binary}"
 limit transformer_80 "$work/mid/transformer.onnx" 80%
 limit transformer_60 "$work/mid/transformer.onnx" 60%
 limit cnn_60 "$work/mid/cnn.onnx" 60%
+# Over three runs in one session with the memory pattern on, where the later
+# runs allocate the pattern's blocks at once, the heap is lower too.
+for name in transformer_60 cnn_60; do
+  kind="${name%_60}"
+  out="$(node "$ort/train_compare.mjs" "$work/mid/$kind.onnx" "$work/$name.onnx" --pattern on --runs 3 2>&1)"; rc=$?
+  [ "$rc" -eq 0 ] && [ "$(jq .heap_saved_bytes <<<"$out")" -gt 0 ] &&
+    ok "$name, memory pattern on, three runs: outputs bit-identical, heap $(jq -c .a.heap_bytes_runs <<<"$out") -> $(jq -c .b.heap_bytes_runs <<<"$out")" ||
+    bad "$name, memory pattern on, three runs: exit $rc: $out"
+done
 
 # Where the copies are listed matters: listed after the producer of their
 # reader's gradient input (--place consumer) they run before that gradient's
