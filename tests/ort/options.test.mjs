@@ -89,7 +89,7 @@ test('--dim binds a name once', () => {
   assert.match(usageMessage(() => bindDim(dims, `${n}=${dims.get(n)}`)), /already bound/);
 });
 
-test('--seed, --threads, --arena and --opt keep their ranges', () => {
+test('--seed, --threads, --runs, --arena, --pattern and --opt keep their ranges', () => {
   assert.equal(parseSeed('0'), 0);
   assert.equal(parseSeed('4294967295'), 4294967295);
   for (let k = 0; k < 100; k++) {
@@ -104,6 +104,13 @@ test('--seed, --threads, --arena and --opt keep their ranges', () => {
   for (const v of ['0', '-2', '1.5', '']) {
     assert.equal(usageMessage(() => parsePositive('--threads', v)), `--threads takes a positive integer, got '${v}'`);
   }
+  const o = {};
+  shared('--runs')['--runs']('3', o);
+  assert.equal(o.runs, 3);
+  assert.equal(usageMessage(() => shared('--runs')['--runs']('0', o)), "--runs takes a positive integer, got '0'");
+  shared('--pattern')['--pattern']('on', o);
+  assert.equal(o.pattern, true);
+  assert.equal(usageMessage(() => shared('--pattern')['--pattern']('1', o)), "--pattern takes on or off, got '1'");
   assert.equal(parseOnOff('--arena', 'on'), true);
   assert.equal(parseOnOff('--arena', 'off'), false);
   assert.equal(usageMessage(() => parseOnOff('--arena', 'yes')), "--arena takes on or off, got 'yes'");
