@@ -304,6 +304,7 @@ expect 2 "--opt takes one of" "$work/sgd/mlp.onnx" --opt fast
 expect 2 "--dim takes name=value" "$work/sgd/mlp.onnx" --dim batch
 expect 2 "--runs takes a positive integer, got '0'" "$work/sgd/mlp.onnx" --runs 0
 expect 2 "--pattern takes on or off, got 'maybe'" "$work/sgd/mlp.onnx" --pattern maybe
+expect 2 "--order reports one run's order; give it without --runs 2" "$work/sgd/mlp.onnx" --order --runs 2
 expect 1 "output 'y' of run 2 differs from the first run's .*unseeded Dropout" "$work/dropout.onnx" --runs 2
 run drop1 "$work/dropout.onnx" && ok "unseeded Dropout runs once" || bad "dropout.onnx, one run: $(cat "$work/drop1.err")"
 cp "$ort/node_modules/onnxruntime-web/dist/cjs/ort.training.wasm.min.js" "$work/bundle.js"

@@ -87,6 +87,7 @@ function parseArgs(argv) {
     }, { '--order': () => { o.order = true; } });
     if (models.length === 0) throw new UsageError('give the path of an .onnx model');
     if (models.length > 1) throw new UsageError(`give one model, got '${models[0]}' and '${models[1]}'`);
+    if (o.order && o.runs > 1) throw new UsageError(`--order reports one run's order; give it without --runs ${o.runs}`);
     checkModels(models);
     o.model = models[0];
     return o;
