@@ -125,5 +125,5 @@ if (differences.length) {
   const shown = 10;
   for (const d of differences.slice(0, shown)) console.error(`${TOOL}: ${models[1]}: '${d.name}': ${d.what}`);
   if (differences.length > shown) console.error(`${TOOL}: ... and ${differences.length - shown} more differences`);
-  process.exit(EXIT_DIFFER);
+  process.exitCode = EXIT_DIFFER; // not process.exit: the report may still be on its way to a pipe
 }

@@ -376,8 +376,10 @@ async function main() {
     report.profiled = true;
     report.executed = executed;
   }
-  process.stdout.write(JSON.stringify(report) + '\n');
   await session.release();
+  // Exit once the line is written: a report of more than 64 KiB written to a
+  // pipe is cut short by an exit before the write completes.
+  await new Promise((resolve) => process.stdout.write(JSON.stringify(report) + '\n', resolve));
   process.exit(0);
 }
 
