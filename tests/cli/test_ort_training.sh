@@ -26,6 +26,9 @@
 #   bit-identical, heap lower wherever the plan lowers ONNX Runtime's
 #   allocation by more than the fixed overhead, and at 60% also over three
 #   runs with the memory pattern on;
+# - replace_aten.py: a step with the ATen nodes of traced steps (nll_loss
+#   forward and backward with ignored targets, ones_like, empty) and
+#   com.microsoft MaxPoolGrad runs once rewritten, with numpy's values;
 # - bad input: missing file, not a model, an operator without a kernel (named),
 #   an unbound symbolic dimension, a sequence input, bad options, a bundle the
 #   harness does not know.
@@ -261,6 +264,86 @@ out="$(node "$ort/train_compare.mjs" "$work/sgd/mlp.onnx" "$work/mlp_scale.onnx"
 out="$(node "$ort/train_compare.mjs" "$work/sgd/mlp.onnx" "$work/sgd/cnn.onnx" 2>&1)"; rc=$?
 [ "$rc" -eq 1 ] && grep -q "input of B only" <<<"$out" && ok "models with other inputs are not identical" ||
   bad "train_compare.mjs mlp cnn: exit $rc: $out"
+
+# --- Traced steps' ATen nodes written with ONNX operators (replace_aten.py):
+# the loss, its gradient (ignored targets included) and MaxPoolGrad as
+# numpy computes them; an ATen operator without a replacement is named.
+"$py" - "$work" <<'EOF'
+import sys
+import onnx
+from onnx import TensorProto, helper
+d = sys.argv[1]
+F, I = TensorProto.FLOAT, TensorProto.INT64
+vi = helper.make_tensor_value_info
+aten = lambda op, ins, outs, **kw: helper.make_node("ATen", ins, outs, name=op + "_n", domain="org.pytorch.aten",
+                                                    operator=op, overload_name="default", **kw)
+nodes = [
+    helper.make_node("LogSoftmax", ["x"], ["logp"], axis=1),
+    aten("nll_loss_forward", ["logp", "y"], ["loss", "total"], reduction=1, ignore_index=1),
+    aten("ones_like", ["loss"], ["one"]),
+    aten("nll_loss_backward", ["one", "logp", "y", "", "total"], ["dlogp"], reduction=1, ignore_index=1),
+    aten("empty", [], ["reserve"], size=[0]),
+    helper.make_node("MaxPool", ["img"], ["pooled", "idx"], kernel_shape=[2, 2], strides=[2, 2]),
+    helper.make_node("MaxPoolGrad", ["dpool", "idx"], ["dimg"], domain="com.microsoft"),
+]
+outs = [vi("loss", F, []), vi("total", F, []), vi("dlogp", F, [6, 4]), vi("reserve", TensorProto.UINT8, [0]),
+        vi("pooled", F, [1, 2, 2, 2]), vi("dimg", F, [1, 2, 4, 4])]
+g = helper.make_graph(nodes, "aten_step", [vi("x", F, [6, 4]), vi("y", I, [6]), vi("img", F, [1, 2, 4, 4]),
+                                           vi("dpool", F, [1, 2, 2, 2])], outs,
+                      value_info=[vi("logp", F, [6, 4]), vi("one", F, []), vi("idx", I, [1, 2, 2, 2])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1),
+                                        helper.make_opsetid("org.pytorch.aten", 1)])
+m.ir_version = 8
+onnx.save(m, f"{d}/aten_step.onnx")
+m.graph.node[2].CopyFrom(aten("silu", ["loss"], ["one"]))
+onnx.save(m, f"{d}/aten_silu.onnx")
+EOF
+if "$py" "$ort/replace_aten.py" "$work/aten_step.onnx" "$work/aten_onnx.onnx" >"$work/aten.out" 2>&1 &&
+   run aten_run "$work/aten_onnx.onnx" --dump "$work/aten.dump"; then
+  out="$("$py" - "$work/aten.dump" <<'EOF'
+import json, sys
+import numpy as np
+d = sys.argv[1]
+m = json.load(open(d + "/manifest.json"))
+t = {e["name"]: np.load(d + "/" + e["file"]) for e in m["inputs"] + m["outputs"]}
+x, y = t["x"].astype(np.float64), t["y"]
+logp = x - np.log(np.exp(x).sum(1, keepdims=True))
+kept = y != 1
+loss = -logp[np.arange(6), y][kept].sum() / kept.sum()
+grad = np.zeros((6, 4))
+grad[np.arange(6)[kept], y[kept]] = -1.0 / kept.sum()
+img, dpool = t["img"], t["dpool"]
+dimg = np.zeros_like(img)
+for c in range(2):
+    for i in range(2):
+        for j in range(2):
+            win = img[0, c, 2 * i:2 * i + 2, 2 * j:2 * j + 2]
+            a, b = np.unravel_index(int(win.argmax()), (2, 2))
+            dimg[0, c, 2 * i + a, 2 * j + b] += dpool[0, c, i, j]
+bad = []
+if not 0 < kept.sum() < 6:
+    bad.append(f"the seed gives {kept.sum()} kept targets of 6; the mask is not exercised")
+if abs(float(t["loss"]) - loss) > 1e-5:
+    bad.append(f"loss {float(t['loss'])} != {loss}")
+if float(t["total"]) != kept.sum():
+    bad.append(f"total weight {float(t['total'])} != {kept.sum()}")
+if np.abs(t["dlogp"] - grad).max() > 1e-6:
+    bad.append(f"gradient off by {np.abs(t['dlogp'] - grad).max()}")
+if np.abs(t["dimg"] - dimg).max() > 0:
+    bad.append("MaxPoolGrad differs")
+if t["reserve"].shape != (0,) or t["reserve"].dtype != np.uint8:
+    bad.append(f"empty gave {t['reserve'].dtype}{t['reserve'].shape}")
+print("; ".join(bad) if bad else f"loss {loss:.6f} over {kept.sum()} of 6 targets")
+EOF
+)"
+  [[ "$out" == loss* ]] && ok "replace_aten.py: the step runs; $out, its gradient and MaxPoolGrad as numpy computes them" ||
+    bad "replace_aten.py: $out"
+else
+  bad "replace_aten.py: $(cat "$work/aten.out" "$work/aten_run.err" 2>/dev/null)"
+fi
+"$py" "$ort/replace_aten.py" "$work/aten_silu.onnx" "$work/aten_x.onnx" >"$work/aten.out" 2>&1; rc=$?
+[ "$rc" -eq 1 ] && grep -q "ATen operator silu ('silu_n') has no replacement" "$work/aten.out" &&
+  ok "replace_aten.py names an ATen operator it has no replacement for" || bad "replace_aten.py on silu: exit $rc: $(cat "$work/aten.out")"
 
 # --- Bad input.
 # expect CODE PATTERN ARGS...: train_run.mjs exits CODE and says PATTERN on stderr.
