@@ -6,12 +6,13 @@ runs there (tests/ort/train_run.mjs):
 
     /usr/bin/python3 tests/ort/replace_aten.py in.onnx out.onnx
 
-- empty.memory_format, empty_like, new_empty, zero: a Constant of the output's
-  declared type and shape, all zeros (their values are never read);
+- empty.memory_format, empty_like, new_empty, new_empty_strided, zero: a
+  Constant of the output's declared type and shape, all zeros (an empty
+  tensor's values are never read; zero's are zeros);
 - ones_like: Shape, then ConstantOfShape with a one of the output's type;
 - nll_loss_forward (reduction none, mean or sum; no class weights):
   NegativeLogLikelihoodLoss, and the total weight as the count of targets
-  other than ignore_index (mean and sum), as a float;
+  other than ignore_index, as a float;
 - nll_loss_backward: the one-hot rows of the targets times -grad_output
   (divided by the total weight for mean), zero on ignored targets;
 - com.microsoft MaxPoolGrad and AveragePoolGrad: the same operators in the
