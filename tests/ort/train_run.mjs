@@ -36,7 +36,8 @@
 // ONNX Runtime allocates tensor by tensor on the first run and records where
 // each went; later runs allocate the recorded blocks at once. Every run must
 // give the outputs of the first, bit for bit (else exit 1, naming the output:
-// a step with unseeded Dropout cannot be run more than once here); the
+// a step with Dropout draws new numbers each run, with a seed too, since its
+// generator goes on from run to run); the
 // outputs reported are the first run's. run_seconds is the time in the N
 // runs.
 //
@@ -327,7 +328,7 @@ async function main() {
       got.forEach((out, i) => {
         if (out.sha256 !== outputs[i].sha256) {
           badInput(o.model, `output '${out.name}' of run ${run} differs from the first run's with the same ` +
-            'inputs; the step is not deterministic (unseeded Dropout?), so --runs cannot be used on it');
+            'inputs; the step draws new numbers each run (Dropout or another random operator), so --runs cannot be used on it');
         }
       });
     }
