@@ -128,5 +128,41 @@ for args in "" "$W/stairs.csv" "$W/stairs.csv $W/o.csv --capacity abc" \
     [ $rc -eq 2 ] && ok || bad "usage error '$args' exited $rc"
 done
 
+# 7. The converter's --lifetimes file is such an input: its buffers placed at
+# their offsets fit the report's arena, and an empty tensor (a Slice of no
+# rows, read by two Concats) is planned but has no row, since minimalloc finds
+# no placement for an instance with a buffer of no bytes.
+PY=${PY:-/usr/bin/python3}
+if "$PY" -c 'import onnx' 2>/dev/null; then
+    "$PY" - "$W/empty.onnx" <<'PYEOF'
+import sys, onnx
+from onnx import helper as h, TensorProto as T
+g = h.make_graph(
+    [h.make_node('Slice', ['x', 'z', 'z', 'z'], ['e']),
+     h.make_node('Concat', ['e', 'x'], ['c'], axis=0),
+     h.make_node('Relu', ['c'], ['r']),
+     h.make_node('Concat', ['r', 'e'], ['y'], axis=0)],
+    'empty', [h.make_tensor_value_info('x', T.FLOAT, [4, 3])],
+    [h.make_tensor_value_info('y', T.FLOAT, [4, 3])],
+    [h.make_tensor('z', T.INT64, [1], [0])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 17)]), sys.argv[1])
+PYEOF
+    "$OLLA" -q --lifetimes "$W/life.csv" --report "$W/life.json" "$W/empty.onnx" "$W/empty_out.onnx" 2>"$W/err" &&
+        ok || bad "--lifetimes run exited $?: $(cat "$W/err")"
+    arena=$(sed -n 's/.*"arena_bytes":\([0-9]*\).*/\1/p' "$W/life.json")
+    grep -q '"planned_tensors":4' "$W/life.json" && ok || bad "the empty tensor is not planned: $(cat "$W/life.json")"
+    [ "$(head -1 "$W/life.csv")" = "id,lower,upper,size,offset" ] && ok || bad "lifetimes header: $(head -1 "$W/life.csv")"
+    # Concat's output c (Relu writes r over it) and y, 48 bytes each rounded up to 64
+    [ "$(tail -n +2 "$W/life.csv" | cut -d, -f4 | tr '\n' ' ')" = "64 64 " ] && ok ||
+        bad "lifetimes rows: $(cat "$W/life.csv")"
+    awk -F, 'NR > 1 && ($4 <= 0 || $2 >= $3) { bad = 1 } END { exit bad }' "$W/life.csv" && ok ||
+        bad "a row of no bytes or no lifetime: $(cat "$W/life.csv")"
+    check_out "$W/life.csv" "$arena"
+    "$OLLA" place "$W/life.csv" "$W/life_out.csv" --align 64 2>"$W/err" && [ "$(arena_of "$W/err")" = "$arena" ] &&
+        ok || bad "place on the lifetimes: $(cat "$W/err"), report's arena $arena"
+else
+    cli_missing "$PY cannot import onnx: the --lifetimes checks (scripts/setup.sh --test)"
+fi
+
 [ -z "$no_corpus" ] || cli_finish "place" "$no_corpus"
 cli_finish "place"
