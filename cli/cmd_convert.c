@@ -204,8 +204,8 @@ static void print_ort(const olla_report *rep, const char *plan_arena)
                 rep->ort_model_note[0] ? rep->ort_model_note : "unknown reason", plan_arena);
         return;
     }
-    fprintf(stderr, "  ONNX Runtime for Node holds, by the model of its planner (CPU, graph optimizations off; input -> "
-                    "written; first run, then the most over three runs):\n");
+    fprintf(stderr, "  ONNX Runtime for Node holds, by the model of its planner (CPU, graph optimizations off, blocks of "
+                    "4 KiB and more; input -> written; first run, then the most over three runs):\n");
     char shows[256] = "";
     for (int k = 0; k < OLLA_ORT_N_SETTINGS; k++) {
         const olla_ort_setting_figures *f = &rep->ort_settings[k];

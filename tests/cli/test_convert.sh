@@ -18,7 +18,7 @@ grep -qE "mlp_train.onnx: 64 nodes, [0-9]+ tensors \([0-9]+ planned; sharing: ru
   grep -qE "^  input order with an online best-fit allocator: .* \([0-9.]+% fragmentation\)$" "$tmp/summary" &&
   grep -qE "^  input-order peak: .*, .* with the runtime's sharing, .* as ort runs it; planned peak: .*; arena: " "$tmp/summary" &&
   grep -qE "^  ort runs the written model in the planned order \(best order found: .*, [0-9.]+% below; listing: .*\)$" "$tmp/summary" &&
-  grep -qE "^  ONNX Runtime for Node holds, by the model of its planner \(CPU, graph optimizations off; input -> written; first run, then the most over three runs\):$" "$tmp/summary" &&
+  grep -qE "^  ONNX Runtime for Node holds, by the model of its planner \(CPU, graph optimizations off, blocks of 4 KiB and more; input -> written; first run, then the most over three runs\):$" "$tmp/summary" &&
   grep -qE "^    arena off, memory pattern on: .* -> .* \(([0-9.]+% (less|more)|[0-9.]+ (B|KiB|MiB|GiB) (less|more)|the same)\); .* -> .* \(([0-9.]+% (less|more)|[0-9.]+ (B|KiB|MiB|GiB) (less|more)|the same)\)$" "$tmp/summary" &&
   grep -qE "^    ORT's defaults \(arena on, memory pattern on\): .* -> .* \(([0-9.]+% (less|more)|[0-9.]+ (B|KiB|MiB|GiB) (less|more)|the same)\); .* -> .* " "$tmp/summary" &&
   grep -qE "^  the written model('s saving shows in ONNX Runtime with: .*| saves nothing in ONNX Runtime under any of these settings); a runtime that follows the plan: " "$tmp/summary" &&
