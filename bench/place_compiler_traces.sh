@@ -41,23 +41,20 @@ TRACES=("$W"/gen_*.csv)
 if [ -n "$REAL" ]; then
     TRACES+=("$REAL"/*.csv)
 fi
-# one placement: "ratio-to-max-live live arena status stop work" from its -v line
-summary() {
-    local line
-    line=$(grep '^place: .*max live' "$1" | tail -1)
-    echo "$line" | sed -n 's/.*max live \([0-9]*\) bytes, arena \([0-9]*\) bytes.*stopped by \([a-z]*\), \([0-9]*\) work units, \([a-z-]*\),.*/\1 \2 \5 \3 \4/p'
-}
+. "$SRC/bench/place_summary.sh"
 echo "| trace | buffers | max live | olla-onnx 10 s: arena / max live | status, stopped by | wall s | cpu s | at $WORK units: arena / max live | work units | greedy by size / max live | minimalloc fits at (/ max live) | minimalloc wall s |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for f in "${TRACES[@]}"; do
     name=$(basename "$f" .csv)
     n=$(($(wc -l < "$f") - 1))
     /usr/bin/time -f "%e %U %S" -o "$W/time" "$BIN" place "$f" "$W/o.csv" --align 1 --time-limit 10 -v 2>"$W/err" || true
-    read -r live arena status stop _ <<< "$(summary "$W/err")"
+    place_summary "$W/err"
+    live=$place_live arena=$place_arena status=$place_status stop=$place_stop
     read -r wall user sys < "$W/time"
     gbs=$(sed -n 's/^place: heuristic size, first fit: \([0-9]*\) .*/\1/p' "$W/err" | head -1)
     "$BIN" place "$f" "$W/o.csv" --align 1 --time-limit 0 --work-limit "$WORK" -v 2>"$W/err2" || true
-    read -r _ arena2 _ _ work2 <<< "$(summary "$W/err2")"
+    place_summary "$W/err2"
+    arena2=$place_arena work2=$place_work
     marena=0 mwall=0
     if [ -n "$MM" ]; then
         for cap in "$live" "$arena"; do

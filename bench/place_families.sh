@@ -22,6 +22,7 @@ if [ -z "$BIN" ]; then
     . "$SRC/bench/release_binary.sh"
     BIN=$(release_binary "$SRC")
 fi
+. "$SRC/bench/place_summary.sh"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 cc -O2 -I"$SRC" -I"$SRC/include" -o "$W/gen_family" "$SRC/bench/gen_family.c" -lm
@@ -31,15 +32,10 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|"
 row() { # name, csv, extra options
     local name=$1 f=$2; shift 2
     /usr/bin/time -f "%e %U %S" -o "$W/time" "$BIN" place "$f" "$W/o.csv" --align 1 -v "$@" 2>"$W/err" || true
-    local line n live arena status stop work gbs wall user sys
-    line=$(grep '^place: .*max live' "$W/err" | tail -1)
-    n=$(echo "$line" | sed -n 's/^place: \([0-9]*\) buffers.*/\1/p')
-    live=$(echo "$line" | sed -n 's/.*max live \([0-9]*\) bytes.*/\1/p')
-    arena=$(echo "$line" | sed -n 's/.*arena \([0-9]*\) bytes.*/\1/p')
-    status=$(echo "$line" | sed -n 's/.*work units, \([a-z-]*\),.*/\1/p')
-    stop=$(echo "$line" | sed -n 's/.*stopped by \([a-z]*\),.*/\1/p')
-    work=$(echo "$line" | sed -n 's/.* \([0-9]*\) work units.*/\1/p')
-    unit=$(grep '(units of ' "$W/err" | tail -1 | sed -n 's/.*(units of \([0-9]*\)).*/\1/p')
+    local n live arena status stop work gbs wall user sys
+    place_summary "$W/err"
+    n=$place_n live=$place_live arena=$place_arena status=$place_status stop=$place_stop work=$place_work
+    unit=$place_unit
     gbs=$(sed -n 's/^place: heuristic size, first fit: \([0-9]*\) .*/\1/p' "$W/err" | head -1)
     read -r wall user sys < "$W/time"
     # greedy by size did not run when an earlier heuristic met the bound: use the arena

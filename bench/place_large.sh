@@ -14,6 +14,7 @@ if [ -z "$BIN" ]; then
     . "$SRC/bench/release_binary.sh"
     BIN=$(release_binary "$SRC")
 fi
+. "$SRC/bench/place_summary.sh"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 cc -O2 -o "$W/gen_trace" "$SRC/bench/gen_trace.c"
@@ -25,13 +26,8 @@ for spec in "20000 1 5 1" "50000 2 5 1" "100000 3 3 1" "80000 5 10 1" "40000 4 1
     "$W/gen_trace" $spec > "$W/t.csv"
     /usr/bin/time -f "%e %U %S" -o "$W/time" "$BIN" place "$W/t.csv" "$W/o.csv" --align 256 --verbose \
         2>"$W/err" || true
-    line=$(grep '^place: .*max live' "$W/err" | tail -1)
-    n=$(echo "$line" | sed -n 's/^place: \([0-9]*\) buffers.*/\1/p')
-    live=$(echo "$line" | sed -n 's/.*max live \([0-9]*\) bytes.*/\1/p')
-    arena=$(echo "$line" | sed -n 's/.*arena \([0-9]*\) bytes.*/\1/p')
-    status=$(echo "$line" | sed -n 's/.*work units, \([a-z-]*\),.*/\1/p')
-    stop=$(echo "$line" | sed -n 's/.*stopped by \([a-z]*\),.*/\1/p')
-    unit=$(grep '(units of ' "$W/err" | tail -1 | sed -n 's/.*(units of \([0-9]*\)).*/\1/p')
+    place_summary "$W/err"
+    n=$place_n live=$place_live arena=$place_arena status=$place_status stop=$place_stop unit=$place_unit
     gbs=$(sed -n 's/^place: heuristic size, first fit: \([0-9]*\) .*/\1/p' "$W/err" | head -1)
     read -r wall user sys < "$W/time"
     awk -v s="$spec" -v n="$n" -v l="$live" -v a="$arena" -v g="$gbs" -v u="$unit" -v st="$status" \

@@ -25,6 +25,7 @@ if [ -z "$BIN" ]; then
     . "$SRC/bench/release_binary.sh"
     BIN=$(release_binary "$SRC")
 fi
+. "$SRC/bench/place_summary.sh"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 echo "| lifetimes | buffers (of no bytes) | max live | olla-onnx arena / max live | status | work units | olla wall s | minimalloc fits at (/ max live) | minimalloc wall s |"
@@ -37,12 +38,8 @@ for f in "$@"; do
     awk -F, 'NR == 1 { print; next } { if ($4 % 64) { print "size not a multiple of 64: " $0 > "/dev/stderr"; exit 1 }
                                       print $1 "," $2 "," $3 "," $4 / 64 }' "$W/b.csv" > "$W/u.csv"
     /usr/bin/time -f "%e" -o "$W/time" "$BIN" place "$W/b.csv" "$W/o.csv" --align 64 -v 2>"$W/err" || true
-    line=$(grep '^place: .*max live' "$W/err" | tail -1)
-    n=$(echo "$line" | sed -n 's/^place: \([0-9]*\) buffers.*/\1/p')
-    live=$(echo "$line" | sed -n 's/.*max live \([0-9]*\) bytes.*/\1/p')
-    arena=$(echo "$line" | sed -n 's/.*arena \([0-9]*\) bytes.*/\1/p')
-    status=$(echo "$line" | sed -n 's/.*work units, \([a-z-]*\),.*/\1/p')
-    work=$(echo "$line" | sed -n 's/.* \([0-9]*\) work units.*/\1/p')
+    place_summary "$W/err"
+    n=$place_n live=$place_live arena=$place_arena status=$place_status work=$place_work
     wall=$(tail -1 "$W/time")
     result="none in time" mwall=0
     for cap in "$live" "$arena"; do
