@@ -14,21 +14,18 @@ if [ -z "$BIN" ]; then
     . "$SRC/bench/release_binary.sh"
     BIN=$(release_binary "$SRC")
 fi
+. "$SRC/bench/place_summary.sh"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 echo "| instance | buffers | max live | best heuristic | arena | fragmentation | status | stopped by | work units | wall s |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for f in "$DIR"/*.csv; do
     "$BIN" place "$f" "$W/out.csv" --align 64 2>"$W/err" || true
-    line=$(grep '^place: ' "$W/err" | tail -1)
-    n=$(echo "$line" | sed -n 's/^place: \([0-9]*\) buffers.*/\1/p')
-    live=$(echo "$line" | sed -n 's/.*max live \([0-9]*\) bytes.*/\1/p')
+    place_summary "$W/err"
+    n=$place_n live=$place_live arena=$place_arena status=$place_status stop=$place_stop work=$place_work
+    line=$(grep '^place: .*max live' "$W/err" | tail -1)
     heur=$(echo "$line" | sed -n 's/.*best heuristic \([0-9]*\),.*/\1/p')
-    arena=$(echo "$line" | sed -n 's/.*arena \([0-9]*\) bytes.*/\1/p')
     frag=$(echo "$line" | sed -n 's/.*fragmentation \([0-9.]*\)%.*/\1/p')
-    status=$(echo "$line" | sed -n 's/.*work units, \([a-z-]*\),.*/\1/p')
-    stop=$(echo "$line" | sed -n 's/.*stopped by \([a-z]*\),.*/\1/p')
-    work=$(echo "$line" | sed -n 's/.* \([0-9]*\) work units.*/\1/p')
     secs=$(echo "$line" | sed -n 's/.*, \([0-9.]*\) s$/\1/p')
     echo "$secs" >> "$W/secs"
     echo "| $(basename "$f" .csv) | $n | $live | $heur | $arena | $frag% | $status | $stop | $work | $secs |"
