@@ -11,9 +11,10 @@
 #define ORDER_TIME_SHARE 0.6
 
 /* The order's last groups of nodes nested (olla_sched_nest_tail), kept
- * when the peak stays at most peak: in a runtime that follows the listing
- * only, since ONNX Runtime runs an order of its own. */
-static olla_status nest_tail(const olla_dag *dag, int *order, int64_t peak, const olla_logger *log, olla_error *err)
+ * when the peak stays at most *peak (which then receives the new one): in a
+ * runtime that follows the listing only, since ONNX Runtime runs an order
+ * of its own. */
+static olla_status nest_tail(const olla_dag *dag, int *order, int64_t *peak, const olla_logger *log, olla_error *err)
 {
     int *nested = malloc(((size_t)dag->n_nodes + 1) * sizeof *nested), groups = 0;
     if (!nested)
@@ -24,11 +25,14 @@ static olla_status nest_tail(const olla_dag *dag, int *order, int64_t peak, cons
     if (st == OLLA_OK && groups > 0)
         st = olla_dag_peak(dag, nested, &nested_peak, NULL, NULL, err);
     if (st == OLLA_OK && groups > 0) {
-        int kept = nested_peak <= peak;
-        if (kept)
+        int kept = nested_peak <= *peak;
+        if (kept) {
             memcpy(order, nested, (size_t)dag->n_nodes * sizeof *order);
-        olla_log(log, OLLA_LOG_DETAIL, "olla: the last %d groups of nodes in reverse order of what they free: peak %lld, %s",
-                 groups, (long long)nested_peak, kept ? "kept" : "not kept");
+            *peak = nested_peak;
+        }
+        olla_log(log, OLLA_LOG_DETAIL,
+                 "olla: the last %d groups of nodes in reverse order of what they free: peak %lld, %s", groups,
+                 (long long)nested_peak, kept ? "kept" : "not kept");
     }
     free(nested);
     return st;
@@ -59,7 +63,7 @@ olla_status olla_stage_order(const olla_dag *dag, const int *input_order, const 
     olla_status st = olla_schedule_alt(dag, input_order, &so, order, &alt, &sr, err);
     if (st != OLLA_OK)
         return st;
-    if (opt->runtime == OLLA_RUNTIME_LISTED && (st = nest_tail(dag, order, sr.peak_bytes, &log, err)) != OLLA_OK)
+    if (opt->runtime == OLLA_RUNTIME_LISTED && (st = nest_tail(dag, order, &sr.peak_bytes, &log, err)) != OLLA_OK)
         return st;
     res->peak_bytes = sr.peak_bytes;
     res->heuristic_peak_bytes = sr.heuristic_peak;
