@@ -3,8 +3,8 @@
  *
  * A training step's order often ends with many small independent groups:
  * the weight updates deferred to the end, each reading one gradient made
- * somewhere in the backward pass. In the order a framework lists them
- * (parameters first to last) the gradients made first are freed first, so
+ * somewhere in the backward pass. Where they run from the last layer's
+ * parameters to the first's, the gradients made first are freed first, so
  * their lifetimes cross: each starts before and ends before the next. Run in
  * reverse order of the gradients' starts, the lifetimes nest, which a
  * placement can stack without holes. Which group runs first changes what is
