@@ -1,10 +1,9 @@
 /* olla-onnx tests: the order's last groups of nodes put in reverse order of
- * what they free (olla_sched_nest_tail), alone and through olla_optimize. */
-#include "olla.h"
+ * what they free (olla_sched_nest_tail); through olla_optimize in
+ * test_order_choice.c. */
 #include "olla_test.h"
 #include "test_sched_util.h"
 
-#include "pipeline/olla_pipeline.h"
 #include "solver/olla_schedule.h"
 
 static int nest(const olla_dag *dag, const int *order, int *out)
@@ -202,59 +201,4 @@ OLLA_TEST(test_random_dags)
     OLLA_CHECK(changed > graphs / 10);
 }
 
-typedef struct log_lines {
-    char text[16384];
-} log_lines;
-
-static void keep_line(void *ctx, olla_log_level level, const char *message)
-{
-    log_lines *l = ctx;
-    (void)level;
-    size_t used = strlen(l->text);
-    snprintf(l->text + used, sizeof l->text - used, "%s\n", message);
-}
-
-/* Through olla_optimize on the bundled CNN training step: for a runtime
- * that follows the listing the tail is nested and kept (its peak stays),
- * and the plan keeps its peak and arena; for ONNX Runtime, which runs an
- * order of its own, it is not tried. */
-OLLA_TEST(test_the_pipeline_nests_for_listed_only)
-{
-    olla_model *m = NULL;
-    olla_error err = {0};
-    if (olla_model_load(OLLA_SOURCE_DIR "/models/cnn_train.onnx", &m, &err) != OLLA_OK) {
-        fprintf(stderr, "%s\n", err.message);
-        olla_test_failures++;
-        return;
-    }
-    for (int listed = 0; listed < 2; listed++) {
-        log_lines lines = {{0}};
-        olla_options opt;
-        olla_options_init(&opt);
-        opt.verbosity = OLLA_LOG_DETAIL;
-        opt.log = keep_line;
-        opt.log_ctx = &lines;
-        opt.runtime = listed ? OLLA_RUNTIME_LISTED : OLLA_RUNTIME_ORT;
-        olla_plan *plan = NULL;
-        olla_report rep;
-        OLLA_CHECK(olla_optimize(m, &opt, &plan, &rep, &err) == OLLA_OK);
-        if (!plan)
-            continue;
-        if (listed) {
-            char kept[128];
-            snprintf(kept, sizeof kept, "in reverse order of what they free: peak %lld, kept",
-                     (long long)rep.peak_bytes);
-            OLLA_CHECK_STR_CONTAINS(lines.text, kept);
-            OLLA_CHECK(!strcmp(rep.schedule_status, "optimal"));
-            OLLA_CHECK_EQ_I64(rep.arena_bytes, rep.peak_bytes);
-        } else {
-            OLLA_CHECK(!strstr(lines.text, "in reverse order of what they free"));
-        }
-        olla_plan_free(plan);
-        olla_report_clear(&rep);
-    }
-    olla_model_free(m);
-}
-
-OLLA_TEST_MAIN(OLLA_T(test_deferred_updates_nest), OLLA_T(test_groups_of_at_most_16_nodes), OLLA_T(test_random_dags),
-               OLLA_T(test_the_pipeline_nests_for_listed_only))
+OLLA_TEST_MAIN(OLLA_T(test_deferred_updates_nest), OLLA_T(test_groups_of_at_most_16_nodes), OLLA_T(test_random_dags))
