@@ -64,11 +64,11 @@ olla_status olla_schedule_alt(const olla_dag *dag, const int *input_order, const
  * read by another, or a planned tensor read by both) form groups of at most
  * 16 nodes, and no node joins two groups, the groups run in reverse order
  * of the latest start of the planned buffers made before the tail that they
- * read, each group's nodes in their order. Deferred weight updates then free their gradients last made first,
- * and those lifetimes nest instead of crossing. Writes the order to out (a
- * topological order whenever order is) and into *groups the number of
- * groups when out differs from order, else 0. The peak may change; the
- * caller compares. */
+ * read, each group's nodes in their order. Deferred weight updates then
+ * free their gradients last made first, and those lifetimes nest instead of
+ * crossing. Writes the order to out (a topological order whenever order
+ * is) and into *groups the number of groups when out differs from order,
+ * else 0. The peak may change; the caller compares. */
 olla_status olla_sched_nest_tail(const olla_dag *dag, const int *order, int *out, int *groups, olla_error *err);
 
 /* Heuristic orders. Each writes a topological order to order. */

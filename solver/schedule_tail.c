@@ -128,7 +128,7 @@ olla_status olla_sched_nest_tail(const olla_dag *dag, const int *order, int *out
             tail_group *gv = &g[rank[group_root(parent, v)]];
             for (int i = dag->in_start[v]; i < dag->in_start[v + 1]; i++) {
                 int e = dag->in_list[i], p = dag->producer[e];
-                if (dag->bytes[e] > 0 && p >= 0 && pos[p] < start && pos[p] > gv->latest_start)
+                if (dag->bytes[e] > 0 && pos[p] < start && pos[p] > gv->latest_start)
                     gv->latest_start = pos[p];
             }
         }
